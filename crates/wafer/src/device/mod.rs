@@ -1,0 +1,139 @@
+//! The device layer: one small trait every write path uses, and its backends.
+//!
+//! Calls are positional and batched, synchronous to the caller. A batch is handed over whole so a
+//! backend can submit it at once (io_uring) and so the out-of-place write path can append a whole
+//! eviction batch with one sequential write. Every write carries a [`WritePurpose`], counted where
+//! the write is issued (see [`crate::stats::IoStats`]), and a placement hint for multi-stream/FDP.
+use thiserror::Error;
+
+pub use flashemu::Placement;
+
+/// Device I/O unit: every offset and length the engine issues is a multiple of this.
+pub const BLOCK_BYTES: u64 = 4096;
+
+/// Why a write was issued. The accounting of every report is built on this tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum WritePurpose {
+    /// Dirty page written back by eviction.
+    UserEviction = 0,
+    /// Dirty page written back by a checkpoint.
+    UserCheckpoint = 1,
+    /// Doublewrite-area copy (in-place mode).
+    Doublewrite = 2,
+    /// DB GC copyback (out-of-place mode).
+    GcCopy = 3,
+    /// NoWA compensation writes.
+    Compensation = 4,
+    /// Padding to fill a zone or a 4 KiB slot.
+    Padding = 5,
+    /// Write-ahead log.
+    Wal = 6,
+    /// Engine metadata: superblock, catalog, map snapshots.
+    Metadata = 7,
+}
+
+impl WritePurpose {
+    pub const COUNT: usize = 8;
+    pub const ALL: [WritePurpose; Self::COUNT] = [
+        WritePurpose::UserEviction,
+        WritePurpose::UserCheckpoint,
+        WritePurpose::Doublewrite,
+        WritePurpose::GcCopy,
+        WritePurpose::Compensation,
+        WritePurpose::Padding,
+        WritePurpose::Wal,
+        WritePurpose::Metadata,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            WritePurpose::UserEviction => "user_eviction",
+            WritePurpose::UserCheckpoint => "user_checkpoint",
+            WritePurpose::Doublewrite => "doublewrite",
+            WritePurpose::GcCopy => "gc_copy",
+            WritePurpose::Compensation => "compensation",
+            WritePurpose::Padding => "padding",
+            WritePurpose::Wal => "wal",
+            WritePurpose::Metadata => "metadata",
+        }
+    }
+}
+
+/// One positional write of a batch.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOp<'a> {
+    pub offset: u64,
+    pub data: &'a [u8],
+    pub purpose: WritePurpose,
+    pub placement: Placement,
+}
+
+/// One positional read of a batch.
+#[derive(Debug)]
+pub struct ReadOp<'a> {
+    pub offset: u64,
+    pub buf: &'a mut [u8],
+}
+
+#[derive(Debug, Error)]
+pub enum DeviceError {
+    #[error("I/O error {op} at offset {offset}: {source}")]
+    Io { op: &'static str, offset: u64, source: std::io::Error },
+    #[error(
+        "request at offset {offset} length {len} is outside the device ({capacity_bytes} bytes)"
+    )]
+    OutOfRange { offset: u64, len: u64, capacity_bytes: u64 },
+    #[error("request at offset {offset} length {len} is not aligned to {align} bytes")]
+    Misaligned { offset: u64, len: u64, align: u64 },
+    #[error("device is full")]
+    NoSpace,
+    #[error("injected fault: {0}")]
+    Injected(String),
+    #[error("device lost power (simulated crash); reopen to continue")]
+    PowerLost,
+    #[error("operation not supported by this device: {0}")]
+    Unsupported(&'static str),
+    #[error("emulator: {0}")]
+    Emulator(#[from] flashemu::EmuError),
+}
+
+/// Zoned operations, present on zoned backends only.
+pub trait Zoned: Send + Sync {
+    fn zone_bytes(&self) -> u64;
+    fn zone_count(&self) -> u32;
+    /// Appends at the zone's write pointer, returns the byte offset written.
+    fn zone_append(
+        &self,
+        zone: u32,
+        data: &[u8],
+        purpose: WritePurpose,
+    ) -> Result<u64, DeviceError>;
+    fn zone_reset(&self, zone: u32) -> Result<(), DeviceError>;
+    fn zone_finish(&self, zone: u32) -> Result<(), DeviceError>;
+    fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError>;
+}
+
+/// The storage trait. Implementations are shared between threads.
+pub trait Device: Send + Sync + std::fmt::Debug {
+    fn capacity_bytes(&self) -> u64;
+    /// Reads every op; offsets and lengths are multiples of [`BLOCK_BYTES`].
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError>;
+    /// Writes every op; not durable until [`Device::sync`] returns.
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError>;
+    fn sync(&self) -> Result<(), DeviceError>;
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError>;
+    fn zoned(&self) -> Option<&dyn Zoned> {
+        None
+    }
+    /// Physical flash counters when the device is the emulator.
+    fn flash_counters(&self) -> Option<flashemu::Counters> {
+        None
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        self.read_batch(&mut [ReadOp { offset, buf }])
+    }
+    fn write_at(&self, offset: u64, data: &[u8], purpose: WritePurpose) -> Result<(), DeviceError> {
+        self.write_batch(&[WriteOp { offset, data, purpose, placement: Placement::None }])
+    }
+}

@@ -1,0 +1,31 @@
+//! The engine's error type. Layered: device errors are wrapped, never flattened into strings.
+use thiserror::Error;
+
+pub use crate::device::DeviceError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, Error)]
+pub enum Error {
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// A stored page failed its checksum or structural checks.
+    #[error("page {page_id} is corrupt: {reason}")]
+    CorruptPage { page_id: u64, reason: String },
+    #[error("key of {len} bytes exceeds the limit of {max} bytes")]
+    KeyTooLarge { len: usize, max: usize },
+    #[error("value of {len} bytes exceeds the limit of {max} bytes")]
+    ValueTooLarge { len: usize, max: usize },
+    #[error("out of space: {0}")]
+    OutOfSpace(String),
+    #[error("invalid options: {0}")]
+    InvalidOptions(String),
+    #[error("tree name `{0}` is invalid: {1}")]
+    InvalidTreeName(String, &'static str),
+    #[error("database is poisoned by an earlier I/O error and refuses writes until reopened")]
+    Poisoned,
+    #[error("database is closed")]
+    Closed,
+    #[error("corrupt database: {0}")]
+    Corrupt(String),
+}

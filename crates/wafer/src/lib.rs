@@ -1,0 +1,8 @@
+//! Wafer: an embedded key-value storage engine that writes to flash the way flash wants to be
+//! written. See docs/design.md for formats, protocols and invariants.
+
+pub mod device;
+pub mod error;
+pub mod stats;
+
+pub use error::{Error, Result};
