@@ -137,3 +137,17 @@ pub trait Device: Send + Sync + std::fmt::Debug {
         self.write_batch(&[WriteOp { offset, data, purpose, placement: Placement::None }])
     }
 }
+
+mod memory;
+pub use memory::MemoryDevice;
+
+/// Checks that `offset..offset+len` is block-aligned and inside `capacity_bytes`.
+pub fn check_range(offset: u64, len: u64, capacity_bytes: u64) -> Result<(), DeviceError> {
+    if !offset.is_multiple_of(BLOCK_BYTES) || !len.is_multiple_of(BLOCK_BYTES) {
+        return Err(DeviceError::Misaligned { offset, len, align: BLOCK_BYTES });
+    }
+    match offset.checked_add(len) {
+        Some(end) if end <= capacity_bytes => Ok(()),
+        _ => Err(DeviceError::OutOfRange { offset, len, capacity_bytes }),
+    }
+}
