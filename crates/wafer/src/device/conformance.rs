@@ -240,4 +240,42 @@ mod backends {
         dev.read_at(5 * BLOCK_BYTES, &mut got).unwrap();
         assert_eq!(got, data);
     }
+
+    /// A file cut short behind the device's back: reads past its end must fail with the op name
+    /// and the offset of the first failing op, on every path, while the other ops complete.
+    #[test]
+    fn file_short_reads_fail_with_op_and_offset() {
+        for (options, name) in
+            [(FileOptions::BUFFERED, "pread"), (FileOptions::URING, "io_uring read")]
+        {
+            let tmp = TempFile::new(name.split(' ').next().unwrap_or("x"));
+            let dev = open_file(&tmp, options).unwrap();
+            let name = if dev.uses_io_uring() { name } else { "pread" };
+            let data = pattern(1, 1, BLOCK_BYTES as usize);
+            dev.write_at(BLOCK_BYTES, &data, WritePurpose::Metadata).unwrap();
+            let half = CAPACITY_BYTES / 2;
+            std::fs::OpenOptions::new().write(true).open(&tmp.0).unwrap().set_len(half).unwrap();
+            let mut bufs = vec![vec![0u8; BLOCK_BYTES as usize]; 200];
+            let offsets: Vec<u64> = (0..200u64)
+                .map(|i| if i == 150 || i == 170 { half + i * BLOCK_BYTES } else { BLOCK_BYTES })
+                .collect();
+            let mut ops: Vec<ReadOp<'_>> = offsets
+                .iter()
+                .zip(bufs.iter_mut())
+                .map(|(o, b)| ReadOp { offset: *o, buf: b })
+                .collect();
+            match dev.read_batch(&mut ops) {
+                Err(DeviceError::Io { op, offset, .. }) => {
+                    assert_eq!((op, offset), (name, half + 150 * BLOCK_BYTES));
+                }
+                other => panic!("{options:?}: expected an I/O error, got {other:?}"),
+            }
+            drop(ops);
+            same(&bufs[0], &data, name, "op before the failure");
+            if dev.uses_io_uring() {
+                // io_uring runs the whole batch: ops after the failed one completed too.
+                same(&bufs[199], &data, name, "op after the failure");
+            }
+        }
+    }
 }
