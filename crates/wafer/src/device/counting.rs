@@ -162,4 +162,16 @@ mod tests {
         assert!(dev.write_batch(&ops).is_err());
         assert_eq!(stats.snapshot(), crate::stats::IoSnapshot::default());
     }
+
+    #[test]
+    fn wraps_a_backend_chosen_at_run_time() {
+        let stats = Arc::new(IoStats::default());
+        let backend: Box<dyn Device> = Box::new(crate::device::FaultDevice::new(8 * BLOCK_BYTES));
+        let dev = Counted::new(backend, stats.clone());
+        dev.write_at(0, &[9u8; BLOCK_BYTES as usize], WritePurpose::Doublewrite).unwrap();
+        dev.sync().unwrap();
+        let s = stats.snapshot();
+        assert_eq!((s.bytes(WritePurpose::Doublewrite), s.syncs), (BLOCK_BYTES, 1));
+        assert!(dev.zoned().is_none());
+    }
 }

@@ -96,7 +96,7 @@ impl Device for EmuDevice {
             for (i, chunk) in op.data.chunks(step).enumerate() {
                 let lba = op.offset / LBA_BYTES + i as u64 * BLOCKS_PER_CALL_MAX;
                 let blocks = (chunk.len() as u64 / LBA_BYTES) as u32;
-                ssd.write(lba, blocks, Some(chunk), op.placement)?;
+                ssd.write(lba, blocks, Some(chunk), op.placement).map_err(emu_write_error)?;
             }
         }
         Ok(())
@@ -120,6 +120,15 @@ impl Device for EmuDevice {
 
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         Some(self.ssd().counters())
+    }
+}
+
+/// A full device is `DeviceError::NoSpace` whatever the backend, so the engine's out-of-space
+/// path matches one variant; every other emulator refusal keeps its detail.
+fn emu_write_error(e: flashemu::EmuError) -> DeviceError {
+    match e {
+        flashemu::EmuError::NoSpace => DeviceError::NoSpace,
+        e => DeviceError::Emulator(e),
     }
 }
 
@@ -154,7 +163,7 @@ impl Zoned for EmuDevice {
             return Err(DeviceError::Misaligned { offset: 0, len, align: LBA_BYTES });
         }
         let blocks = (len / LBA_BYTES) as u32;
-        let lba = self.ssd().zone_append(zone, blocks, Some(data))?;
+        let lba = self.ssd().zone_append(zone, blocks, Some(data)).map_err(emu_write_error)?;
         Ok(lba * LBA_BYTES)
     }
     fn zone_reset(&self, zone: u32) -> Result<(), DeviceError> {
