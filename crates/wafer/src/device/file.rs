@@ -4,8 +4,9 @@ use super::aligned::{is_aligned, AlignedBuf};
 use super::uring::{Direction, RawOp, Uring};
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
 use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// How the file is driven. A value, so a benchmark can sweep it.
@@ -40,7 +41,8 @@ pub struct FileDevice {
 
 impl FileDevice {
     /// Opens or creates `path` and extends it (sparsely) to `capacity_bytes`; an existing larger
-    /// file keeps its size and the device uses its first `capacity_bytes`.
+    /// file keeps its size and the device uses its first `capacity_bytes`. A block device must be
+    /// at least `capacity_bytes` large.
     pub fn open(
         path: impl AsRef<Path>,
         capacity_bytes: u64,
@@ -62,11 +64,23 @@ impl FileDevice {
             };
             DeviceError::Io { op, offset: 0, source }
         })?;
-        let len = file
-            .metadata()
-            .map_err(|source| DeviceError::Io { op: "stat", offset: 0, source })?
-            .len();
-        if len < capacity_bytes {
+        let meta =
+            file.metadata().map_err(|source| DeviceError::Io { op: "stat", offset: 0, source })?;
+        if meta.file_type().is_block_device() {
+            // A block device has the size it has: stat says 0, seeking to the end says the truth.
+            let size_bytes = (&file).seek(SeekFrom::End(0)).map_err(|source| DeviceError::Io {
+                op: "seek to end",
+                offset: 0,
+                source,
+            })?;
+            if size_bytes < capacity_bytes {
+                return Err(DeviceError::OutOfRange {
+                    offset: 0,
+                    len: capacity_bytes,
+                    capacity_bytes: size_bytes,
+                });
+            }
+        } else if meta.len() < capacity_bytes {
             file.set_len(capacity_bytes).map_err(|source| DeviceError::Io {
                 op: "set_len",
                 offset: capacity_bytes,
