@@ -1,5 +1,6 @@
 //! Workloads, runners, metrics and reports for Wafer and flashemu.
 
 pub mod dist;
+pub mod metrics;
 
 pub fn placeholder() {}
