@@ -2,5 +2,7 @@
 
 pub mod dist;
 pub mod metrics;
+pub mod values;
+pub mod ycsb;
 
 pub fn placeholder() {}
