@@ -201,3 +201,84 @@ fn load_covers_every_key_once() {
     }
     assert_eq!(seen.len(), 1001);
 }
+
+/// Generator speed in this build profile. Run:
+/// `cargo test -p wafer-bench --release ycsb::tests::throughput -- --ignored --nocapture`
+#[test]
+#[ignore = "measurement, prints figures"]
+fn throughput() {
+    use crate::values::ValueGenerator;
+    use std::time::Instant;
+    for w in Workload::ALL {
+        let spec = w.spec(1_000_000);
+        let (mut g, inserts) = generator(&spec);
+        let mut rng = Rng::new(1);
+        let n = 2_000_000u32;
+        let t = Instant::now();
+        let mut sink = 0u64;
+        for _ in 0..n {
+            let op = g.next_op(&mut rng);
+            if let Operation::Insert { keynum, .. } = op {
+                inserts.acknowledge(keynum).unwrap();
+            }
+            sink = sink.wrapping_add(op.write_bytes());
+        }
+        let ns = t.elapsed().as_nanos() as f64 / f64::from(n);
+        println!("{}: {ns:.1} ns/op ({sink})", w.name());
+    }
+    let vg = ValueGenerator::new(0.412).unwrap();
+    let mut buf = vec![0u8; 1000];
+    let t = Instant::now();
+    let n = 1_000_000u32;
+    for i in 0..n {
+        vg.fill(&crate::values::ValueSpec { seed: u64::from(i), len_bytes: 1000 }, &mut buf);
+    }
+    let ns = t.elapsed().as_nanos() as f64 / f64::from(n);
+    println!("value fill 1000 B at ratio 0.412: {ns:.1} ns/value");
+    let mut h = crate::metrics::Histogram::new();
+    let t = Instant::now();
+    for i in 0..10_000_000u64 {
+        h.record(i.wrapping_mul(0x9E37_79B9) % 10_000_000);
+    }
+    let ns = t.elapsed().as_nanos() as f64 / 1e7;
+    println!("histogram record: {ns:.2} ns ({} samples)", h.count());
+}
+
+/// Writes 4 KiB pages of values at several ratios to $WAFER_VALUES_DIR for checking with the
+/// lz4 CLI (see the report for the figures): `WAFER_VALUES_DIR=/tmp/v cargo test -p
+/// wafer-bench ycsb::tests::dump_value_pages -- --ignored`
+#[test]
+#[ignore = "writes files for an external compressor"]
+fn dump_value_pages() {
+    use crate::values::{ValueGenerator, ValueSpec};
+    let Some(dir) = std::env::var_os("WAFER_VALUES_DIR") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let format = KeyFormat::default();
+    for ratio in [0.0, 0.12, 0.39, 0.47, 1.0] {
+        let g = ValueGenerator::new(ratio).unwrap();
+        let mut pages = Vec::new();
+        let mut keynum = 0u64;
+        // 256 pages of 4 KiB: values only, and key + value records.
+        for with_keys in [false, true] {
+            for _ in 0..256 {
+                let mut page = Vec::with_capacity(4096);
+                while page.len() < 4096 {
+                    if with_keys {
+                        page.extend_from_slice(format.key(keynum).as_bytes());
+                    }
+                    page.extend(g.value(&ValueSpec { seed: keynum, len_bytes: 1000 }));
+                    keynum += 1;
+                }
+                page.truncate(4096);
+                pages.push((with_keys, page));
+            }
+        }
+        for (i, (with_keys, page)) in pages.iter().enumerate() {
+            let name = format!("r{ratio}_{}_{i:03}.page", if *with_keys { "kv" } else { "v" });
+            std::fs::write(dir.join(name), page).unwrap();
+        }
+    }
+}
