@@ -107,4 +107,52 @@ mod tests {
         assert_eq!(s.acknowledge(c), Err(SequenceError::BadAck(c)));
         assert_eq!(s.acknowledge(500), Err(SequenceError::BadAck(500)));
     }
+
+    #[test]
+    fn random_ack_order_against_model() {
+        use crate::dist::Rng;
+        for seed in 0..20u64 {
+            let mut rng = Rng::new(seed);
+            let s = InsertSequence::new(10);
+            let mut outstanding: Vec<u64> = Vec::new();
+            let mut acked = std::collections::BTreeSet::new();
+            for _ in 0..2000 {
+                if outstanding.is_empty() || rng.below(2) == 0 {
+                    outstanding.push(s.next());
+                } else {
+                    let i = rng.below(outstanding.len() as u64) as usize;
+                    let k = outstanding.swap_remove(i);
+                    s.acknowledge(k).unwrap();
+                    acked.insert(k);
+                }
+                // Model: the first key number not yet acknowledged.
+                let mut want = 10;
+                while acked.contains(&want) {
+                    want += 1;
+                }
+                assert_eq!(s.visible_count(), want, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn concurrent_acks_converge() {
+        let s = std::sync::Arc::new(InsertSequence::new(0));
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..20_000 {
+                        let k = s.next();
+                        s.acknowledge(k).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        assert_eq!(s.visible_count(), 40_000);
+        assert_eq!(s.issued_count(), 40_000);
+    }
 }

@@ -282,3 +282,29 @@ fn dump_value_pages() {
         }
     }
 }
+
+#[test]
+fn zipfian_scan_lengths_favour_short_scans() {
+    let seed = 64;
+    let mut spec = Workload::E.spec(1000);
+    spec.min_scan_length = 5;
+    spec.max_scan_length = 50;
+    spec.scan_length_distribution = ScanLengthDistribution::Zipfian;
+    let (mut g, inserts) = generator(&spec);
+    let mut rng = Rng::new(seed);
+    let (mut shortest, mut scans) = (0u32, 0u32);
+    for _ in 0..20_000 {
+        match g.next_op(&mut rng) {
+            Operation::Scan { len, .. } => {
+                assert!((5..=50).contains(&len), "seed {seed}: {len}");
+                scans += 1;
+                shortest += u32::from(len == 5);
+            }
+            Operation::Insert { keynum, .. } => inserts.acknowledge(keynum).unwrap(),
+            op => panic!("{op:?}"),
+        }
+    }
+    // Rank 1 of a 46-item zipfian(0.99): 1/zeta(46) ~ 0.23 of scans.
+    let frac = f64::from(shortest) / f64::from(scans);
+    assert!((frac - 1.0 / crate::dist::zeta(46, 0.99)).abs() < 0.02, "seed {seed}: {frac}");
+}
