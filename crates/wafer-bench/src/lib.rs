@@ -1,5 +1,10 @@
 //! Workloads, runners, metrics and reports for Wafer and flashemu.
 
 pub mod dist;
+pub mod emu_report;
+pub mod jobs;
+pub mod plot;
+pub mod progress;
+pub mod trace;
 
 pub fn placeholder() {}
