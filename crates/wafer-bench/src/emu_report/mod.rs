@@ -31,7 +31,9 @@ impl DeviceSummary {
         let config = ssd.config().clone();
         let logical_blocks = ssd.logical_blocks();
         let interface = match config.interface {
-            Interface::Conventional { streams } => format!("conventional ({streams} streams)"),
+            Interface::Conventional { streams } => {
+                format!("conventional ({streams} stream{})", if streams == 1 { "" } else { "s" })
+            }
             Interface::Fdp { ruh_count, .. } => format!("fdp ({ruh_count} handles)"),
             Interface::Zns { .. } => "zns".to_string(),
         };
@@ -211,6 +213,9 @@ impl RunReport {
                 .collect()
         };
         let steady = self.steady_state_waf.map(|w| format!(", steady {w:.3}")).unwrap_or_default();
+        // Samples count from a new device, so with a fill the cumulative line includes it.
+        let cumulative_label =
+            if self.fill.host_bytes > 0 { "cumulative WAF (incl. fill)" } else { "cumulative WAF" };
         LineChart {
             title: format!(
                 "WAF: {} OP {:.0}% {}{steady}",
@@ -222,9 +227,10 @@ impl RunReport {
             y_label: "WAF".to_string(),
             series: vec![
                 Series::new("interval WAF", points(|s| s.interval_waf)),
-                Series::new("cumulative WAF", points(|s| s.cumulative_waf)),
+                Series::new(cumulative_label, points(|s| s.cumulative_waf)),
             ],
             y_range: None,
+            x_from_zero: true,
         }
     }
 }

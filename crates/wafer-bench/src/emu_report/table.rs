@@ -3,10 +3,20 @@ use std::fmt::Write as _;
 
 use super::RunReport;
 
-const GIB: f64 = (1u64 << 30) as f64;
-
-pub fn gib(bytes: u64) -> String {
-    format!("{:.3} GiB", bytes as f64 / GIB)
+/// Bytes in the largest binary unit that keeps the number at 1 or more: `3.738 GiB`, `6.4 MiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.3} {}", UNITS[unit])
+    }
 }
 
 fn waf(value: Option<f64>) -> String {
@@ -31,8 +41,8 @@ pub fn render(report: &RunReport) -> String {
     let d = &report.device;
     let mut rows: Vec<(&str, String)> = vec![
         ("device", format!("{}, {} flash pages", d.interface, d.geometry.flash_page_bytes)),
-        ("logical capacity", gib(d.logical_bytes)),
-        ("physical capacity", gib(d.physical_bytes)),
+        ("logical capacity", human_bytes(d.logical_bytes)),
+        ("physical capacity", human_bytes(d.physical_bytes)),
         ("over-provisioning", format!("{:.1}%", d.op * 100.0)),
         ("GC policy", d.gc_policy.clone()),
         (
@@ -40,34 +50,34 @@ pub fn render(report: &RunReport) -> String {
             format!(
                 "{:.0}% ({} written)",
                 report.fill_fraction * 100.0,
-                gib(report.fill.host_bytes)
+                human_bytes(report.fill.host_bytes)
             ),
         ),
     ];
     for job in &report.jobs {
         let line = format!(
-            "{} {} bs {} on {}+{} ({})",
+            "{} {} bs {} on [{}, +{}), {}",
             job.workload,
             job.dist,
-            job.bs_bytes,
-            gib(job.region_start_bytes),
-            gib(job.region_bytes),
+            human_bytes(job.bs_bytes),
+            human_bytes(job.region_start_bytes),
+            human_bytes(job.region_bytes),
             job.placement
         );
         rows.push(("job", format!("{}: {line}", job.name)));
     }
     rows.extend([
-        ("host writes", gib(report.host_bytes)),
-        ("host reads", gib(report.host_read_bytes)),
-        ("host trims", gib(report.host_trim_bytes)),
+        ("host writes", human_bytes(report.host_bytes)),
+        ("host reads", human_bytes(report.host_read_bytes)),
+        ("host trims", human_bytes(report.host_trim_bytes)),
         (
             "flash writes",
             format!(
                 "{} (host {}, GC {}, pad {})",
-                gib(report.flash_bytes),
-                gib(report.flash_host_bytes),
-                gib(report.flash_gc_bytes),
-                gib(report.flash_pad_bytes)
+                human_bytes(report.flash_bytes),
+                human_bytes(report.flash_host_bytes),
+                human_bytes(report.flash_gc_bytes),
+                human_bytes(report.flash_pad_bytes)
             ),
         ),
         ("WAF (cumulative)", waf(report.waf)),
@@ -105,5 +115,8 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(6 << 20), "6.000 MiB");
+        assert_eq!(human_bytes(3 << 30), "3.000 GiB");
     }
 }

@@ -63,7 +63,7 @@ impl JobFile {
             let message = e.to_string();
             let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
             let first = lines.next().unwrap_or("invalid TOML");
-            match lines.last() {
+            match lines.next_back() {
                 Some(reason) => JobError::spec(format!("{first}: {reason}")),
                 None => JobError::spec(first.to_string()),
             }

@@ -50,6 +50,14 @@ fn placement_for(interface: Interface, job: &JobSpec, index: usize) -> Placement
     }
 }
 
+pub fn placement_name(placement: Placement) -> String {
+    match placement {
+        Placement::None => "no placement".to_string(),
+        Placement::Stream(id) => format!("stream {id}"),
+        Placement::Fdp(id) => format!("FDP handle {id}"),
+    }
+}
+
 fn resolve_jobs(ssd: &Ssd, spec: &RunSpec, filled_blocks: u64) -> Result<Vec<ActiveJob>, JobError> {
     let capacity_blocks = ssd.logical_blocks();
     let capacity_bytes = capacity_blocks * LBA_BYTES;
@@ -119,7 +127,7 @@ fn resolve_jobs(ssd: &Ssd, spec: &RunSpec, filled_blocks: u64) -> Result<Vec<Act
                 bs_bytes: job.bs_bytes,
                 region_start_bytes: start_block * LBA_BYTES,
                 region_bytes: units * bs_blocks * LBA_BYTES,
-                placement: format!("{placement:?}"),
+                placement: placement_name(placement),
                 ..JobTotals::default()
             },
         });

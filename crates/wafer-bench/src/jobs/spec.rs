@@ -106,7 +106,7 @@ pub fn parse_distribution(text: &str) -> Result<Distribution, JobError> {
         }
         None => lower.clone(),
     };
-    normalised.parse::<Distribution>().map_err(|e| JobError::spec(format!("--dist `{text}`: {e}")))
+    normalised.parse::<Distribution>().map_err(|e| JobError::spec(format!("`{text}`: {e}")))
 }
 
 /// A region of the logical address space.

@@ -23,6 +23,8 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// Fixed y range; `None` = from min(0, data) to the data maximum, padded.
     pub y_range: Option<(f64, f64)>,
+    /// Start the x axis at min(0, data) rather than at the first point.
+    pub x_from_zero: bool,
 }
 
 /// Bars grouped by category: `values[group][series]`.
@@ -165,6 +167,7 @@ impl LineChart {
         draw_title(surface, &self.title);
         let points = || self.series.iter().flat_map(|s| s.points.iter());
         let (x_lo, x_hi) = data_range(points().map(|p| p.0)).unwrap_or((0.0, 1.0));
+        let x_lo = if self.x_from_zero { x_lo.min(0.0) } else { x_lo };
         let (x_lo, x_hi) = widen(x_lo, x_hi);
         let (y_lo, y_hi) = match self.y_range {
             Some(range) => range,

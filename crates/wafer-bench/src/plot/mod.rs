@@ -10,6 +10,7 @@
 //!     y_label: "WAF".into(),
 //!     series: vec![Series::new("interval", vec![(0.0, 1.0), (1.0, 2.5)])],
 //!     y_range: None,
+//!     x_from_zero: true,
 //! };
 //! let png = wafer_bench::plot::line_chart_png(&chart, 640, 400);
 //! assert_eq!(&png[1..4], b"PNG");
@@ -73,6 +74,7 @@ mod tests {
                 Series::new("cumulative", (0..50).map(|i| (f64::from(i) / 10.0, 1.5)).collect()),
             ],
             y_range: None,
+            x_from_zero: true,
         };
         let png = line_chart_png(&chart, 320, 200);
         assert_eq!(&png[..8], &png::SIGNATURE);

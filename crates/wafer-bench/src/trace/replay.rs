@@ -97,7 +97,7 @@ pub fn replay<R: BufRead>(
         bs_bytes: LBA_BYTES,
         region_start_bytes: 0,
         region_bytes: capacity_bytes,
-        placement: format!("{:?}", Placement::None),
+        placement: crate::jobs::runner::placement_name(Placement::None),
         ..JobTotals::default()
     };
     let mut read_buf = vec![0u8; (CHUNK_MAX_BLOCKS * LBA_BYTES) as usize];
