@@ -161,3 +161,28 @@ fn trace_replay_counts_through_the_same_report() {
     let err = trace::replay(&mut tiny(), &mut reader, &options, &mut Silent).unwrap_err();
     assert!(err.to_string().contains("trace line 1"), "{err}");
 }
+
+#[test]
+fn zns_takes_sequential_zone_writes_with_resets_and_refuses_random_ones() {
+    let zns = || {
+        let mut config = Config::preset("tiny").unwrap();
+        config.set("interface", "zns").unwrap();
+        Ssd::new(device::for_simulation(config)).unwrap()
+    };
+    let mut ssd = zns();
+    let mut run = spec("write", Distribution::Uniform, 0.9, Until::Capacities(2.0), 1);
+    run.jobs.push(JobSpec::new(
+        "b",
+        Workload::parse("write", None).unwrap(),
+        Distribution::Uniform,
+    ));
+    let report = jobs::run(&mut ssd, &run, &mut Silent).unwrap();
+    assert_eq!(report.waf, Some(1.0), "zone rewrites move no data");
+    assert!(report.erases > 0, "rewritten zones were reset");
+    let zone_bytes = ssd.report_zones().unwrap()[0].size_blocks * LBA_BYTES;
+    assert!(report.jobs.iter().all(|j| j.region_start_bytes % zone_bytes == 0));
+
+    let run = spec("randwrite", Distribution::Uniform, 0.9, Until::Capacities(1.0), 1);
+    let err = jobs::run(&mut zns(), &run, &mut Silent).unwrap_err();
+    assert!(err.to_string().contains("ZNS"), "{err}");
+}

@@ -3,6 +3,7 @@
 use flashemu::{Placement, Ssd, LBA_BYTES};
 
 use super::error::JobError;
+use super::zoned::ZoneShape;
 use crate::emu_report::{Phase, Sampler};
 use crate::progress::Progress;
 
@@ -15,25 +16,37 @@ pub fn fill_blocks(capacity_blocks: u64, fraction: f64) -> u64 {
     ((capacity_blocks as f64 * fraction).floor() as u64).min(capacity_blocks)
 }
 
-/// Writes blocks `[0, blocks)` in order. Returns the host bytes written (the sampler clock).
+/// Writes blocks `[0, blocks)` in order (on ZNS, only the writable part of each zone, and no
+/// write crosses a zone). Returns the host bytes written (the sampler clock).
 pub fn fill(
     ssd: &mut Ssd,
     blocks: u64,
+    zones: Option<ZoneShape>,
     sampler: &mut Sampler,
     progress: &mut dyn Progress,
 ) -> Result<u64, JobError> {
     assert!(blocks <= ssd.logical_blocks());
     progress.start("fill", blocks * LBA_BYTES);
     let mut lba = 0u64;
+    let mut written = 0u64;
     // Bounded: each iteration advances lba by at least one block.
     while lba < blocks {
-        let count = FILL_CHUNK_BLOCKS.min(blocks - lba);
+        let mut count = FILL_CHUNK_BLOCKS.min(blocks - lba);
+        if let Some(shape) = zones {
+            let offset = lba % shape.size_blocks;
+            if offset >= shape.capacity_blocks {
+                lba += shape.size_blocks - offset;
+                continue;
+            }
+            count = count.min(shape.capacity_blocks - offset);
+        }
         ssd.write(lba, count as u32, None, Placement::None)?;
         lba += count;
-        let clock = lba * LBA_BYTES;
+        written += count;
+        let clock = written * LBA_BYTES;
         sampler.maybe_take(ssd, Phase::Fill, clock);
         progress.update(clock, &|| String::new());
     }
     progress.finish();
-    Ok(blocks * LBA_BYTES)
+    Ok(written * LBA_BYTES)
 }

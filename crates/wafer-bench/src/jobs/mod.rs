@@ -8,6 +8,7 @@ pub mod jobfile;
 pub mod runner;
 pub mod size;
 pub mod spec;
+pub mod zoned;
 
 pub use device::{resolve_config, DeviceSource};
 pub use error::JobError;

@@ -7,6 +7,7 @@ use flashemu::{Interface, Placement, Ssd, LBA_BYTES};
 use super::error::JobError;
 use super::fill::{fill, fill_blocks};
 use super::spec::{JobSpec, Pattern, RunSpec};
+use super::zoned::{self, ZoneShape};
 use crate::dist::{Chooser, Rng};
 use crate::emu_report::{JobTotals, Phase, ReportInputs, RunReport, Sampler};
 use crate::progress::Progress;
@@ -30,6 +31,9 @@ struct ActiveJob {
     chooser: Chooser,
     rng: Rng,
     placement: Placement,
+    /// Set on ZNS: units map onto the writable part of whole zones, and a write at a zone's
+    /// start resets the zone first.
+    zones: Option<(ZoneShape, u64)>,
     totals: JobTotals,
 }
 
@@ -58,7 +62,12 @@ pub fn placement_name(placement: Placement) -> String {
     }
 }
 
-fn resolve_jobs(ssd: &Ssd, spec: &RunSpec, filled_blocks: u64) -> Result<Vec<ActiveJob>, JobError> {
+fn resolve_jobs(
+    ssd: &Ssd,
+    spec: &RunSpec,
+    filled_blocks: u64,
+    shape: Option<ZoneShape>,
+) -> Result<Vec<ActiveJob>, JobError> {
     let capacity_blocks = ssd.logical_blocks();
     let capacity_bytes = capacity_blocks * LBA_BYTES;
     let interface = ssd.config().interface;
@@ -83,13 +92,28 @@ fn resolve_jobs(ssd: &Ssd, spec: &RunSpec, filled_blocks: u64) -> Result<Vec<Act
                 (start, blocks)
             }
             None => {
-                let share = shared_blocks / auto_jobs;
+                let mut share = shared_blocks / auto_jobs;
+                if let Some(shape) = shape {
+                    // Zoned jobs own whole zones; a partly filled zone is left out.
+                    share -= share % shape.size_blocks;
+                }
                 let start = share * auto_index;
                 auto_index += 1;
                 (start, share)
             }
         };
-        let units = region_blocks / bs_blocks;
+        let zones = match shape {
+            Some(shape) => {
+                let units_per_zone =
+                    zoned::check_job(job, shape, start_block, region_blocks, bs_blocks)?;
+                Some((shape, units_per_zone))
+            }
+            None => None,
+        };
+        let units = match zones {
+            Some((shape, units_per_zone)) => region_blocks / shape.size_blocks * units_per_zone,
+            None => region_blocks / bs_blocks,
+        };
         if units == 0 {
             return Err(JobError::spec(format!(
                 "job {}: its region ({} KiB) is smaller than one block of {} KiB",
@@ -97,12 +121,6 @@ fn resolve_jobs(ssd: &Ssd, spec: &RunSpec, filled_blocks: u64) -> Result<Vec<Act
                 region_blocks * LBA_BYTES / 1024,
                 job.bs_bytes / 1024
             )));
-        }
-        if matches!(interface, Interface::Zns { .. }) {
-            return Err(JobError::spec(
-                "emu run drives conventional and FDP devices; ZNS needs zone-aware writers \
-                 (use --preset cns or fdp, or --set interface=conventional)",
-            ));
         }
         let chooser = job
             .dist
@@ -120,10 +138,15 @@ fn resolve_jobs(ssd: &Ssd, spec: &RunSpec, filled_blocks: u64) -> Result<Vec<Act
             chooser,
             rng: Rng::for_thread(spec.seed, index as u64),
             placement,
+            zones,
             totals: JobTotals {
                 name: job.name.clone(),
                 workload: job.workload.to_string(),
-                dist: job.dist.to_string(),
+                // A sequential job draws no addresses: its distribution would mislead.
+                dist: match job.workload.pattern {
+                    Pattern::Sequential => "sequential".to_string(),
+                    Pattern::Random => job.dist.to_string(),
+                },
                 bs_bytes: job.bs_bytes,
                 region_start_bytes: start_block * LBA_BYTES,
                 region_bytes: units * bs_blocks * LBA_BYTES,
@@ -167,7 +190,24 @@ impl ActiveJob {
             Pattern::Random => self.chooser.next(&mut self.rng),
         };
         debug_assert!(unit < self.units);
-        let lba = self.start_block + unit * self.bs_blocks;
+        let lba = match self.zones {
+            Some((shape, units_per_zone)) => {
+                let lba = zoned::unit_block(
+                    shape,
+                    self.start_block,
+                    units_per_zone,
+                    self.bs_blocks,
+                    unit,
+                );
+                if op == Op::Write && lba.is_multiple_of(shape.size_blocks) {
+                    // Rewriting a zone from its start: everything in it is overwritten, so
+                    // the host resets it (a no-op on an empty zone).
+                    ssd.zone_reset((lba / shape.size_blocks) as u32)?;
+                }
+                lba
+            }
+            None => self.start_block + unit * self.bs_blocks,
+        };
         let bytes = self.bs_blocks * LBA_BYTES;
         match op {
             Op::Write => {
@@ -201,14 +241,15 @@ pub fn run(
     let capacity_blocks = ssd.logical_blocks();
     let capacity_bytes = capacity_blocks * LBA_BYTES;
     let filled_blocks = fill_blocks(capacity_blocks, spec.fill_fraction);
-    let mut jobs = resolve_jobs(ssd, spec, filled_blocks)?;
+    let shape = zoned::zone_shape(ssd)?;
+    let mut jobs = resolve_jobs(ssd, spec, filled_blocks, shape)?;
     let sample_every =
         spec.sample_every_bytes.unwrap_or((capacity_bytes / SAMPLES_PER_CAPACITY).max(LBA_BYTES));
     let until_bytes = spec.until.host_bytes(capacity_bytes);
 
     let at_start = ssd.counters();
     let mut sampler = Sampler::new(ssd, sample_every);
-    let fill_bytes = fill(ssd, filled_blocks, &mut sampler, progress)?;
+    let fill_bytes = fill(ssd, filled_blocks, shape, &mut sampler, progress)?;
     sampler.take(ssd, Phase::Fill, fill_bytes);
     let after_fill = ssd.counters();
 

@@ -86,7 +86,8 @@ pub fn replay<R: BufRead>(
     let at_start = ssd.counters();
     let mut sampler = Sampler::new(ssd, sample_every);
     let filled = fill_blocks(capacity_blocks, options.fill_fraction);
-    let fill_bytes = fill(ssd, filled, &mut sampler, progress)?;
+    let zones = crate::jobs::zoned::zone_shape(ssd)?;
+    let fill_bytes = fill(ssd, filled, zones, &mut sampler, progress)?;
     sampler.take(ssd, Phase::Fill, fill_bytes);
     let after_fill = ssd.counters();
 
