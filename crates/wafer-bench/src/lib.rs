@@ -6,6 +6,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod plot;
 pub mod progress;
+pub mod runner;
 pub mod trace;
 pub mod values;
 pub mod ycsb;

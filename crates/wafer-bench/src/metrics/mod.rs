@@ -16,5 +16,7 @@ pub use counters::{CounterSnapshot, ProcessError, ProcessSample};
 pub use figures::{BytesByPurpose, Figures};
 pub use histogram::{Histogram, HistogramSummary};
 pub use op_kind::{OpHistograms, OpKind};
-pub use report::{ReportError, RunReport, INTERVALS_MAX, RUN_REPORT_SCHEMA, RUN_REPORT_VERSION};
+pub use report::{
+    config_hash, ReportError, RunReport, INTERVALS_MAX, RUN_REPORT_SCHEMA, RUN_REPORT_VERSION,
+};
 pub use sampler::{IntervalRecord, IntervalSampler};

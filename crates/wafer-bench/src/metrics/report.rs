@@ -23,6 +23,10 @@ pub struct RunReport {
     /// The run's configuration as the runner chose to describe it (workload spec, engine and
     /// device configuration), so a report is self-describing.
     pub config: serde_json::Value,
+    /// FNV-1a 64 of `config` serialized canonically (keys sorted), 16 hex digits: runs with
+    /// the same hash ran the same configuration, so their series can be joined.
+    #[serde(default)]
+    pub config_hash: String,
     pub seed: u64,
     pub threads: u32,
     /// Cumulative figures at the end of the run.
@@ -30,6 +34,20 @@ pub struct RunReport {
     /// Latency per operation kind (keys: `OpKind::name`, plus "all").
     pub latency: BTreeMap<String, HistogramSummary>,
     pub intervals: Vec<IntervalRecord>,
+    /// Figures of the load phase (ops = records inserted); null when the run had none.
+    #[serde(default)]
+    pub load: Option<Figures>,
+}
+
+/// FNV-1a 64 of the canonical JSON of `config` (serde_json maps keep keys sorted).
+pub fn config_hash(config: &serde_json::Value) -> String {
+    let text = config.to_string();
+    let mut hash: u64 = 0xCBF2_9CE4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    format!("{hash:016x}")
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,12 +71,14 @@ impl RunReport {
             schema: RUN_REPORT_SCHEMA.to_string(),
             version: RUN_REPORT_VERSION,
             label: label.into(),
+            config_hash: config_hash(&config),
             config,
             seed,
             threads,
             summary: Figures::from_delta(&Default::default()),
             latency: BTreeMap::new(),
             intervals: Vec::new(),
+            load: None,
         }
     }
 
@@ -112,5 +132,16 @@ mod tests {
         let wrong = text.replace(RUN_REPORT_SCHEMA, "something-else");
         assert!(RunReport::from_json(&wrong).is_err());
         assert!(RunReport::from_json("{").is_err());
+    }
+
+    #[test]
+    fn config_hash_ignores_key_order_and_sees_values() {
+        let a = serde_json::json!({"a": 1, "b": {"x": 2, "y": [1, 2]}});
+        let mut m = serde_json::Map::new();
+        m.insert("b".into(), serde_json::json!({"y": [1, 2], "x": 2}));
+        m.insert("a".into(), serde_json::json!(1));
+        assert_eq!(config_hash(&a), config_hash(&serde_json::Value::Object(m)));
+        assert_ne!(config_hash(&a), config_hash(&serde_json::json!({"a": 2, "b": {}})));
+        assert_eq!(config_hash(&a).len(), 16);
     }
 }

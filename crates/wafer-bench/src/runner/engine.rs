@@ -1,0 +1,282 @@
+//! The engine as a benchmark target: `wafer::Db` on a device wrapped in `Counted`, so every
+//! byte the engine issues is counted by purpose, and the emulator's flash counters (when the
+//! device is the emulator) say what the flash programmed.
+//!
+//! Write modes are named here as the experiments name them; a mode the engine of this build
+//! lacks is refused with a clear error rather than approximated by another mode.
+
+use std::sync::Arc;
+
+use wafer::device::{Counted, Device, MemoryDevice};
+use wafer::stats::IoStats;
+use wafer::{Db, Options, Tree, WriteMode};
+
+use super::target::{KvTarget, TargetError};
+use crate::metrics::sources::{apply_flash_counters, apply_io_snapshot};
+use crate::metrics::CounterSnapshot;
+use crate::values::{ValueGenerator, ValueSpec};
+use crate::ycsb::WorkloadSpec;
+
+/// The tree every YCSB record goes to.
+pub const TABLE_NAME: &str = "usertable";
+
+/// Write modes as 000 Table 1 names its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteModeChoice {
+    /// In-place page writes behind a doublewrite buffer: 000's baseline (DB WAF 2).
+    InPlace,
+    /// In-place page writes without a doublewrite buffer (not crash-safe against torn pages).
+    InPlaceNoDwb,
+    /// Out-of-place writes into zones with DB GC (000 sec. 2-6).
+    OutOfPlace,
+}
+
+impl WriteModeChoice {
+    pub const ALL: [WriteModeChoice; 3] =
+        [WriteModeChoice::InPlace, WriteModeChoice::InPlaceNoDwb, WriteModeChoice::OutOfPlace];
+
+    pub fn parse(text: &str) -> Result<WriteModeChoice, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "in-place" | "inplace" | "in-place-dwb" => Ok(WriteModeChoice::InPlace),
+            "in-place-no-dwb" | "in-place-nodwb" => Ok(WriteModeChoice::InPlaceNoDwb),
+            "out-of-place" | "oop" => Ok(WriteModeChoice::OutOfPlace),
+            _ => Err(format!(
+                "unknown write mode `{text}` (expected in-place, in-place-no-dwb, out-of-place)"
+            )),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            WriteModeChoice::InPlace => "in-place",
+            WriteModeChoice::InPlaceNoDwb => "in-place-no-dwb",
+            WriteModeChoice::OutOfPlace => "out-of-place",
+        }
+    }
+
+    /// The engine's mode for this choice, or why this build cannot run it. The one place to
+    /// update when the engine gains a mode.
+    pub fn engine_mode(&self) -> Result<WriteMode, String> {
+        match self {
+            WriteModeChoice::InPlaceNoDwb => Ok(WriteMode::InPlace),
+            WriteModeChoice::InPlace => {
+                Err("write mode in-place (with doublewrite buffer) is not \
+                 yet available in this build: the engine writes pages in place without a \
+                 doublewrite buffer (use --write-mode in-place-no-dwb)"
+                    .to_string())
+            }
+            WriteModeChoice::OutOfPlace => {
+                Err("write mode out-of-place is not yet available in this build".to_string())
+            }
+        }
+    }
+
+    /// The choice that names what the engine does in `mode`.
+    pub fn of_engine(mode: WriteMode) -> WriteModeChoice {
+        match mode {
+            WriteMode::InPlace => WriteModeChoice::InPlaceNoDwb,
+        }
+    }
+}
+
+/// Sets one engine option by name (`--engine KEY=VALUE`, `[engine]` in the TOML file).
+pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Result<(), String> {
+    let bytes = |v: &str| crate::jobs::parse_bytes(v).map_err(|e| format!("{key}: {e}"));
+    match key.trim() {
+        "buffer_pool_bytes" => options.buffer_pool_bytes = bytes(value)?,
+        "eviction_batch_pages" => {
+            options.eviction_batch_pages = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("eviction_batch_pages: `{value}` is not a count"))?
+        }
+        "file_capacity_bytes" => options.file_capacity_bytes = bytes(value)?,
+        "data_offset_bytes" => options.data_offset_bytes = bytes(value)?,
+        "write_mode" => options.write_mode = WriteModeChoice::parse(value)?.engine_mode()?,
+        other => {
+            return Err(format!(
+                "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
+                 file_capacity_bytes, data_offset_bytes, write_mode)"
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// The options as the report records them.
+pub fn describe_options(options: &Options) -> serde_json::Value {
+    serde_json::json!({
+        "buffer_pool_bytes": options.buffer_pool_bytes,
+        "eviction_batch_pages": options.eviction_batch_pages,
+        "file_capacity_bytes": options.file_capacity_bytes,
+        "data_offset_bytes": options.data_offset_bytes,
+        "write_mode": WriteModeChoice::of_engine(options.write_mode).name(),
+    })
+}
+
+/// `wafer::Db` with one tree, on a counted device.
+#[derive(Debug)]
+pub struct EngineTarget {
+    db: Db,
+    tree: Tree,
+    device: Arc<Counted<Box<dyn Device>>>,
+    description: serde_json::Value,
+}
+
+fn engine_error(op: &'static str) -> impl Fn(wafer::Error) -> TargetError {
+    move |e| TargetError::new(op, e)
+}
+
+impl EngineTarget {
+    /// Opens (formatting if blank) a database on `device`. `device_description` goes into the
+    /// report next to the options.
+    pub fn open(
+        device: Box<dyn Device>,
+        options: Options,
+        device_description: serde_json::Value,
+    ) -> Result<EngineTarget, TargetError> {
+        let counted = Arc::new(Counted::new(device, Arc::new(IoStats::default())));
+        let description = serde_json::json!({
+            "kind": "wafer",
+            "options": describe_options(&options),
+            "device": device_description,
+            "device_capacity_bytes": counted.capacity_bytes(),
+        });
+        let db = Db::open_on(counted.clone(), options).map_err(engine_error("open"))?;
+        let tree = db.tree(TABLE_NAME).map_err(engine_error("open tree"))?;
+        Ok(EngineTarget { db, tree, device: counted, description })
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Pages the database holds (superblock and catalog included), in bytes.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.db.stats().allocated_pages * wafer::device::BLOCK_BYTES
+    }
+}
+
+impl KvTarget for EngineTarget {
+    fn read(&self, key: &[u8]) -> Result<bool, TargetError> {
+        Ok(self.tree.get(key).map_err(engine_error("read"))?.is_some())
+    }
+
+    fn update(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.tree.put(key, value).map_err(engine_error("update"))
+    }
+
+    fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.tree.put(key, value).map_err(engine_error("insert"))
+    }
+
+    fn scan(&self, start: &[u8], count: usize) -> Result<usize, TargetError> {
+        let mut seen = 0;
+        for entry in self.tree.range::<&[u8], _>(start..).take(count) {
+            entry.map_err(engine_error("scan"))?;
+            seen += 1;
+        }
+        Ok(seen)
+    }
+
+    fn counters(&self) -> CounterSnapshot {
+        let mut s = CounterSnapshot::default();
+        apply_io_snapshot(&self.device.stats().snapshot(), &mut s);
+        if let Some(flash) = self.device.flash_counters() {
+            apply_flash_counters(&flash, &mut s);
+        }
+        let pool = self.db.stats().pool;
+        s.buffer_hits = pool.hits;
+        s.buffer_misses = pool.misses;
+        s
+    }
+
+    fn data_device_capacity_bytes(&self) -> u64 {
+        self.device.capacity_bytes()
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        let mut d = self.description.clone();
+        d["allocated_bytes_now"] = self.allocated_bytes().into();
+        d
+    }
+}
+
+/// Records inserted by the sizing pilot: enough for the B+tree's page fill to settle.
+pub const PILOT_RECORDS: u64 = 8192;
+const PILOT_DEVICE_BYTES: u64 = 256 << 20;
+
+/// Bytes of device space one record takes in the engine: allocated pages after inserting
+/// [`PILOT_RECORDS`] records of `spec`'s key format and value size, in the load order
+/// (hashed keys, so random), into a scratch database in memory with `options`' page layout.
+/// `--fill` sizes the dataset with it (the B+tree's page fill depends on key and value sizes,
+/// not on the device).
+pub fn bytes_per_record(options: &Options, spec: &WorkloadSpec) -> Result<f64, TargetError> {
+    let mut pilot_options = options.clone();
+    pilot_options.buffer_pool_bytes = PILOT_DEVICE_BYTES / 4;
+    pilot_options.write_mode = WriteMode::InPlace;
+    let device: Box<dyn Device> = Box::new(MemoryDevice::new(PILOT_DEVICE_BYTES));
+    let target = EngineTarget::open(device, pilot_options, serde_json::json!("pilot"))?;
+    let before = target.allocated_bytes();
+    let values = ValueGenerator::new(spec.value_compression_ratio)
+        .map_err(|e| TargetError::new("pilot", e))?;
+    let mut buf = vec![0u8; spec.value_size_bytes as usize];
+    for keynum in 0..PILOT_RECORDS {
+        values.fill(&ValueSpec { seed: keynum, len_bytes: spec.value_size_bytes }, &mut buf);
+        target.insert(spec.key_format.key(keynum).as_bytes(), &buf)?;
+    }
+    let grown = target.allocated_bytes().saturating_sub(before);
+    assert!(grown > 0, "the pilot inserted records without allocating pages");
+    Ok(grown as f64 / PILOT_RECORDS as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_modes_parse_and_unavailable_ones_say_so() {
+        for m in WriteModeChoice::ALL {
+            assert_eq!(WriteModeChoice::parse(m.name()), Ok(m));
+        }
+        assert!(WriteModeChoice::parse("sideways").is_err());
+        assert!(WriteModeChoice::InPlaceNoDwb.engine_mode().is_ok());
+        let e = WriteModeChoice::OutOfPlace.engine_mode().unwrap_err();
+        assert!(e.contains("not yet available"), "{e}");
+        let mut o = Options::test_min();
+        set_engine_option(&mut o, "eviction_batch_pages", "8").unwrap();
+        set_engine_option(&mut o, "buffer_pool_bytes", "1MiB").unwrap();
+        assert_eq!((o.eviction_batch_pages, o.buffer_pool_bytes), (8, 1 << 20));
+        assert!(set_engine_option(&mut o, "nonsense", "1").is_err());
+        assert!(set_engine_option(&mut o, "write_mode", "out-of-place").is_err());
+    }
+
+    #[test]
+    fn engine_target_counts_user_writes_and_reads_back() {
+        let device: Box<dyn Device> = Box::new(MemoryDevice::new(16 << 20));
+        let t = EngineTarget::open(device, Options::test_min(), serde_json::json!("mem")).unwrap();
+        let value = vec![7u8; 1000];
+        for i in 0..500u32 {
+            t.insert(format!("key{i:05}").as_bytes(), &value).unwrap();
+        }
+        assert!(t.read(b"key00042").unwrap());
+        assert!(!t.read(b"nope").unwrap());
+        assert_eq!(t.scan(b"key00490", 100).unwrap(), 10);
+        let c = t.counters();
+        // A 16-frame pool holding ~500 KB of records must have evicted pages.
+        assert!(c.user_bytes > 0, "{c:?}");
+        assert_eq!(c.user_bytes % 4096, 0);
+        assert!(!c.flash_measured);
+        assert!(c.buffer_hits + c.buffer_misses > 0);
+        assert_eq!(t.data_device_capacity_bytes(), 16 << 20);
+    }
+
+    #[test]
+    fn pilot_measures_plausible_record_footprint() {
+        let spec = crate::ycsb::Workload::A.spec(1000);
+        let bpr = bytes_per_record(&Options::test_min(), &spec).unwrap();
+        // 23 + 1000 bytes per record, at most 4 per 4 KiB leaf, at least ~1 per leaf.
+        assert!((1023.0..4096.0).contains(&bpr), "{bpr}");
+    }
+}

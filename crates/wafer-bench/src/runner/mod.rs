@@ -1,0 +1,90 @@
+//! The engine benchmark runner: YCSB against a key-value target, measured the way 000 sec. 7
+//! measures (OPS, DB / SSD / total WAF, logical and physical bytes per operation, the write
+//! drilldown, buffer hit ratio, CPU and memory), every interval and cumulatively.
+//!
+//! ```text
+//!  setup (BenchConfig: TOML + flags) --> target (engine on emu/file/memory device, or a model)
+//!        |                                  |
+//!        v                                  v
+//!  RunSpec --> load phase (threads) --> run phase (threads, warm-up, stop) --> RunReport JSON
+//!                                           | every interval: IntervalSampler   + table
+//! ```
+//!
+//! The runner knows targets only through [`KvTarget`]; [`engine`] adapts `wafer::Db`.
+
+pub mod engine;
+mod exec;
+pub mod live;
+mod load;
+mod run;
+mod sample;
+pub mod setup;
+pub mod spec;
+pub mod table;
+pub mod target;
+
+#[cfg(test)]
+mod tests;
+
+use std::time::Instant;
+
+pub use exec::WorkerError;
+pub use live::LiveLine;
+pub use setup::{BenchConfig, Prepared, SetupError};
+pub use spec::{RunSpec, SpecError, Stop, Warmup};
+pub use target::{KvTarget, MemTarget, TargetError};
+
+use crate::metrics::{ProcessError, ReportError, RunReport};
+use crate::progress::Progress;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Spec(String),
+    #[error("{phase} phase: {source}")]
+    Worker { phase: &'static str, source: WorkerError },
+    #[error("a worker thread panicked")]
+    WorkerPanicked,
+    #[error("process counters: {0}")]
+    Process(ProcessError),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+impl From<SpecError> for RunError {
+    fn from(e: SpecError) -> RunError {
+        RunError::Spec(e.0)
+    }
+}
+
+/// Runs `spec` against `target`: the load phase (if asked), then the run phase. `setup` is the
+/// configuration that built the target (device, sizing, engine options); it goes into the
+/// report's `config.setup` and, with everything else in `config`, into its hash.
+pub fn run(
+    target: &dyn KvTarget,
+    spec: &RunSpec,
+    setup: serde_json::Value,
+    progress: &mut dyn Progress,
+) -> Result<RunReport, RunError> {
+    spec.validate()?;
+    let config = serde_json::json!({
+        "run": spec.describe(),
+        "target": target.describe(),
+        "data_device_capacity_bytes": target.data_device_capacity_bytes(),
+        "setup": setup,
+    });
+    let mut report = RunReport::new(spec.label.clone(), config, spec.seed, spec.threads);
+    let snapshots = sample::Snapshotter { target, base: Instant::now() };
+    if spec.load {
+        report.load = Some(load::load(target, spec, &snapshots, progress)?);
+    }
+    let histograms = run::run_phase(target, spec, &snapshots, &mut report, progress)?;
+    report.latency = histograms.summaries();
+    Ok(report)
+}
+
+/// The x axis of the plots: DB-issued bytes since the measurement began, in device capacities.
+pub fn written_capacities(report: &RunReport) -> Option<f64> {
+    let capacity = report.config.get("data_device_capacity_bytes")?.as_u64()?;
+    (capacity > 0).then(|| report.summary.bytes.db_issued as f64 / capacity as f64)
+}

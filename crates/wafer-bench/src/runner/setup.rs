@@ -1,0 +1,432 @@
+//! From a benchmark configuration (a TOML file, command-line flags over it) to a target and a
+//! [`RunSpec`]: build the device, size the dataset, size the buffer pool, open the engine.
+//!
+//! Sizing with `fill` (the default, 0.9): the dataset takes that fraction of the data device's
+//! logical capacity *as the engine stores it*. The record count is `fill * capacity /
+//! bytes_per_record`, where bytes per record is measured by a pilot load of
+//! [`super::engine::PILOT_RECORDS`] records into a scratch in-memory database with the same key
+//! and value sizes (B+tree page fill after random inserts, about 2/3, settles well before that).
+//! The report records the estimate and the pages actually allocated after the load.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use wafer::device::{Device, EmuDevice, FileDevice, FileOptions, MemoryDevice};
+use wafer::Options;
+
+use super::engine::{self, EngineTarget, WriteModeChoice};
+use super::spec::{parse_capacities, parse_duration, RunSpec, Stop, Warmup};
+use super::target::{KvTarget, MemTarget};
+use crate::dist::Distribution;
+use crate::jobs::{parse_bytes, Amount};
+use crate::ycsb::{Workload, WorkloadSpec};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("config file {path}: {reason}")]
+    File { path: String, reason: String },
+    #[error("{0}")]
+    Target(#[from] super::target::TargetError),
+    #[error("device: {0}")]
+    Device(#[from] wafer::device::DeviceError),
+    #[error("emulator configuration: {0}")]
+    Emu(#[from] flashemu::ConfigError),
+}
+
+fn invalid(message: impl Into<String>) -> SetupError {
+    SetupError::Invalid(message.into())
+}
+
+/// Every knob of `wafer bench ycsb`, all optional: a TOML file fills some, flags override.
+/// Field names are the flags' names with `_` for `-`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchConfig {
+    pub label: Option<String>,
+    /// a..f or ycsb-a..ycsb-f.
+    pub workload: Option<String>,
+    /// `emu:PRESET` (cns, fdp, zns, tiny) or `emu:FILE.toml`, `file:PATH`, `memory:SIZE`
+    /// (the engine on RAM, no flash counters), `model:SIZE` (a BTreeMap, no engine).
+    pub device: Option<String>,
+    /// Fraction of the device's logical capacity the dataset takes.
+    pub fill: Option<f64>,
+    pub records: Option<u64>,
+    /// Logical dataset size (keys + values), e.g. "1GiB".
+    pub dataset_bytes: Option<String>,
+    pub value_size: Option<u32>,
+    /// Fraction of random bytes in values (values::ValueGenerator).
+    pub compression_ratio: Option<f64>,
+    /// Request distribution (`zipf:0.8`, `uniform`, ...); default the workload's.
+    pub distribution: Option<String>,
+    /// Shorthand for `distribution = "zipf:THETA"` (keys are hashed, so hot keys scatter).
+    pub zipf_theta: Option<f64>,
+    pub threads: Option<u32>,
+    /// Buffer pool: `0.1` or `10%` of the dataset (on-device size), or `64MiB`.
+    pub buffer: Option<String>,
+    pub duration: Option<String>,
+    /// `4x`: stop when DB writes reach 4 device capacities.
+    pub until: Option<String>,
+    pub ops: Option<u64>,
+    pub warmup: Option<String>,
+    pub interval: Option<String>,
+    pub seed: Option<u64>,
+    pub write_mode: Option<String>,
+    /// Skip the load phase (the device already holds the dataset; file devices only).
+    pub no_load: Option<bool>,
+    /// Engine options by name (see `engine::set_engine_option`).
+    #[serde(default)]
+    pub engine: BTreeMap<String, toml::Value>,
+    /// Emulator configuration overrides (`flashemu::Config::set` keys, e.g. op = 0.28).
+    #[serde(default)]
+    pub emu: BTreeMap<String, toml::Value>,
+}
+
+macro_rules! over {
+    ($base:expr, $top:expr, $($field:ident),*) => {
+        $( if $top.$field.is_some() { $base.$field = $top.$field.clone(); } )*
+    };
+}
+
+impl BenchConfig {
+    pub fn from_toml(text: &str, path: &str) -> Result<BenchConfig, SetupError> {
+        toml::from_str(text)
+            .map_err(|e| SetupError::File { path: path.into(), reason: e.to_string() })
+    }
+
+    pub fn load(path: &std::path::Path) -> Result<BenchConfig, SetupError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SetupError::File { path: name.clone(), reason: e.to_string() })?;
+        BenchConfig::from_toml(&text, &name)
+    }
+
+    /// `self` with every field `top` sets replaced (maps: `top`'s keys win).
+    pub fn overridden_by(mut self, top: &BenchConfig) -> BenchConfig {
+        over!(
+            self,
+            top,
+            label,
+            workload,
+            device,
+            fill,
+            records,
+            dataset_bytes,
+            value_size,
+            compression_ratio,
+            distribution,
+            zipf_theta,
+            threads,
+            buffer,
+            duration,
+            until,
+            ops,
+            warmup,
+            interval,
+            seed,
+            write_mode,
+            no_load
+        );
+        self.engine.extend(top.engine.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.emu.extend(top.emu.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self
+    }
+
+    /// Parses `KEY=VALUE` pairs (flags) into a settings map.
+    pub fn settings(pairs: &[String]) -> Result<BTreeMap<String, toml::Value>, SetupError> {
+        let mut map = BTreeMap::new();
+        for pair in pairs {
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| invalid(format!("`{pair}`: expected KEY=VALUE")))?;
+            map.insert(k.trim().to_string(), toml::Value::String(v.trim().to_string()));
+        }
+        Ok(map)
+    }
+}
+
+/// A TOML value as the text `set` functions parse.
+fn setting_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Where the data lives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceChoice {
+    Emu(String),
+    File(PathBuf),
+    Memory(u64),
+    Model(u64),
+}
+
+impl DeviceChoice {
+    pub fn parse(text: &str) -> Result<DeviceChoice, SetupError> {
+        let (kind, arg) = text.split_once(':').ok_or_else(|| {
+            invalid(format!(
+                "device `{text}`: expected emu:PRESET, file:PATH, memory:SIZE or model:SIZE"
+            ))
+        })?;
+        let size = |a: &str| parse_bytes(a).map_err(|e| invalid(format!("device `{text}`: {e}")));
+        match kind {
+            "emu" => Ok(DeviceChoice::Emu(arg.to_string())),
+            "file" if !arg.is_empty() => Ok(DeviceChoice::File(PathBuf::from(arg))),
+            "memory" | "mem" => Ok(DeviceChoice::Memory(size(arg)?)),
+            "model" => Ok(DeviceChoice::Model(size(arg)?)),
+            _ => Err(invalid(format!("device `{text}`: unknown kind `{kind}`"))),
+        }
+    }
+}
+
+/// A ready benchmark: the target and the run.
+pub struct Prepared {
+    pub target: Box<dyn KvTarget>,
+    pub spec: RunSpec,
+    /// Device, sizing and engine options as resolved (the report's `config.setup`).
+    pub setup: serde_json::Value,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared").field("spec", &self.spec).field("setup", &self.setup).finish()
+    }
+}
+
+fn emu_config(arg: &str, c: &BenchConfig) -> Result<flashemu::Config, SetupError> {
+    let mut config = if arg.ends_with(".toml") {
+        let text = std::fs::read_to_string(arg)
+            .map_err(|e| SetupError::File { path: arg.into(), reason: e.to_string() })?;
+        flashemu::Config::from_toml(&text)?
+    } else {
+        flashemu::Config::preset(arg)?
+    };
+    for (key, value) in &c.emu {
+        config.set(key, &setting_text(value))?;
+    }
+    // The engine reads back what it wrote: the emulator must keep data.
+    config.store = flashemu::StoreKind::Memory;
+    config.validate()?;
+    Ok(config)
+}
+
+fn engine_options(c: &BenchConfig) -> Result<Options, SetupError> {
+    let mut options = Options::production();
+    for (key, value) in &c.engine {
+        engine::set_engine_option(&mut options, key, &setting_text(value)).map_err(invalid)?;
+    }
+    if let Some(mode) = &c.write_mode {
+        let choice = WriteModeChoice::parse(mode).map_err(invalid)?;
+        options.write_mode = choice.engine_mode().map_err(invalid)?;
+    }
+    Ok(options)
+}
+
+fn workload_spec(c: &BenchConfig, record_count: u64) -> Result<WorkloadSpec, SetupError> {
+    let name = c.workload.as_deref().unwrap_or("a");
+    let workload = Workload::parse(name)
+        .ok_or_else(|| invalid(format!("unknown workload `{name}` (expected a..f)")))?;
+    let mut spec = workload.spec(record_count);
+    if let Some(v) = c.value_size {
+        spec.value_size_bytes = v;
+    }
+    if let Some(r) = c.compression_ratio {
+        spec.value_compression_ratio = r;
+    }
+    match (&c.distribution, c.zipf_theta) {
+        (Some(_), Some(_)) => return Err(invalid("give distribution or zipf_theta, not both")),
+        (Some(d), None) => {
+            spec.request_distribution =
+                d.parse::<Distribution>().map_err(|e| invalid(e.to_string()))?
+        }
+        (None, Some(theta)) => spec.request_distribution = Distribution::Zipfian { theta },
+        (None, None) => {}
+    }
+    if !(1..=wafer::page::node::MAX_VALUE_BYTES as u32).contains(&spec.value_size_bytes) {
+        return Err(invalid(format!(
+            "value size {} outside 1..={} bytes (the engine's largest value)",
+            spec.value_size_bytes,
+            wafer::page::node::MAX_VALUE_BYTES
+        )));
+    }
+    Ok(spec)
+}
+
+fn stop_and_warmup(c: &BenchConfig) -> Result<(Stop, Warmup), SetupError> {
+    let e = |s: super::spec::SpecError| invalid(s.0);
+    let stop = match (&c.duration, &c.until, c.ops) {
+        (Some(d), None, None) => Stop::Duration(parse_duration(d).map_err(e)?),
+        (None, Some(u), None) => Stop::DbWrites { capacities: parse_capacities(u).map_err(e)? },
+        (None, None, Some(n)) => Stop::Ops(n),
+        (None, None, None) => Stop::Duration(Duration::from_secs(60)),
+        _ => return Err(invalid("give one of duration, until and ops")),
+    };
+    let warmup = c.warmup.as_deref().map(Warmup::parse).transpose().map_err(e)?;
+    Ok((stop, warmup.unwrap_or(Warmup::None)))
+}
+
+/// Builds the target and the run from `c`. Slow only by the pilot (a second or so).
+pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
+    let device_text = c.device.clone().unwrap_or_else(|| "emu:cns".to_string());
+    let device = DeviceChoice::parse(&device_text)?;
+    let mut options = engine_options(c)?;
+    let nominal = workload_spec(c, 1)?;
+
+    // The device first: its capacity sizes the dataset.
+    let (backend, device_json): (Option<Box<dyn Device>>, serde_json::Value) = match &device {
+        DeviceChoice::Emu(arg) => {
+            let config = emu_config(arg, c)?;
+            let json = serde_json::json!({"kind": "emu", "source": arg,
+                "config": serde_json::to_value(&config).unwrap_or_default()});
+            (Some(Box::new(EmuDevice::new(config)?)), json)
+        }
+        DeviceChoice::File(path) => {
+            let dev = FileDevice::open(path, options.file_capacity_bytes, FileOptions::BUFFERED)?;
+            (Some(Box::new(dev)), serde_json::json!({"kind": "file", "path": path}))
+        }
+        DeviceChoice::Memory(bytes) => (
+            Some(Box::new(MemoryDevice::new(*bytes))),
+            serde_json::json!({"kind": "memory", "capacity_bytes": bytes}),
+        ),
+        DeviceChoice::Model(_) => (None, serde_json::json!({"kind": "model"})),
+    };
+    let capacity_bytes = match (&backend, &device) {
+        (Some(b), _) => b.capacity_bytes(),
+        (None, DeviceChoice::Model(bytes)) => *bytes,
+        (None, _) => unreachable!("only the model has no backend"),
+    };
+
+    let nominal_record_bytes =
+        nominal.key_format.nominal_len_bytes() as f64 + f64::from(nominal.value_size_bytes);
+    let bytes_per_record = match backend {
+        Some(_) => engine::bytes_per_record(&options, &nominal)?,
+        None => nominal_record_bytes,
+    };
+    let (record_count, sizing) = match (c.records, &c.dataset_bytes, c.fill) {
+        (Some(n), None, None) => (n, "records".to_string()),
+        (None, Some(b), None) => {
+            let bytes = parse_bytes(b).map_err(|e| invalid(e.to_string()))?;
+            ((bytes as f64 / nominal_record_bytes) as u64, format!("dataset_bytes {bytes}"))
+        }
+        (None, None, fill) => {
+            let fill = fill.unwrap_or(0.9);
+            if !(fill > 0.0 && fill <= 1.0) {
+                return Err(invalid(format!("fill {fill} must be in (0, 1]")));
+            }
+            ((fill * capacity_bytes as f64 / bytes_per_record) as u64, format!("fill {fill}"))
+        }
+        _ => return Err(invalid("give one of records, dataset_bytes and fill")),
+    };
+    if record_count < 2 {
+        return Err(invalid(format!("the dataset holds {record_count} records; need at least 2")));
+    }
+    let dataset_on_device_bytes = (record_count as f64 * bytes_per_record) as u64;
+    let buffer = Amount::parse(c.buffer.as_deref().unwrap_or("10%"))
+        .map_err(|e| invalid(format!("buffer: {e}")))?;
+    let buffer_bytes = buffer.bytes(dataset_on_device_bytes).max(wafer::device::BLOCK_BYTES * 16);
+    options.buffer_pool_bytes = buffer_bytes;
+
+    let target: Box<dyn KvTarget> = match backend {
+        Some(b) => Box::new(EngineTarget::open(b, options.clone(), device_json.clone())?),
+        None => Box::new(MemTarget::new(capacity_bytes)),
+    };
+    let workload = workload_spec(c, record_count)?;
+    let (stop, warmup) = stop_and_warmup(c)?;
+    let interval =
+        parse_duration(c.interval.as_deref().unwrap_or("1s")).map_err(|e| invalid(e.0))?;
+    let threads = c
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let write_mode = match &device {
+        DeviceChoice::Model(_) => "none".to_string(),
+        _ => WriteModeChoice::of_engine(options.write_mode).name().to_string(),
+    };
+    let label = c.label.clone().unwrap_or_else(|| {
+        format!(
+            "{} {} {} {}",
+            workload.name, workload.request_distribution, device_text, write_mode
+        )
+    });
+    let spec = RunSpec {
+        label,
+        workload,
+        threads,
+        seed: c.seed.unwrap_or(42),
+        load: !c.no_load.unwrap_or(false),
+        stop,
+        warmup,
+        interval,
+    };
+    spec.validate().map_err(|e| invalid(e.0))?;
+    let setup = serde_json::json!({
+        "bench_config": c,
+        "device": device_text,
+        "data_device_capacity_bytes": capacity_bytes,
+        "write_mode": write_mode,
+        "sizing": {
+            "by": sizing,
+            "record_count": record_count,
+            "bytes_per_record_estimate": bytes_per_record,
+            "dataset_on_device_bytes_estimate": dataset_on_device_bytes,
+            "dataset_logical_bytes": spec.workload.dataset_bytes(),
+        },
+        "buffer_pool_bytes": buffer_bytes,
+    });
+    Ok(Prepared { target, spec, setup })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_and_flags_merge() {
+        let file = BenchConfig::from_toml(
+            "workload = \"b\"\ndevice = \"model:1MiB\"\nthreads = 3\n[engine]\neviction_batch_pages = 8\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(file.engine["eviction_batch_pages"], toml::Value::Integer(8));
+        let flags = BenchConfig { threads: Some(1), ..BenchConfig::default() };
+        let merged = file.overridden_by(&flags);
+        assert_eq!(merged.threads, Some(1));
+        assert_eq!(merged.workload.as_deref(), Some("b"));
+        assert!(BenchConfig::from_toml("bogus = 1", "t.toml").is_err());
+        let s = BenchConfig::settings(&["a=1".into(), " b = x ".into()]).unwrap();
+        assert_eq!(s["b"], toml::Value::String("x".into()));
+        assert!(BenchConfig::settings(&["nokey".into()]).is_err());
+    }
+
+    #[test]
+    fn model_target_sizing_by_fill() {
+        let c = BenchConfig {
+            device: Some("model:1023000".into()),
+            fill: Some(0.5),
+            ops: Some(10),
+            threads: Some(1),
+            ..BenchConfig::default()
+        };
+        let p = prepare(&c).unwrap();
+        // 23-byte keys + 1000-byte values: half of 1000 records' bytes.
+        assert_eq!(p.spec.workload.record_count, 500);
+        assert_eq!(p.target.data_device_capacity_bytes(), 1_023_000);
+        let bad = BenchConfig { duration: Some("1s".into()), ..c.clone() };
+        assert!(prepare(&bad).is_err(), "ops and duration together");
+        let bad = BenchConfig { device: Some("tape:1".into()), ..c };
+        assert!(prepare(&bad).is_err());
+    }
+
+    #[test]
+    fn unavailable_write_mode_is_refused_before_running() {
+        let c = BenchConfig {
+            device: Some("memory:16MiB".into()),
+            write_mode: Some("out-of-place".into()),
+            ..BenchConfig::default()
+        };
+        let e = prepare(&c).unwrap_err().to_string();
+        assert!(e.contains("not yet available"), "{e}");
+    }
+}
