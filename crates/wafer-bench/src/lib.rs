@@ -2,6 +2,7 @@
 
 pub mod dist;
 pub mod emu_report;
+pub mod experiment;
 pub mod jobs;
 pub mod metrics;
 pub mod plot;

@@ -37,6 +37,10 @@ pub struct RunReport {
     /// Figures of the load phase (ops = records inserted); null when the run had none.
     #[serde(default)]
     pub load: Option<Figures>,
+    /// What the runner observed that is not configuration (so outside `config_hash`), e.g. the
+    /// target's state after the load (pages allocated, the dataset's actual fill). Free-form.
+    #[serde(default)]
+    pub observed: serde_json::Value,
 }
 
 /// FNV-1a 64 of the canonical JSON of `config` (serde_json maps keep keys sorted).
@@ -79,6 +83,7 @@ impl RunReport {
             latency: BTreeMap::new(),
             intervals: Vec::new(),
             load: None,
+            observed: serde_json::Value::Null,
         }
     }
 

@@ -192,13 +192,19 @@ impl KvTarget for EngineTarget {
         s
     }
 
+    fn db_issued_bytes(&self) -> u64 {
+        self.device.stats().snapshot().db_issued_bytes()
+    }
+
     fn data_device_capacity_bytes(&self) -> u64 {
         self.device.capacity_bytes()
     }
 
     fn describe(&self) -> serde_json::Value {
         let mut d = self.description.clone();
-        d["allocated_bytes_now"] = self.allocated_bytes().into();
+        let allocated = self.allocated_bytes();
+        d["allocated_bytes"] = allocated.into();
+        d["fill"] = (allocated as f64 / self.data_device_capacity_bytes() as f64).into();
         d
     }
 }

@@ -14,6 +14,8 @@ pub enum WorkerError {
     Target(#[from] TargetError),
     #[error("insert sequence: {0}")]
     Sequence(#[from] SequenceError),
+    #[error("process counters: {0}")]
+    Process(String),
     #[error("read of a loaded key {key:?} found nothing: the load phase lost data")]
     MissingKey { key: String },
 }

@@ -16,6 +16,7 @@ pub mod engine;
 mod exec;
 pub mod live;
 mod load;
+pub mod plots;
 mod run;
 mod sample;
 pub mod setup;
@@ -78,8 +79,10 @@ pub fn run(
     if spec.load {
         report.load = Some(load::load(target, spec, &snapshots, progress)?);
     }
+    report.observed = serde_json::json!({ "target_before_run": target.describe() });
     let histograms = run::run_phase(target, spec, &snapshots, &mut report, progress)?;
     report.latency = histograms.summaries();
+    report.observed["target_after_run"] = target.describe();
     Ok(report)
 }
 

@@ -1,11 +1,12 @@
 //! The run phase: worker threads draw operations from their own generators; this thread
 //! watches the counters, ends the warm-up, samples every interval and stops the run.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::exec::{acknowledge, execute, prepare_value, Shared};
+use super::exec::{acknowledge, execute, prepare_value, Shared, WorkerError};
 use super::sample::{live_note, Snapshotter};
 use super::spec::{RunSpec, Stop, Warmup, RUN_DURATION_MAX};
 use super::target::KvTarget;
@@ -16,8 +17,9 @@ use crate::progress::Progress;
 use crate::values::ValueGenerator;
 use crate::ycsb::{InsertSequence, WorkloadGenerator};
 
-/// How often the coordinator wakes to check stop conditions and the live line.
-const POLL: Duration = Duration::from_millis(50);
+/// How often the coordinator checks time-based conditions, samples and redraws. Conditions on
+/// written bytes are checked by the workers (see [`Gates`]), so this need not be short.
+const POLL: Duration = Duration::from_millis(10);
 /// Operations one worker may run: a bound far above any run (a week at 10 M ops/s).
 const OPS_PER_THREAD_MAX: u64 = 10_000_000 * 7 * 24 * 3600;
 
@@ -44,6 +46,21 @@ pub fn run_phase(
     assert!(capacity_bytes > 0, "target without capacity");
 
     let run_start = snapshots.take(&shared)?;
+    let bytes_at = |capacities: f64| {
+        run_start.db_issued_bytes() + (capacities * capacity_bytes as f64).ceil() as u64
+    };
+    let gates = Gates {
+        warmup_at_bytes: match spec.warmup {
+            Warmup::DbWrites { capacities } => Some(bytes_at(capacities)),
+            Warmup::None | Warmup::Duration(_) => None,
+        },
+        stop_at_bytes: match spec.stop {
+            Stop::DbWrites { capacities } => Some(bytes_at(capacities)),
+            Stop::Duration(_) | Stop::Ops(_) => None,
+        },
+        warm_claimed: AtomicBool::new(false),
+        origin: Mutex::new(None),
+    };
     let (label, total) = match spec.stop {
         Stop::Duration(d) => ("run", d.as_millis() as u64),
         Stop::DbWrites { capacities } => ("run", (capacities * capacity_bytes as f64) as u64),
@@ -56,12 +73,15 @@ pub fn run_phase(
         for thread_id in 0..spec.threads {
             let mut generator = WorkloadGenerator::new(&spec.workload, inserts.clone())
                 .map_err(|e| RunError::Spec(e.to_string()))?;
-            let (shared, inserts, values) = (&shared, &inserts, &values);
+            let (shared, inserts, values, gates) = (&shared, &inserts, &values, &gates);
             handles.push(scope.spawn(move || {
                 let mut rng = Rng::for_thread(spec.seed, u64::from(thread_id));
                 let mut histograms = OpHistograms::new();
                 let mut buf = Vec::new();
-                for _ in 0..OPS_PER_THREAD_MAX {
+                for done in 0..OPS_PER_THREAD_MAX {
+                    if done % GATE_CHECK_EVERY_OPS == 0 {
+                        gates.check(target, snapshots, shared);
+                    }
                     if shared.stopped() || !shared.take_ticket(ops_limit) {
                         break;
                     }
@@ -87,7 +107,7 @@ pub fn run_phase(
                 histograms
             }));
         }
-        let coordinated = coordinate(target, spec, snapshots, &shared, run_start, report, progress);
+        let coordinated = coordinate(spec, snapshots, &shared, &gates, run_start, report, progress);
         // Whatever happened, stop the workers before leaving the scope.
         shared.stop.store(true, Ordering::Release);
         let mut merged = OpHistograms::new();
@@ -108,6 +128,49 @@ pub fn run_phase(
     Ok(histograms)
 }
 
+/// Operations between two checks of the byte gates by a worker.
+const GATE_CHECK_EVERY_OPS: u64 = 16;
+
+/// The conditions on DB-issued bytes (warm-up end, stop), checked by the workers themselves
+/// every few operations: a coordinator that polls can be descheduled on a busy machine while
+/// a small, fast device writes its whole capacity, and the run would overshoot.
+struct Gates {
+    /// Absolute DB-issued byte counts (the run's start plus N capacities).
+    warmup_at_bytes: Option<u64>,
+    stop_at_bytes: Option<u64>,
+    /// Set by the one worker that ends the warm-up.
+    warm_claimed: AtomicBool,
+    /// The origin snapshot that worker took, for the coordinator to pick up.
+    origin: Mutex<Option<CounterSnapshot>>,
+}
+
+impl Gates {
+    fn check(&self, target: &dyn KvTarget, snapshots: &Snapshotter, shared: &Shared) {
+        if self.warmup_at_bytes.is_none() && self.stop_at_bytes.is_none() {
+            return;
+        }
+        let db = target.db_issued_bytes();
+        if let Some(at) = self.warmup_at_bytes {
+            if db >= at && !self.warm_claimed.swap(true, Ordering::AcqRel) {
+                shared.measuring.store(true, Ordering::Release);
+                match snapshots.take(shared) {
+                    Ok(origin) => {
+                        *self.origin.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin)
+                    }
+                    Err(e) => shared.fail(WorkerError::Process(e.to_string())),
+                }
+            }
+        }
+        if self.stop_at_bytes.is_some_and(|at| db >= at) {
+            shared.stop.store(true, Ordering::Release);
+        }
+    }
+
+    fn take_origin(&self) -> Option<CounterSnapshot> {
+        self.origin.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
 /// The measuring state once the warm-up is over.
 struct Measuring {
     sampler: IntervalSampler,
@@ -116,15 +179,15 @@ struct Measuring {
 
 /// Watches the run until a stop condition holds; pushes every interval sample and the last one.
 fn coordinate(
-    target: &dyn KvTarget,
     spec: &RunSpec,
     snapshots: &Snapshotter,
     shared: &Shared,
+    gates: &Gates,
     run_start: CounterSnapshot,
     report: &mut RunReport,
     progress: &mut dyn Progress,
 ) -> Result<(), RunError> {
-    let capacity = target.data_device_capacity_bytes() as f64;
+    let capacity = snapshots.target.data_device_capacity_bytes() as f64;
     let interval_ns = spec.interval.as_nanos() as u64;
     let mut measuring = (spec.warmup == Warmup::None).then(|| Measuring {
         sampler: IntervalSampler::new(run_start),
@@ -137,21 +200,23 @@ fn coordinate(
             break;
         }
         std::thread::sleep(POLL);
-        let mut now = snapshots.take(shared)?;
+        let mut now = snapshots.take_light(shared);
         let since_start = now.since(&run_start);
         let db_capacities = since_start.db_issued_bytes() as f64 / capacity;
 
         if measuring.is_none() {
-            let warm = match spec.warmup {
-                Warmup::None => true,
-                Warmup::Duration(d) => since_start.time_ns >= d.as_nanos() as u64,
-                Warmup::DbWrites { capacities } => db_capacities >= capacities,
-            };
-            if warm {
+            let origin = match spec.warmup {
+                Warmup::None => Some(run_start),
                 // Flag first, snapshot second: every operation the origin's count misses was
                 // still in flight and will be measured (at most one per thread extra).
-                shared.measuring.store(true, Ordering::Release);
-                let origin = snapshots.take(shared)?;
+                Warmup::Duration(d) if since_start.time_ns >= d.as_nanos() as u64 => {
+                    shared.measuring.store(true, Ordering::Release);
+                    Some(snapshots.take(shared)?)
+                }
+                Warmup::Duration(_) => None,
+                Warmup::DbWrites { .. } => gates.take_origin(),
+            };
+            if let Some(origin) = origin {
                 measuring = Some(Measuring {
                     sampler: IntervalSampler::new(origin),
                     next_sample_ns: origin.time_ns + interval_ns,
@@ -163,13 +228,17 @@ fn coordinate(
                     Stop::Ops(n) => n,
                 };
                 progress.start("run", total);
-                now = origin;
+                // A worker's origin may be newer than this poll's snapshot.
+                if origin.time_ns > now.time_ns {
+                    now = origin;
+                }
             }
         }
         let measured_ns =
             measuring.as_ref().map_or(0, |m| now.time_ns - m.sampler.origin().time_ns);
         if let Some(m) = measuring.as_mut() {
             if now.time_ns >= m.next_sample_ns {
+                now = snapshots.take(shared)?;
                 let record = m.sampler.sample(now);
                 report.push_interval(record)?;
                 // Skip missed periods rather than sample in a burst after a stall.
@@ -202,6 +271,13 @@ fn coordinate(
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+    // A worker may have ended the warm-up after the last poll.
+    let measuring = measuring.or_else(|| {
+        gates.take_origin().map(|origin| Measuring {
+            sampler: IntervalSampler::new(origin),
+            next_sample_ns: origin.time_ns + interval_ns,
+        })
+    });
     let Some(mut m) = measuring else {
         return Err(RunError::Spec(format!(
             "the run stopped ({}) before the warm-up ({}) ended: nothing was measured",

@@ -146,6 +146,11 @@ pub fn render_report(report: &RunReport) -> String {
             load.bytes.db_issued as f64 / f64::from(1u32 << 20)
         );
     }
+    let fill = report.observed.get("target_before_run").and_then(|t| t.get("fill"));
+    if let Some(fill) = fill.and_then(|f| f.as_f64()) {
+        let _ =
+            writeln!(out, "dataset after load: {:.1}% of the data device allocated", fill * 100.0);
+    }
     if !report.latency.is_empty() {
         out.push_str("latency (us)          count\n");
         for (kind, summary) in &report.latency {

@@ -40,6 +40,12 @@ pub trait KvTarget: Send + Sync {
     /// Cumulative store-side counters now: bytes by purpose, flash counters, buffer pool hits.
     /// The runner fills `time_ns`, `ops` and the process fields itself.
     fn counters(&self) -> CounterSnapshot;
+    /// Every byte the DB has written to the data device (WAL excluded), as in `counters()`.
+    /// Workers check stop conditions with it every few operations, so targets with costly
+    /// `counters()` (locks, syscalls) should answer this from atomics.
+    fn db_issued_bytes(&self) -> u64 {
+        self.counters().db_issued_bytes()
+    }
     /// Logical capacity of the data device: the unit of `--until Nx` and of the plots' x axis.
     fn data_device_capacity_bytes(&self) -> u64;
     /// The store's configuration for the report (engine options, device, sizing).

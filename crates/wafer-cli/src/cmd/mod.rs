@@ -1,5 +1,8 @@
 //! Subcommands. Each module owns its clap arguments and returns a one-line error.
+pub mod bench;
 pub mod emu;
+pub mod experiment;
+pub mod report;
 
 use clap::Subcommand;
 
@@ -7,6 +10,12 @@ use clap::Subcommand;
 pub enum Command {
     /// The flash SSD emulator: fio-like jobs, trace replay, presets.
     Emu(emu::EmuArgs),
+    /// Engine benchmarks: YCSB over the emulator or a file.
+    Bench(bench::BenchArgs),
+    /// Charts and tables of benchmark reports.
+    Report(report::ReportArgs),
+    /// One-command reproductions of the papers' tables.
+    Experiment(experiment::ExperimentArgs),
 }
 
 /// A failed command: the message is printed after `wafer: error: `.
@@ -28,5 +37,23 @@ impl<E: std::error::Error> From<E> for CliError {
 pub fn run(command: Command) -> Result<(), CliError> {
     match command {
         Command::Emu(args) => emu::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Experiment(args) => experiment::run(args),
     }
+}
+
+/// Fails before a long run rather than after it if an output cannot be written.
+pub fn check_output_path(path: Option<&std::path::Path>) -> Result<(), CliError> {
+    let parent = path.and_then(|p| p.parent()).filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = parent {
+        if !dir.is_dir() {
+            return Err(CliError(format!("{}: directory does not exist", dir.display())));
+        }
+    }
+    Ok(())
+}
+
+pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))
 }

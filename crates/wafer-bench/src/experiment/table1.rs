@@ -1,0 +1,196 @@
+//! Table 1 of 000 (sec. 7.3): YCSB-A, zipf 0.8, the dataset at 90% of the SSD, buffer pool at
+//! 10% of the dataset, each optimization enabled in turn. Every row runs on a fresh emulated SSD
+//! of the same configuration with the same workload and seed. Rows whose write mode or
+//! optimization this build's engine lacks are listed as not yet implemented, never faked.
+
+use crate::metrics::RunReport;
+use crate::progress::Progress;
+use crate::runner::engine::WriteModeChoice;
+use crate::runner::setup::{self, BenchConfig};
+use crate::runner::table::Row;
+use crate::runner::{self, RunError, SetupError};
+
+/// How big an experiment is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// The 8 MiB `tiny` emulator, 2 capacities of writes: seconds (tests, smoke runs).
+    Tiny,
+    /// 2 GiB of flash (the `cns` preset with 32 blocks per chip: 128 superblocks of 16 MiB),
+    /// measured from 1x to 3x capacities of DB writes: minutes on a 2-core machine.
+    Small,
+    /// The full `cns` preset (4 GiB of flash, 256 superblocks), measured from 2x to 4x as
+    /// 000 sec. 7.1 does (steady state after 4x in total).
+    Full,
+}
+
+impl Scale {
+    pub fn parse(text: &str) -> Result<Scale, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "tiny" => Ok(Scale::Tiny),
+            "small" => Ok(Scale::Small),
+            "full" => Ok(Scale::Full),
+            _ => Err(format!("unknown scale `{text}` (expected tiny, small, full)")),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scale::Tiny => "tiny",
+            Scale::Small => "small",
+            Scale::Full => "full",
+        }
+    }
+
+    /// The benchmark every row shares (the write mode is set per row).
+    pub fn base_config(&self) -> BenchConfig {
+        let mut c = BenchConfig {
+            workload: Some("a".into()),
+            fill: Some(0.9),
+            zipf_theta: Some(0.8),
+            buffer: Some("10%".into()),
+            threads: Some(2),
+            seed: Some(42),
+            ..BenchConfig::default()
+        };
+        match self {
+            Scale::Tiny => {
+                c.device = Some("emu:tiny".into());
+                c.until = Some("2x".into());
+                c.warmup = Some("1x".into());
+                c.interval = Some("100ms".into());
+            }
+            Scale::Small => {
+                c.device = Some("emu:cns".into());
+                c.emu.insert("blocks-per-chip".into(), toml::Value::Integer(32));
+                c.until = Some("3x".into());
+                c.warmup = Some("1x".into());
+                c.interval = Some("1s".into());
+            }
+            Scale::Full => {
+                c.device = Some("emu:cns".into());
+                c.until = Some("4x".into());
+                c.warmup = Some("2x".into());
+                c.interval = Some("5s".into());
+            }
+        }
+        c
+    }
+}
+
+/// One row of the table: its name in 000 and what it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowPlan {
+    pub label: &'static str,
+    pub write_mode: WriteModeChoice,
+    /// An optimization the engine does not offer yet (None: the write mode is all it needs).
+    pub missing: Option<&'static str>,
+}
+
+/// The rows of 000 Table 1 in order, plus the engine's in-place mode without a doublewrite
+/// buffer (not a row of 000: the baseline's writes minus the doublewrite copies).
+pub const ROWS: [RowPlan; 8] = [
+    RowPlan { label: "in-place", write_mode: WriteModeChoice::InPlace, missing: None },
+    RowPlan {
+        label: "(in-place, no doublewrite)",
+        write_mode: WriteModeChoice::InPlaceNoDwb,
+        missing: None,
+    },
+    RowPlan { label: "-> out-of-place", write_mode: WriteModeChoice::OutOfPlace, missing: None },
+    RowPlan {
+        label: "+ comp. + pagepack",
+        write_mode: WriteModeChoice::OutOfPlace,
+        missing: Some("compression and page packing"),
+    },
+    RowPlan {
+        label: "+ GDT",
+        write_mode: WriteModeChoice::OutOfPlace,
+        missing: Some("grouping by deathtime"),
+    },
+    RowPlan { label: "+ NoWA", write_mode: WriteModeChoice::OutOfPlace, missing: Some("NoWA") },
+    RowPlan {
+        label: "+ aligning GC unit",
+        write_mode: WriteModeChoice::OutOfPlace,
+        missing: Some("GC unit alignment"),
+    },
+    RowPlan {
+        label: "- comp.",
+        write_mode: WriteModeChoice::OutOfPlace,
+        missing: Some("NoWA and GC unit alignment"),
+    },
+];
+
+impl RowPlan {
+    /// Why this build cannot run the row, if it cannot.
+    pub fn unavailable(&self) -> Option<String> {
+        if self.write_mode.engine_mode().is_err() {
+            return Some(format!("not yet implemented ({} write mode)", self.write_mode.name()));
+        }
+        self.missing.map(|m| format!("not yet implemented ({m})"))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error("row {row}: {source}")]
+    Setup { row: &'static str, source: SetupError },
+    #[error("row {row}: {source}")]
+    Run { row: &'static str, source: RunError },
+}
+
+/// Runs every available row; `on_row` sees each finished row (to print as it goes).
+pub fn run(
+    scale: Scale,
+    progress: &mut dyn Progress,
+    on_row: &mut dyn FnMut(&Row),
+) -> Result<Vec<(Row, Option<RunReport>)>, ExperimentError> {
+    let mut out = Vec::with_capacity(ROWS.len());
+    for plan in ROWS {
+        let (row, report) = match plan.unavailable() {
+            Some(reason) => (Row { label: plan.label.to_string(), figures: Err(reason) }, None),
+            None => {
+                let mut config = scale.base_config();
+                config.write_mode = Some(plan.write_mode.name().to_string());
+                config.label = Some(format!("{} [{}]", plan.label, scale.name()));
+                let prepared = setup::prepare(&config)
+                    .map_err(|source| ExperimentError::Setup { row: plan.label, source })?;
+                let report =
+                    runner::run(prepared.target.as_ref(), &prepared.spec, prepared.setup, progress)
+                        .map_err(|source| ExperimentError::Run { row: plan.label, source })?;
+                (Row { label: plan.label.to_string(), figures: Ok(report.summary) }, Some(report))
+            }
+        };
+        on_row(&row);
+        out.push((row, report));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_follow_000_and_unavailable_ones_say_why() {
+        assert_eq!(ROWS[0].label, "in-place");
+        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 1);
+        for r in ROWS.iter().filter_map(|r| r.unavailable()) {
+            assert!(r.starts_with("not yet implemented"), "{r}");
+        }
+        for s in [Scale::Tiny, Scale::Small, Scale::Full] {
+            assert_eq!(Scale::parse(s.name()), Ok(s));
+        }
+    }
+
+    #[test]
+    fn tiny_table_runs_the_available_rows() {
+        let rows = run(Scale::Tiny, &mut crate::progress::Silent, &mut |_| {}).unwrap();
+        assert_eq!(rows.len(), ROWS.len());
+        let ran: Vec<_> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
+        assert_eq!(ran.len(), 1);
+        let f = &ran[0].summary;
+        assert!(f.ssd_waf.unwrap() > 1.0, "90% full after 2x: SSD GC");
+        let text =
+            crate::runner::table::render(&rows.into_iter().map(|(r, _)| r).collect::<Vec<_>>());
+        assert!(text.contains("not yet implemented"), "{text}");
+    }
+}

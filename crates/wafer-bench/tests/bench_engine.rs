@@ -1,0 +1,61 @@
+//! End to end: YCSB-A on the engine over the tiny emulator preset, 90% full, until the DB has
+//! written twice the device capacity; the report's figures must agree with each other.
+#![allow(clippy::unwrap_used)]
+
+use wafer_bench::metrics::{Figures, RunReport};
+use wafer_bench::progress::Silent;
+use wafer_bench::runner::{self, setup, BenchConfig};
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn assert_consistent(f: &Figures) {
+    let (db, ssd, total) = (f.db_waf.unwrap(), f.ssd_waf.unwrap(), f.total_waf.unwrap());
+    assert!(close(total, db * ssd), "total {total} != {db} x {ssd}");
+    let b = &f.bytes;
+    assert!(close(f.logical_bytes_per_op.unwrap() * f.ops as f64, b.db_issued as f64));
+    assert!(close(f.physical_bytes_per_op.unwrap() * f.ops as f64, b.flash as f64));
+    assert_eq!(b.flash_host + b.ssd_gc + b.flash_padding, b.flash);
+}
+
+#[test]
+fn ycsb_a_on_tiny_emulator_is_consistent() {
+    let config = BenchConfig {
+        workload: Some("a".into()),
+        device: Some("emu:tiny".into()),
+        fill: Some(0.9),
+        zipf_theta: Some(0.8),
+        threads: Some(2),
+        until: Some("2x".into()),
+        interval: Some("100ms".into()),
+        ..BenchConfig::default()
+    };
+    let prepared = setup::prepare(&config).unwrap();
+    let capacity = prepared.target.data_device_capacity_bytes();
+    let report =
+        runner::run(prepared.target.as_ref(), &prepared.spec, prepared.setup, &mut Silent).unwrap();
+    let text = report.to_json().unwrap();
+    let report = RunReport::from_json(&text).unwrap();
+
+    let s = &report.summary;
+    assert_consistent(s);
+    for r in &report.intervals {
+        if r.interval.bytes.user > 0 && r.interval.bytes.db_issued > 0 {
+            assert_consistent(&r.interval);
+        }
+    }
+    // The stop condition: DB writes since the run began reached 2 capacities.
+    assert!(s.bytes.db_issued >= 2 * capacity, "{} of {capacity}", s.bytes.db_issued);
+    // Every page write is 4 KiB; the emulator saw every DB write (plus its GC).
+    assert_eq!(s.bytes.db_issued % 4096, 0);
+    assert!(s.bytes.flash_host >= s.bytes.db_issued);
+    // 90% full and written over twice: the device had to collect garbage.
+    assert!(s.bytes.ssd_gc > 0, "no SSD GC at 90% fill after 2x");
+    assert!(s.ssd_waf.unwrap() > 1.0);
+    let hit = s.buffer_hit_ratio.unwrap();
+    assert!(hit > 0.0 && hit < 1.0, "{hit}");
+    assert_eq!(report.load.unwrap().ops, report.config["setup"]["sizing"]["record_count"]);
+    assert!(report.latency["read"].count > 0 && report.latency["update"].count > 0);
+    print!("{}", runner::table::render_report(&report));
+}

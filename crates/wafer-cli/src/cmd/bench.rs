@@ -1,0 +1,156 @@
+//! `wafer bench ycsb`: YCSB on the engine (or a model), over the emulator or a file; prints a
+//! Table-1-like row with latencies and writes the run report as JSON.
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use wafer_bench::runner::{self, setup, BenchConfig, LiveLine};
+
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// YCSB core workloads A-F: load, then run until a duration or N device capacities of DB
+    /// writes; report OPS, DB / SSD / total WAF, bytes per operation and the write drilldown.
+    Ycsb(YcsbArgs),
+}
+
+/// Every flag overrides the same-named key of --config (a TOML file).
+#[derive(Debug, Args)]
+pub struct YcsbArgs {
+    /// Settings file (TOML, keys as these flags with `_`; [engine] and [emu] tables).
+    #[arg(long, value_name = "FILE.toml")]
+    config: Option<PathBuf>,
+    /// Workload a..f [default: a].
+    #[arg(long)]
+    workload: Option<String>,
+    /// emu:PRESET (cns, fdp, zns, tiny) or emu:FILE.toml, file:PATH, memory:SIZE, model:SIZE
+    /// [default: emu:cns].
+    #[arg(long)]
+    device: Option<String>,
+    /// Dataset size as a fraction of the device's logical capacity, as the engine stores it
+    /// [default: 0.9].
+    #[arg(long)]
+    fill: Option<f64>,
+    /// Dataset size in records (instead of --fill).
+    #[arg(long)]
+    records: Option<u64>,
+    /// Dataset size as keys + values, e.g. 1GiB (instead of --fill).
+    #[arg(long, value_name = "BYTES")]
+    dataset_bytes: Option<String>,
+    /// Bytes per value [default: 1000].
+    #[arg(long, value_name = "BYTES")]
+    value_size: Option<u32>,
+    /// Fraction of random bytes per value (compressibility) [default: 0.39].
+    #[arg(long)]
+    compression_ratio: Option<f64>,
+    /// Request distribution: uniform, zipf:T, scrambled:T, latest:T, hotcold:X:Y.
+    #[arg(long)]
+    distribution: Option<String>,
+    /// Shorthand for --distribution zipf:THETA.
+    #[arg(long, value_name = "THETA")]
+    zipf_theta: Option<f64>,
+    /// Worker threads [default: cores].
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Buffer pool: a fraction of the dataset (0.1, 10%) or a size (64MiB) [default: 10%].
+    #[arg(long)]
+    buffer: Option<String>,
+    /// Stop after this measured time (60s, 5m) [default: 60s].
+    #[arg(long)]
+    duration: Option<String>,
+    /// Stop when DB writes since the run began reach N device capacities (4x).
+    #[arg(long, value_name = "Nx")]
+    until: Option<String>,
+    /// Stop after this many operations.
+    #[arg(long)]
+    ops: Option<u64>,
+    /// Exclude the start of the run: a time (30s) or DB writes in capacities (1x).
+    #[arg(long)]
+    warmup: Option<String>,
+    /// Sample period [default: 1s].
+    #[arg(long)]
+    interval: Option<String>,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// in-place (doublewrite), in-place-no-dwb, out-of-place.
+    #[arg(long)]
+    write_mode: Option<String>,
+    /// Engine option KEY=VALUE (buffer_pool_bytes, eviction_batch_pages, ...), repeatable.
+    #[arg(long = "engine", value_name = "KEY=VALUE")]
+    engine: Vec<String>,
+    /// Emulator configuration override KEY=VALUE (op=0.28, blocks-per-chip=16), repeatable.
+    #[arg(long = "emu", value_name = "KEY=VALUE")]
+    emu: Vec<String>,
+    /// Skip the load phase (the file device already holds the dataset).
+    #[arg(long)]
+    no_load: bool,
+    /// Label of the run in tables and plots.
+    #[arg(long)]
+    label: Option<String>,
+    /// Write the run report (config, hash, intervals, summary, latencies) as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// No live status line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+impl YcsbArgs {
+    /// The file's settings with the flags over them.
+    pub fn bench_config(&self) -> Result<BenchConfig, CliError> {
+        let file = match &self.config {
+            Some(path) => BenchConfig::load(path)?,
+            None => BenchConfig::default(),
+        };
+        let flags = BenchConfig {
+            label: self.label.clone(),
+            workload: self.workload.clone(),
+            device: self.device.clone(),
+            fill: self.fill,
+            records: self.records,
+            dataset_bytes: self.dataset_bytes.clone(),
+            value_size: self.value_size,
+            compression_ratio: self.compression_ratio,
+            distribution: self.distribution.clone(),
+            zipf_theta: self.zipf_theta,
+            threads: self.threads,
+            buffer: self.buffer.clone(),
+            duration: self.duration.clone(),
+            until: self.until.clone(),
+            ops: self.ops,
+            warmup: self.warmup.clone(),
+            interval: self.interval.clone(),
+            seed: self.seed,
+            write_mode: self.write_mode.clone(),
+            no_load: self.no_load.then_some(true),
+            engine: BenchConfig::settings(&self.engine)?,
+            emu: BenchConfig::settings(&self.emu)?,
+        };
+        Ok(file.overridden_by(&flags))
+    }
+}
+
+pub fn run(args: BenchArgs) -> Result<(), CliError> {
+    match args.command {
+        BenchCommand::Ycsb(a) => ycsb(&a),
+    }
+}
+
+fn ycsb(args: &YcsbArgs) -> Result<(), CliError> {
+    super::check_output_path(args.json.as_deref())?;
+    let config = args.bench_config()?;
+    let prepared = setup::prepare(&config)?;
+    let mut live = LiveLine::new(!args.quiet);
+    let report = runner::run(prepared.target.as_ref(), &prepared.spec, prepared.setup, &mut live)?;
+    print!("{}", runner::table::render_report(&report));
+    if let Some(path) = &args.json {
+        super::write_file(path, report.to_json()?.as_bytes())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! `wafer experiment table1`: the first rows of Table 1 of 000 on one emulated 90%-full SSD.
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use wafer_bench::experiment::{table1, Scale};
+use wafer_bench::runner::{table, LiveLine};
+
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct ExperimentArgs {
+    #[command(subcommand)]
+    command: ExperimentCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ExperimentCommand {
+    /// YCSB-A zipf 0.8, dataset at 90% of the emulated SSD, buffer 10% of the dataset: one row
+    /// per write mode / optimization this build has; the others are listed as not implemented.
+    Table1(Table1Args),
+}
+
+#[derive(Debug, Args)]
+struct Table1Args {
+    /// tiny (8 MiB emulator, seconds), small (1 GiB, minutes), full (4 GiB cns preset).
+    #[arg(long, default_value = "small")]
+    scale: String,
+    /// Write each run's report as DIR/table1-<row>.json.
+    #[arg(long, value_name = "DIR")]
+    json_dir: Option<PathBuf>,
+    /// No live status line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
+    match args.command {
+        ExperimentCommand::Table1(a) => run_table1(&a),
+    }
+}
+
+fn run_table1(args: &Table1Args) -> Result<(), CliError> {
+    let scale = Scale::parse(&args.scale).map_err(CliError)?;
+    if let Some(dir) = &args.json_dir {
+        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    }
+    let mut live = LiveLine::new(!args.quiet);
+    let quiet = args.quiet;
+    let rows = table1::run(scale, &mut live, &mut |row| {
+        if !quiet {
+            let status = match &row.figures {
+                Ok(f) => format!(
+                    "done, total WAF {}",
+                    f.total_waf.map_or("-".into(), |w| format!("{w:.2}"))
+                ),
+                Err(reason) => reason.clone(),
+            };
+            eprintln!("table1 [{}] {}: {status}", scale.name(), row.label);
+        }
+    })?;
+    println!(
+        "Table 1 of 000 (YCSB-A zipf 0.8, 90% full emulated SSD, buffer 10% of the dataset), scale {}",
+        scale.name()
+    );
+    let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
+    print!("{}", table::render(&table_rows));
+    if let Some(dir) = &args.json_dir {
+        for (i, (_, report)) in rows.iter().enumerate() {
+            if let Some(report) = report {
+                let path = dir.join(format!("table1-{i}.json"));
+                super::write_file(&path, report.to_json()?.as_bytes())?;
+            }
+        }
+    }
+    Ok(())
+}
