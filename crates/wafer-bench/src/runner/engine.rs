@@ -153,7 +153,7 @@ impl EngineTarget {
     }
 
     /// Pages the database holds (superblock and catalog included), in bytes.
-    pub fn allocated_bytes(&self) -> u64 {
+    pub fn allocated_page_bytes(&self) -> u64 {
         self.db.stats().allocated_pages * wafer::device::BLOCK_BYTES
     }
 }
@@ -192,6 +192,10 @@ impl KvTarget for EngineTarget {
         s
     }
 
+    fn allocated_bytes(&self) -> Option<u64> {
+        Some(self.allocated_page_bytes())
+    }
+
     fn db_issued_bytes(&self) -> u64 {
         self.device.stats().snapshot().db_issued_bytes()
     }
@@ -202,7 +206,7 @@ impl KvTarget for EngineTarget {
 
     fn describe(&self) -> serde_json::Value {
         let mut d = self.description.clone();
-        let allocated = self.allocated_bytes();
+        let allocated = self.allocated_page_bytes();
         d["allocated_bytes"] = allocated.into();
         d["fill"] = (allocated as f64 / self.data_device_capacity_bytes() as f64).into();
         d
@@ -210,7 +214,7 @@ impl KvTarget for EngineTarget {
 }
 
 /// Records inserted by the sizing pilot: enough for the B+tree's page fill to settle.
-pub const PILOT_RECORDS: u64 = 8192;
+pub const PILOT_RECORDS: u64 = 32_768;
 const PILOT_DEVICE_BYTES: u64 = 256 << 20;
 
 /// Bytes of device space one record takes in the engine: allocated pages after inserting
@@ -224,7 +228,7 @@ pub fn bytes_per_record(options: &Options, spec: &WorkloadSpec) -> Result<f64, T
     pilot_options.write_mode = WriteMode::InPlace;
     let device: Box<dyn Device> = Box::new(MemoryDevice::new(PILOT_DEVICE_BYTES));
     let target = EngineTarget::open(device, pilot_options, serde_json::json!("pilot"))?;
-    let before = target.allocated_bytes();
+    let before = target.allocated_page_bytes();
     let values = ValueGenerator::new(spec.value_compression_ratio)
         .map_err(|e| TargetError::new("pilot", e))?;
     let mut buf = vec![0u8; spec.value_size_bytes as usize];
@@ -232,7 +236,7 @@ pub fn bytes_per_record(options: &Options, spec: &WorkloadSpec) -> Result<f64, T
         values.fill(&ValueSpec { seed: keynum, len_bytes: spec.value_size_bytes }, &mut buf);
         target.insert(spec.key_format.key(keynum).as_bytes(), &buf)?;
     }
-    let grown = target.allocated_bytes().saturating_sub(before);
+    let grown = target.allocated_page_bytes().saturating_sub(before);
     assert!(grown > 0, "the pilot inserted records without allocating pages");
     Ok(grown as f64 / PILOT_RECORDS as f64)
 }

@@ -12,7 +12,7 @@ use super::RunError;
 use crate::dist::Rng;
 use crate::metrics::Figures;
 use crate::progress::Progress;
-use crate::values::ValueGenerator;
+use crate::values::{ValueGenerator, ValueSpec};
 use crate::ycsb::LoadGenerator;
 
 /// Load threads draw values from seeds apart from the run phase's.
@@ -20,13 +20,20 @@ const LOAD_SEED_SALT: u64 = 0x10AD_10AD_10AD_10AD;
 /// How often the coordinating thread looks at the load's progress.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Inserts every record; returns the load phase's figures (ops = records inserted).
+/// Top-up inserts at most this fraction of the planned records: the pilot's estimate is off by
+/// a few percent, never by more.
+const TOP_UP_FRACTION_MAX: f64 = 0.25;
+/// Inserts between two looks at the target's allocated bytes during the top-up.
+const TOP_UP_CHECK_EVERY: u64 = 64;
+
+/// Inserts every record, then tops up to `spec.fill_target_bytes`; returns the load phase's
+/// figures (ops = records inserted) and the number of records inserted by the top-up.
 pub fn load(
     target: &dyn KvTarget,
     spec: &RunSpec,
     snapshots: &Snapshotter,
     progress: &mut dyn Progress,
-) -> Result<Figures, RunError> {
+) -> Result<(Figures, u64), RunError> {
     let record_count = spec.workload.record_count;
     let values = ValueGenerator::new(spec.workload.value_compression_ratio)
         .map_err(|e| RunError::Spec(e.to_string()))?;
@@ -76,8 +83,45 @@ pub fn load(
     if let Some(e) = shared.take_error() {
         return Err(RunError::Worker { phase: "load", source: e });
     }
-    let end = snapshots.take(&shared)?;
     let inserted = shared.completed.load(Ordering::Relaxed);
     assert_eq!(inserted, record_count, "load finished without error but inserted too few");
-    Ok(Figures::from_delta(&end.since(&start)))
+    let extra = match spec.fill_target_bytes {
+        Some(fill_bytes) => top_up(target, spec, &values, fill_bytes, &shared)?,
+        None => 0,
+    };
+    let end = snapshots.take(&shared)?;
+    Ok((Figures::from_delta(&end.since(&start)), extra))
+}
+
+/// Inserts records after the loaded ones (key numbers from `record_count` up, as YCSB's inserts
+/// would) until the target has allocated `fill_bytes`. One thread: it adds a few percent.
+fn top_up(
+    target: &dyn KvTarget,
+    spec: &RunSpec,
+    values: &ValueGenerator,
+    fill_bytes: u64,
+    shared: &Shared,
+) -> Result<u64, RunError> {
+    let Some(mut allocated) = target.allocated_bytes() else {
+        return Ok(0);
+    };
+    let first = spec.workload.record_count;
+    let extra_max = (first as f64 * TOP_UP_FRACTION_MAX).ceil() as u64;
+    let format = spec.workload.key_format;
+    let mut buf = vec![0u8; spec.workload.value_size_bytes as usize];
+    let mut extra = 0;
+    while allocated < fill_bytes && extra < extra_max {
+        for _ in 0..TOP_UP_CHECK_EVERY.min(extra_max - extra) {
+            let keynum = first + extra;
+            let value = ValueSpec { seed: keynum ^ LOAD_SEED_SALT, len_bytes: buf.len() as u32 };
+            values.fill(&value, &mut buf);
+            target
+                .insert(format.key(keynum).as_bytes(), &buf)
+                .map_err(|e| RunError::Worker { phase: "load top-up", source: e.into() })?;
+            extra += 1;
+        }
+        allocated = target.allocated_bytes().unwrap_or(fill_bytes);
+    }
+    shared.completed.store(first + extra, Ordering::Relaxed);
+    Ok(extra)
 }

@@ -76,11 +76,17 @@ pub fn run(
     });
     let mut report = RunReport::new(spec.label.clone(), config, spec.seed, spec.threads);
     let snapshots = sample::Snapshotter { target, base: Instant::now() };
+    let mut spec = spec.clone();
     if spec.load {
-        report.load = Some(load::load(target, spec, &snapshots, progress)?);
+        let (figures, extra) = load::load(target, &spec, &snapshots, progress)?;
+        report.load = Some(figures);
+        spec.workload.record_count += extra;
     }
-    report.observed = serde_json::json!({ "target_before_run": target.describe() });
-    let histograms = run::run_phase(target, spec, &snapshots, &mut report, progress)?;
+    report.observed = serde_json::json!({
+        "target_before_run": target.describe(),
+        "record_count": spec.workload.record_count,
+    });
+    let histograms = run::run_phase(target, &spec, &snapshots, &mut report, progress)?;
     report.latency = histograms.summaries();
     report.observed["target_after_run"] = target.describe();
     Ok(report)

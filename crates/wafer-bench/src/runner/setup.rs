@@ -6,7 +6,11 @@
 //! bytes_per_record`, where bytes per record is measured by a pilot load of
 //! [`super::engine::PILOT_RECORDS`] records into a scratch in-memory database with the same key
 //! and value sizes (B+tree page fill after random inserts, about 2/3, settles well before that).
-//! The report records the estimate and the pages actually allocated after the load.
+//! The pilot is a few percent off (B+tree fill after random inserts wavers with the tree's
+//! size), so after the load the runner tops up: it inserts further records (key numbers after
+//! the loaded ones, one thread) until the engine's allocated pages reach `fill * capacity`, at
+//! most 25% more. The report records the estimate (`config.setup.sizing`), the final record
+//! count and the fill actually reached (`observed`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -305,6 +309,7 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
         Some(_) => engine::bytes_per_record(&options, &nominal)?,
         None => nominal_record_bytes,
     };
+    let mut fill_target_bytes = None;
     let (record_count, sizing) = match (c.records, &c.dataset_bytes, c.fill) {
         (Some(n), None, None) => (n, "records".to_string()),
         (None, Some(b), None) => {
@@ -315,6 +320,9 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
             let fill = fill.unwrap_or(0.9);
             if !(fill > 0.0 && fill <= 1.0) {
                 return Err(invalid(format!("fill {fill} must be in (0, 1]")));
+            }
+            if backend.is_some() {
+                fill_target_bytes = Some((fill * capacity_bytes as f64) as u64);
             }
             ((fill * capacity_bytes as f64 / bytes_per_record) as u64, format!("fill {fill}"))
         }
@@ -356,6 +364,7 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
         threads,
         seed: c.seed.unwrap_or(42),
         load: !c.no_load.unwrap_or(false),
+        fill_target_bytes,
         stop,
         warmup,
         interval,
@@ -370,6 +379,7 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
             "by": sizing,
             "record_count": record_count,
             "bytes_per_record_estimate": bytes_per_record,
+            "fill_target_bytes": fill_target_bytes,
             "dataset_on_device_bytes_estimate": dataset_on_device_bytes,
             "dataset_logical_bytes": spec.workload.dataset_bytes(),
         },

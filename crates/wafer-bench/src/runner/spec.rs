@@ -116,6 +116,10 @@ pub struct RunSpec {
     pub seed: u64,
     /// Insert `workload.record_count` records before the run phase.
     pub load: bool,
+    /// After the load, insert more records until the target has allocated this many bytes
+    /// (`--fill` on the engine: the pilot's estimate of bytes per record is a few percent off).
+    /// The run phase then uses the larger record count (the report's `observed.record_count`).
+    pub fill_target_bytes: Option<u64>,
     pub stop: Stop,
     pub warmup: Warmup,
     /// Sample period of the interval series.
@@ -159,6 +163,7 @@ impl RunSpec {
             "threads": self.threads,
             "seed": self.seed,
             "load": self.load,
+            "fill_target_bytes": self.fill_target_bytes,
             "stop": self.stop.describe(),
             "warmup": self.warmup.describe(),
             "interval_s": self.interval.as_secs_f64(),
@@ -197,6 +202,7 @@ mod tests {
             threads: 1,
             seed: 1,
             load: true,
+            fill_target_bytes: None,
             stop: Stop::DbWrites { capacities: 1.0 },
             warmup: Warmup::DbWrites { capacities: 1.0 },
             interval: Duration::from_secs(1),

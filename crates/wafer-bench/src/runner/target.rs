@@ -46,6 +46,10 @@ pub trait KvTarget: Send + Sync {
     fn db_issued_bytes(&self) -> u64 {
         self.counters().db_issued_bytes()
     }
+    /// Device bytes the store has allocated for its data, if it knows (the engine's pages).
+    fn allocated_bytes(&self) -> Option<u64> {
+        None
+    }
     /// Logical capacity of the data device: the unit of `--until Nx` and of the plots' x axis.
     fn data_device_capacity_bytes(&self) -> u64;
     /// The store's configuration for the report (engine options, device, sizing).

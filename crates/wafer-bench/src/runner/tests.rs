@@ -15,6 +15,7 @@ fn spec(workload: Workload, records: u64, stop: Stop) -> RunSpec {
         threads: 2,
         seed: 7,
         load: true,
+        fill_target_bytes: None,
         stop,
         warmup: Warmup::None,
         interval: Duration::from_millis(20),
