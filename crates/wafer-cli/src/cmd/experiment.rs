@@ -22,7 +22,7 @@ enum ExperimentCommand {
 
 #[derive(Debug, Args)]
 struct Table1Args {
-    /// tiny (8 MiB emulator, seconds), small (1 GiB, minutes), full (4 GiB cns preset).
+    /// tiny (8 MiB emulator, seconds), small (2 GiB, minutes), full (4 GiB cns preset).
     #[arg(long, default_value = "small")]
     scale: String,
     /// Write each run's report as DIR/table1-<row>.json.
