@@ -4,8 +4,10 @@
 //! Latching: each frame is a `RwLock` (shared/exclusive), so readers of a page never block each
 //! other. A page-table entry is only a hint: after latching a frame the caller checks that the
 //! frame still holds the page it wanted (eviction may have reused it) and restarts otherwise.
-//! Misses and eviction are serialized by one mutex; the evictor only ever `try_write`s frames,
-//! so a thread holding frame latches while it waits for that mutex cannot deadlock with it.
+//! Frame assignment is serialized by one mutex; device reads and eviction write-backs happen
+//! outside it (a loading frame is published latched and waiters block on its latch; victims stay
+//! latched while they are written). The evictor only ever `try_write`s frames, so a thread holding frame latches while it
+//! waits for that mutex cannot deadlock with it.
 //! This is the pessimistic design the brief allows instead of optimistic version latches.
 mod counters;
 pub mod store;
@@ -18,7 +20,7 @@ use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
 use crate::{Error, Result};
 use counters::PoolCounters;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 const NO_FRAME: u32 = u32::MAX;
 const NO_PAGE: PageId = PageId::MAX;
@@ -242,34 +244,45 @@ impl BufferPool {
     }
 
     fn miss_load(&self, pid: PageId, idx: usize) -> Result<()> {
-        let mut st = self.miss.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.lock_miss();
         if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
             return Ok(()); // Another thread loaded it while we waited.
         }
-        let f = match self.take_frame(&mut st)? {
-            Some(f) => f,
-            None => {
-                drop(st);
-                std::thread::yield_now();
-                return Ok(());
-            }
+        let (st, f) = self.take_frame(st)?;
+        let Some(f) = f else {
+            drop(st);
+            std::thread::yield_now();
+            return Ok(());
         };
+        if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+            // Loaded by another thread while our eviction ran unlocked.
+            let mut st = st;
+            st.free.push(f);
+            return Ok(());
+        }
         let frame = &self.frames[f as usize];
         let mut g = write_latch(&frame.latch);
         debug_assert_eq!(g.pid, NO_PAGE);
+        // Publish the frame before reading: other threads wanting this page find it and wait on
+        // its latch instead of loading it twice, and the read happens outside the miss mutex.
+        g.pid = pid;
+        g.dirty = false;
+        self.table[idx].store(f, Ordering::Release);
+        drop(st);
         self.counters.miss();
         let loaded = self.store.read_page(pid, &mut g.bytes).and_then(|()| {
             page::verify(&g.bytes, pid)
                 .map_err(|reason| Error::CorruptPage { page_id: pid, reason })
         });
         if let Err(e) = loaded {
-            st.free.push(f);
+            // Waiters see the pid change and retry (and meet the same error themselves).
+            g.pid = NO_PAGE;
+            self.table[idx].store(NO_FRAME, Ordering::Release);
+            drop(g);
+            self.lock_miss().free.push(f);
             return Err(e);
         }
-        g.pid = pid;
-        g.dirty = false;
         frame.referenced.store(true, Ordering::Relaxed);
-        self.table[idx].store(f, Ordering::Release);
         Ok(())
     }
 
@@ -278,9 +291,10 @@ impl BufferPool {
     pub fn create(&self, pid: PageId) -> Result<PageMut<'_>> {
         let idx = self.check_pid(pid)?;
         for _ in 0..FETCH_ATTEMPTS_MAX {
-            let mut st = self.miss.lock().unwrap_or_else(|e| e.into_inner());
+            let st = self.lock_miss();
+            let (st, f) = self.take_frame(st)?;
             assert_eq!(self.table[idx].load(Ordering::Acquire), NO_FRAME, "create: {pid} cached");
-            let Some(f) = self.take_frame(&mut st)? else {
+            let Some(f) = f else {
                 drop(st);
                 std::thread::yield_now();
                 continue;
@@ -297,20 +311,41 @@ impl BufferPool {
         Err(self.exhausted(pid))
     }
 
-    fn take_frame(&self, st: &mut MissState) -> Result<Option<u32>> {
-        if let Some(f) = st.free.pop() {
-            return Ok(Some(f));
-        }
-        self.evict_batch(st)?;
-        Ok(st.free.pop())
+    fn lock_miss(&self) -> MutexGuard<'_, MissState> {
+        self.miss.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Clock sweep: picks up to `batch_pages` unreferenced, unlatched frames, writes the dirty
-    /// ones back in one store call, and frees them all.
-    fn evict_batch(&self, st: &mut MissState) -> Result<()> {
+    /// A free frame, evicting a batch when there is none. The eviction write-back runs with the
+    /// miss mutex released: the victims stay latched, so nobody uses or picks them meanwhile.
+    fn take_frame<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, MissState>,
+    ) -> Result<(MutexGuard<'a, MissState>, Option<u32>)> {
+        if let Some(f) = st.free.pop() {
+            return Ok((st, Some(f)));
+        }
+        let mut victims = self.pick_victims(&mut st);
+        drop(st);
+        self.write_back(&mut victims, WritePurpose::UserEviction)?;
+        self.counters.evicted(victims.len() as u64);
+        for (_, g) in victims.iter_mut() {
+            // Waiters holding a stale table entry see the pid change and retry.
+            self.table[g.pid as usize].store(NO_FRAME, Ordering::Release);
+            g.pid = NO_PAGE;
+            g.dirty = false;
+        }
+        let mut st = self.lock_miss();
+        st.free.extend(victims.iter().map(|(f, _)| *f));
+        drop(victims);
+        let f = st.free.pop();
+        Ok((st, f))
+    }
+
+    /// Clock sweep: up to `batch_pages` unreferenced frames that nobody has latched.
+    fn pick_victims(&self, st: &mut MissState) -> Vec<(u32, RwLockWriteGuard<'_, FrameData>)> {
         let n = self.frames.len();
         let want = self.batch_pages.min(n / 4).max(1);
-        let mut victims: Vec<(u32, RwLockWriteGuard<'_, FrameData>)> = Vec::with_capacity(want);
+        let mut victims = Vec::with_capacity(want);
         // Two full turns: the first may only clear reference bits.
         for _ in 0..2 * n {
             if victims.len() >= want {
@@ -328,16 +363,7 @@ impl BufferPool {
                 }
             }
         }
-        self.write_back(&mut victims, WritePurpose::UserEviction)?;
-        self.counters.evicted(victims.len() as u64);
-        for (f, g) in victims.iter_mut() {
-            let idx = g.pid as usize;
-            self.table[idx].store(NO_FRAME, Ordering::Release);
-            g.pid = NO_PAGE;
-            g.dirty = false;
-            st.free.push(*f);
-        }
-        Ok(())
+        victims
     }
 
     /// Stamps the write history, seals, and writes the dirty pages among `frames` in one batch.
