@@ -169,7 +169,11 @@ struct RunArgs {
     #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Job file (TOML, [[job]] tables); replaces --workload/--dist/--bs/--jobs.
-    #[arg(long, value_name = "FILE.toml")]
+    #[arg(
+        long,
+        value_name = "FILE.toml",
+        conflicts_with_all = ["workload", "dist", "bs", "rwmixread", "jobs"]
+    )]
     job_file: Option<PathBuf>,
     /// Seed of every random choice of the jobs [default: 1].
     #[arg(long)]
