@@ -86,6 +86,7 @@ fn main() {
         last_capacity.waf().unwrap(),
         ssd.counters().waf().unwrap(),
         total.gc_victims,
-        last_capacity.victim_valid_mean().unwrap_or(0.0),
+        last_capacity.gc_copied_blocks as f64
+            / (last_capacity.gc_victims.max(1) * u64::from(layout.slots_per_superblock)) as f64,
     );
 }
