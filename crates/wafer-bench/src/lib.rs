@@ -3,8 +3,11 @@
 pub mod dist;
 pub mod emu_report;
 pub mod jobs;
+pub mod metrics;
 pub mod plot;
 pub mod progress;
 pub mod trace;
+pub mod values;
+pub mod ycsb;
 
 pub fn placeholder() {}

@@ -57,6 +57,8 @@ pub struct Zipfian {
     zetan: f64,
     zeta2theta: f64,
     eta: f64,
+    /// 0.5^theta, the width of item 1's band (hoisted out of `sample`).
+    half_pow_theta: f64,
 }
 
 impl Zipfian {
@@ -72,8 +74,15 @@ impl Zipfian {
         assert!(theta > 0.0 && theta < 1.0, "theta {theta} outside (0, 1)");
         assert!(zetan >= 1.0);
         let zeta2theta = zeta(2, theta);
-        let mut z =
-            Zipfian { item_count, theta, alpha: 1.0 / (1.0 - theta), zetan, zeta2theta, eta: 0.0 };
+        let mut z = Zipfian {
+            item_count,
+            theta,
+            alpha: 1.0 / (1.0 - theta),
+            zetan,
+            zeta2theta,
+            eta: 0.0,
+            half_pow_theta: 0.5f64.powf(theta),
+        };
         z.eta = z.compute_eta();
         z
     }
@@ -128,7 +137,7 @@ impl Zipfian {
         if uz < 1.0 {
             return 0;
         }
-        if uz < 1.0 + 0.5f64.powf(self.theta) {
+        if uz < 1.0 + self.half_pow_theta {
             return 1.min(self.item_count - 1);
         }
         let x = self.item_count as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha);
