@@ -16,8 +16,9 @@
 //! - **Stop condition**: host bytes issued by the jobs after the fill, reads and trims included
 //!   (as fio's `io_size`); `Nx` is N times the logical capacity.
 //! - **Report**: top-level `host_bytes`/`flash_bytes`/`waf`/`erases` cover the jobs only (fill
-//!   excluded); `steady_state_waf` is flash/host over the last logical capacity of host writes;
-//!   `counters` and the samples count from the new device.
+//!   excluded); `steady_state_waf` is flash/host over the last logical capacity of the jobs'
+//!   host writes (`null` if they wrote less than one capacity); `counters` and the samples
+//!   count from the new device.
 //! - **ZNS**: only sequential `write` / `read` jobs; a write at a zone start resets that zone.
 pub mod device;
 pub mod error;
