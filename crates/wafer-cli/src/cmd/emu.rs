@@ -145,7 +145,8 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 struct RunArgs {
     #[command(flatten)]
     device: DeviceArgs,
-    /// Precondition: write this fraction of the device sequentially first (0.9 = 90% full).
+    /// Precondition: write this fraction of the device sequentially first (0.9 = 90% full)
+    /// [default: 0].
     #[arg(long, value_name = "FRACTION")]
     fill: Option<f64>,
     /// write, randwrite, read, randread, trim, randtrim, rw[:READ%], randrw[:READ%].
