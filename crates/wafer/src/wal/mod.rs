@@ -21,6 +21,8 @@ mod writer;
 #[cfg(test)]
 mod crash_device;
 #[cfg(test)]
+mod fault_tests;
+#[cfg(test)]
 mod tests;
 
 pub use reader::{RecoveryReport, WalRecovery};

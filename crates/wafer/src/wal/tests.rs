@@ -3,26 +3,26 @@
 use super::crash_device::CrashDevice;
 use super::format::{self, BLOCK, BLOCK_DATA_BYTES, HEADER_BLOCKS};
 use super::*;
-use crate::device::{Device, MemoryDevice, WritePurpose};
+use crate::device::{Counted, Device, MemoryDevice, WritePurpose};
 use std::sync::Arc;
 use std::time::Duration;
 
-struct Rng(u64);
+pub(super) struct Rng(u64);
 impl Rng {
-    fn new(seed: u64) -> Rng {
+    pub(super) fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
     }
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
     /// Mostly small payloads (page-level redo), some spanning several blocks.
-    fn payload(&mut self, max: usize) -> Vec<u8> {
+    pub(super) fn payload(&mut self, max: usize) -> Vec<u8> {
         let len = match self.below(10) {
             0 => self.below(max as u64 + 1) as usize,
             1 => 0,
@@ -33,11 +33,11 @@ impl Rng {
     }
 }
 
-fn blocks(n: u64) -> u64 {
+pub(super) fn blocks(n: u64) -> u64 {
     n * BLOCK as u64
 }
 
-fn read_all(recovery: &mut WalRecovery) -> Result<Vec<WalRecord>, WalError> {
+pub(super) fn read_all(recovery: &mut WalRecovery) -> Result<Vec<WalRecord>, WalError> {
     let mut out = Vec::new();
     while let Some(r) = recovery.next_record()? {
         out.push(r);
@@ -347,7 +347,8 @@ fn recovery_from_a_checkpoint_lsn() {
 #[test]
 fn concurrent_committers_share_syncs_and_lose_nothing() {
     let options = WalOptions { buffer_blocks: 16, ..WalOptions::test_min() };
-    let device = Arc::new(MemoryDevice::new(blocks(4000)));
+    let io_stats = Arc::new(crate::stats::IoStats::default());
+    let device = Arc::new(Counted::new(MemoryDevice::new(blocks(4000)), io_stats.clone()));
     let wal = Arc::new(Wal::create(device.clone(), options.clone()).unwrap());
     let threads: Vec<_> = (0..4u8)
         .map(|t| {
@@ -376,7 +377,9 @@ fn concurrent_committers_share_syncs_and_lose_nothing() {
     let stats = wal.stats().snapshot();
     assert_eq!(stats.commits_sync + stats.commits_group, 1200);
     assert!(stats.flushes <= 1200 && stats.flushes > 0);
-    assert_eq!(device.stats().snapshot().bytes(WritePurpose::Wal), stats.device_bytes_written);
+    let io = io_stats.snapshot();
+    assert_eq!(io.bytes(WritePurpose::Wal), stats.device_bytes_written);
+    assert_eq!(io.syncs, stats.syncs);
     drop(wal);
     let (records, _, _) = reopen(device, options);
     let got: Vec<(Lsn, Vec<u8>)> = records.into_iter().map(|r| (r.lsn, r.payload)).collect();
