@@ -75,8 +75,10 @@ pub struct WalOptions {
     pub group_commit_bytes: u64,
     /// A gathering leader also stops once this many committers wait (0: no such limit).
     pub group_commit_max_waiters: u32,
-    /// Trim (discard) log blocks freed by truncation, so a flash device knows they are dead.
-    pub trim_on_truncate: bool,
+    /// Trim (discard) log blocks that hold nothing live: the whole area at create, the freed
+    /// blocks at truncation, so a flash device knows they are dead. Off for a log file that
+    /// should stay allocated (no extent allocation on the commit path).
+    pub trim: bool,
     /// Blocks recovery reads past the first bad block to tell a torn tail from corruption (at
     /// least twice the largest flush ever written is always read, whatever this says).
     pub recovery_lookahead_blocks: u32,
@@ -89,7 +91,7 @@ impl WalOptions {
             buffer_blocks: 256,
             group_commit_bytes: 256 << 10,
             group_commit_max_waiters: 0,
-            trim_on_truncate: true,
+            trim: true,
             recovery_lookahead_blocks: 2048,
         }
     }
@@ -99,7 +101,7 @@ impl WalOptions {
             buffer_blocks: 4,
             group_commit_bytes: 8 << 10,
             group_commit_max_waiters: 0,
-            trim_on_truncate: true,
+            trim: true,
             recovery_lookahead_blocks: 16,
         }
     }

@@ -96,9 +96,11 @@ impl Wal {
         };
         // Old contents of the area can never pass for this log (other log_id), but a trim tells
         // a flash device they are dead. Not every backend can trim.
-        match device.trim(HEADER_BLOCKS * BLOCK as u64, area_blocks * BLOCK as u64) {
-            Ok(()) | Err(DeviceError::Unsupported(_)) => {}
-            Err(e) => return Err(e.into()),
+        if options.trim {
+            match device.trim(HEADER_BLOCKS * BLOCK as u64, area_blocks * BLOCK as u64) {
+                Ok(()) | Err(DeviceError::Unsupported(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         let mut block = vec![0u8; BLOCK];
         format::encode_header(&header, &mut block);
@@ -527,7 +529,7 @@ impl Wal {
         *header = next;
         // Trim only now (the header no longer points there) and before publishing the new start
         // (after which the writer may reuse these slots and a late trim would erase new blocks).
-        if self.options.trim_on_truncate {
+        if self.options.trim {
             self.trim_blocks(old_start / BLOCK as u64, lsn.0 / BLOCK as u64)?;
         }
         self.lock().start_lsn = lsn.0;
