@@ -234,23 +234,35 @@ fn circular_log_wraps_for_many_laps_with_truncation() {
 fn full_log_is_a_typed_error_until_truncated() {
     let options = WalOptions::test_min();
     let device = Arc::new(MemoryDevice::new(blocks(HEADER_BLOCKS + 10)));
-    let wal = Wal::create(device, options).unwrap();
-    let mut last = None;
+    let wal = Wal::create(device.clone(), options.clone()).unwrap();
+    let mut appended = Vec::new();
     let err = loop {
         match wal.append(0, &[7u8; 1000]) {
-            Ok(lsn) => last = Some(lsn),
+            Ok(lsn) => appended.push(lsn),
             Err(e) => break e,
         }
     };
     assert!(matches!(err, WalError::LogFull { .. }), "{err}");
-    let last = last.unwrap();
+    // A log filled to the last block of its lap recovers whole and is still full.
+    wal.close().unwrap();
+    let (records, wal, report) = reopen(device.clone(), options.clone());
+    assert_eq!(records.iter().map(|r| r.lsn).collect::<Vec<_>>(), appended);
+    assert_eq!(report.end_lsn.0, blocks(10) + 40, "the end is one lap after the start block");
+    assert!(matches!(wal.append(0, &[7u8; 1000]), Err(WalError::LogFull { .. })));
+    let last = *appended.last().unwrap();
+    let lsn = wal.append(0, &[]);
+    assert!(lsn.is_err(), "not even an empty record fits");
+    let beyond = Lsn(wal.durable_lsn().0 + 4096);
     assert!(
-        matches!(wal.truncate_before(last), Err(WalError::BadLsn { .. })),
+        matches!(wal.truncate_before(beyond), Err(WalError::BadLsn { .. })),
         "cannot truncate past the durable log"
     );
-    wal.commit(last, Durability::Sync).unwrap();
     wal.truncate_before(last).unwrap();
-    wal.append(0, &[7u8; 1000]).unwrap();
+    let lsn = wal.append(0, &[7u8; 1000]).unwrap();
+    wal.commit(lsn, Durability::Sync).unwrap();
+    drop(wal);
+    let (records, _, _) = reopen(device, options);
+    assert_eq!(records.iter().map(|r| r.lsn).collect::<Vec<_>>(), [last, lsn]);
 }
 
 #[test]
