@@ -516,9 +516,13 @@ impl CrashRun {
 
 #[test]
 fn sync_acknowledged_records_survive_power_cuts_that_tear_the_next_flush() {
-    let seeds = 300u64;
+    // More seeds: `WAL_CRASH_SEEDS=20000 cargo test -p wafer --release power_cuts`.
+    let seeds: u64 =
+        std::env::var("WAL_CRASH_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
     let (mut acked, mut torn, mut partial, mut in_recovery) = (0, 0, 0, 0);
-    for seed in 0..seeds {
+    let first_seed: u64 =
+        std::env::var("WAL_CRASH_FIRST_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    for seed in first_seed..first_seed + seeds {
         let mut rng = Rng::new(seed);
         let options = WalOptions::test_min();
         let device = Arc::new(CrashDevice::new(blocks(HEADER_BLOCKS + 48)));
