@@ -4,5 +4,6 @@
 pub mod device;
 pub mod error;
 pub mod stats;
+pub mod wal;
 
 pub use error::{Error, Result};
