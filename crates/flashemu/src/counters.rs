@@ -27,3 +27,83 @@ pub struct Counters {
     /// Host bytes written per stream / FDP handle / zone-less (index 0 when no placement).
     pub stream_host_bytes: Vec<u64>,
 }
+
+impl Counters {
+    pub(crate) fn new(handles: usize) -> Counters {
+        Counters { stream_host_bytes: vec![0; handles.max(1)], ..Counters::default() }
+    }
+
+    /// Every byte the flash programmed: host data, GC copies and padding.
+    pub fn flash_bytes(&self) -> u64 {
+        self.flash_host_bytes + self.flash_gc_bytes + self.flash_pad_bytes
+    }
+
+    /// Write amplification: flash bytes programmed / host bytes written. None before any host
+    /// write. On a snapshot this is the cumulative WAF; on `later.since(&earlier)` it is the
+    /// WAF of that interval.
+    pub fn waf(&self) -> Option<f64> {
+        if self.host_write_bytes == 0 {
+            None
+        } else {
+            Some(self.flash_bytes() as f64 / self.host_write_bytes as f64)
+        }
+    }
+
+    /// The counts accumulated since `earlier` (a snapshot of the same device taken before).
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        let mut hist = [0u64; VALID_RATIO_BUCKETS];
+        for (i, bucket) in hist.iter_mut().enumerate() {
+            *bucket = self.victim_valid_hist[i].saturating_sub(earlier.victim_valid_hist[i]);
+        }
+        let stream_host_bytes = self
+            .stream_host_bytes
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| {
+                bytes.saturating_sub(earlier.stream_host_bytes.get(i).copied().unwrap_or(0))
+            })
+            .collect();
+        Counters {
+            host_write_bytes: self.host_write_bytes.saturating_sub(earlier.host_write_bytes),
+            host_read_bytes: self.host_read_bytes.saturating_sub(earlier.host_read_bytes),
+            host_trim_bytes: self.host_trim_bytes.saturating_sub(earlier.host_trim_bytes),
+            flash_host_bytes: self.flash_host_bytes.saturating_sub(earlier.flash_host_bytes),
+            flash_gc_bytes: self.flash_gc_bytes.saturating_sub(earlier.flash_gc_bytes),
+            flash_pad_bytes: self.flash_pad_bytes.saturating_sub(earlier.flash_pad_bytes),
+            gc_copied_blocks: self.gc_copied_blocks.saturating_sub(earlier.gc_copied_blocks),
+            gc_invocations: self.gc_invocations.saturating_sub(earlier.gc_invocations),
+            gc_victims: self.gc_victims.saturating_sub(earlier.gc_victims),
+            block_erases: self.block_erases.saturating_sub(earlier.block_erases),
+            superblock_erases: self.superblock_erases.saturating_sub(earlier.superblock_erases),
+            victim_valid_hist: hist,
+            stream_host_bytes,
+        }
+    }
+
+    /// Mean valid fraction of GC victims, from the histogram's bucket midpoints (the last
+    /// bucket is exactly 100%). None before the first victim.
+    pub fn victim_valid_mean(&self) -> Option<f64> {
+        let victims: u64 = self.victim_valid_hist.iter().sum();
+        if victims == 0 {
+            return None;
+        }
+        let weighted: f64 = self
+            .victim_valid_hist
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let mid = if i + 1 == VALID_RATIO_BUCKETS { 1.0 } else { (i as f64 + 0.5) * 0.05 };
+                mid * n as f64
+            })
+            .sum();
+        Some(weighted / victims as f64)
+    }
+
+    pub(crate) fn record_victim(&mut self, valid: u32, slots: u32) {
+        debug_assert!(valid <= slots && slots > 0);
+        // Bucket i holds [5i%, 5(i+1)%); exactly 100% gets the last bucket.
+        let bucket = (u64::from(valid) * 20 / u64::from(slots)) as usize;
+        self.victim_valid_hist[bucket.min(VALID_RATIO_BUCKETS - 1)] += 1;
+        self.gc_victims += 1;
+    }
+}

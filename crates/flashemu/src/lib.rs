@@ -11,11 +11,17 @@
 pub mod config;
 pub mod counters;
 pub mod error;
+mod ftl;
+pub mod layout;
+pub mod rng;
 pub mod ssd;
+mod store;
+mod zns;
 
 pub use config::{Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, StoreKind};
 pub use counters::Counters;
 pub use error::{ConfigError, EmuError};
+pub use layout::Layout;
 pub use ssd::Ssd;
 
 /// Logical block size in bytes. Every host address and length is in these units.

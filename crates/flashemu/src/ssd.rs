@@ -1,31 +1,111 @@
-//! The device facade. CONTRACT SKELETON: the emulator helper replaces the bodies; the signatures
-//! are what the engine backend and the job runner code against.
-#![allow(unused_variables, clippy::missing_errors_doc)]
-use crate::{Config, Counters, EmuError, FdpReport, FdpStats, Placement, ZoneInfo};
+//! The device facade: checks every command, then hands it to the FTL (conventional,
+//! multi-stream, FDP) or to the zone manager (ZNS), and keeps the data store by LBA.
+//!
+//! A refused command (any `Err` other than `Store`) changes nothing: all checks run before the
+//! first mutation. Store I/O runs before the metadata update, so a failed store write leaves the
+//! mappings as they were (the store range may hold part of the new bytes).
+use crate::config::{Config, Interface};
+use crate::ftl::Ftl;
+use crate::layout::Layout;
+use crate::store::Store;
+use crate::zns::Zns;
+use crate::{Counters, EmuError, FdpReport, FdpStats, Placement, ZoneInfo, LBA_BYTES};
+
+#[derive(Debug)]
+enum Backend {
+    Ftl(Box<Ftl>),
+    Zns(Box<Zns>),
+}
 
 /// One emulated SSD. Single-threaded (`&mut self`); wrap in a Mutex to share.
+///
+/// `flush()` keeps partly filled flash pages in the device's write buffer (modelled as power-loss
+/// protected, like an enterprise SSD's): they are programmed, and counted, when they fill. So
+/// `flash_pad_bytes` stays 0 on conventional/FDP devices; ZNS pads only on zone finish (or a zone
+/// whose capacity is not a whole number of flash pages filling up).
 #[derive(Debug)]
 pub struct Ssd {
     config: Config,
+    layout: Layout,
+    counters: Counters,
+    store: Store,
+    backend: Backend,
 }
 
 impl Ssd {
-    /// Builds the device after validating `config`.
+    /// Builds the device after validating `config`. A file store is created empty (truncated).
     pub fn new(config: Config) -> Result<Ssd, EmuError> {
         config.validate()?;
-        Ok(Ssd { config })
+        let layout = config.layout();
+        let (backend, handles) = match config.interface {
+            Interface::Conventional { streams } => {
+                (Backend::Ftl(Box::new(Ftl::new(&config, &layout))), streams)
+            }
+            Interface::Fdp { ruh_count, .. } => {
+                (Backend::Ftl(Box::new(Ftl::new(&config, &layout))), ruh_count)
+            }
+            Interface::Zns { .. } => (Backend::Zns(Box::new(Zns::new(&config, &layout))), 1),
+        };
+        let store = Store::open(&config.store, layout.logical_blocks)?;
+        Ok(Ssd { config, layout, counters: Counters::new(handles as usize), store, backend })
     }
+
     pub fn config(&self) -> &Config {
         &self.config
     }
+
+    /// Derived sizes: superblocks, slots per superblock, logical capacity, GC reserve.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
     /// Logical capacity in 4 KiB blocks (for ZNS: zone_count * zone size).
     pub fn logical_blocks(&self) -> u64 {
-        todo!()
+        self.layout.logical_blocks
     }
+
     /// Physical capacity in bytes.
     pub fn physical_bytes(&self) -> u64 {
-        todo!()
+        self.layout.physical_slots * LBA_BYTES
     }
+
+    fn check_range(&self, lba: u64, blocks: u64) -> Result<(), EmuError> {
+        let capacity_blocks = self.layout.logical_blocks;
+        match lba.checked_add(blocks) {
+            Some(end) if end <= capacity_blocks => Ok(()),
+            _ => Err(EmuError::OutOfRange { lba, blocks, capacity_blocks }),
+        }
+    }
+
+    /// The open-superblock handle a placement maps to. A device without streams ignores hints
+    /// (as a drive ignores a directive it has not enabled); a configured kind is checked.
+    fn handle_of(&self, placement: Placement) -> Result<usize, EmuError> {
+        match (self.config.interface, placement) {
+            (Interface::Conventional { streams }, Placement::Stream(id)) if streams > 1 => {
+                if u32::from(id) < streams {
+                    Ok(usize::from(id))
+                } else {
+                    Err(EmuError::BadPlacement(format!(
+                        "stream {id} (device has {streams} streams)"
+                    )))
+                }
+            }
+            (Interface::Fdp { ruh_count, .. }, Placement::Fdp(id)) => {
+                if u32::from(id) < ruh_count {
+                    Ok(usize::from(id))
+                } else {
+                    Err(EmuError::BadPlacement(format!(
+                        "placement id {id} (device has {ruh_count} RUHs)"
+                    )))
+                }
+            }
+            (Interface::Zns { .. }, Placement::Stream(_) | Placement::Fdp(_)) => Err(
+                EmuError::BadPlacement(format!("{placement:?} on a ZNS device (zones place data)")),
+            ),
+            _ => Ok(0),
+        }
+    }
+
     /// Writes `blocks` LBAs starting at `lba`. `data` is `blocks * 4096` bytes, or None for a
     /// metadata-only write (the store keeps zeros / nothing). On ZNS the write must be at the
     /// zone's write pointer.
@@ -36,24 +116,91 @@ impl Ssd {
         data: Option<&[u8]>,
         placement: Placement,
     ) -> Result<(), EmuError> {
-        todo!()
+        let count = u64::from(blocks);
+        self.check_range(lba, count)?;
+        if let Some(bytes) = data {
+            if bytes.len() as u64 != count * LBA_BYTES {
+                return Err(EmuError::BadBuffer { len: bytes.len() });
+            }
+        }
+        let handle = self.handle_of(placement)?;
+        if count == 0 {
+            return Ok(());
+        }
+        match &mut self.backend {
+            Backend::Ftl(ftl) => {
+                self.store.write(lba, count, data)?;
+                for offset in 0..count {
+                    ftl.write(lba + offset, handle, &mut self.counters)?;
+                }
+            }
+            Backend::Zns(zns) => {
+                let zone = zns.check_write(lba, count)?;
+                self.store.write(lba, count, data)?;
+                zns.apply_write(zone, count, &mut self.counters);
+            }
+        }
+        self.counters.host_write_bytes += count * LBA_BYTES;
+        self.counters.stream_host_bytes[handle] += count * LBA_BYTES;
+        Ok(())
     }
+
     /// Reads `buf.len() / 4096` blocks at `lba`: the bytes last written, zeros if never written
     /// or trimmed (or if the store is `None`).
     pub fn read(&mut self, lba: u64, buf: &mut [u8]) -> Result<(), EmuError> {
-        todo!()
+        if !(buf.len() as u64).is_multiple_of(LBA_BYTES) {
+            return Err(EmuError::BadBuffer { len: buf.len() });
+        }
+        let count = buf.len() as u64 / LBA_BYTES;
+        self.check_range(lba, count)?;
+        if let Backend::Zns(zns) = &self.backend {
+            zns.check_read(lba, count)?;
+        }
+        self.store.read(lba, buf)?;
+        self.counters.host_read_bytes += count * LBA_BYTES;
+        Ok(())
     }
+
     /// Deallocates the range. Conventional/FDP only.
     pub fn trim(&mut self, lba: u64, blocks: u64) -> Result<(), EmuError> {
-        todo!()
+        let Backend::Ftl(ftl) = &mut self.backend else {
+            return Err(EmuError::WrongInterface { needed: "conventional or FDP" });
+        };
+        let capacity_blocks = self.layout.logical_blocks;
+        match lba.checked_add(blocks) {
+            Some(end) if end <= capacity_blocks => {}
+            _ => return Err(EmuError::OutOfRange { lba, blocks, capacity_blocks }),
+        }
+        self.store.zero(lba, blocks)?;
+        ftl.trim(lba, blocks);
+        self.counters.host_trim_bytes += blocks * LBA_BYTES;
+        Ok(())
     }
-    /// Makes everything written durable in the store (fsync for the file store).
+
+    /// Makes everything written durable in the store (fsync for the file store). Partly filled
+    /// flash pages stay in the (power-loss protected) write buffer: nothing is padded.
     pub fn flush(&mut self) -> Result<(), EmuError> {
-        todo!()
+        self.store.flush()
     }
+
+    fn zns(&self) -> Result<&Zns, EmuError> {
+        match &self.backend {
+            Backend::Zns(zns) => Ok(zns),
+            Backend::Ftl(_) => Err(EmuError::WrongInterface { needed: "ZNS" }),
+        }
+    }
+
+    fn zns_mut(&mut self) -> Result<&mut Zns, EmuError> {
+        match &mut self.backend {
+            Backend::Zns(zns) => Ok(zns),
+            Backend::Ftl(_) => Err(EmuError::WrongInterface { needed: "ZNS" }),
+        }
+    }
+
     pub fn zone_count(&self) -> u32 {
-        todo!()
+        self.zns().map_or(0, Zns::zone_count)
     }
+
     /// Zone append: writes at the write pointer and returns the LBA assigned.
     pub fn zone_append(
         &mut self,
@@ -61,36 +208,113 @@ impl Ssd {
         blocks: u32,
         data: Option<&[u8]>,
     ) -> Result<u64, EmuError> {
-        todo!()
+        let count = u64::from(blocks);
+        let zns = self.zns()?;
+        zns.check_zone(zone)?;
+        if let Some(bytes) = data {
+            if bytes.len() as u64 != count * LBA_BYTES {
+                return Err(EmuError::BadBuffer { len: bytes.len() });
+            }
+        }
+        if count == 0 {
+            return Err(EmuError::BadBuffer { len: 0 });
+        }
+        let lba = zns.append_lba(zone, count)?;
+        self.store.write(lba, count, data)?;
+        let counters = &mut self.counters;
+        if let Backend::Zns(zns) = &mut self.backend {
+            zns.apply_write(zone, count, counters);
+        }
+        self.counters.host_write_bytes += count * LBA_BYTES;
+        self.counters.stream_host_bytes[0] += count * LBA_BYTES;
+        Ok(lba)
     }
+
     pub fn zone_open(&mut self, zone: u32) -> Result<(), EmuError> {
-        todo!()
+        self.zns_mut()?.open(zone)
     }
+
     pub fn zone_close(&mut self, zone: u32) -> Result<(), EmuError> {
-        todo!()
+        self.zns_mut()?.close(zone)
     }
+
+    /// Moves the zone to Full; a buffered partial flash page is programmed with padding.
     pub fn zone_finish(&mut self, zone: u32) -> Result<(), EmuError> {
-        todo!()
+        let Backend::Zns(zns) = &mut self.backend else {
+            return Err(EmuError::WrongInterface { needed: "ZNS" });
+        };
+        zns.finish(zone, &mut self.counters)
     }
+
     /// Erases the zone: state Empty, write pointer at the start, reads return zeros.
     pub fn zone_reset(&mut self, zone: u32) -> Result<(), EmuError> {
-        todo!()
+        let zns = self.zns()?;
+        zns.check_zone(zone)?;
+        let start = zns.zone_start(zone);
+        let written = zns.report_one(zone).write_pointer_lba - start;
+        self.store.zero(start, written)?;
+        let Backend::Zns(zns) = &mut self.backend else {
+            unreachable!("checked above");
+        };
+        zns.reset(zone, &mut self.counters)?;
+        Ok(())
     }
+
     pub fn report_zones(&self) -> Result<Vec<ZoneInfo>, EmuError> {
-        todo!()
+        Ok(self.zns()?.report())
     }
+
     pub fn fdp_report(&self) -> Option<FdpReport> {
-        todo!()
+        match self.config.interface {
+            Interface::Fdp { ruh_count, isolation } => Some(FdpReport {
+                reclaim_unit_bytes: self.layout.superblock_bytes(),
+                ruh_count,
+                isolation,
+            }),
+            _ => None,
+        }
     }
+
     pub fn fdp_stats(&self) -> Option<FdpStats> {
-        todo!()
+        match self.config.interface {
+            Interface::Fdp { .. } => Some(FdpStats {
+                host_bytes_written: self.counters.host_write_bytes,
+                media_bytes_written: self.counters.flash_bytes(),
+                media_bytes_erased: self.counters.superblock_erases
+                    * self.layout.superblock_bytes(),
+            }),
+            _ => None,
+        }
     }
+
     /// Snapshot of all counters. Cheap: call it every sample.
     pub fn counters(&self) -> Counters {
-        todo!()
+        self.counters.clone()
     }
-    /// Erase count of every physical block (wear), indexed by physical block number.
+
+    /// Erase count of every physical block (wear), indexed by physical block number
+    /// `(channel * chips_per_channel + chip) * blocks_per_chip + block`.
     pub fn block_erase_counts(&self) -> Vec<u32> {
-        todo!()
+        let g = &self.config.geometry;
+        let blocks =
+            g.channels as usize * g.chips_per_channel as usize * g.blocks_per_chip as usize;
+        let mut counts = vec![0u32; blocks];
+        let per_superblock = match &self.backend {
+            Backend::Ftl(ftl) => ftl.erase_counts(),
+            Backend::Zns(zns) => zns.erase_counts(),
+        };
+        for (superblock, &erases) in per_superblock.iter().enumerate() {
+            self.layout
+                .for_each_block(&self.config, superblock as u32, |block| counts[block] = erases);
+        }
+        counts
+    }
+
+    /// Verifies the FTL's maps against each other (O(device size)); for tests.
+    pub fn check_consistency(&self) -> Result<(), String> {
+        match &self.backend {
+            Backend::Ftl(ftl) => ftl.check(),
+            Backend::Zns(_) => Ok(()),
+        }
     }
 }

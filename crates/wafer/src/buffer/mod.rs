@@ -425,12 +425,14 @@ impl BufferPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{Device, MemoryDevice};
+    use crate::device::{Counted, Device, MemoryDevice};
     use crate::page::{PageKind, PAGE_SIZE};
+    use crate::stats::IoStats;
     use std::sync::Arc;
 
-    fn pool(frames: u64, pages: u64) -> (Arc<MemoryDevice>, BufferPool) {
-        let dev = Arc::new(MemoryDevice::new(pages * PAGE_SIZE as u64));
+    fn pool(frames: u64, pages: u64) -> (Arc<Counted<MemoryDevice>>, BufferPool) {
+        let stats = Arc::new(IoStats::default());
+        let dev = Arc::new(Counted::new(MemoryDevice::new(pages * PAGE_SIZE as u64), stats));
         let store = Arc::new(InPlaceStore::new(dev.clone(), 0));
         (dev, BufferPool::new(store, frames * PAGE_SIZE as u64, 4, 0).unwrap())
     }

@@ -5,21 +5,20 @@
 //! closing it behaves like a crash.
 mod batch;
 mod catalog;
-mod file;
 mod iter;
 
 pub use batch::{BatchOp, WriteBatch};
-pub use file::StdFileDevice;
 pub use iter::Iter;
 
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::{Env, Exclusive, TreeCore};
 use crate::buffer::{BufferPool, InPlaceStore, PageStore, PoolStats};
-use crate::device::{Device, WritePurpose};
+use crate::device::{Counted, Device, FileDevice, WritePurpose};
 use crate::options::Options;
 use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::node::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
+use crate::stats::{IoSnapshot, IoStats};
 use crate::{Error, Result};
 use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
@@ -39,6 +38,8 @@ struct DbInner {
     next_tree_id: AtomicU32,
     closed: AtomicBool,
     poisoned: AtomicBool,
+    /// Per-purpose I/O counters when the database counted its own device (`Db::open(path)`).
+    io_stats: Option<Arc<IoStats>>,
 }
 
 #[derive(Debug, Clone)]
@@ -64,6 +65,9 @@ pub struct DbStats {
     pub page_capacity: u64,
     pub trees: usize,
     pub last_lsn: u64,
+    /// Device I/O by purpose, for databases opened with [`Db::open`] (which wraps its file in
+    /// [`Counted`]); callers of `open_on` wrap and read their own device.
+    pub io: Option<IoSnapshot>,
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
@@ -117,10 +121,19 @@ impl DbInner {
 }
 
 impl Db {
-    /// Opens or creates a database in the file at `path`.
+    /// Opens or creates a database in the file at `path` (a [`FileDevice`] driven as
+    /// `options.file` says, counted by a [`Counted`] wrapper). The device spans the larger of the
+    /// file's size and `options.file_capacity_bytes`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let device = StdFileDevice::open(path.as_ref(), options.file_capacity_bytes)?;
-        Db::open_on(Arc::new(device), options)
+        let path = path.as_ref();
+        let existing_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let block = PAGE_SIZE as u64;
+        let capacity_bytes =
+            (existing_bytes / block).max(options.file_capacity_bytes / block) * block;
+        let file = FileDevice::open(path, capacity_bytes, options.file)?;
+        let stats = Arc::new(IoStats::default());
+        let device = Arc::new(Counted::new(file, stats.clone()));
+        Db::open_inner(device, options, None, Some(stats))
     }
 
     /// Opens the database on `device`, formatting it if page 0 has never been written.
@@ -133,6 +146,15 @@ impl Db {
         device: Arc<dyn Device>,
         options: Options,
         logger: Option<Arc<dyn PageLogger>>,
+    ) -> Result<Db> {
+        Db::open_inner(device, options, logger, None)
+    }
+
+    fn open_inner(
+        device: Arc<dyn Device>,
+        options: Options,
+        logger: Option<Arc<dyn PageLogger>>,
+        io_stats: Option<Arc<IoStats>>,
     ) -> Result<Db> {
         if !options.data_offset_bytes.is_multiple_of(PAGE_SIZE as u64) {
             return Err(Error::InvalidOptions("data_offset_bytes must be 4 KiB aligned".into()));
@@ -201,6 +223,7 @@ impl Db {
             next_tree_id: AtomicU32::new(meta.next_tree_id),
             closed: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
+            io_stats,
         };
         if fresh {
             let env = inner.env();
@@ -335,6 +358,7 @@ impl Db {
             page_capacity: inner.pool.page_capacity(),
             trees: inner.trees.read().unwrap_or_else(|e| e.into_inner()).len(),
             last_lsn: inner.logger.last_lsn(),
+            io: inner.io_stats.as_ref().map(|s| s.snapshot()),
         }
     }
 

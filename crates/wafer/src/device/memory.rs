@@ -1,26 +1,19 @@
 //! A device in memory: the reference backend for tests and in-memory databases.
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
-use crate::stats::IoStats;
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 
 /// Bytes in a `Vec`, behind a lock. Writes are durable at once (there is no power to lose).
+/// It counts nothing: wrap it in [`super::Counted`] for accounting.
 #[derive(Debug)]
 pub struct MemoryDevice {
     bytes: RwLock<Vec<u8>>,
     capacity_bytes: u64,
-    stats: Arc<IoStats>,
 }
 
 impl MemoryDevice {
     pub fn new(capacity_bytes: u64) -> MemoryDevice {
-        MemoryDevice::with_stats(capacity_bytes, Arc::new(IoStats::default()))
-    }
-    pub fn with_stats(capacity_bytes: u64, stats: Arc<IoStats>) -> MemoryDevice {
         assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES), "capacity must be whole blocks");
-        MemoryDevice { bytes: RwLock::new(Vec::new()), capacity_bytes, stats }
-    }
-    pub fn stats(&self) -> &Arc<IoStats> {
-        &self.stats
+        MemoryDevice { bytes: RwLock::new(Vec::new()), capacity_bytes }
     }
 }
 
@@ -40,7 +33,6 @@ impl Device for MemoryDevice {
                 op.buf[..have - start].copy_from_slice(&bytes[start..have]);
             }
             op.buf[have - start..].fill(0);
-            self.stats.record_read(op.buf.len() as u64);
         }
         Ok(())
     }
@@ -56,12 +48,10 @@ impl Device for MemoryDevice {
                 bytes.resize(end, 0);
             }
             bytes[start..end].copy_from_slice(op.data);
-            self.stats.record_write(op.purpose, op.data.len() as u64);
         }
         Ok(())
     }
     fn sync(&self) -> Result<(), DeviceError> {
-        self.stats.record_sync();
         Ok(())
     }
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
@@ -70,7 +60,6 @@ impl Device for MemoryDevice {
         let start = (offset as usize).min(bytes.len());
         let end = ((offset + len) as usize).min(bytes.len());
         bytes[start..end].fill(0);
-        self.stats.record_trim(len);
         Ok(())
     }
 }
@@ -92,7 +81,6 @@ mod tests {
         let mut far = vec![1u8; 4096];
         dev.read_at(15 * BLOCK_BYTES, &mut far).unwrap();
         assert!(far.iter().all(|b| *b == 0));
-        assert_eq!(dev.stats().snapshot().bytes(WritePurpose::UserEviction), 4096);
     }
 
     #[test]

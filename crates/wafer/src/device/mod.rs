@@ -99,7 +99,12 @@ pub enum DeviceError {
 
 /// Zoned operations, present on zoned backends only.
 pub trait Zoned: Send + Sync {
+    /// Address stride of a zone: zone `z` starts at byte `z * zone_bytes()`.
     fn zone_bytes(&self) -> u64;
+    /// Writable bytes of a zone (ZNS zone capacity, at most `zone_bytes`).
+    fn zone_capacity_bytes(&self) -> u64 {
+        self.zone_bytes()
+    }
     fn zone_count(&self) -> u32;
     /// Appends at the zone's write pointer, returns the byte offset written.
     fn zone_append(
@@ -138,7 +143,71 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// A shared device is a device: tests keep a handle to a fault device the database also owns,
+/// and `Counted<Arc<dyn Device>>` / `Counted<Box<dyn Device>>` wrap a backend chosen at run time.
+impl<D: Device + ?Sized> Device for std::sync::Arc<D> {
+    fn capacity_bytes(&self) -> u64 {
+        (**self).capacity_bytes()
+    }
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        (**self).read_batch(ops)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        (**self).write_batch(ops)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        (**self).sync()
+    }
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        (**self).trim(offset, len)
+    }
+    fn zoned(&self) -> Option<&dyn Zoned> {
+        (**self).zoned()
+    }
+    fn flash_counters(&self) -> Option<flashemu::Counters> {
+        (**self).flash_counters()
+    }
+}
+
+impl<D: Device + ?Sized> Device for Box<D> {
+    fn capacity_bytes(&self) -> u64 {
+        (**self).capacity_bytes()
+    }
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        (**self).read_batch(ops)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        (**self).write_batch(ops)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        (**self).sync()
+    }
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        (**self).trim(offset, len)
+    }
+    fn zoned(&self) -> Option<&dyn Zoned> {
+        (**self).zoned()
+    }
+    fn flash_counters(&self) -> Option<flashemu::Counters> {
+        (**self).flash_counters()
+    }
+}
+
+mod aligned;
+#[cfg(test)]
+mod conformance;
+mod counting;
+mod emulator;
+mod fault;
+mod file;
 mod memory;
+mod uring;
+
+pub use aligned::{is_aligned, AlignedBuf, ALIGN_BYTES};
+pub use counting::Counted;
+pub use emulator::EmuDevice;
+pub use fault::{CrashSummary, FaultDevice, IoKind};
+pub use file::{FileDevice, FileOptions};
 pub use memory::MemoryDevice;
 
 /// Checks that `offset..offset+len` is block-aligned and inside `capacity_bytes`.

@@ -1,0 +1,77 @@
+//! Named presets. `cns`, `zns` and `fdp` are the same flash behind three interfaces, scaled
+//! (brief sec. 3 "Scale") so a few GiB of flash hold a few hundred GC units:
+//!
+//! 8 channels x 4 chips, 64 blocks per chip, 128 pages of 16 KiB per block (2 MiB blocks);
+//! a superblock spans one chip per channel: 8 blocks = 16 MiB. 4 chip groups x 64 blocks = 256
+//! superblocks = 4 GiB of flash. With OP 7% the logical capacity is 4 GiB / 1.07 = 3.74 GiB.
+use crate::config::{Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, StoreKind};
+use crate::ConfigError;
+
+const SEED_DEFAULT: u64 = 0x5EED_F1A5;
+
+fn flash() -> Geometry {
+    Geometry {
+        channels: 8,
+        chips_per_channel: 4,
+        blocks_per_chip: 64,
+        pages_per_block: 128,
+        flash_page_bytes: 16384,
+        superblock_chips_per_channel: 1,
+    }
+}
+
+fn gc() -> GcConfig {
+    // The host never takes the last free superblock (it is GC's destination when GC's own
+    // open superblock fills); GC tops the pool up to two. A bigger reserve would eat into the
+    // stated OP: each reserved superblock is 0.4% of the cns device.
+    GcConfig {
+        policy: GcPolicy::Greedy,
+        free_superblocks_low: 1,
+        free_superblocks_high: 2,
+        random_d: 8,
+    }
+}
+
+pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
+    let base = Config {
+        geometry: flash(),
+        op: 0.07,
+        gc: gc(),
+        interface: Interface::Conventional { streams: 1 },
+        store: StoreKind::Memory,
+        seed: SEED_DEFAULT,
+    };
+    match name {
+        "cns" => Ok(base),
+        "fdp" => Ok(Config {
+            interface: Interface::Fdp { ruh_count: 8, isolation: FdpIsolation::InitiallyIsolated },
+            ..base
+        }),
+        "zns" => Ok(Config {
+            // ZNS needs no OP: the host does the cleaning. 16 MiB zones, full capacity.
+            op: 0.0,
+            interface: Interface::Zns {
+                zone_capacity_blocks: u64::from(base.layout().slots_per_superblock),
+                max_open_zones: 14,
+                max_active_zones: 14,
+            },
+            ..base
+        }),
+        "tiny" => Ok(Config {
+            // 2 channels x 2 chips x 32 blocks x 16 pages of 4 KiB: superblocks of 2 blocks =
+            // 32 slots (128 KiB), 64 superblocks, 8 MiB of flash. For tests.
+            geometry: Geometry {
+                channels: 2,
+                chips_per_channel: 2,
+                blocks_per_chip: 32,
+                pages_per_block: 16,
+                flash_page_bytes: 4096,
+                superblock_chips_per_channel: 1,
+            },
+            op: 0.25,
+            gc: GcConfig { free_superblocks_low: 2, free_superblocks_high: 3, random_d: 4, ..gc() },
+            ..base
+        }),
+        _ => Err(ConfigError::UnknownPreset(name.to_string())),
+    }
+}

@@ -1,0 +1,111 @@
+//! GC policy: choose a victim from superblock metadata only. Every policy scans the sealed
+//! superblocks; GC runs once per (slots per superblock x (1 - victim valid ratio)) host writes,
+//! so the O(superblocks) scan costs about one comparison per host write at the device sizes
+//! this emulator targets (a few hundred superblocks).
+use crate::config::GcPolicy;
+use crate::ftl::SuperblockState;
+use crate::rng::SplitMix64;
+
+/// Bound on random draws per sample in `RandomD` (draws that hit a non-sealed superblock are
+/// retried); after it the policy falls back to greedy.
+const RANDOM_DRAWS_PER_SAMPLE: u32 = 64;
+
+#[derive(Debug)]
+pub(crate) struct Candidates<'a> {
+    pub(crate) state: &'a [SuperblockState],
+    pub(crate) valid: &'a [u32],
+    pub(crate) sealed_at: &'a [u64],
+    pub(crate) slots_per_superblock: u32,
+    pub(crate) now: u64,
+}
+
+pub(crate) fn choose(
+    policy: GcPolicy,
+    random_d: u32,
+    c: &Candidates<'_>,
+    rng: &mut SplitMix64,
+) -> Option<u32> {
+    match policy {
+        GcPolicy::Greedy => greedy(c),
+        GcPolicy::Fifo => fifo(c),
+        GcPolicy::CostBenefit => cost_benefit(c),
+        GcPolicy::RandomD => random_d_choices(c, random_d, rng).or_else(|| greedy(c)),
+    }
+}
+
+/// Fewest valid slots; ties go to the earliest sealed (the one whose data had longest to die).
+fn greedy(c: &Candidates<'_>) -> Option<u32> {
+    let mut best: Option<(u32, u64, u32)> = None;
+    for (index, &state) in c.state.iter().enumerate() {
+        if state != SuperblockState::Sealed {
+            continue;
+        }
+        let key = (c.valid[index], c.sealed_at[index]);
+        if best.is_none_or(|(valid, sealed_at, _)| key < (valid, sealed_at)) {
+            best = Some((key.0, key.1, index as u32));
+        }
+    }
+    best.map(|(_, _, index)| index)
+}
+
+/// Oldest sealed superblock, whatever its valid count: the LRU/FIFO cleaner of the models.
+fn fifo(c: &Candidates<'_>) -> Option<u32> {
+    let mut best: Option<(u64, u32)> = None;
+    for (index, &state) in c.state.iter().enumerate() {
+        if state == SuperblockState::Sealed
+            && best.is_none_or(|(sealed_at, _)| c.sealed_at[index] < sealed_at)
+        {
+            best = Some((c.sealed_at[index], index as u32));
+        }
+    }
+    best.map(|(_, index)| index)
+}
+
+/// Maximises age * (1 - u) / (2u) (Rosenblum and Ousterhout's LFS cleaner), u = valid ratio.
+/// Compared exactly in integers: age * (S - v) / (2v), cross-multiplied.
+fn cost_benefit(c: &Candidates<'_>) -> Option<u32> {
+    let slots = u128::from(c.slots_per_superblock);
+    // (numerator, denominator, index); an empty superblock has infinite benefit.
+    let mut best: Option<(u128, u128, u32)> = None;
+    for (index, &state) in c.state.iter().enumerate() {
+        if state != SuperblockState::Sealed {
+            continue;
+        }
+        let valid = u128::from(c.valid[index]);
+        if valid == 0 {
+            return Some(index as u32);
+        }
+        let age = u128::from(c.now.saturating_sub(c.sealed_at[index])) + 1;
+        let numerator = age * (slots - valid);
+        let denominator = 2 * valid;
+        let better = match best {
+            None => true,
+            Some((n, d, _)) => numerator * d > n * denominator,
+        };
+        if better {
+            best = Some((numerator, denominator, index as u32));
+        }
+    }
+    best.map(|(_, _, index)| index)
+}
+
+/// Greedy among `d` sealed superblocks drawn uniformly at random (with replacement).
+fn random_d_choices(c: &Candidates<'_>, d: u32, rng: &mut SplitMix64) -> Option<u32> {
+    let count = c.state.len() as u64;
+    let mut best: Option<(u32, u32)> = None;
+    let mut samples = 0u32;
+    for _ in 0..d.saturating_mul(RANDOM_DRAWS_PER_SAMPLE) {
+        if samples == d {
+            break;
+        }
+        let index = rng.below(count) as usize;
+        if c.state[index] != SuperblockState::Sealed {
+            continue;
+        }
+        samples += 1;
+        if best.is_none_or(|(valid, _)| c.valid[index] < valid) {
+            best = Some((c.valid[index], index as u32));
+        }
+    }
+    best.map(|(_, index)| index)
+}

@@ -1,0 +1,274 @@
+//! Conventional page-mapping FTL, shared by the plain, multi-stream and FDP interfaces.
+//!
+//! Data structures (all flat, allocated once, nothing allocated per write):
+//! - `l2p[lba]`: physical slot of each logical block, or `UNMAPPED`.
+//! - `p2l[slot]`: logical block held by each physical slot, or `UNMAPPED` when the slot is free
+//!   or its data was overwritten / trimmed (stale). GC walks a victim's `p2l` range.
+//! - per superblock: `valid` count, `state` (free / open / sealed), `owner` handle, the clock
+//!   when it was sealed (FIFO order and cost-benefit age) and its erase count.
+//! - a FIFO `free` pool (erased superblocks go to the back: simple wear levelling).
+//! - one open superblock per host handle (stream or RUH) and one per GC destination.
+//!
+//! Host writes append to their handle's open superblock; GC copies append to a GC superblock,
+//! never the host's, so GC data (old, cold) does not mix with fresh host data.
+use std::collections::VecDeque;
+
+use crate::config::{Config, FdpIsolation, GcConfig, Interface};
+use crate::layout::Layout;
+use crate::rng::SplitMix64;
+use crate::{Counters, EmuError};
+
+pub(crate) mod gc;
+
+/// Map entry for "no mapping" in both `l2p` and `p2l`.
+pub(crate) const UNMAPPED: u32 = u32::MAX;
+/// Owner of GC superblocks that all handles share (initially isolated FDP, plain SSD).
+pub(crate) const OWNER_SHARED: u16 = u16::MAX;
+const NO_SUPERBLOCK: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SuperblockState {
+    Free,
+    Open,
+    Sealed,
+}
+
+/// An open superblock and the next slot offset to program in it. The absent value has
+/// `next_offset = u32::MAX` so the hot path's single "is there room" compare also catches it.
+#[derive(Debug, Clone, Copy)]
+struct OpenSuperblock {
+    superblock: u32,
+    next_offset: u32,
+}
+
+impl OpenSuperblock {
+    const NONE: OpenSuperblock =
+        OpenSuperblock { superblock: NO_SUPERBLOCK, next_offset: u32::MAX };
+}
+
+#[derive(Debug)]
+pub(crate) struct Ftl {
+    slots_per_superblock: u32,
+    /// log2(slots_per_superblock) when it is a power of two (the presets), else u32::MAX: the
+    /// hot path then shifts instead of dividing.
+    superblock_shift: u32,
+    /// slots_per_page - 1; slots_per_page is 1 or 4, so a page completes when the next offset
+    /// is a multiple of it.
+    page_mask: u32,
+    flash_page_bytes: u64,
+    blocks_per_superblock: u32,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    valid: Vec<u32>,
+    state: Vec<SuperblockState>,
+    owner: Vec<u16>,
+    sealed_at: Vec<u64>,
+    erases: Vec<u32>,
+    free: VecDeque<u32>,
+    host_open: Vec<OpenSuperblock>,
+    gc_open: Vec<OpenSuperblock>,
+    gc_config: GcConfig,
+    gc_free_target: u32,
+    rng: SplitMix64,
+    /// Slots programmed so far (host + GC): the clock of FIFO order and cost-benefit age.
+    clock: u64,
+}
+
+impl Ftl {
+    pub(crate) fn new(config: &Config, layout: &Layout) -> Ftl {
+        assert!(layout.slots_per_page.is_power_of_two());
+        assert!(layout.slots_per_superblock.is_multiple_of(layout.slots_per_page));
+        assert!(layout.physical_slots < u64::from(UNMAPPED));
+        let gc_destinations = match config.interface {
+            Interface::Fdp { isolation: FdpIsolation::PersistentlyIsolated, ruh_count } => {
+                ruh_count
+            }
+            _ => 1,
+        };
+        assert!(
+            layout.host_open_superblocks >= 1
+                && layout.host_open_superblocks < u32::from(OWNER_SHARED)
+        );
+        let superblocks = layout.superblock_count as usize;
+        Ftl {
+            slots_per_superblock: layout.slots_per_superblock,
+            superblock_shift: if layout.slots_per_superblock.is_power_of_two() {
+                layout.slots_per_superblock.trailing_zeros()
+            } else {
+                u32::MAX
+            },
+            page_mask: layout.slots_per_page - 1,
+            flash_page_bytes: u64::from(layout.flash_page_bytes),
+            blocks_per_superblock: layout.blocks_per_superblock,
+            l2p: vec![UNMAPPED; layout.logical_blocks as usize],
+            p2l: vec![UNMAPPED; layout.physical_slots as usize],
+            valid: vec![0; superblocks],
+            state: vec![SuperblockState::Free; superblocks],
+            owner: vec![OWNER_SHARED; superblocks],
+            sealed_at: vec![0; superblocks],
+            erases: vec![0; superblocks],
+            free: (0..layout.superblock_count).collect(),
+            host_open: vec![OpenSuperblock::NONE; layout.host_open_superblocks as usize],
+            gc_open: vec![OpenSuperblock::NONE; gc_destinations as usize],
+            gc_config: config.gc,
+            gc_free_target: layout.gc_free_target,
+            rng: SplitMix64::new(config.seed),
+            clock: 0,
+        }
+    }
+
+    pub(crate) fn erase_counts(&self) -> &[u32] {
+        &self.erases
+    }
+
+    /// Maps `lba` to a fresh slot of `handle`'s open superblock, invalidating its old copy.
+    #[inline]
+    pub(crate) fn write(
+        &mut self,
+        lba: u64,
+        handle: usize,
+        counters: &mut Counters,
+    ) -> Result<(), EmuError> {
+        let lba_index = lba as usize;
+        // Invalidate first: GC triggered by this write then does not copy data already dead.
+        let old = self.l2p[lba_index];
+        if old != UNMAPPED {
+            self.invalidate(old);
+            self.l2p[lba_index] = UNMAPPED;
+        }
+        let slot = self.take_host_slot(handle, counters)?;
+        debug_assert_eq!(self.p2l[slot as usize], UNMAPPED);
+        self.l2p[lba_index] = slot;
+        self.p2l[slot as usize] = lba as u32;
+        Ok(())
+    }
+
+    /// Deallocates `blocks` LBAs: their slots become stale, reads return zeros.
+    pub(crate) fn trim(&mut self, lba: u64, blocks: u64) {
+        for index in lba as usize..(lba + blocks) as usize {
+            let old = self.l2p[index];
+            if old != UNMAPPED {
+                self.invalidate(old);
+                self.l2p[index] = UNMAPPED;
+            }
+        }
+    }
+
+    #[inline]
+    fn superblock_of(&self, slot: u32) -> usize {
+        if self.superblock_shift != u32::MAX {
+            (slot >> self.superblock_shift) as usize
+        } else {
+            (slot / self.slots_per_superblock) as usize
+        }
+    }
+
+    #[inline]
+    fn invalidate(&mut self, slot: u32) {
+        let superblock = self.superblock_of(slot);
+        debug_assert_ne!(self.p2l[slot as usize], UNMAPPED);
+        debug_assert!(self.valid[superblock] > 0);
+        self.p2l[slot as usize] = UNMAPPED;
+        self.valid[superblock] -= 1;
+    }
+
+    #[inline]
+    fn take_host_slot(&mut self, handle: usize, counters: &mut Counters) -> Result<u32, EmuError> {
+        if self.host_open[handle].next_offset >= self.slots_per_superblock {
+            self.replace_host_superblock(handle, counters)?;
+        }
+        let open = &mut self.host_open[handle];
+        let slot = open.superblock * self.slots_per_superblock + open.next_offset;
+        open.next_offset += 1;
+        self.valid[open.superblock as usize] += 1;
+        // Count the program when the flash page is complete: a partly filled page waits in the
+        // device's (power-loss protected) write buffer, as on a real SSD.
+        if open.next_offset & self.page_mask == 0 {
+            counters.flash_host_bytes += self.flash_page_bytes;
+        }
+        self.clock += 1;
+        Ok(slot)
+    }
+
+    /// Seals `handle`'s full superblock and opens a new one, running GC first if taking it
+    /// would leave fewer than `free_superblocks_low` free.
+    #[cold]
+    fn replace_host_superblock(
+        &mut self,
+        handle: usize,
+        counters: &mut Counters,
+    ) -> Result<(), EmuError> {
+        let current = self.host_open[handle];
+        if current.superblock != NO_SUPERBLOCK {
+            assert_eq!(current.next_offset, self.slots_per_superblock);
+            self.seal(current.superblock);
+        }
+        self.host_open[handle] = OpenSuperblock::NONE;
+        if self.free.len() <= self.gc_config.free_superblocks_low as usize {
+            self.collect(counters)?;
+        }
+        let superblock = self.take_free(handle as u16)?;
+        self.host_open[handle] = OpenSuperblock { superblock, next_offset: 0 };
+        Ok(())
+    }
+
+    fn take_free(&mut self, owner: u16) -> Result<u32, EmuError> {
+        let superblock = self.free.pop_front().ok_or(EmuError::NoSpace)?;
+        let index = superblock as usize;
+        assert_eq!(self.state[index], SuperblockState::Free);
+        assert_eq!(self.valid[index], 0);
+        self.state[index] = SuperblockState::Open;
+        self.owner[index] = owner;
+        Ok(superblock)
+    }
+
+    fn seal(&mut self, superblock: u32) {
+        let index = superblock as usize;
+        assert_eq!(self.state[index], SuperblockState::Open);
+        self.state[index] = SuperblockState::Sealed;
+        self.sealed_at[index] = self.clock;
+    }
+
+    /// Checks every invariant of the maps; for tests (O(device size)).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let mut valid = vec![0u32; self.valid.len()];
+        for (lba, &slot) in self.l2p.iter().enumerate() {
+            if slot == UNMAPPED {
+                continue;
+            }
+            if self.p2l[slot as usize] != lba as u32 {
+                return Err(format!(
+                    "l2p[{lba}] = {slot} but p2l[{slot}] = {}",
+                    self.p2l[slot as usize]
+                ));
+            }
+            valid[(slot / self.slots_per_superblock) as usize] += 1;
+        }
+        for (slot, &lba) in self.p2l.iter().enumerate() {
+            if lba != UNMAPPED && self.l2p[lba as usize] != slot as u32 {
+                return Err(format!(
+                    "p2l[{slot}] = {lba} but l2p[{lba}] = {}",
+                    self.l2p[lba as usize]
+                ));
+            }
+        }
+        for (superblock, (&counted, &kept)) in valid.iter().zip(&self.valid).enumerate() {
+            if counted != kept {
+                return Err(format!(
+                    "superblock {superblock}: {kept} valid recorded, {counted} mapped"
+                ));
+            }
+            if self.state[superblock] == SuperblockState::Free && kept != 0 {
+                return Err(format!("free superblock {superblock} holds {kept} valid slots"));
+            }
+        }
+        let free_states = self.state.iter().filter(|&&s| s == SuperblockState::Free).count();
+        if free_states != self.free.len() {
+            return Err(format!(
+                "{free_states} superblocks free but the pool holds {}",
+                self.free.len()
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,163 @@
+//! Plain cumulative counters a runner snapshots at each sample point. No engine types here:
+//! the runner fills them from `wafer::stats::IoSnapshot` and `flashemu::Counters` (see
+//! [`super::sources`]) or from anything else that counts the same things.
+
+/// Cumulative counters at one instant, since the start of the run (or any fixed origin: only
+/// differences and ratios are reported). All byte counts are bytes the layer issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct CounterSnapshot {
+    /// Monotonic time since the run's origin.
+    pub time_ns: u64,
+    /// Operations completed.
+    pub ops: u64,
+    /// User page writes (eviction + checkpoint), counted uncompressed (docs/design.md sec. 2).
+    pub user_bytes: u64,
+    pub doublewrite_bytes: u64,
+    /// DB GC copyback.
+    pub gc_copy_bytes: u64,
+    /// NoWA compensation writes.
+    pub compensation_bytes: u64,
+    pub padding_bytes: u64,
+    pub metadata_bytes: u64,
+    /// Write-ahead log: reported, outside the WAF figures (000 sec. 7).
+    pub wal_bytes: u64,
+    /// Bytes the DB read from the data device.
+    pub db_read_bytes: u64,
+    /// False when no flash counters exist (a real file device): SSD and total WAF are null.
+    pub flash_measured: bool,
+    /// Flash programmed for host writes.
+    pub flash_host_bytes: u64,
+    /// Flash programmed by SSD GC copies.
+    pub ssd_gc_bytes: u64,
+    /// Flash programmed as padding.
+    pub flash_padding_bytes: u64,
+    pub buffer_hits: u64,
+    pub buffer_misses: u64,
+    /// Process CPU time (getrusage), user and system.
+    pub cpu_user_ns: u64,
+    pub cpu_system_ns: u64,
+    /// Resident memory now (a gauge, not a counter: intervals report the latest value).
+    pub rss_bytes: u64,
+}
+
+impl CounterSnapshot {
+    /// Every byte the DB wrote to the data device: user + doublewrite + GC copy +
+    /// compensation + padding + metadata (WAL excluded).
+    pub fn db_issued_bytes(&self) -> u64 {
+        self.user_bytes
+            + self.doublewrite_bytes
+            + self.gc_copy_bytes
+            + self.compensation_bytes
+            + self.padding_bytes
+            + self.metadata_bytes
+    }
+
+    /// Every byte programmed to flash.
+    pub fn flash_bytes(&self) -> u64 {
+        self.flash_host_bytes + self.ssd_gc_bytes + self.flash_padding_bytes
+    }
+
+    /// Counters accumulated between `earlier` and `self`; gauges keep `self`'s value.
+    /// Counters never go backwards; if a caller's do (a reset), the difference saturates at 0.
+    pub fn since(&self, earlier: &CounterSnapshot) -> CounterSnapshot {
+        debug_assert!(self.time_ns >= earlier.time_ns, "time went backwards");
+        let d = |now: u64, then: u64| now.saturating_sub(then);
+        CounterSnapshot {
+            time_ns: d(self.time_ns, earlier.time_ns),
+            ops: d(self.ops, earlier.ops),
+            user_bytes: d(self.user_bytes, earlier.user_bytes),
+            doublewrite_bytes: d(self.doublewrite_bytes, earlier.doublewrite_bytes),
+            gc_copy_bytes: d(self.gc_copy_bytes, earlier.gc_copy_bytes),
+            compensation_bytes: d(self.compensation_bytes, earlier.compensation_bytes),
+            padding_bytes: d(self.padding_bytes, earlier.padding_bytes),
+            metadata_bytes: d(self.metadata_bytes, earlier.metadata_bytes),
+            wal_bytes: d(self.wal_bytes, earlier.wal_bytes),
+            db_read_bytes: d(self.db_read_bytes, earlier.db_read_bytes),
+            flash_measured: self.flash_measured && earlier.flash_measured,
+            flash_host_bytes: d(self.flash_host_bytes, earlier.flash_host_bytes),
+            ssd_gc_bytes: d(self.ssd_gc_bytes, earlier.ssd_gc_bytes),
+            flash_padding_bytes: d(self.flash_padding_bytes, earlier.flash_padding_bytes),
+            buffer_hits: d(self.buffer_hits, earlier.buffer_hits),
+            buffer_misses: d(self.buffer_misses, earlier.buffer_misses),
+            cpu_user_ns: d(self.cpu_user_ns, earlier.cpu_user_ns),
+            cpu_system_ns: d(self.cpu_system_ns, earlier.cpu_system_ns),
+            rss_bytes: self.rss_bytes,
+        }
+    }
+}
+
+/// CPU time and resident memory of this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProcessSample {
+    pub cpu_user_ns: u64,
+    pub cpu_system_ns: u64,
+    pub rss_bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("getrusage failed: {0}")]
+    Rusage(std::io::Error),
+    #[error("reading /proc/self/statm: {0}")]
+    Statm(std::io::Error),
+    #[error("unexpected /proc/self/statm contents {0:?}")]
+    StatmFormat(String),
+}
+
+impl ProcessSample {
+    /// CPU time from getrusage(RUSAGE_SELF), resident set from /proc/self/statm.
+    pub fn now() -> Result<ProcessSample, ProcessError> {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: getrusage writes a full `rusage` into the pointer we pass, which points to
+        // zeroed memory of exactly that type; we read it only after checking the return code.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(ProcessError::Rusage(std::io::Error::last_os_error()));
+        }
+        // SAFETY: zero-initialized, and fully written by a successful getrusage.
+        let usage = unsafe { usage.assume_init() };
+        let tv_ns = |tv: libc::timeval| {
+            (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1000
+        };
+        let statm = std::fs::read_to_string("/proc/self/statm").map_err(ProcessError::Statm)?;
+        let rss_pages: u64 = statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|f| f.parse().ok())
+            .ok_or_else(|| ProcessError::StatmFormat(statm.clone()))?;
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let page_bytes = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let page_bytes = if page_bytes > 0 { page_bytes as u64 } else { 4096 };
+        Ok(ProcessSample {
+            cpu_user_ns: tv_ns(usage.ru_utime),
+            cpu_system_ns: tv_ns(usage.ru_stime),
+            rss_bytes: rss_pages * page_bytes,
+        })
+    }
+
+    /// Copy into a snapshot's process fields.
+    pub fn apply(&self, snapshot: &mut CounterSnapshot) {
+        snapshot.cpu_user_ns = self.cpu_user_ns;
+        snapshot.cpu_system_ns = self.cpu_system_ns;
+        snapshot.rss_bytes = self.rss_bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn process_sample_is_plausible() {
+        let a = ProcessSample::now().unwrap();
+        // Burn a little CPU so user time can only grow.
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let b = ProcessSample::now().unwrap();
+        assert!(b.cpu_user_ns + b.cpu_system_ns >= a.cpu_user_ns + a.cpu_system_ns);
+        assert!(b.rss_bytes > 1 << 20, "rss {}", b.rss_bytes);
+    }
+}

@@ -1,0 +1,188 @@
+//! The figures every report prints, computed from one counter difference so they agree by
+//! construction: `total_waf = db_waf * ssd_waf` (both from the same byte counters) and
+//! `x_bytes_per_op * ops = x_bytes`. Ratios with a zero denominator are `None` (JSON null),
+//! never NaN or infinity.
+
+use super::counters::CounterSnapshot;
+
+/// Bytes by purpose over the period (docs/design.md sec. 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct BytesByPurpose {
+    pub user: u64,
+    pub doublewrite: u64,
+    pub gc_copy: u64,
+    pub compensation: u64,
+    pub padding: u64,
+    pub metadata: u64,
+    /// user + doublewrite + gc_copy + compensation + padding + metadata.
+    pub db_issued: u64,
+    pub wal: u64,
+    pub db_read: u64,
+    pub flash_host: u64,
+    pub ssd_gc: u64,
+    pub flash_padding: u64,
+    /// flash_host + ssd_gc + flash_padding.
+    pub flash: u64,
+}
+
+/// Figures over one period (an interval, or the run so far).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Figures {
+    pub elapsed_s: f64,
+    pub ops: u64,
+    pub ops_per_sec: Option<f64>,
+    pub bytes: BytesByPurpose,
+    /// db_issued / user.
+    pub db_waf: Option<f64>,
+    /// flash / db_issued; None without flash counters.
+    pub ssd_waf: Option<f64>,
+    /// db_waf * ssd_waf (= flash / user).
+    pub total_waf: Option<f64>,
+    /// db_issued / ops.
+    pub logical_bytes_per_op: Option<f64>,
+    /// flash / ops.
+    pub physical_bytes_per_op: Option<f64>,
+    /// user / ops.
+    pub user_bytes_per_op: Option<f64>,
+    /// wal / ops.
+    pub wal_bytes_per_op: Option<f64>,
+    /// hits / (hits + misses).
+    pub buffer_hit_ratio: Option<f64>,
+    pub cpu_user_s: f64,
+    pub cpu_system_s: f64,
+    /// (user + system CPU seconds) / elapsed seconds: cores kept busy on average.
+    pub cpu_cores: Option<f64>,
+    /// Resident memory at the end of the period.
+    pub rss_bytes: u64,
+}
+
+fn ratio(num: u64, den: u64) -> Option<f64> {
+    (den > 0).then(|| num as f64 / den as f64)
+}
+
+impl Figures {
+    /// Figures of a counter difference (`later.since(&earlier)`) or of totals.
+    pub fn from_delta(d: &CounterSnapshot) -> Figures {
+        let db_issued = d.db_issued_bytes();
+        let flash = d.flash_bytes();
+        let bytes = BytesByPurpose {
+            user: d.user_bytes,
+            doublewrite: d.doublewrite_bytes,
+            gc_copy: d.gc_copy_bytes,
+            compensation: d.compensation_bytes,
+            padding: d.padding_bytes,
+            metadata: d.metadata_bytes,
+            db_issued,
+            wal: d.wal_bytes,
+            db_read: d.db_read_bytes,
+            flash_host: d.flash_host_bytes,
+            ssd_gc: d.ssd_gc_bytes,
+            flash_padding: d.flash_padding_bytes,
+            flash,
+        };
+        let elapsed_s = d.time_ns as f64 / 1e9;
+        let db_waf = ratio(db_issued, d.user_bytes);
+        let ssd_waf = if d.flash_measured { ratio(flash, db_issued) } else { None };
+        let total_waf = match (db_waf, ssd_waf) {
+            (Some(db), Some(ssd)) => Some(db * ssd),
+            _ => None,
+        };
+        let cpu_s = (d.cpu_user_ns + d.cpu_system_ns) as f64 / 1e9;
+        Figures {
+            elapsed_s,
+            ops: d.ops,
+            ops_per_sec: (d.time_ns > 0).then(|| d.ops as f64 / elapsed_s),
+            bytes,
+            db_waf,
+            ssd_waf,
+            total_waf,
+            logical_bytes_per_op: ratio(db_issued, d.ops),
+            physical_bytes_per_op: if d.flash_measured { ratio(flash, d.ops) } else { None },
+            user_bytes_per_op: ratio(d.user_bytes, d.ops),
+            wal_bytes_per_op: ratio(d.wal_bytes, d.ops),
+            buffer_hit_ratio: ratio(d.buffer_hits, d.buffer_hits + d.buffer_misses),
+            cpu_user_s: d.cpu_user_ns as f64 / 1e9,
+            cpu_system_s: d.cpu_system_ns as f64 / 1e9,
+            cpu_cores: (d.time_ns > 0).then(|| cpu_s / elapsed_s),
+            rss_bytes: d.rss_bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::Rng;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    #[test]
+    fn consistent_by_construction() {
+        let seed = 4242;
+        let mut rng = Rng::new(seed);
+        for _ in 0..1000 {
+            let mut r = |max: u64| rng.below(max);
+            let d = CounterSnapshot {
+                time_ns: 1 + r(1 << 40),
+                ops: 1 + r(1 << 30),
+                user_bytes: 1 + r(1 << 40),
+                doublewrite_bytes: r(1 << 40),
+                gc_copy_bytes: r(1 << 40),
+                compensation_bytes: r(1 << 30),
+                padding_bytes: r(1 << 30),
+                metadata_bytes: r(1 << 20),
+                wal_bytes: r(1 << 40),
+                db_read_bytes: r(1 << 40),
+                flash_measured: true,
+                flash_host_bytes: 1 + r(1 << 40),
+                ssd_gc_bytes: r(1 << 40),
+                flash_padding_bytes: r(1 << 20),
+                buffer_hits: r(1 << 30),
+                buffer_misses: 1 + r(1 << 30),
+                cpu_user_ns: r(1 << 40),
+                cpu_system_ns: r(1 << 40),
+                rss_bytes: r(1 << 40),
+            };
+            let f = Figures::from_delta(&d);
+            let (db, ssd, total) = (f.db_waf.unwrap(), f.ssd_waf.unwrap(), f.total_waf.unwrap());
+            assert!(close(total, db * ssd), "seed {seed}");
+            let direct = f.bytes.flash as f64 / f.bytes.user as f64;
+            assert!(close(total, direct), "seed {seed}: {total} vs flash/user {direct}");
+            let ops = f.ops as f64;
+            assert!(close(f.logical_bytes_per_op.unwrap() * ops, f.bytes.db_issued as f64));
+            assert!(close(f.physical_bytes_per_op.unwrap() * ops, f.bytes.flash as f64));
+            assert!(close(f.user_bytes_per_op.unwrap() * ops, f.bytes.user as f64));
+            assert!(close(f.ops_per_sec.unwrap() * f.elapsed_s, ops));
+            let parts = f.bytes.user
+                + f.bytes.doublewrite
+                + f.bytes.gc_copy
+                + f.bytes.compensation
+                + f.bytes.padding
+                + f.bytes.metadata;
+            assert_eq!(parts, f.bytes.db_issued);
+            assert_eq!(f.bytes.flash_host + f.bytes.ssd_gc + f.bytes.flash_padding, f.bytes.flash);
+            let hr = f.buffer_hit_ratio.unwrap();
+            assert!((0.0..=1.0).contains(&hr));
+        }
+    }
+
+    #[test]
+    fn zero_denominators_are_null() {
+        let f = Figures::from_delta(&CounterSnapshot::default());
+        assert_eq!(f.db_waf, None);
+        assert_eq!(f.ssd_waf, None);
+        assert_eq!(f.total_waf, None);
+        assert_eq!(f.ops_per_sec, None);
+        assert_eq!(f.buffer_hit_ratio, None);
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(json.contains("\"db_waf\":null"), "{json}");
+        // Without flash counters SSD and total WAF stay null even with writes.
+        let d =
+            CounterSnapshot { user_bytes: 10, flash_host_bytes: 10, ..CounterSnapshot::default() };
+        let f = Figures::from_delta(&d);
+        assert_eq!(f.db_waf, Some(1.0));
+        assert_eq!(f.total_waf, None);
+    }
+}

@@ -1,0 +1,306 @@
+//! `wafer emu`: run fio-like jobs or replay a block trace on the flash emulator, list and show
+//! device presets.
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use flashemu::{Config, Ssd};
+use wafer_bench::emu_report::{table, RunReport};
+use wafer_bench::jobs::{self, device, DeviceSource, JobFile, JobSpec, RunSpec, Until, Workload};
+use wafer_bench::plot;
+use wafer_bench::progress::ProgressBar;
+use wafer_bench::trace::{self, ReplayOptions, TraceFormat, TraceReader};
+
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct EmuArgs {
+    #[command(subcommand)]
+    command: EmuCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum EmuCommand {
+    /// Run fio-like jobs: fill, then writes/reads/trims until a stop condition; report WAF.
+    Run(RunArgs),
+    /// Replay a block trace (fio iolog v2/v3, MQSim/DiskSim ASCII) and report WAF.
+    Replay(ReplayArgs),
+    /// List the device presets.
+    Presets,
+    /// Print a device configuration (preset or file plus overrides) as TOML.
+    Show(DeviceArgs),
+}
+
+/// Which device: a preset or a TOML file, then overrides (typed shortcuts first, then --set).
+#[derive(Debug, Args)]
+struct DeviceArgs {
+    /// Device preset: cns, fdp, zns, tiny [default: cns].
+    #[arg(long, conflicts_with = "config")]
+    preset: Option<String>,
+    /// Device configuration file (TOML; may name a base with `preset = "cns"`).
+    #[arg(long, value_name = "FILE.toml")]
+    config: Option<PathBuf>,
+    /// Override any configuration field, e.g. --set op=0.28 --set geometry.channels=4.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Over-provisioning, (physical - logical) / logical.
+    #[arg(long)]
+    op: Option<String>,
+    /// GC victim policy: greedy, cost-benefit, fifo, random-d.
+    #[arg(long, value_name = "POLICY")]
+    gc_policy: Option<String>,
+    /// Interface: conventional, fdp, zns.
+    #[arg(long)]
+    interface: Option<String>,
+    /// Open streams of a conventional device (each job writes to its own).
+    #[arg(long)]
+    streams: Option<String>,
+}
+
+impl DeviceArgs {
+    fn config(&self) -> Result<Config, CliError> {
+        let source = match (&self.preset, &self.config) {
+            (_, Some(path)) => DeviceSource::TomlFile(path.clone()),
+            (Some(name), None) => DeviceSource::Preset(name.clone()),
+            (None, None) => DeviceSource::Preset("cns".to_string()),
+        };
+        let shortcuts = [
+            ("interface", &self.interface),
+            ("op", &self.op),
+            ("gc-policy", &self.gc_policy),
+            ("streams", &self.streams),
+        ];
+        let mut overrides: Vec<String> = shortcuts
+            .iter()
+            .filter_map(|(key, value)| value.as_ref().map(|v| format!("{key}={v}")))
+            .collect();
+        overrides.extend(self.set.iter().cloned());
+        Ok(jobs::resolve_config(&source, &overrides)?)
+    }
+}
+
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Write the full result (device, counters, samples, steady-state WAF) as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Plot WAF over written capacity (.png, or .svg for SVG).
+    #[arg(long, value_name = "FILE.png")]
+    plot: Option<PathBuf>,
+    /// Sample period in host bytes [default: 1/64 of the logical capacity].
+    #[arg(long, value_name = "BYTES")]
+    sample_every: Option<String>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+impl OutputArgs {
+    /// Fails before a long simulation rather than after it if an output cannot be written.
+    fn check_paths(&self) -> Result<(), CliError> {
+        for path in [&self.json, &self.plot].into_iter().flatten() {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            if let Some(dir) = parent {
+                if !dir.is_dir() {
+                    return Err(CliError(format!("{}: directory does not exist", path.display())));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn sample_every(&self) -> Result<Option<u64>, jobs::JobError> {
+        self.sample_every.as_deref().map(jobs::parse_bytes).transpose()
+    }
+
+    fn emit(&self, report: &RunReport) -> Result<(), CliError> {
+        print!("{}", table::render(report));
+        if let Some(path) = &self.json {
+            write_file(path, report.to_json().as_bytes())?;
+        }
+        if let Some(path) = &self.plot {
+            let chart = report.waf_chart();
+            let bytes = if plot::is_svg_path(path) {
+                plot::line_chart_svg(&chart, 900, 540).into_bytes()
+            } else {
+                plot::line_chart_png(&chart, 900, 540)
+            };
+            write_file(path, &bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Prefixes an error with the flag it came from: `--until: ...`.
+fn flag(name: &'static str) -> impl Fn(jobs::JobError) -> CliError {
+    move |e| CliError(format!("--{name}: {e}"))
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    #[command(flatten)]
+    device: DeviceArgs,
+    /// Precondition: write this fraction of the device sequentially first (0.9 = 90% full)
+    /// [default: 0].
+    #[arg(long, value_name = "FRACTION")]
+    fill: Option<f64>,
+    /// write, randwrite, read, randread, trim, randtrim, rw[:READ%], randrw[:READ%].
+    #[arg(long, default_value = "randwrite")]
+    workload: String,
+    /// Address distribution: uniform, zipf:THETA, scrambled:THETA, hotcold:X:Y (X% of I/Os to
+    /// Y% of the region).
+    #[arg(long, default_value = "uniform")]
+    dist: String,
+    /// I/O size (multiple of 4k).
+    #[arg(long, default_value = "4k")]
+    bs: String,
+    /// Read percentage of rw / randrw.
+    #[arg(long, value_name = "PERCENT")]
+    rwmixread: Option<u8>,
+    /// Stop after this many host bytes issued after the fill: bytes (16GiB) or capacities (4x)
+    /// [default: 4x].
+    #[arg(long)]
+    until: Option<String>,
+    /// Number of identical jobs, each on its own slice of the region and its own stream.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Job file (TOML, [[job]] tables); replaces --workload/--dist/--bs/--jobs.
+    #[arg(
+        long,
+        value_name = "FILE.toml",
+        conflicts_with_all = ["workload", "dist", "bs", "rwmixread", "jobs"]
+    )]
+    job_file: Option<PathBuf>,
+    /// Seed of every random choice of the jobs [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+impl RunArgs {
+    fn spec(&self) -> Result<RunSpec, CliError> {
+        let file = self.job_file.as_deref().map(JobFile::load).transpose()?;
+        let jobs = match &file {
+            Some(file) => file.jobs.clone(),
+            None => {
+                if self.jobs == 0 || self.jobs > wafer_bench::jobs::spec::JOBS_MAX {
+                    return Err(CliError(format!(
+                        "--jobs {} must be between 1 and {}",
+                        self.jobs,
+                        wafer_bench::jobs::spec::JOBS_MAX
+                    )));
+                }
+                let workload =
+                    Workload::parse(&self.workload, self.rwmixread).map_err(flag("workload"))?;
+                let dist = jobs::parse_distribution(&self.dist).map_err(flag("dist"))?;
+                let bs_bytes = jobs::parse_block_size(&self.bs).map_err(flag("bs"))?;
+                (0..self.jobs)
+                    .map(|i| JobSpec {
+                        bs_bytes,
+                        ..JobSpec::new(format!("job{i}"), workload, dist)
+                    })
+                    .collect()
+            }
+        };
+        let until = match (&self.until, file.as_ref().and_then(|f| f.until)) {
+            (Some(text), _) => Until::parse(text).map_err(flag("until"))?,
+            (None, Some(until)) => until,
+            (None, None) => Until::Capacities(4.0),
+        };
+        let fill_fraction =
+            self.fill.or(file.as_ref().and_then(|f| f.fill_fraction)).unwrap_or(0.0);
+        let seed = self.seed.or(file.as_ref().and_then(|f| f.seed)).unwrap_or(1);
+        let spec = RunSpec {
+            fill_fraction,
+            jobs,
+            until,
+            seed,
+            sample_every_bytes: self.output.sample_every().map_err(flag("sample-every"))?,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The trace file.
+    trace: PathBuf,
+    #[command(flatten)]
+    device: DeviceArgs,
+    /// auto (from the first line), fio2, fio3, mqsim (also DiskSim ASCII).
+    #[arg(long, default_value = "auto")]
+    format: String,
+    /// Precondition: write this fraction of the device sequentially before the trace.
+    #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
+    fill: f64,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(args: EmuArgs) -> Result<(), CliError> {
+    match args.command {
+        EmuCommand::Run(args) => run_jobs(&args),
+        EmuCommand::Replay(args) => replay(&args),
+        EmuCommand::Presets => presets(),
+        EmuCommand::Show(device) => {
+            print!("{}", device::to_toml(&device.config()?)?);
+            Ok(())
+        }
+    }
+}
+
+fn build_ssd(device: &DeviceArgs) -> Result<Ssd, CliError> {
+    Ok(Ssd::new(device::for_simulation(device.config()?))?)
+}
+
+fn run_jobs(args: &RunArgs) -> Result<(), CliError> {
+    let spec = args.spec()?;
+    args.output.check_paths()?;
+    let mut ssd = build_ssd(&args.device)?;
+    let mut progress = ProgressBar::new(!args.output.quiet);
+    let report = jobs::run(&mut ssd, &spec, &mut progress)?;
+    args.output.emit(&report)
+}
+
+fn replay(args: &ReplayArgs) -> Result<(), CliError> {
+    let format = TraceFormat::parse(&args.format)?;
+    args.output.check_paths()?;
+    let sample_every_bytes = args.output.sample_every().map_err(flag("sample-every"))?;
+    let mut ssd = build_ssd(&args.device)?;
+    let open_error = |e: std::io::Error| CliError(format!("{}: {e}", args.trace.display()));
+    let file = File::open(&args.trace).map_err(open_error)?;
+    let input_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut reader = TraceReader::new(BufReader::new(file), format);
+    let options = ReplayOptions { fill_fraction: args.fill, sample_every_bytes, input_bytes };
+    let mut progress = ProgressBar::new(!args.output.quiet);
+    let report = trace::replay(&mut ssd, &mut reader, &options, &mut progress)
+        .map_err(|e| CliError(format!("{}: {e}", args.trace.display())))?;
+    args.output.emit(&report)
+}
+
+fn presets() -> Result<(), CliError> {
+    println!(
+        "{:<6}  {:>12}  {:>12}  {:>6}  {:<12}  interface",
+        "preset", "logical", "physical", "OP", "GC"
+    );
+    for name in ["cns", "fdp", "zns", "tiny"] {
+        let ssd = Ssd::new(device::for_simulation(Config::preset(name)?))?;
+        let summary = wafer_bench::emu_report::DeviceSummary::of(&ssd);
+        println!(
+            "{name:<6}  {:>12}  {:>12}  {:>5.1}%  {:<12}  {}",
+            table::human_bytes(summary.logical_bytes),
+            table::human_bytes(summary.physical_bytes),
+            summary.op * 100.0,
+            summary.gc_policy,
+            summary.interface
+        );
+    }
+    Ok(())
+}

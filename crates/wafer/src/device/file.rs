@@ -1,0 +1,272 @@
+//! A device over a real file (or block device): pread/pwrite, optional O_DIRECT with aligned
+//! bounce buffers, optional io_uring for batches, fdatasync, and TRIM by punching holes.
+use super::aligned::{is_aligned, AlignedBuf};
+use super::uring::{Direction, RawOp, Uring};
+use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// How the file is driven. A value, so a benchmark can sweep it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FileOptions {
+    /// O_DIRECT: bypass the page cache (the paper's setup). Needs a filesystem that allows it.
+    pub direct: bool,
+    /// Submit batches through io_uring; falls back to pread/pwrite when the kernel refuses.
+    pub io_uring: bool,
+}
+
+impl FileOptions {
+    pub const BUFFERED: FileOptions = FileOptions { direct: false, io_uring: false };
+    pub const DIRECT: FileOptions = FileOptions { direct: true, io_uring: false };
+    pub const URING: FileOptions = FileOptions { direct: false, io_uring: true };
+    pub const DIRECT_URING: FileOptions = FileOptions { direct: true, io_uring: true };
+}
+
+/// Largest zero-fill write when hole punching is unsupported.
+const ZERO_CHUNK_BYTES: usize = 1 << 20;
+
+#[derive(Debug)]
+pub struct FileDevice {
+    file: File,
+    path: PathBuf,
+    capacity_bytes: u64,
+    options: FileOptions,
+    uring: Option<Uring>,
+    /// Why io_uring was asked for but is not used.
+    uring_unavailable: Option<String>,
+}
+
+impl FileDevice {
+    /// Opens or creates `path` and extends it (sparsely) to `capacity_bytes`; an existing larger
+    /// file keeps its size and the device uses its first `capacity_bytes`. A block device must be
+    /// at least `capacity_bytes` large.
+    pub fn open(
+        path: impl AsRef<Path>,
+        capacity_bytes: u64,
+        options: FileOptions,
+    ) -> Result<FileDevice, DeviceError> {
+        assert!(capacity_bytes > 0, "a device needs capacity");
+        check_range(0, capacity_bytes, capacity_bytes)?;
+        let path = path.as_ref().to_path_buf();
+        let mut open = OpenOptions::new();
+        open.read(true).write(true).create(true).truncate(false);
+        if options.direct {
+            open.custom_flags(libc::O_DIRECT);
+        }
+        let file = open.open(&path).map_err(|source| {
+            let op = if options.direct && source.raw_os_error() == Some(libc::EINVAL) {
+                "open with O_DIRECT (the filesystem refuses direct I/O)"
+            } else {
+                "open"
+            };
+            DeviceError::Io { op, offset: 0, source }
+        })?;
+        let meta =
+            file.metadata().map_err(|source| DeviceError::Io { op: "stat", offset: 0, source })?;
+        if meta.file_type().is_block_device() {
+            // A block device has the size it has: stat says 0, seeking to the end says the truth.
+            let size_bytes = (&file).seek(SeekFrom::End(0)).map_err(|source| DeviceError::Io {
+                op: "seek to end",
+                offset: 0,
+                source,
+            })?;
+            if size_bytes < capacity_bytes {
+                return Err(DeviceError::OutOfRange {
+                    offset: 0,
+                    len: capacity_bytes,
+                    capacity_bytes: size_bytes,
+                });
+            }
+        } else if meta.len() < capacity_bytes {
+            file.set_len(capacity_bytes).map_err(|source| DeviceError::Io {
+                op: "set_len",
+                offset: capacity_bytes,
+                source,
+            })?;
+        }
+        let (uring, uring_unavailable) = if options.io_uring {
+            match Uring::probe() {
+                Ok(ring) => (Some(ring), None),
+                Err(reason) => (None, Some(reason)),
+            }
+        } else {
+            (None, None)
+        };
+        Ok(FileDevice { file, path, capacity_bytes, options, uring, uring_unavailable })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn options(&self) -> FileOptions {
+        self.options
+    }
+    /// True when batches go through io_uring.
+    pub fn uses_io_uring(&self) -> bool {
+        self.uring.is_some()
+    }
+    /// Why io_uring was requested but is not in use (batches fall back to pread/pwrite).
+    pub fn io_uring_unavailable_reason(&self) -> Option<&str> {
+        self.uring_unavailable.as_deref()
+    }
+
+    /// O_DIRECT needs the buffer address aligned too; other buffers go through a bounce copy.
+    fn needs_bounce(&self, ptr: *const u8) -> bool {
+        self.options.direct && !is_aligned(ptr)
+    }
+
+    fn read_one(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        let io = |source| DeviceError::Io { op: "pread", offset, source };
+        if self.needs_bounce(buf.as_ptr()) {
+            let mut bounce = AlignedBuf::zeroed(buf.len());
+            self.file.read_exact_at(&mut bounce, offset).map_err(io)?;
+            buf.copy_from_slice(&bounce);
+            Ok(())
+        } else {
+            self.file.read_exact_at(buf, offset).map_err(io)
+        }
+    }
+
+    fn write_one(&self, offset: u64, data: &[u8]) -> Result<(), DeviceError> {
+        let io = |source| DeviceError::Io { op: "pwrite", offset, source };
+        if self.needs_bounce(data.as_ptr()) {
+            self.file.write_all_at(&AlignedBuf::copy_of(data), offset).map_err(io)
+        } else {
+            self.file.write_all_at(data, offset).map_err(io)
+        }
+    }
+
+    fn read_uring(&self, uring: &Uring, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        // Bounce buffers live in `bounces` until the batch is done, then are copied out.
+        let mut bounces: Vec<Option<AlignedBuf>> = Vec::with_capacity(ops.len());
+        let mut raw: Vec<RawOp> = Vec::with_capacity(ops.len());
+        for op in ops.iter_mut() {
+            if op.buf.is_empty() {
+                bounces.push(None);
+                continue;
+            }
+            if self.needs_bounce(op.buf.as_ptr()) {
+                let mut bounce = AlignedBuf::zeroed(op.buf.len());
+                raw.push(RawOp { ptr: bounce.as_mut_ptr(), len: bounce.len(), offset: op.offset });
+                bounces.push(Some(bounce));
+            } else {
+                raw.push(RawOp { ptr: op.buf.as_mut_ptr(), len: op.buf.len(), offset: op.offset });
+                bounces.push(None);
+            }
+        }
+        // SAFETY: every pointer is into a caller buffer borrowed mutably by `ops`, or into a bounce
+        // buffer owned by `bounces`; both outlive the call and nothing else touches them meanwhile.
+        unsafe { uring.run(self.file.as_raw_fd(), Direction::Read, &raw) }?;
+        for (op, bounce) in ops.iter_mut().zip(&bounces) {
+            if let Some(bounce) = bounce {
+                op.buf.copy_from_slice(bounce);
+            }
+        }
+        Ok(())
+    }
+
+    fn write_uring(&self, uring: &Uring, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        let mut bounces: Vec<AlignedBuf> = Vec::new();
+        let mut raw: Vec<RawOp> = Vec::with_capacity(ops.len());
+        for op in ops.iter().filter(|op| !op.data.is_empty()) {
+            let ptr = if self.needs_bounce(op.data.as_ptr()) {
+                bounces.push(AlignedBuf::copy_of(op.data));
+                // The heap block of an AlignedBuf does not move when the Vec holding it grows.
+                bounces[bounces.len() - 1].as_ptr()
+            } else {
+                op.data.as_ptr()
+            };
+            raw.push(RawOp { ptr: ptr.cast_mut(), len: op.data.len(), offset: op.offset });
+        }
+        // SAFETY: pointers are into `ops` data (borrowed for the call) or into `bounces` (alive
+        // until the end of this function); a write only reads through them.
+        unsafe { uring.run(self.file.as_raw_fd(), Direction::Write, &raw) }
+    }
+
+    fn zero_fill(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        let chunk_bytes = (len as usize).min(ZERO_CHUNK_BYTES);
+        let zeros = AlignedBuf::zeroed(chunk_bytes);
+        let mut done = 0u64;
+        // Bounded: each iteration writes at least one block (len is a block multiple).
+        while done < len {
+            let n = (len - done).min(chunk_bytes as u64);
+            self.write_one(offset + done, &zeros[..n as usize])?;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+impl Device for FileDevice {
+    fn capacity_bytes(&self) -> u64 {
+        self.capacity_bytes
+    }
+
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        for op in ops.iter() {
+            check_range(op.offset, op.buf.len() as u64, self.capacity_bytes)?;
+        }
+        if let Some(uring) = &self.uring {
+            if ops.len() > 1 {
+                return self.read_uring(uring, ops);
+            }
+        }
+        for op in ops.iter_mut() {
+            self.read_one(op.offset, op.buf)?;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        // Check the whole batch first so a bad op changes nothing.
+        for op in ops {
+            check_range(op.offset, op.data.len() as u64, self.capacity_bytes)?;
+        }
+        if let Some(uring) = &self.uring {
+            if ops.len() > 1 {
+                return self.write_uring(uring, ops);
+            }
+        }
+        for op in ops {
+            self.write_one(op.offset, op.data)?;
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.file.sync_data().map_err(|source| DeviceError::Io {
+            op: "fdatasync",
+            offset: 0,
+            source,
+        })
+    }
+
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        check_range(offset, len, self.capacity_bytes)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let (Ok(off), Ok(n)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+            return Err(DeviceError::OutOfRange {
+                offset,
+                len,
+                capacity_bytes: self.capacity_bytes,
+            });
+        };
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // SAFETY: fallocate takes a valid open fd and integers; it touches no user memory.
+        let rc = unsafe { libc::fallocate(self.file.as_raw_fd(), mode, off, n) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let source = std::io::Error::last_os_error();
+        match source.raw_os_error() {
+            // The filesystem cannot punch holes: zeros read back the same.
+            Some(libc::EOPNOTSUPP | libc::ENOSYS) => self.zero_fill(offset, len),
+            _ => Err(DeviceError::Io { op: "fallocate(PUNCH_HOLE)", offset, source }),
+        }
+    }
+}
