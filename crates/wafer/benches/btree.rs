@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // A bench binary: failing loudly is the right response.
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wafer::device::MemoryDevice;
+use wafer::device::{FileOptions, MemoryDevice, WritePurpose};
 use wafer::{Db, Options, Tree};
 
 struct Rng(u64);
@@ -130,7 +130,18 @@ fn main() {
     db.close().unwrap();
 
     let pool_bytes = (data_pages / 10).max(64) * 4096;
-    println!("on a file: pool {:.1} MiB = 10% of the data", pool_bytes as f64 / 1048576.0);
+    // O_DIRECT as in the paper's setup, so misses reach the device instead of the page cache;
+    // WAFER_BENCH_BUFFERED=1 uses the page cache instead.
+    let file = if env_u64("WAFER_BENCH_BUFFERED", 0) == 1 {
+        FileOptions::BUFFERED
+    } else {
+        FileOptions::DIRECT
+    };
+    println!(
+        "on a file ({}): pool {:.1} MiB = 10% of the data",
+        if file.direct { "O_DIRECT" } else { "buffered" },
+        pool_bytes as f64 / 1048576.0
+    );
     let path = std::env::temp_dir().join(format!("wafer-bench-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let options =
@@ -144,6 +155,13 @@ fn main() {
     let db = Db::open(&path, options.with_buffer_pool_bytes(pool_bytes)).unwrap();
     let tree = db.tree("bench").unwrap();
     phases(&db, &tree, keys, secs);
+    if let Some(io) = db.stats().io {
+        println!(
+            "  device I/O: {} page reads, {} eviction page writes",
+            io.read_ops,
+            io.write_ops[WritePurpose::UserEviction as usize]
+        );
+    }
     db.close().unwrap();
     std::fs::remove_file(&path).unwrap();
 }
