@@ -209,3 +209,22 @@ fn garbage_superblock_is_refused() {
     let err = Db::open_on(dev, Options::test_min()).unwrap_err();
     assert!(matches!(err, Error::Corrupt(_)), "{err}");
 }
+
+#[test]
+fn sparse_leaves_merge_after_deletes() {
+    let db = Db::open_on(Arc::new(MemoryDevice::new(64 << 20)), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..20_000 {
+        t.put(&key(i), &[1u8; 100]).unwrap();
+    }
+    let peak = db.stats().allocated_pages;
+    for i in (0..20_000).filter(|i| i % 10 != 0) {
+        assert!(t.delete(&key(i)).unwrap());
+    }
+    let after = db.stats().allocated_pages;
+    // Without merges every leaf would keep a tenth of its entries and all its pages.
+    assert!(after * 3 < peak, "pages: {peak} at peak, {after} after deleting 90%");
+    let got: Vec<Vec<u8>> = t.iter().map(|r| r.unwrap().0).collect();
+    let want: Vec<Vec<u8>> = (0..20_000).filter(|i| i % 10 == 0).map(key).collect();
+    assert_eq!(got, want);
+}

@@ -88,6 +88,11 @@ fn set_frag(p: &mut PageBuf, v: usize) {
 fn gap_bytes(p: &PageBuf) -> usize {
     heap_start(p) - (HEADER_BYTES + SLOT_BYTES * slot_count(p))
 }
+/// Live bytes: slots and cells in use.
+pub fn used_bytes(p: &PageBuf) -> usize {
+    USABLE_BYTES - free_bytes(p)
+}
+
 /// Free bytes, counting dead cells a compaction would reclaim.
 pub fn free_bytes(p: &PageBuf) -> usize {
     gap_bytes(p) + frag(p)
