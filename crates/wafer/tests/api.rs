@@ -228,3 +228,21 @@ fn sparse_leaves_merge_after_deletes() {
     let want: Vec<Vec<u8>> = (0..20_000).filter(|i| i % 10 == 0).map(key).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn flush_makes_a_reopenable_image_without_closing() {
+    let dev = Arc::new(MemoryDevice::new(16 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..3_000 {
+        t.put(&key(i), b"flushed").unwrap();
+    }
+    db.flush().unwrap();
+    t.put(b"after-flush", b"lost").unwrap();
+    drop(t);
+    drop(db); // No close: like a crash after the flush.
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    assert_eq!(t.iter().count(), 3_000);
+    assert_eq!(t.get(&key(2_999)).unwrap(), Some(b"flushed".to_vec()));
+}

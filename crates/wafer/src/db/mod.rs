@@ -362,8 +362,20 @@ impl Db {
         }
     }
 
-    /// Waits for operations in flight, writes every dirty page and the superblock, and syncs.
-    /// Tree handles still around fail with [`Error::Closed`] afterwards.
+    /// Writes every dirty page and the superblock, and syncs: after `flush` returns, a reopen
+    /// finds everything written so far. Waits for operations in flight and holds writers off
+    /// meanwhile (a stop-the-world checkpoint; the WAL issue brings fuzzy checkpoints).
+    pub fn flush(&self) -> Result<()> {
+        let inner = &self.inner;
+        inner.check_writable()?;
+        let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
+        let _catalog = inner.catalog.exclusive();
+        let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
+        inner.checkpoint()
+    }
+
+    /// Flushes as [`Db::flush`] and closes. Tree handles still around fail with
+    /// [`Error::Closed`] afterwards. Dropping a `Db` without closing it writes nothing.
     pub fn close(self) -> Result<()> {
         let inner = &self.inner;
         if inner.closed.swap(true, Ordering::AcqRel) {
@@ -375,20 +387,27 @@ impl Db {
         if inner.poisoned.load(Ordering::Relaxed) || inner.pool.is_poisoned() {
             return Err(Error::Poisoned);
         }
-        inner.pool.flush_all(WritePurpose::UserCheckpoint)?;
-        let store = inner.pool.store();
+        inner.checkpoint()
+    }
+}
+
+impl DbInner {
+    /// Dirty pages, sync, superblock, sync. Callers hold every tree's structure latch.
+    fn checkpoint(&self) -> Result<()> {
+        self.pool.flush_all(WritePurpose::UserCheckpoint)?;
+        let store = self.pool.store();
         store.sync()?;
-        let a = inner.alloc.state();
+        let a = self.alloc.state();
         let meta = Meta {
-            write_mode: inner.options.write_mode as u8,
-            catalog_root: inner.catalog.root,
+            write_mode: self.options.write_mode as u8,
+            catalog_root: self.catalog.root,
             high_water: a.high_water,
             free_head: a.free_head,
             free_count: a.free_count,
-            last_lsn: inner.logger.last_lsn(),
-            next_tree_id: inner.next_tree_id.load(Ordering::Relaxed),
-            page_capacity: inner.pool.page_capacity(),
-            write_clock: inner.pool.write_clock(),
+            last_lsn: self.logger.last_lsn(),
+            next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
+            page_capacity: self.pool.page_capacity(),
+            write_clock: self.pool.write_clock(),
         };
         let mut buf = Box::new([0u8; PAGE_SIZE]);
         meta.encode(&mut buf);
