@@ -281,7 +281,13 @@ impl Db {
             g.pid()
         };
         let r = inner.catalog.put(env, name.as_bytes(), &catalog::encode(id, root));
-        inner.poison_unless_clean(r)?;
+        if let Err(e) = inner.poison_unless_clean(r) {
+            // The catalog did not take the tree (device full): give its root page back.
+            if let Ok(g) = env.pool.write(root) {
+                env.alloc.free(env.logger, g);
+            }
+            return Err(e);
+        }
         inner.next_tree_id.store(id + 1, Ordering::Relaxed);
         let core = Arc::new(TreeCore::new(id, root));
         map.insert(name.to_string(), core.clone());
