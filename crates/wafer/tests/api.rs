@@ -246,3 +246,69 @@ fn flush_makes_a_reopenable_image_without_closing() {
     assert_eq!(t.iter().count(), 3_000);
     assert_eq!(t.get(&key(2_999)).unwrap(), Some(b"flushed".to_vec()));
 }
+
+/// Hands out LSNs and records how far the "log" was made durable.
+#[derive(Debug, Default)]
+struct RecordingLogger {
+    next: std::sync::atomic::AtomicU64,
+    durable: Arc<std::sync::atomic::AtomicU64>,
+}
+impl wafer::page::PageLogger for RecordingLogger {
+    fn log(&self, _pid: u64, _change: &wafer::page::PageChange<'_>) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+    fn last_lsn(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
+    fn make_durable(&self, lsn: u64) -> wafer::Result<()> {
+        self.durable.fetch_max(lsn, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Checks every page write against the durable LSN: the write-ahead rule.
+#[derive(Debug)]
+struct WalRuleDevice {
+    inner: MemoryDevice,
+    durable: Arc<std::sync::atomic::AtomicU64>,
+}
+impl Device for WalRuleDevice {
+    fn capacity_bytes(&self) -> u64 {
+        self.inner.capacity_bytes()
+    }
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        self.inner.read_batch(ops)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        for op in ops.iter().filter(|op| op.offset != 0) {
+            let mut page_buf = [0u8; PAGE_SIZE];
+            page_buf.copy_from_slice(op.data);
+            let lsn = page::lsn(&page_buf);
+            assert!(lsn <= self.durable.load(Ordering::Relaxed), "page LSN {lsn} not durable");
+        }
+        self.inner.write_batch(ops)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.inner.sync()
+    }
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        self.inner.trim(offset, len)
+    }
+}
+
+#[test]
+fn pages_go_out_only_after_the_log_is_durable_to_their_lsn() {
+    let logger = Arc::new(RecordingLogger::default());
+    let device = Arc::new(WalRuleDevice {
+        inner: MemoryDevice::new(16 << 20),
+        durable: logger.durable.clone(),
+    });
+    let db = Db::open_with_logger(device, Options::test_min(), Some(logger.clone())).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..5_000 {
+        t.put(&key(i), &[3u8; 64]).unwrap();
+    }
+    assert!(db.stats().pool.page_writes > 100, "the tiny pool must write back");
+    db.close().unwrap();
+    assert!(logger.durable.load(Ordering::Relaxed) > 0);
+}

@@ -16,7 +16,7 @@ pub use counters::PoolStats;
 pub use store::{InPlaceStore, PageStore};
 
 use crate::device::WritePurpose;
-use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
+use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};
 use crate::{Error, Result};
 use counters::PoolCounters;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -59,6 +59,8 @@ pub struct BufferPool {
     write_clock: AtomicU64,
     counters: PoolCounters,
     poisoned: AtomicBool,
+    /// Asked to make the log durable before pages go out (write-ahead rule).
+    logger: std::sync::Arc<dyn PageLogger>,
 }
 
 /// A page latched shared.
@@ -113,6 +115,7 @@ impl BufferPool {
         capacity_bytes: u64,
         batch_pages: usize,
         write_clock: u64,
+        logger: std::sync::Arc<dyn PageLogger>,
     ) -> Result<BufferPool> {
         let frame_count = capacity_bytes / PAGE_SIZE as u64;
         if frame_count < 8 || frame_count >= NO_FRAME as u64 {
@@ -148,6 +151,7 @@ impl BufferPool {
             write_clock: AtomicU64::new(write_clock),
             counters: PoolCounters::default(),
             poisoned: AtomicBool::new(false),
+            logger,
         })
     }
 
@@ -373,7 +377,9 @@ impl BufferPool {
         purpose: WritePurpose,
     ) -> Result<()> {
         let mut count = 0u64;
+        let mut max_lsn = 0;
         for (_, g) in frames.iter_mut().filter(|(_, g)| g.dirty) {
+            max_lsn = max_lsn.max(page::lsn(&g.bytes));
             let ts = self.write_clock.fetch_add(1, Ordering::Relaxed) + 1;
             page::push_write_history(&mut g.bytes, ts);
             page::seal(&mut g.bytes);
@@ -381,6 +387,10 @@ impl BufferPool {
         }
         if count == 0 {
             return Ok(());
+        }
+        if let Err(e) = self.logger.make_durable(max_lsn) {
+            self.poisoned.store(true, Ordering::Relaxed);
+            return Err(e);
         }
         let pages: Vec<(PageId, &PageBuf)> =
             frames.iter().filter(|(_, g)| g.dirty).map(|(_, g)| (g.pid, &*g.bytes)).collect();
@@ -426,7 +436,7 @@ impl BufferPool {
 mod tests {
     use super::*;
     use crate::device::{Counted, Device, MemoryDevice};
-    use crate::page::{PageKind, PAGE_SIZE};
+    use crate::page::{NoopLogger, PageKind, PAGE_SIZE};
     use crate::stats::IoStats;
     use std::sync::Arc;
 
@@ -434,7 +444,11 @@ mod tests {
         let stats = Arc::new(IoStats::default());
         let dev = Arc::new(Counted::new(MemoryDevice::new(pages * PAGE_SIZE as u64), stats));
         let store = Arc::new(InPlaceStore::new(dev.clone(), 0));
-        (dev, BufferPool::new(store, frames * PAGE_SIZE as u64, 4, 0).unwrap())
+        (
+            dev,
+            BufferPool::new(store, frames * PAGE_SIZE as u64, 4, 0, Arc::new(NoopLogger::new(0)))
+                .unwrap(),
+        )
     }
 
     #[test]
@@ -470,7 +484,8 @@ mod tests {
         buf[1234] ^= 1;
         dev.write_at(5 * PAGE_SIZE as u64, &buf, WritePurpose::Metadata).unwrap();
         let store = Arc::new(InPlaceStore::new(dev, 0));
-        let pool = BufferPool::new(store, 8 * PAGE_SIZE as u64, 4, 0).unwrap();
+        let pool = BufferPool::new(store, 8 * PAGE_SIZE as u64, 4, 0, Arc::new(NoopLogger::new(0)))
+            .unwrap();
         assert!(pool.read(4).is_ok());
         let r = pool.read(5).map(|g| g.pid());
         match r {

@@ -204,6 +204,7 @@ impl Db {
             options.buffer_pool_bytes,
             options.eviction_batch_pages,
             meta.write_clock,
+            logger.clone(),
         )?;
         let alloc = Allocator::new(
             AllocState {
