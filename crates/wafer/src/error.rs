@@ -9,6 +9,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     #[error(transparent)]
     Device(#[from] DeviceError),
+    #[error(transparent)]
+    Wal(#[from] crate::wal::WalError),
     /// A stored page failed its checksum or structural checks.
     #[error("page {page_id} is corrupt: {reason}")]
     CorruptPage { page_id: u64, reason: String },

@@ -10,6 +10,7 @@ pub mod error;
 pub mod options;
 pub mod page;
 pub mod stats;
+pub mod wal;
 
 pub use db::{BatchOp, Db, DbStats, Iter, Tree, WriteBatch};
 pub use error::{Error, Result};

@@ -1,4 +1,5 @@
 //! Database options: a value with named presets, never global state.
+use crate::device::FileOptions;
 
 /// How pages reach the device. Only in-place exists yet; the superblock records the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,6 +19,8 @@ pub struct Options {
     /// Size of the data file when `Db::open(path)` creates a database (the page table is sized
     /// for it); an existing larger file keeps its size.
     pub file_capacity_bytes: u64,
+    /// How `Db::open(path)` drives its file (buffered, O_DIRECT, io_uring).
+    pub file: FileOptions,
     /// Where page 0 starts on the device (room for areas a later write path puts in front).
     pub data_offset_bytes: u64,
     pub write_mode: WriteMode,
@@ -30,6 +33,7 @@ impl Options {
             buffer_pool_bytes: 256 << 20,
             eviction_batch_pages: 64,
             file_capacity_bytes: 4 << 30,
+            file: FileOptions::BUFFERED,
             data_offset_bytes: 0,
             write_mode: WriteMode::InPlace,
         }
@@ -41,6 +45,7 @@ impl Options {
             buffer_pool_bytes: 16 * 4096,
             eviction_batch_pages: 4,
             file_capacity_bytes: 64 << 20,
+            file: FileOptions::BUFFERED,
             data_offset_bytes: 0,
             write_mode: WriteMode::InPlace,
         }

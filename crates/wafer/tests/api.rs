@@ -19,10 +19,20 @@ fn key(i: u32) -> Vec<u8> {
 
 #[test]
 fn file_database_survives_close_and_reopen() {
-    let path = std::env::temp_dir().join(format!("wafer-api-{}.db", std::process::id()));
+    file_reopen(wafer::device::FileOptions::BUFFERED, "buffered");
+}
+
+#[test]
+fn direct_io_file_database_survives_close_and_reopen() {
+    file_reopen(wafer::device::FileOptions::DIRECT, "direct");
+}
+
+fn file_reopen(file: wafer::device::FileOptions, tag: &str) {
+    let path = std::env::temp_dir().join(format!("wafer-api-{tag}-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
+    let options = Options { file, ..Options::test_min() };
     {
-        let db = Db::open(&path, Options::test_min()).unwrap();
+        let db = Db::open(&path, options.clone()).unwrap();
         let (a, b) = (db.tree("a").unwrap(), db.tree("b").unwrap());
         for i in 0..5_000 {
             a.put(&key(i), &i.to_le_bytes()).unwrap();
@@ -35,8 +45,10 @@ fn file_database_survives_close_and_reopen() {
         }
         db.close().unwrap();
     }
-    let db = Db::open(&path, Options::test_min()).unwrap();
+    let db = Db::open(&path, options).unwrap();
     assert_eq!(db.tree_names().unwrap(), vec!["a".to_string(), "b".to_string()]);
+    let io = db.stats().io.unwrap();
+    assert!(io.read_ops > 0, "a reopened database reads through its counted device");
     let (a, b) = (db.tree("a").unwrap(), db.tree("b").unwrap());
     for i in 0..5_000u32 {
         let want = (i % 7 != 0).then(|| i.to_le_bytes().to_vec());
@@ -208,4 +220,135 @@ fn garbage_superblock_is_refused() {
     dev.write_at(0, &[0xabu8; PAGE_SIZE], WritePurpose::Metadata).unwrap();
     let err = Db::open_on(dev, Options::test_min()).unwrap_err();
     assert!(matches!(err, Error::Corrupt(_)), "{err}");
+}
+
+#[test]
+fn sparse_leaves_merge_after_deletes() {
+    let db = Db::open_on(Arc::new(MemoryDevice::new(64 << 20)), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..20_000 {
+        t.put(&key(i), &[1u8; 100]).unwrap();
+    }
+    let peak = db.stats().allocated_pages;
+    for i in (0..20_000).filter(|i| i % 10 != 0) {
+        assert!(t.delete(&key(i)).unwrap());
+    }
+    let after = db.stats().allocated_pages;
+    // Without merges every leaf would keep a tenth of its entries and all its pages.
+    assert!(after * 3 < peak, "pages: {peak} at peak, {after} after deleting 90%");
+    let got: Vec<Vec<u8>> = t.iter().map(|r| r.unwrap().0).collect();
+    let want: Vec<Vec<u8>> = (0..20_000).filter(|i| i % 10 == 0).map(key).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn flush_makes_a_reopenable_image_without_closing() {
+    let dev = Arc::new(MemoryDevice::new(16 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..3_000 {
+        t.put(&key(i), b"flushed").unwrap();
+    }
+    db.flush().unwrap();
+    t.put(b"after-flush", b"lost").unwrap();
+    drop(t);
+    drop(db); // No close: like a crash after the flush.
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    assert_eq!(t.iter().count(), 3_000);
+    assert_eq!(t.get(&key(2_999)).unwrap(), Some(b"flushed".to_vec()));
+}
+
+/// Hands out LSNs and records how far the "log" was made durable.
+#[derive(Debug, Default)]
+struct RecordingLogger {
+    next: std::sync::atomic::AtomicU64,
+    durable: Arc<std::sync::atomic::AtomicU64>,
+}
+impl wafer::page::PageLogger for RecordingLogger {
+    fn log(&self, _pid: u64, _change: &wafer::page::PageChange<'_>) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+    fn last_lsn(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
+    fn make_durable(&self, lsn: u64) -> wafer::Result<()> {
+        self.durable.fetch_max(lsn, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Checks every page write against the durable LSN: the write-ahead rule.
+#[derive(Debug)]
+struct WalRuleDevice {
+    inner: MemoryDevice,
+    durable: Arc<std::sync::atomic::AtomicU64>,
+}
+impl Device for WalRuleDevice {
+    fn capacity_bytes(&self) -> u64 {
+        self.inner.capacity_bytes()
+    }
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        self.inner.read_batch(ops)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        for op in ops.iter().filter(|op| op.offset != 0) {
+            let mut page_buf = [0u8; PAGE_SIZE];
+            page_buf.copy_from_slice(op.data);
+            let lsn = page::lsn(&page_buf);
+            assert!(lsn <= self.durable.load(Ordering::Relaxed), "page LSN {lsn} not durable");
+        }
+        self.inner.write_batch(ops)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.inner.sync()
+    }
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        self.inner.trim(offset, len)
+    }
+}
+
+#[test]
+fn pages_go_out_only_after_the_log_is_durable_to_their_lsn() {
+    let logger = Arc::new(RecordingLogger::default());
+    let device = Arc::new(WalRuleDevice {
+        inner: MemoryDevice::new(16 << 20),
+        durable: logger.durable.clone(),
+    });
+    let db = Db::open_with_logger(device, Options::test_min(), Some(logger.clone())).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..5_000 {
+        t.put(&key(i), &[3u8; 64]).unwrap();
+    }
+    assert!(db.stats().pool.page_writes > 100, "the tiny pool must write back");
+    db.close().unwrap();
+    assert!(logger.durable.load(Ordering::Relaxed) > 0);
+}
+
+#[test]
+fn free_list_survives_reopen() {
+    let dev = Arc::new(MemoryDevice::new(64 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..10_000 {
+        t.put(&key(i), &[1u8; 100]).unwrap();
+    }
+    for i in 0..10_000 {
+        t.delete(&key(i)).unwrap();
+    }
+    let before = db.stats();
+    assert!(before.free_pages > 100);
+    db.close().unwrap();
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let after = db.stats();
+    assert_eq!(
+        (after.free_pages, after.allocated_pages, after.high_water_pages),
+        (before.free_pages, before.allocated_pages, before.high_water_pages)
+    );
+    let t = db.tree("t").unwrap();
+    for i in 0..10_000 {
+        t.put(&key(i), &[2u8; 100]).unwrap();
+    }
+    assert_eq!(db.stats().high_water_pages, before.high_water_pages, "reused, not grown");
+    assert_eq!(t.get(&key(9_999)).unwrap(), Some(vec![2u8; 100]));
 }

@@ -182,7 +182,7 @@ fn threads_on_shared_ranges_keep_trees_well_formed() {
 #[ignore = "long: cargo test -p wafer --release --test concurrency -- --ignored"]
 fn threads_long() {
     for seed in 100..110 {
-        disjoint(seed, 6, 50_000);
+        disjoint(seed, 6, 20_000);
         shared(seed, 6, 50_000);
     }
 }

@@ -9,6 +9,8 @@ use wafer::device::MemoryDevice;
 use wafer::{Db, Options, WriteBatch};
 
 type Model = HashMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
+/// A staged batch operation: tree, key, new value (None = delete).
+type Staged = (&'static str, Vec<u8>, Option<Vec<u8>>);
 
 struct Rng(u64);
 impl Rng {
@@ -159,21 +161,27 @@ fn run(db: &Db, model: &mut Model, seed: u64, steps: u64, space: u64) {
             }
             _ => {
                 let mut batch = WriteBatch::new();
-                let mut staged = model.clone();
+                let mut staged: Vec<Staged> = Vec::new();
                 for _ in 0..rng.below(8) + 1 {
                     let t = TREES[rng.below(3) as usize];
                     let k = key(&mut rng, space);
                     if rng.below(3) == 0 {
                         batch.delete(t, &k);
-                        staged.get_mut(t).unwrap().remove(&k);
+                        staged.push((t, k, None));
                     } else {
                         let v = value(&mut rng);
                         batch.put(t, &k, &v);
-                        staged.get_mut(t).unwrap().insert(k, v);
+                        staged.push((t, k, Some(v)));
                     }
                 }
                 db.write(&batch).unwrap_or_else(|e| panic!("{}: batch: {e}", ctx()));
-                *model = staged;
+                for (t, k, v) in staged {
+                    let m = model.get_mut(t).unwrap();
+                    match v {
+                        Some(v) => m.insert(k, v),
+                        None => m.remove(&k),
+                    };
+                }
             }
         }
     }

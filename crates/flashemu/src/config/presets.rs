@@ -21,12 +21,13 @@ fn flash() -> Geometry {
 }
 
 fn gc() -> GcConfig {
-    // Two free superblocks before GC starts: one for GC's own copies plus slack; reclaim to
-    // four so GC runs in short bursts rather than once per host superblock.
+    // The host never takes the last free superblock (it is GC's destination when GC's own
+    // open superblock fills); GC tops the pool up to two. A bigger reserve would eat into the
+    // stated OP: each reserved superblock is 0.4% of the cns device.
     GcConfig {
         policy: GcPolicy::Greedy,
-        free_superblocks_low: 2,
-        free_superblocks_high: 4,
+        free_superblocks_low: 1,
+        free_superblocks_high: 2,
         random_d: 8,
     }
 }
@@ -68,7 +69,7 @@ pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
                 superblock_chips_per_channel: 1,
             },
             op: 0.25,
-            gc: GcConfig { free_superblocks_high: 3, random_d: 4, ..gc() },
+            gc: GcConfig { free_superblocks_low: 2, free_superblocks_high: 3, random_d: 4, ..gc() },
             ..base
         }),
         _ => Err(ConfigError::UnknownPreset(name.to_string())),

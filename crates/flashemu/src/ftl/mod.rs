@@ -49,6 +49,9 @@ impl OpenSuperblock {
 #[derive(Debug)]
 pub(crate) struct Ftl {
     slots_per_superblock: u32,
+    /// log2(slots_per_superblock) when it is a power of two (the presets), else u32::MAX: the
+    /// hot path then shifts instead of dividing.
+    superblock_shift: u32,
     /// slots_per_page - 1; slots_per_page is 1 or 4, so a page completes when the next offset
     /// is a multiple of it.
     page_mask: u32,
@@ -89,6 +92,11 @@ impl Ftl {
         let superblocks = layout.superblock_count as usize;
         Ftl {
             slots_per_superblock: layout.slots_per_superblock,
+            superblock_shift: if layout.slots_per_superblock.is_power_of_two() {
+                layout.slots_per_superblock.trailing_zeros()
+            } else {
+                u32::MAX
+            },
             page_mask: layout.slots_per_page - 1,
             flash_page_bytes: u64::from(layout.flash_page_bytes),
             blocks_per_superblock: layout.blocks_per_superblock,
@@ -132,7 +140,6 @@ impl Ftl {
         debug_assert_eq!(self.p2l[slot as usize], UNMAPPED);
         self.l2p[lba_index] = slot;
         self.p2l[slot as usize] = lba as u32;
-        self.valid[(slot / self.slots_per_superblock) as usize] += 1;
         Ok(())
     }
 
@@ -148,8 +155,17 @@ impl Ftl {
     }
 
     #[inline]
+    fn superblock_of(&self, slot: u32) -> usize {
+        if self.superblock_shift != u32::MAX {
+            (slot >> self.superblock_shift) as usize
+        } else {
+            (slot / self.slots_per_superblock) as usize
+        }
+    }
+
+    #[inline]
     fn invalidate(&mut self, slot: u32) {
-        let superblock = (slot / self.slots_per_superblock) as usize;
+        let superblock = self.superblock_of(slot);
         debug_assert_ne!(self.p2l[slot as usize], UNMAPPED);
         debug_assert!(self.valid[superblock] > 0);
         self.p2l[slot as usize] = UNMAPPED;
@@ -164,6 +180,7 @@ impl Ftl {
         let open = &mut self.host_open[handle];
         let slot = open.superblock * self.slots_per_superblock + open.next_offset;
         open.next_offset += 1;
+        self.valid[open.superblock as usize] += 1;
         // Count the program when the flash page is complete: a partly filled page waits in the
         // device's (power-loss protected) write buffer, as on a real SSD.
         if open.next_offset & self.page_mask == 0 {

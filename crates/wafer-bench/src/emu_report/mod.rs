@@ -109,7 +109,8 @@ pub struct RunReport {
     pub flash_pad_bytes: u64,
     /// flash_bytes / host_bytes of the measured phase.
     pub waf: Option<f64>,
-    /// flash / host over the last logical capacity of host writes (fill included if needed).
+    /// flash / host over the last logical capacity of host writes of the measured phase; `None`
+    /// if it wrote less than one capacity.
     pub steady_state_waf: Option<f64>,
     /// Block erases in the measured phase.
     pub erases: u64,
@@ -163,7 +164,8 @@ impl RunReport {
         let host_blocks = (end.host_write_bytes - inputs.at_start.host_write_bytes) / LBA_BYTES;
         let sample_every_bytes = sampler.every_bytes();
         let samples = sampler.into_samples();
-        let steady_state_waf = sampler::steady_state_waf(&samples, device.logical_bytes);
+        let steady_state_waf =
+            sampler::steady_state_waf(&samples, device.logical_bytes, fill_end.host_write_bytes);
         RunReport {
             kind: inputs.kind.to_string(),
             host_bytes: measured.host_bytes,

@@ -134,10 +134,19 @@ impl Sampler {
 }
 
 /// Steady-state WAF: flash bytes / host write bytes over the last `window_bytes` of host writes,
-/// from the latest sample at least one window before the end. `None` if the history is shorter.
-pub fn steady_state_waf(samples: &[Sample], window_bytes: u64) -> Option<f64> {
+/// from the latest sample at least one window before the end. The window may not start before
+/// `not_before_host_bytes` (the end of the fill: a window reaching into the fill would mix in
+/// its WAF of 1); `None` if the measured history is shorter than a window.
+pub fn steady_state_waf(
+    samples: &[Sample],
+    window_bytes: u64,
+    not_before_host_bytes: u64,
+) -> Option<f64> {
     let end = samples.last()?;
     let target = end.host_write_bytes.checked_sub(window_bytes)?;
+    if target < not_before_host_bytes {
+        return None;
+    }
     let start = samples.iter().rev().find(|s| s.host_write_bytes <= target)?;
     ratio(end.flash_bytes - start.flash_bytes, end.host_write_bytes - start.host_write_bytes)
 }
@@ -194,9 +203,11 @@ mod tests {
             sample(150, 250),
             sample(200, 400),
         ];
-        assert_eq!(steady_state_waf(&samples, 100), Some(3.0));
-        assert_eq!(steady_state_waf(&samples, 200), Some(2.0));
-        assert_eq!(steady_state_waf(&samples, 201), None);
+        assert_eq!(steady_state_waf(&samples, 100, 0), Some(3.0));
+        assert_eq!(steady_state_waf(&samples, 200, 0), Some(2.0));
+        assert_eq!(steady_state_waf(&samples, 201, 0), None);
+        assert_eq!(steady_state_waf(&samples, 100, 100), Some(3.0));
+        assert_eq!(steady_state_waf(&samples, 150, 100), None, "window reaches into the fill");
     }
 
     #[test]

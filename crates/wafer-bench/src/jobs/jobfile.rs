@@ -155,6 +155,13 @@ mod tests {
     }
 
     #[test]
+    fn shipped_example_job_file_parses() {
+        let file = JobFile::parse(include_str!("../../jobs/hot-cold-two-streams.toml")).unwrap();
+        assert_eq!(file.jobs.len(), 2);
+        assert_eq!(file.jobs[1].stream, Some(1));
+    }
+
+    #[test]
     fn job_file_errors_name_the_job_and_key() {
         let err = JobFile::parse("[[job]]\nworkload = \"randwrite\"\nbs = \"3k\"\n").unwrap_err();
         assert!(err.to_string().starts_with("job 0 (job0): block size"), "{err}");

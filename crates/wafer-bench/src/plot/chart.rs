@@ -145,10 +145,32 @@ fn draw_frame(surface: &mut dyn Surface, frame: Frame) {
     surface.line(frame.left, frame.top, frame.left, frame.bottom, 1.0, Rgb::AXIS);
 }
 
+const LEGEND_ROW_PX: f64 = TEXT_HEIGHT_PX as f64 + 8.0;
+
+/// Pixels the legend takes from the top of the plot area (box, offset and a gap).
+fn legend_height_px(rows: usize) -> f64 {
+    if rows == 0 {
+        0.0
+    } else {
+        LEGEND_ROW_PX * rows as f64 + 8.0 + 16.0
+    }
+}
+
+/// Raises `hi` so the data stays below a legend of `rows` rows in the top of the frame.
+fn headroom_for_legend(lo: f64, hi: f64, frame: Frame, rows: usize) -> f64 {
+    let plot_px = frame.bottom - frame.top;
+    let free_px = plot_px - legend_height_px(rows);
+    if free_px < plot_px * 0.5 {
+        // A legend that tall would squash the data: let it overlap instead.
+        return hi;
+    }
+    lo + (hi - lo) * plot_px / free_px
+}
+
 /// Legend in the top-right corner of the plot area: a colour swatch and the label per series.
 fn draw_legend(surface: &mut dyn Surface, frame: Frame, labels: &[String]) {
     let widest = labels.iter().map(|l| text_width_px(l)).max().unwrap_or(0);
-    let row_px = f64::from(TEXT_HEIGHT_PX) + 8.0;
+    let row_px = LEGEND_ROW_PX;
     let box_w = f64::from(widest) + 40.0;
     let box_h = row_px * labels.len() as f64 + 8.0;
     let x = frame.right - box_w - 8.0;
@@ -173,7 +195,8 @@ impl LineChart {
             Some(range) => range,
             None => {
                 let (lo, hi) = data_range(points().map(|p| p.1)).unwrap_or((0.0, 1.0));
-                (lo.min(0.0), hi + (hi - lo.min(0.0)).abs() * 0.08)
+                let (lo, hi) = widen(lo.min(0.0), hi + (hi - lo.min(0.0)).abs() * 0.05);
+                (lo, headroom_for_legend(lo, hi, frame, self.legend_rows()))
             }
         };
         let (y_lo, y_hi) = widen(y_lo, y_hi);
@@ -211,9 +234,17 @@ impl LineChart {
                 previous = Some(point);
             }
         }
-        if self.series.len() > 1 || self.series.iter().any(|s| !s.label.is_empty()) {
+        if self.legend_rows() > 0 {
             let labels: Vec<String> = self.series.iter().map(|s| s.label.clone()).collect();
             draw_legend(surface, frame, &labels);
+        }
+    }
+
+    fn legend_rows(&self) -> usize {
+        if self.series.len() > 1 || self.series.iter().any(|s| !s.label.is_empty()) {
+            self.series.len()
+        } else {
+            0
         }
     }
 }
@@ -224,7 +255,8 @@ impl BarChart {
         draw_title(surface, &self.title);
         let all = self.values.iter().flat_map(|g| g.iter().copied());
         let (lo, hi) = data_range(all).unwrap_or((0.0, 1.0));
-        let (y_lo, y_hi) = widen(lo.min(0.0), hi.max(0.0) * 1.1);
+        let (y_lo, y_hi) = widen(lo.min(0.0), hi.max(0.0) * 1.05);
+        let y_hi = headroom_for_legend(y_lo, y_hi, frame, self.series_labels.len());
         draw_y_axis(surface, frame, y_lo, y_hi, &self.y_label);
         let to_y = |y: f64| frame.bottom - (y - y_lo) / (y_hi - y_lo) * (frame.bottom - frame.top);
 

@@ -96,4 +96,27 @@ mod tests {
         assert!(found);
         assert!(bar_chart_svg(&bars, 320, 200).contains("<rect"));
     }
+
+    /// Writes sample charts for a visual check:
+    /// `cargo test -p wafer-bench plot_gallery -- --ignored`, then open $TMPDIR/wafer-plot-*.
+    #[test]
+    #[ignore]
+    #[allow(clippy::unwrap_used)]
+    fn plot_gallery() {
+        let dir = std::env::temp_dir();
+        let bars = BarChart {
+            title: "Write drilldown (bytes per op)".into(),
+            y_label: "bytes / op".into(),
+            groups: vec!["in-place".into(), "+compress".into(), "+GDT".into(), "+NoWA".into()],
+            series_labels: vec!["user".into(), "doublewrite".into(), "DB GC".into()],
+            values: vec![
+                vec![4096.0, 4096.0, 0.0],
+                vec![1800.0, 0.0, 900.0],
+                vec![1800.0, 0.0, 400.0],
+                vec![1800.0, 0.0, 120.0],
+            ],
+        };
+        std::fs::write(dir.join("wafer-plot-bars.png"), bar_chart_png(&bars, 800, 480)).unwrap();
+        std::fs::write(dir.join("wafer-plot-bars.svg"), bar_chart_svg(&bars, 800, 480)).unwrap();
+    }
 }

@@ -145,7 +145,8 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 struct RunArgs {
     #[command(flatten)]
     device: DeviceArgs,
-    /// Precondition: write this fraction of the device sequentially first (0.9 = 90% full).
+    /// Precondition: write this fraction of the device sequentially first (0.9 = 90% full)
+    /// [default: 0].
     #[arg(long, value_name = "FRACTION")]
     fill: Option<f64>,
     /// write, randwrite, read, randread, trim, randtrim, rw[:READ%], randrw[:READ%].
@@ -169,7 +170,11 @@ struct RunArgs {
     #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Job file (TOML, [[job]] tables); replaces --workload/--dist/--bs/--jobs.
-    #[arg(long, value_name = "FILE.toml")]
+    #[arg(
+        long,
+        value_name = "FILE.toml",
+        conflicts_with_all = ["workload", "dist", "bs", "rwmixread", "jobs"]
+    )]
     job_file: Option<PathBuf>,
     /// Seed of every random choice of the jobs [default: 1].
     #[arg(long)]

@@ -128,7 +128,7 @@ impl TreeCore {
         x.put(env, key, value)
     }
 
-    /// Ok((found, leaf_now_empty)).
+    /// Ok((found, leaf_now_underfull)).
     fn delete_shared(&self, env: Env<'_>, key: &[u8]) -> Result<(bool, bool)> {
         let _s = self.shared();
         let pid = self.leaf_read(env, key)?.pid();
@@ -140,14 +140,14 @@ impl TreeCore {
         let removed = node::leaf_delete(g.bytes_mut(), key);
         assert!(removed);
         stamp(env.logger, &mut g, &PageChange::LeafDelete { tree_id: self.id, key });
-        Ok((true, node::slot_count(g.bytes()) == 0 && pid != self.root))
+        Ok((true, pid != self.root && node::used_bytes(g.bytes()) < smo::UNDERFULL_BYTES))
     }
 
     pub fn delete(&self, env: Env<'_>, key: &[u8]) -> Result<bool> {
-        let (found, empty) = self.delete_shared(env, key)?;
-        if empty {
+        let (found, underfull) = self.delete_shared(env, key)?;
+        if underfull {
             // Another thread may refill the leaf before we get here; the exclusive path rechecks.
-            self.exclusive().remove_empty_leaf(env, key)?;
+            self.exclusive().rebalance_leaf(env, key)?;
         }
         Ok(found)
     }
@@ -171,10 +171,10 @@ impl Exclusive<'_> {
         }
         node::leaf_delete(g.bytes_mut(), key);
         stamp(env.logger, &mut g, &PageChange::LeafDelete { tree_id: self.core.id, key });
-        let empty = node::slot_count(g.bytes()) == 0 && pid != self.core.root;
+        let underfull = pid != self.core.root && node::used_bytes(g.bytes()) < smo::UNDERFULL_BYTES;
         drop(g);
-        if empty {
-            self.remove_empty_leaf(env, key)?;
+        if underfull {
+            self.rebalance_leaf(env, key)?;
         }
         Ok(true)
     }

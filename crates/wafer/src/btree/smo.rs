@@ -1,10 +1,11 @@
 //! Structure modifications, run under a tree's exclusive structure latch: splits (two- or
-//! three-way, balanced by bytes) and removal of empty nodes (an empty leaf is unlinked and
-//! freed; an inner node left with one child is spliced out; the root absorbs a lone child).
+//! three-way, balanced by bytes), leaf merges and removal of empty nodes (an empty leaf is
+//! unlinked and freed; a leaf under a quarter full merges with a leaf sibling; an inner node
+//! left with one child is spliced out; the root absorbs a lone child).
 //!
 //! Deletes therefore never leak pages: every page of a tree is reachable and non-empty, except
-//! the root. Leaves are not merged when merely sparse (a known space cost, see DESIGN.md), and
-//! leaves may sit at different depths after splices; searches do not depend on equal depth.
+//! the root. Inner nodes are not merged when merely sparse, and leaves may sit at different
+//! depths after splices; searches do not depend on equal depth.
 use super::{Env, Exclusive, DEPTH_MAX};
 use crate::alloc::{stamp, stamp_image, Reservation};
 use crate::buffer::PageMut;
@@ -13,6 +14,11 @@ use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 
 type Path = Vec<(PageId, usize)>;
+
+/// A non-root leaf with fewer live bytes than this tries to merge with a sibling.
+pub const UNDERFULL_BYTES: usize = node::USABLE_BYTES / 4;
+/// Two leaves merge only when their live bytes fit in this much of a page.
+pub const MERGE_MAX_BYTES: usize = node::USABLE_BYTES * 3 / 4;
 
 /// After the first page changes, a failure leaves the tree in an unknown state: poison the DB.
 fn poison_on_err<T>(env: Env<'_>, r: Result<T>) -> Result<T> {
@@ -128,19 +134,66 @@ impl Exclusive<'_> {
         self.split(env, r, pg, parent_entries, path)
     }
 
-    /// Unlinks and frees the leaf covering `key` if it is empty and not the root.
-    pub fn remove_empty_leaf(&self, env: Env<'_>, key: &[u8]) -> Result<()> {
-        let (path, leaf) = self.path_to_leaf(env, key)?;
+    /// Fixes the leaf covering `key` after deletes: an empty leaf is unlinked and freed; a leaf
+    /// under a quarter full merges with a leaf sibling (left preferred) when the two fit in three
+    /// quarters of a page. The gap between the thresholds keeps split/merge from ping-ponging.
+    pub fn rebalance_leaf(&self, env: Env<'_>, key: &[u8]) -> Result<()> {
+        let (mut path, leaf) = self.path_to_leaf(env, key)?;
         if leaf == self.core.root {
             return Ok(());
         }
-        let g = env.pool.write(leaf)?;
-        if node::slot_count(g.bytes()) > 0 {
+        let mut g = env.pool.write(leaf)?;
+        if node::slot_count(g.bytes()) == 0 {
+            env.alloc.free(env.logger, g);
+            let done = self.unlink_child(env, path);
+            return poison_on_err(env, done);
+        }
+        let used = node::used_bytes(g.bytes());
+        if used >= UNDERFULL_BYTES {
             return Ok(()); // Refilled by a writer between the delete and this call.
         }
-        env.alloc.free(env.logger, g);
-        let done = self.unlink_child(env, path);
-        poison_on_err(env, done)
+        let (parent, pos) = *path.last().ok_or_else(|| self.corrupt("leaf without parent"))?;
+        let (left, right) = {
+            let pg = env.pool.read(parent)?;
+            let n = node::slot_count(pg.bytes());
+            let left = (pos > 0).then(|| node::child_at_pos(pg.bytes(), pos - 1));
+            let right = (pos < n).then(|| node::child_at_pos(pg.bytes(), pos + 1));
+            (left, right)
+        };
+        let fits = |other: &page::PageBuf| {
+            page::kind(other) == Some(PageKind::Leaf)
+                && used + node::used_bytes(other) <= MERGE_MAX_BYTES
+        };
+        if let Some(left) = left {
+            let mut lg = env.pool.write(left)?;
+            if fits(lg.bytes()) {
+                let mut es = node::entries(lg.bytes());
+                es.extend(node::entries(g.bytes()));
+                node::build(lg.bytes_mut(), &es);
+                stamp_image(env.logger, &mut lg);
+                drop(lg);
+                env.alloc.free(env.logger, g);
+                let done = self.unlink_child(env, path);
+                return poison_on_err(env, done);
+            }
+        }
+        if let Some(right) = right {
+            let rg = env.pool.write(right)?;
+            if fits(rg.bytes()) {
+                let mut es = node::entries(g.bytes());
+                es.extend(node::entries(rg.bytes()));
+                node::build(g.bytes_mut(), &es);
+                stamp_image(env.logger, &mut g);
+                drop(g);
+                env.alloc.free(env.logger, rg);
+                if let Some(last) = path.last_mut() {
+                    last.1 = pos + 1;
+                }
+                let done = self.unlink_child(env, path);
+                return poison_on_err(env, done);
+            }
+        }
+        Ok(())
     }
 
     /// Removes the (already freed) child at the end of `path` from its parent.

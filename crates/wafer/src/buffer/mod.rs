@@ -4,8 +4,10 @@
 //! Latching: each frame is a `RwLock` (shared/exclusive), so readers of a page never block each
 //! other. A page-table entry is only a hint: after latching a frame the caller checks that the
 //! frame still holds the page it wanted (eviction may have reused it) and restarts otherwise.
-//! Misses and eviction are serialized by one mutex; the evictor only ever `try_write`s frames,
-//! so a thread holding frame latches while it waits for that mutex cannot deadlock with it.
+//! Frame assignment is serialized by one mutex; device reads and eviction write-backs happen
+//! outside it (a loading frame is published latched and waiters block on its latch; victims stay
+//! latched while they are written). The evictor only ever `try_write`s frames, so a thread holding frame latches while it
+//! waits for that mutex cannot deadlock with it.
 //! This is the pessimistic design the brief allows instead of optimistic version latches.
 mod counters;
 pub mod store;
@@ -14,11 +16,11 @@ pub use counters::PoolStats;
 pub use store::{InPlaceStore, PageStore};
 
 use crate::device::WritePurpose;
-use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
+use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};
 use crate::{Error, Result};
 use counters::PoolCounters;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 const NO_FRAME: u32 = u32::MAX;
 const NO_PAGE: PageId = PageId::MAX;
@@ -26,11 +28,18 @@ const NO_PAGE: PageId = PageId::MAX;
 /// was latched, both transient unless the pool is far too small for the thread count.
 const FETCH_ATTEMPTS_MAX: usize = 100_000;
 
+/// A page buffer aligned to 4 KiB, so O_DIRECT devices can use it without a bounce copy.
+#[derive(Debug)]
+#[repr(C, align(4096))]
+struct AlignedPage(PageBuf);
+const _: () = assert!(std::mem::size_of::<AlignedPage>() == PAGE_SIZE);
+const _: () = assert!(std::mem::align_of::<AlignedPage>() == PAGE_SIZE);
+
 #[derive(Debug)]
 struct FrameData {
     pid: PageId,
     dirty: bool,
-    bytes: Box<PageBuf>,
+    bytes: Box<AlignedPage>,
 }
 
 #[derive(Debug)]
@@ -57,6 +66,8 @@ pub struct BufferPool {
     write_clock: AtomicU64,
     counters: PoolCounters,
     poisoned: AtomicBool,
+    /// Asked to make the log durable before pages go out (write-ahead rule).
+    logger: std::sync::Arc<dyn PageLogger>,
 }
 
 /// A page latched shared.
@@ -75,7 +86,7 @@ impl PageRef<'_> {
         self.g.pid
     }
     pub fn bytes(&self) -> &PageBuf {
-        &self.g.bytes
+        &self.g.bytes.0
     }
 }
 impl PageMut<'_> {
@@ -83,11 +94,11 @@ impl PageMut<'_> {
         self.g.pid
     }
     pub fn bytes(&self) -> &PageBuf {
-        &self.g.bytes
+        &self.g.bytes.0
     }
     pub fn bytes_mut(&mut self) -> &mut PageBuf {
         self.g.dirty = true;
-        &mut self.g.bytes
+        &mut self.g.bytes.0
     }
 }
 
@@ -111,6 +122,7 @@ impl BufferPool {
         capacity_bytes: u64,
         batch_pages: usize,
         write_clock: u64,
+        logger: std::sync::Arc<dyn PageLogger>,
     ) -> Result<BufferPool> {
         let frame_count = capacity_bytes / PAGE_SIZE as u64;
         if frame_count < 8 || frame_count >= NO_FRAME as u64 {
@@ -129,7 +141,7 @@ impl BufferPool {
                 latch: RwLock::new(FrameData {
                     pid: NO_PAGE,
                     dirty: false,
-                    bytes: Box::new([0u8; PAGE_SIZE]),
+                    bytes: Box::new(AlignedPage([0u8; PAGE_SIZE])),
                 }),
                 referenced: AtomicBool::new(false),
             })
@@ -146,6 +158,7 @@ impl BufferPool {
             write_clock: AtomicU64::new(write_clock),
             counters: PoolCounters::default(),
             poisoned: AtomicBool::new(false),
+            logger,
         })
     }
 
@@ -242,34 +255,45 @@ impl BufferPool {
     }
 
     fn miss_load(&self, pid: PageId, idx: usize) -> Result<()> {
-        let mut st = self.miss.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.lock_miss();
         if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
             return Ok(()); // Another thread loaded it while we waited.
         }
-        let f = match self.take_frame(&mut st)? {
-            Some(f) => f,
-            None => {
-                drop(st);
-                std::thread::yield_now();
-                return Ok(());
-            }
+        let (st, f) = self.take_frame(st)?;
+        let Some(f) = f else {
+            drop(st);
+            std::thread::yield_now();
+            return Ok(());
         };
+        if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+            // Loaded by another thread while our eviction ran unlocked.
+            let mut st = st;
+            st.free.push(f);
+            return Ok(());
+        }
         let frame = &self.frames[f as usize];
         let mut g = write_latch(&frame.latch);
         debug_assert_eq!(g.pid, NO_PAGE);
+        // Publish the frame before reading: other threads wanting this page find it and wait on
+        // its latch instead of loading it twice, and the read happens outside the miss mutex.
+        g.pid = pid;
+        g.dirty = false;
+        self.table[idx].store(f, Ordering::Release);
+        drop(st);
         self.counters.miss();
-        let loaded = self.store.read_page(pid, &mut g.bytes).and_then(|()| {
-            page::verify(&g.bytes, pid)
+        let loaded = self.store.read_page(pid, &mut g.bytes.0).and_then(|()| {
+            page::verify(&g.bytes.0, pid)
                 .map_err(|reason| Error::CorruptPage { page_id: pid, reason })
         });
         if let Err(e) = loaded {
-            st.free.push(f);
+            // Waiters see the pid change and retry (and meet the same error themselves).
+            g.pid = NO_PAGE;
+            self.table[idx].store(NO_FRAME, Ordering::Release);
+            drop(g);
+            self.lock_miss().free.push(f);
             return Err(e);
         }
-        g.pid = pid;
-        g.dirty = false;
         frame.referenced.store(true, Ordering::Relaxed);
-        self.table[idx].store(f, Ordering::Release);
         Ok(())
     }
 
@@ -278,16 +302,17 @@ impl BufferPool {
     pub fn create(&self, pid: PageId) -> Result<PageMut<'_>> {
         let idx = self.check_pid(pid)?;
         for _ in 0..FETCH_ATTEMPTS_MAX {
-            let mut st = self.miss.lock().unwrap_or_else(|e| e.into_inner());
+            let st = self.lock_miss();
+            let (st, f) = self.take_frame(st)?;
             assert_eq!(self.table[idx].load(Ordering::Acquire), NO_FRAME, "create: {pid} cached");
-            let Some(f) = self.take_frame(&mut st)? else {
+            let Some(f) = f else {
                 drop(st);
                 std::thread::yield_now();
                 continue;
             };
             let frame = &self.frames[f as usize];
             let mut g = write_latch(&frame.latch);
-            g.bytes.fill(0);
+            g.bytes.0.fill(0);
             g.pid = pid;
             g.dirty = true;
             frame.referenced.store(true, Ordering::Relaxed);
@@ -297,20 +322,41 @@ impl BufferPool {
         Err(self.exhausted(pid))
     }
 
-    fn take_frame(&self, st: &mut MissState) -> Result<Option<u32>> {
-        if let Some(f) = st.free.pop() {
-            return Ok(Some(f));
-        }
-        self.evict_batch(st)?;
-        Ok(st.free.pop())
+    fn lock_miss(&self) -> MutexGuard<'_, MissState> {
+        self.miss.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Clock sweep: picks up to `batch_pages` unreferenced, unlatched frames, writes the dirty
-    /// ones back in one store call, and frees them all.
-    fn evict_batch(&self, st: &mut MissState) -> Result<()> {
+    /// A free frame, evicting a batch when there is none. The eviction write-back runs with the
+    /// miss mutex released: the victims stay latched, so nobody uses or picks them meanwhile.
+    fn take_frame<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, MissState>,
+    ) -> Result<(MutexGuard<'a, MissState>, Option<u32>)> {
+        if let Some(f) = st.free.pop() {
+            return Ok((st, Some(f)));
+        }
+        let mut victims = self.pick_victims(&mut st);
+        drop(st);
+        self.write_back(&mut victims, WritePurpose::UserEviction)?;
+        self.counters.evicted(victims.len() as u64);
+        for (_, g) in victims.iter_mut() {
+            // Waiters holding a stale table entry see the pid change and retry.
+            self.table[g.pid as usize].store(NO_FRAME, Ordering::Release);
+            g.pid = NO_PAGE;
+            g.dirty = false;
+        }
+        let mut st = self.lock_miss();
+        st.free.extend(victims.iter().map(|(f, _)| *f));
+        drop(victims);
+        let f = st.free.pop();
+        Ok((st, f))
+    }
+
+    /// Clock sweep: up to `batch_pages` unreferenced frames that nobody has latched.
+    fn pick_victims(&self, st: &mut MissState) -> Vec<(u32, RwLockWriteGuard<'_, FrameData>)> {
         let n = self.frames.len();
         let want = self.batch_pages.min(n / 4).max(1);
-        let mut victims: Vec<(u32, RwLockWriteGuard<'_, FrameData>)> = Vec::with_capacity(want);
+        let mut victims = Vec::with_capacity(want);
         // Two full turns: the first may only clear reference bits.
         for _ in 0..2 * n {
             if victims.len() >= want {
@@ -328,16 +374,7 @@ impl BufferPool {
                 }
             }
         }
-        self.write_back(&mut victims, WritePurpose::UserEviction)?;
-        self.counters.evicted(victims.len() as u64);
-        for (f, g) in victims.iter_mut() {
-            let idx = g.pid as usize;
-            self.table[idx].store(NO_FRAME, Ordering::Release);
-            g.pid = NO_PAGE;
-            g.dirty = false;
-            st.free.push(*f);
-        }
-        Ok(())
+        victims
     }
 
     /// Stamps the write history, seals, and writes the dirty pages among `frames` in one batch.
@@ -347,17 +384,23 @@ impl BufferPool {
         purpose: WritePurpose,
     ) -> Result<()> {
         let mut count = 0u64;
+        let mut max_lsn = 0;
         for (_, g) in frames.iter_mut().filter(|(_, g)| g.dirty) {
+            max_lsn = max_lsn.max(page::lsn(&g.bytes.0));
             let ts = self.write_clock.fetch_add(1, Ordering::Relaxed) + 1;
-            page::push_write_history(&mut g.bytes, ts);
-            page::seal(&mut g.bytes);
+            page::push_write_history(&mut g.bytes.0, ts);
+            page::seal(&mut g.bytes.0);
             count += 1;
         }
         if count == 0 {
             return Ok(());
         }
+        if let Err(e) = self.logger.make_durable(max_lsn) {
+            self.poisoned.store(true, Ordering::Relaxed);
+            return Err(e);
+        }
         let pages: Vec<(PageId, &PageBuf)> =
-            frames.iter().filter(|(_, g)| g.dirty).map(|(_, g)| (g.pid, &*g.bytes)).collect();
+            frames.iter().filter(|(_, g)| g.dirty).map(|(_, g)| (g.pid, &g.bytes.0)).collect();
         if let Err(e) = self.store.write_batch(&pages, purpose) {
             // The pages stay cached and dirty; the caller sees the error and the DB refuses
             // writes from now on (state after a failed write is unknown).
@@ -399,14 +442,20 @@ impl BufferPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{Device, MemoryDevice};
-    use crate::page::{PageKind, PAGE_SIZE};
+    use crate::device::{Counted, Device, MemoryDevice};
+    use crate::page::{NoopLogger, PageKind, PAGE_SIZE};
+    use crate::stats::IoStats;
     use std::sync::Arc;
 
-    fn pool(frames: u64, pages: u64) -> (Arc<MemoryDevice>, BufferPool) {
-        let dev = Arc::new(MemoryDevice::new(pages * PAGE_SIZE as u64));
+    fn pool(frames: u64, pages: u64) -> (Arc<Counted<MemoryDevice>>, BufferPool) {
+        let stats = Arc::new(IoStats::default());
+        let dev = Arc::new(Counted::new(MemoryDevice::new(pages * PAGE_SIZE as u64), stats));
         let store = Arc::new(InPlaceStore::new(dev.clone(), 0));
-        (dev, BufferPool::new(store, frames * PAGE_SIZE as u64, 4, 0).unwrap())
+        (
+            dev,
+            BufferPool::new(store, frames * PAGE_SIZE as u64, 4, 0, Arc::new(NoopLogger::new(0)))
+                .unwrap(),
+        )
     }
 
     #[test]
@@ -442,7 +491,8 @@ mod tests {
         buf[1234] ^= 1;
         dev.write_at(5 * PAGE_SIZE as u64, &buf, WritePurpose::Metadata).unwrap();
         let store = Arc::new(InPlaceStore::new(dev, 0));
-        let pool = BufferPool::new(store, 8 * PAGE_SIZE as u64, 4, 0).unwrap();
+        let pool = BufferPool::new(store, 8 * PAGE_SIZE as u64, 4, 0, Arc::new(NoopLogger::new(0)))
+            .unwrap();
         assert!(pool.read(4).is_ok());
         let r = pool.read(5).map(|g| g.pid());
         match r {

@@ -5,21 +5,20 @@
 //! closing it behaves like a crash.
 mod batch;
 mod catalog;
-mod file;
 mod iter;
 
 pub use batch::{BatchOp, WriteBatch};
-pub use file::StdFileDevice;
 pub use iter::Iter;
 
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::{Env, Exclusive, TreeCore};
 use crate::buffer::{BufferPool, InPlaceStore, PageStore, PoolStats};
-use crate::device::{Device, WritePurpose};
+use crate::device::{Counted, Device, FileDevice, WritePurpose};
 use crate::options::Options;
 use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::node::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
+use crate::stats::{IoSnapshot, IoStats};
 use crate::{Error, Result};
 use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
@@ -39,6 +38,8 @@ struct DbInner {
     next_tree_id: AtomicU32,
     closed: AtomicBool,
     poisoned: AtomicBool,
+    /// Per-purpose I/O counters when the database counted its own device (`Db::open(path)`).
+    io_stats: Option<Arc<IoStats>>,
 }
 
 #[derive(Debug, Clone)]
@@ -64,6 +65,9 @@ pub struct DbStats {
     pub page_capacity: u64,
     pub trees: usize,
     pub last_lsn: u64,
+    /// Device I/O by purpose, for databases opened with [`Db::open`] (which wraps its file in
+    /// [`Counted`]); callers of `open_on` wrap and read their own device.
+    pub io: Option<IoSnapshot>,
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
@@ -117,10 +121,19 @@ impl DbInner {
 }
 
 impl Db {
-    /// Opens or creates a database in the file at `path`.
+    /// Opens or creates a database in the file at `path` (a [`FileDevice`] driven as
+    /// `options.file` says, counted by a [`Counted`] wrapper). The device spans the larger of the
+    /// file's size and `options.file_capacity_bytes`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let device = StdFileDevice::open(path.as_ref(), options.file_capacity_bytes)?;
-        Db::open_on(Arc::new(device), options)
+        let path = path.as_ref();
+        let existing_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let block = PAGE_SIZE as u64;
+        let capacity_bytes =
+            (existing_bytes / block).max(options.file_capacity_bytes / block) * block;
+        let file = FileDevice::open(path, capacity_bytes, options.file)?;
+        let stats = Arc::new(IoStats::default());
+        let device = Arc::new(Counted::new(file, stats.clone()));
+        Db::open_inner(device, options, None, Some(stats))
     }
 
     /// Opens the database on `device`, formatting it if page 0 has never been written.
@@ -133,6 +146,15 @@ impl Db {
         device: Arc<dyn Device>,
         options: Options,
         logger: Option<Arc<dyn PageLogger>>,
+    ) -> Result<Db> {
+        Db::open_inner(device, options, logger, None)
+    }
+
+    fn open_inner(
+        device: Arc<dyn Device>,
+        options: Options,
+        logger: Option<Arc<dyn PageLogger>>,
+        io_stats: Option<Arc<IoStats>>,
     ) -> Result<Db> {
         if !options.data_offset_bytes.is_multiple_of(PAGE_SIZE as u64) {
             return Err(Error::InvalidOptions("data_offset_bytes must be 4 KiB aligned".into()));
@@ -182,6 +204,7 @@ impl Db {
             options.buffer_pool_bytes,
             options.eviction_batch_pages,
             meta.write_clock,
+            logger.clone(),
         )?;
         let alloc = Allocator::new(
             AllocState {
@@ -201,6 +224,7 @@ impl Db {
             next_tree_id: AtomicU32::new(meta.next_tree_id),
             closed: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
+            io_stats,
         };
         if fresh {
             let env = inner.env();
@@ -258,7 +282,13 @@ impl Db {
             g.pid()
         };
         let r = inner.catalog.put(env, name.as_bytes(), &catalog::encode(id, root));
-        inner.poison_unless_clean(r)?;
+        if let Err(e) = inner.poison_unless_clean(r) {
+            // The catalog did not take the tree (device full): give its root page back.
+            if let Ok(g) = env.pool.write(root) {
+                env.alloc.free(env.logger, g);
+            }
+            return Err(e);
+        }
         inner.next_tree_id.store(id + 1, Ordering::Relaxed);
         let core = Arc::new(TreeCore::new(id, root));
         map.insert(name.to_string(), core.clone());
@@ -335,11 +365,24 @@ impl Db {
             page_capacity: inner.pool.page_capacity(),
             trees: inner.trees.read().unwrap_or_else(|e| e.into_inner()).len(),
             last_lsn: inner.logger.last_lsn(),
+            io: inner.io_stats.as_ref().map(|s| s.snapshot()),
         }
     }
 
-    /// Waits for operations in flight, writes every dirty page and the superblock, and syncs.
-    /// Tree handles still around fail with [`Error::Closed`] afterwards.
+    /// Writes every dirty page and the superblock, and syncs: after `flush` returns, a reopen
+    /// finds everything written so far. Waits for operations in flight and holds writers off
+    /// meanwhile (a stop-the-world checkpoint; the WAL issue brings fuzzy checkpoints).
+    pub fn flush(&self) -> Result<()> {
+        let inner = &self.inner;
+        inner.check_writable()?;
+        let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
+        let _catalog = inner.catalog.exclusive();
+        let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
+        inner.checkpoint()
+    }
+
+    /// Flushes as [`Db::flush`] and closes. Tree handles still around fail with
+    /// [`Error::Closed`] afterwards. Dropping a `Db` without closing it writes nothing.
     pub fn close(self) -> Result<()> {
         let inner = &self.inner;
         if inner.closed.swap(true, Ordering::AcqRel) {
@@ -351,20 +394,27 @@ impl Db {
         if inner.poisoned.load(Ordering::Relaxed) || inner.pool.is_poisoned() {
             return Err(Error::Poisoned);
         }
-        inner.pool.flush_all(WritePurpose::UserCheckpoint)?;
-        let store = inner.pool.store();
+        inner.checkpoint()
+    }
+}
+
+impl DbInner {
+    /// Dirty pages, sync, superblock, sync. Callers hold every tree's structure latch.
+    fn checkpoint(&self) -> Result<()> {
+        self.pool.flush_all(WritePurpose::UserCheckpoint)?;
+        let store = self.pool.store();
         store.sync()?;
-        let a = inner.alloc.state();
+        let a = self.alloc.state();
         let meta = Meta {
-            write_mode: inner.options.write_mode as u8,
-            catalog_root: inner.catalog.root,
+            write_mode: self.options.write_mode as u8,
+            catalog_root: self.catalog.root,
             high_water: a.high_water,
             free_head: a.free_head,
             free_count: a.free_count,
-            last_lsn: inner.logger.last_lsn(),
-            next_tree_id: inner.next_tree_id.load(Ordering::Relaxed),
-            page_capacity: inner.pool.page_capacity(),
-            write_clock: inner.pool.write_clock(),
+            last_lsn: self.logger.last_lsn(),
+            next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
+            page_capacity: self.pool.page_capacity(),
+            write_clock: self.pool.write_clock(),
         };
         let mut buf = Box::new([0u8; PAGE_SIZE]);
         meta.encode(&mut buf);

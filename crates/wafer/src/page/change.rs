@@ -22,6 +22,11 @@ pub trait PageLogger: Send + Sync + std::fmt::Debug {
     fn log(&self, pid: PageId, change: &PageChange<'_>) -> Lsn;
     /// The highest LSN handed out so far (persisted in the superblock at close).
     fn last_lsn(&self) -> Lsn;
+    /// The write-ahead rule: the buffer pool calls this before writing back pages whose
+    /// `page_lsn <= lsn`, and writes nothing until it returns Ok (the log is durable to `lsn`).
+    fn make_durable(&self, _lsn: Lsn) -> crate::Result<()> {
+        Ok(())
+    }
 }
 
 /// Logs nothing; hands out increasing LSNs from a counter (no durability beyond `close()`).

@@ -1,5 +1,7 @@
-//! Slotted B+tree nodes. A u16 slot array grows up from the header; cells grow down from the
-//! page end. Leaf cell: `[key_len u16][val_len u16][key][value]`. Inner cell:
+//! Slotted B+tree nodes. A slot array grows up from the header; cells grow down from the page
+//! end. Each slot is `[cell offset u16][key head u64]`: the key's first 8 bytes, big-endian,
+//! zero-padded, so a binary search compares mostly within the (compact) slot array and touches
+//! cells only on equal heads (LeanStore-style hints). Leaf cell: `[key_len u16][val_len u16][key][value]`. Inner cell:
 //! `[key_len u16][child u64][key]`; the header's `aux` is the child for keys below the first
 //! separator, and slot i's child holds keys `>= key(i)`.
 //!
@@ -14,7 +16,7 @@ use std::cmp::Ordering;
 pub const MAX_KEY_BYTES: usize = 1024;
 /// Values up to this size are stored inline; larger ones are rejected (no overflow pages).
 pub const MAX_VALUE_BYTES: usize = 2048;
-pub const SLOT_BYTES: usize = 2;
+pub const SLOT_BYTES: usize = 10;
 pub const LEAF_CELL_OVERHEAD: usize = 4;
 pub const INNER_CELL_OVERHEAD: usize = 10;
 /// Bytes available for slots and cells.
@@ -42,8 +44,33 @@ fn set_slot_count(p: &mut PageBuf, n: usize) {
 fn slot(p: &PageBuf, i: usize) -> usize {
     get_u16(p, HEADER_BYTES + SLOT_BYTES * i) as usize
 }
-fn set_slot(p: &mut PageBuf, i: usize, off: usize) {
+fn slot_head(p: &PageBuf, i: usize) -> u64 {
+    get_u64(p, HEADER_BYTES + SLOT_BYTES * i + 2)
+}
+/// Sets the cell offset only (compaction moves cells, keys stay).
+fn set_slot_offset(p: &mut PageBuf, i: usize, off: usize) {
     put_u16(p, HEADER_BYTES + SLOT_BYTES * i, off as u16);
+}
+/// Points slot `i` at the cell at `off` and records that cell's key head.
+fn set_slot(p: &mut PageBuf, i: usize, off: usize) {
+    set_slot_offset(p, i, off);
+    let head = key_head(key_at_offset(p, off));
+    put_u64(p, HEADER_BYTES + SLOT_BYTES * i + 2, head);
+}
+
+/// The first 8 key bytes as a big-endian number, zero-padded: head order agrees with key order
+/// whenever heads differ (8 bytes, not 4: integer keys share their high bytes).
+pub fn key_head(k: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = k.len().min(8);
+    b[..n].copy_from_slice(&k[..n]);
+    u64::from_be_bytes(b)
+}
+
+fn key_at_offset(p: &PageBuf, off: usize) -> &[u8] {
+    let klen = get_u16(p, off) as usize;
+    let start = off + if is_leaf(p) { LEAF_CELL_OVERHEAD } else { INNER_CELL_OVERHEAD };
+    &p[start..start + klen]
 }
 fn heap_start(p: &PageBuf) -> usize {
     get_u16(p, OFF_HEAP_START) as usize
@@ -61,6 +88,11 @@ fn set_frag(p: &mut PageBuf, v: usize) {
 fn gap_bytes(p: &PageBuf) -> usize {
     heap_start(p) - (HEADER_BYTES + SLOT_BYTES * slot_count(p))
 }
+/// Live bytes: slots and cells in use.
+pub fn used_bytes(p: &PageBuf) -> usize {
+    USABLE_BYTES - free_bytes(p)
+}
+
 /// Free bytes, counting dead cells a compaction would reclaim.
 pub fn free_bytes(p: &PageBuf) -> usize {
     gap_bytes(p) + frag(p)
@@ -84,10 +116,7 @@ pub fn entry_bytes(kind: PageKind, key_len: usize, val_len: usize) -> usize {
 }
 
 pub fn key(p: &PageBuf, i: usize) -> &[u8] {
-    let off = slot(p, i);
-    let klen = get_u16(p, off) as usize;
-    let start = off + if is_leaf(p) { LEAF_CELL_OVERHEAD } else { INNER_CELL_OVERHEAD };
-    &p[start..start + klen]
+    key_at_offset(p, slot(p, i))
 }
 
 pub fn value(p: &PageBuf, i: usize) -> &[u8] {
@@ -106,10 +135,15 @@ pub fn child(p: &PageBuf, i: usize) -> PageId {
 
 /// Binary search: Ok(slot) when found, Err(insertion slot) otherwise.
 pub fn search(p: &PageBuf, k: &[u8]) -> Result<usize, usize> {
+    let head = key_head(k);
     let (mut lo, mut hi) = (0usize, slot_count(p));
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        match key(p, mid).cmp(k) {
+        let order = match slot_head(p, mid).cmp(&head) {
+            Ordering::Equal => key(p, mid).cmp(k),
+            decided => decided,
+        };
+        match order {
             Ordering::Less => lo = mid + 1,
             Ordering::Greater => hi = mid,
             Ordering::Equal => return Ok(mid),
@@ -174,7 +208,7 @@ pub fn compact(p: &mut PageBuf) {
         let len = cell_len_at(p, leaf, off);
         top -= len;
         heap[top..top + len].copy_from_slice(&p[off..off + len]);
-        set_slot(p, i, top);
+        set_slot_offset(p, i, top);
     }
     p[top..].copy_from_slice(&heap[top..]);
     set_heap_start(p, top);
@@ -331,6 +365,9 @@ pub fn check_structure(p: &PageBuf, kind: PageKind) -> Result<(), String> {
         }
         if i > 0 && key(p, i - 1) >= key(p, i) {
             return Err(format!("keys out of order at slot {i}"));
+        }
+        if slot_head(p, i) != key_head(key(p, i)) {
+            return Err(format!("slot {i} key head does not match its key"));
         }
     }
     if frag(p) > PAGE_SIZE {

@@ -46,56 +46,71 @@ impl Ftl {
         Ok(())
     }
 
+    /// Copies the victim's valid slots, in slot order, into its GC destination.
+    ///
+    /// This loop is where a full device spends most of its time (WAF - 1 copies per host
+    /// write), so it copies in runs bounded by the room left in the destination and settles
+    /// the counts once per run instead of once per slot.
     fn relocate(&mut self, victim: u32, counters: &mut Counters) -> Result<(), EmuError> {
         let index = victim as usize;
         assert_eq!(self.state[index], SuperblockState::Sealed);
-        counters.record_victim(self.valid[index], self.slots_per_superblock);
+        let slots = self.slots_per_superblock;
+        counters.record_victim(self.valid[index], slots);
         let destination = if self.gc_open.len() == 1 { 0 } else { usize::from(self.owner[index]) };
         assert!(destination < self.gc_open.len());
-        let base = victim as usize * self.slots_per_superblock as usize;
-        for slot in base..base + self.slots_per_superblock as usize {
+        let base = index * slots as usize;
+        let end = base + slots as usize;
+        let mut slot = base;
+        // Bound: every run either exhausts the destination (at most one new superblock per
+        // victim, since a victim holds at most one superblock of data) or the victim.
+        for _ in 0..=slots {
             if self.valid[index] == 0 {
                 break;
             }
-            let lba = self.p2l[slot];
-            if lba == UNMAPPED {
-                continue;
+            if self.gc_open[destination].next_offset >= slots {
+                self.replace_gc_superblock(destination)?;
             }
-            let target = self.take_gc_slot(destination, counters)?;
-            self.p2l[slot] = UNMAPPED;
-            self.valid[index] -= 1;
-            self.p2l[target as usize] = lba;
-            self.l2p[lba as usize] = target;
-            self.valid[(target / self.slots_per_superblock) as usize] += 1;
-            counters.gc_copied_blocks += 1;
+            let open = self.gc_open[destination];
+            let room = (slots - open.next_offset).min(self.valid[index]);
+            let target_base = open.superblock * slots + open.next_offset;
+            let mut copied = 0u32;
+            while copied < room && slot < end {
+                let lba = self.p2l[slot];
+                slot += 1;
+                if lba == UNMAPPED {
+                    continue;
+                }
+                let target = target_base + copied;
+                self.p2l[target as usize] = lba;
+                self.l2p[lba as usize] = target;
+                copied += 1;
+            }
+            let next_offset = open.next_offset + copied;
+            self.gc_open[destination].next_offset = next_offset;
+            self.valid[open.superblock as usize] += copied;
+            self.valid[index] -= copied;
+            let slots_per_page = self.page_mask + 1;
+            let pages = next_offset / slots_per_page - open.next_offset / slots_per_page;
+            counters.flash_gc_bytes += u64::from(pages) * self.flash_page_bytes;
+            counters.gc_copied_blocks += u64::from(copied);
+            self.clock += u64::from(copied);
         }
         assert_eq!(self.valid[index], 0);
+        // The copied entries still name their LBAs; the victim is about to be erased.
+        self.p2l[base..end].fill(UNMAPPED);
         Ok(())
     }
 
-    fn take_gc_slot(
-        &mut self,
-        destination: usize,
-        counters: &mut Counters,
-    ) -> Result<u32, EmuError> {
-        if self.gc_open[destination].next_offset >= self.slots_per_superblock {
-            let current = self.gc_open[destination];
-            if current.superblock != NO_SUPERBLOCK {
-                self.seal(current.superblock);
-            }
-            self.gc_open[destination] = OpenSuperblock::NONE;
-            let owner = if self.gc_open.len() == 1 { OWNER_SHARED } else { destination as u16 };
-            let superblock = self.take_free(owner)?;
-            self.gc_open[destination] = OpenSuperblock { superblock, next_offset: 0 };
+    fn replace_gc_superblock(&mut self, destination: usize) -> Result<(), EmuError> {
+        let current = self.gc_open[destination];
+        if current.superblock != NO_SUPERBLOCK {
+            self.seal(current.superblock);
         }
-        let open = &mut self.gc_open[destination];
-        let slot = open.superblock * self.slots_per_superblock + open.next_offset;
-        open.next_offset += 1;
-        if open.next_offset & self.page_mask == 0 {
-            counters.flash_gc_bytes += self.flash_page_bytes;
-        }
-        self.clock += 1;
-        Ok(slot)
+        self.gc_open[destination] = OpenSuperblock::NONE;
+        let owner = if self.gc_open.len() == 1 { OWNER_SHARED } else { destination as u16 };
+        let superblock = self.take_free(owner)?;
+        self.gc_open[destination] = OpenSuperblock { superblock, next_offset: 0 };
+        Ok(())
     }
 
     fn erase(&mut self, victim: u32, counters: &mut Counters) {
