@@ -123,7 +123,12 @@ impl RowPlan {
     /// Why this build cannot run the row, if it cannot.
     pub fn unavailable(&self) -> Option<String> {
         if self.write_mode.engine_mode().is_err() {
-            return Some(format!("not yet implemented ({} write mode)", self.write_mode.name()));
+            let what = match self.write_mode {
+                WriteModeChoice::InPlace => "doublewrite buffer",
+                WriteModeChoice::InPlaceNoDwb => "in-place writes",
+                WriteModeChoice::OutOfPlace => "out-of-place writes",
+            };
+            return Some(format!("not yet implemented ({what})"));
         }
         self.missing.map(|m| format!("not yet implemented ({m})"))
     }

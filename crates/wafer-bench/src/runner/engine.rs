@@ -83,6 +83,11 @@ impl WriteModeChoice {
 /// Sets one engine option by name (`--engine KEY=VALUE`, `[engine]` in the TOML file).
 pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Result<(), String> {
     let bytes = |v: &str| crate::jobs::parse_bytes(v).map_err(|e| format!("{key}: {e}"));
+    let flag = |v: &str| match v.trim() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(format!("{key}: `{v}` is not true or false")),
+    };
     match key.trim() {
         "buffer_pool_bytes" => options.buffer_pool_bytes = bytes(value)?,
         "eviction_batch_pages" => {
@@ -93,11 +98,13 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         }
         "file_capacity_bytes" => options.file_capacity_bytes = bytes(value)?,
         "data_offset_bytes" => options.data_offset_bytes = bytes(value)?,
+        "file_direct" => options.file.direct = flag(value)?,
+        "file_io_uring" => options.file.io_uring = flag(value)?,
         "write_mode" => options.write_mode = WriteModeChoice::parse(value)?.engine_mode()?,
         other => {
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
-                 file_capacity_bytes, data_offset_bytes, write_mode)"
+                 file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode)"
             ))
         }
     }
@@ -110,6 +117,8 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "buffer_pool_bytes": options.buffer_pool_bytes,
         "eviction_batch_pages": options.eviction_batch_pages,
         "file_capacity_bytes": options.file_capacity_bytes,
+        "file_direct": options.file.direct,
+        "file_io_uring": options.file.io_uring,
         "data_offset_bytes": options.data_offset_bytes,
         "write_mode": WriteModeChoice::of_engine(options.write_mode).name(),
     })
@@ -204,6 +213,11 @@ impl KvTarget for EngineTarget {
         self.device.capacity_bytes()
     }
 
+    fn close(&self) -> Result<(), TargetError> {
+        // `Db` is a handle: closing a clone closes the database for every handle.
+        self.db.clone().close().map_err(engine_error("close"))
+    }
+
     fn describe(&self) -> serde_json::Value {
         let mut d = self.description.clone();
         let allocated = self.allocated_page_bytes();
@@ -259,6 +273,9 @@ mod tests {
         set_engine_option(&mut o, "buffer_pool_bytes", "1MiB").unwrap();
         assert_eq!((o.eviction_batch_pages, o.buffer_pool_bytes), (8, 1 << 20));
         assert!(set_engine_option(&mut o, "nonsense", "1").is_err());
+        set_engine_option(&mut o, "file_direct", "true").unwrap();
+        assert!(o.file.direct);
+        assert!(set_engine_option(&mut o, "file_direct", "maybe").is_err());
         assert!(set_engine_option(&mut o, "write_mode", "out-of-place").is_err());
     }
 

@@ -89,6 +89,7 @@ pub fn run(
     let histograms = run::run_phase(target, &spec, &snapshots, &mut report, progress)?;
     report.latency = histograms.summaries();
     report.observed["target_after_run"] = target.describe();
+    target.close().map_err(|e| RunError::Worker { phase: "close", source: e.into() })?;
     Ok(report)
 }
 

@@ -124,7 +124,6 @@ pub fn run_phase(
     if let Some(e) = shared.take_error() {
         return Err(RunError::Worker { phase: "run", source: e });
     }
-    target.finish().map_err(|e| RunError::Worker { phase: "finish", source: e.into() })?;
     Ok(histograms)
 }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use wafer::device::{Device, EmuDevice, FileDevice, FileOptions, MemoryDevice};
+use wafer::device::{Device, EmuDevice, FileDevice, MemoryDevice};
 use wafer::Options;
 
 use super::engine::{self, EngineTarget, WriteModeChoice};
@@ -288,7 +288,17 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
             (Some(Box::new(EmuDevice::new(config)?)), json)
         }
         DeviceChoice::File(path) => {
-            let dev = FileDevice::open(path, options.file_capacity_bytes, FileOptions::BUFFERED)?;
+            // A benchmark loads a fresh dataset: loading over an old database would measure a
+            // mix of both. Block devices report length 0 and are the user's explicit choice.
+            let used = std::fs::metadata(path).map(|m| m.is_file() && m.len() > 0).unwrap_or(false);
+            if used && !c.no_load.unwrap_or(false) {
+                return Err(invalid(format!(
+                    "{}: file exists and is not empty; remove it (the load writes a fresh \
+                     dataset) or pass no_load to run on the database it holds",
+                    path.display()
+                )));
+            }
+            let dev = FileDevice::open(path, options.file_capacity_bytes, options.file)?;
             (Some(Box::new(dev)), serde_json::json!({"kind": "file", "path": path}))
         }
         DeviceChoice::Memory(bytes) => (
@@ -427,6 +437,20 @@ mod tests {
         assert!(prepare(&bad).is_err(), "ops and duration together");
         let bad = BenchConfig { device: Some("tape:1".into()), ..c };
         assert!(prepare(&bad).is_err());
+    }
+
+    #[test]
+    fn a_used_file_is_not_loaded_over() {
+        let path = std::env::temp_dir().join(format!("wafer-setup-{}.db", std::process::id()));
+        std::fs::write(&path, b"old database").unwrap();
+        let c = BenchConfig {
+            device: Some(format!("file:{}", path.display())),
+            records: Some(10),
+            ..BenchConfig::default()
+        };
+        let e = prepare(&c).map(|_| ()).unwrap_err().to_string();
+        let _ = std::fs::remove_file(&path);
+        assert!(e.contains("not empty"), "{e}");
     }
 
     #[test]

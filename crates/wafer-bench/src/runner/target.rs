@@ -54,10 +54,10 @@ pub trait KvTarget: Send + Sync {
     fn data_device_capacity_bytes(&self) -> u64;
     /// The store's configuration for the report (engine options, device, sizing).
     fn describe(&self) -> serde_json::Value;
-    /// Called once after the run phase, before the final sample: e.g. write back dirty pages.
-    /// Nothing by default; the engine adapter does not flush, so the last sample describes the
-    /// steady state rather than a checkpoint of the whole buffer pool.
-    fn finish(&self) -> Result<(), TargetError> {
+    /// Called once after the final sample (so its writes are outside every figure): make the
+    /// data durable, e.g. write back dirty pages and close the database, so a later run with
+    /// `no_load` finds it. Nothing by default.
+    fn close(&self) -> Result<(), TargetError> {
         Ok(())
     }
 }
