@@ -175,7 +175,14 @@ impl DeviceChoice {
                 "device `{text}`: expected emu:PRESET, file:PATH, memory:SIZE or model:SIZE"
             ))
         })?;
-        let size = |a: &str| parse_bytes(a).map_err(|e| invalid(format!("device `{text}`: {e}")));
+        // Sizes are user input: checked here, since the devices assert on them.
+        let size = |a: &str| match parse_bytes(a) {
+            Ok(b) if b > 0 && b.is_multiple_of(wafer::device::BLOCK_BYTES) => Ok(b),
+            Ok(b) => Err(invalid(format!(
+                "device `{text}`: {b} bytes is not a positive multiple of 4 KiB"
+            ))),
+            Err(e) => Err(invalid(format!("device `{text}`: {e}"))),
+        };
         match kind {
             "emu" => Ok(DeviceChoice::Emu(arg.to_string())),
             "file" if !arg.is_empty() => Ok(DeviceChoice::File(PathBuf::from(arg))),
@@ -279,40 +286,41 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     let mut options = engine_options(c)?;
     let nominal = workload_spec(c, 1)?;
 
-    // The device first: its capacity sizes the dataset.
-    let (backend, device_json): (Option<Box<dyn Device>>, serde_json::Value) = match &device {
-        DeviceChoice::Emu(arg) => {
-            let config = emu_config(arg, c)?;
-            let json = serde_json::json!({"kind": "emu", "source": arg,
-                "config": serde_json::to_value(&config).unwrap_or_default()});
-            (Some(Box::new(EmuDevice::new(config)?)), json)
-        }
-        DeviceChoice::File(path) => {
-            // A benchmark loads a fresh dataset: loading over an old database would measure a
-            // mix of both. Block devices report length 0 and are the user's explicit choice.
-            let used = std::fs::metadata(path).map(|m| m.is_file() && m.len() > 0).unwrap_or(false);
-            if used && !c.no_load.unwrap_or(false) {
-                return Err(invalid(format!(
-                    "{}: file exists and is not empty; remove it (the load writes a fresh \
-                     dataset) or pass no_load to run on the database it holds",
-                    path.display()
-                )));
+    // The device first: its capacity sizes the dataset. The model has no device, only a
+    // nominal capacity.
+    let (backend, capacity_bytes, device_json): (Option<Box<dyn Device>>, u64, serde_json::Value) =
+        match &device {
+            DeviceChoice::Emu(arg) => {
+                let config = emu_config(arg, c)?;
+                let json = serde_json::json!({"kind": "emu", "source": arg,
+                    "config": serde_json::to_value(&config).unwrap_or_default()});
+                let dev = EmuDevice::new(config)?;
+                let capacity = dev.capacity_bytes();
+                (Some(Box::new(dev)), capacity, json)
             }
-            let dev = FileDevice::open(path, options.file_capacity_bytes, options.file)?;
-            (Some(Box::new(dev)), serde_json::json!({"kind": "file", "path": path}))
-        }
-        DeviceChoice::Memory(bytes) => (
-            Some(Box::new(MemoryDevice::new(*bytes))),
-            serde_json::json!({"kind": "memory", "capacity_bytes": bytes}),
-        ),
-        DeviceChoice::Model(_) => (None, serde_json::json!({"kind": "model"})),
-    };
-    let capacity_bytes = match (&backend, &device) {
-        (Some(b), _) => b.capacity_bytes(),
-        (None, DeviceChoice::Model(bytes)) => *bytes,
-        (None, _) => unreachable!("only the model has no backend"),
-    };
-
+            DeviceChoice::File(path) => {
+                // A benchmark loads a fresh dataset: loading over an old database would measure
+                // a mix of both. Block devices report length 0 and are the user's explicit choice.
+                let used =
+                    std::fs::metadata(path).map(|m| m.is_file() && m.len() > 0).unwrap_or(false);
+                if used && !c.no_load.unwrap_or(false) {
+                    return Err(invalid(format!(
+                        "{}: file exists and is not empty; remove it (the load writes a fresh \
+                         dataset) or pass no_load to run on the database it holds",
+                        path.display()
+                    )));
+                }
+                let dev = FileDevice::open(path, options.file_capacity_bytes, options.file)?;
+                let capacity = dev.capacity_bytes();
+                (Some(Box::new(dev)), capacity, serde_json::json!({"kind": "file", "path": path}))
+            }
+            DeviceChoice::Memory(bytes) => (
+                Some(Box::new(MemoryDevice::new(*bytes))),
+                *bytes,
+                serde_json::json!({"kind": "memory", "capacity_bytes": bytes}),
+            ),
+            DeviceChoice::Model(bytes) => (None, *bytes, serde_json::json!({"kind": "model"})),
+        };
     let nominal_record_bytes =
         nominal.key_format.nominal_len_bytes() as f64 + f64::from(nominal.value_size_bytes);
     let bytes_per_record = match backend {
@@ -423,16 +431,20 @@ mod tests {
     #[test]
     fn model_target_sizing_by_fill() {
         let c = BenchConfig {
-            device: Some("model:1023000".into()),
+            device: Some("model:1024000".into()),
             fill: Some(0.5),
             ops: Some(10),
             threads: Some(1),
             ..BenchConfig::default()
         };
         let p = prepare(&c).unwrap();
-        // 23-byte keys + 1000-byte values: half of 1000 records' bytes.
+        // 23-byte keys + 1000-byte values: half of 1,024,000 bytes holds 500 records.
         assert_eq!(p.spec.workload.record_count, 500);
-        assert_eq!(p.target.data_device_capacity_bytes(), 1_023_000);
+        assert_eq!(p.target.data_device_capacity_bytes(), 1_024_000);
+        for bad in ["model:0", "memory:1000", "model:x"] {
+            let c = BenchConfig { device: Some(bad.into()), ..c.clone() };
+            assert!(prepare(&c).is_err(), "{bad}");
+        }
         let bad = BenchConfig { duration: Some("1s".into()), ..c.clone() };
         assert!(prepare(&bad).is_err(), "ops and duration together");
         let bad = BenchConfig { device: Some("tape:1".into()), ..c };
