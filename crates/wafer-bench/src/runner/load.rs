@@ -24,7 +24,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// a few percent, never by more.
 const TOP_UP_FRACTION_MAX: f64 = 0.25;
 /// Inserts between two looks at the target's allocated bytes during the top-up.
-const TOP_UP_CHECK_EVERY: u64 = 64;
+const TOP_UP_CHECK_EVERY: u64 = 8;
 
 /// Inserts every record, then tops up to `spec.fill_target_bytes`; returns the load phase's
 /// figures (ops = records inserted) and the number of records inserted by the top-up.

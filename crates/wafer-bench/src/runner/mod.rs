@@ -11,6 +11,22 @@
 //! ```
 //!
 //! The runner knows targets only through [`KvTarget`]; [`engine`] adapts `wafer::Db`.
+//!
+//! Measurement method (what the numbers mean):
+//! - Load: `record_count` inserts split by key range over the threads, then (with `--fill` on
+//!   the engine) a single-threaded top-up until the engine's allocated pages reach
+//!   `fill * capacity`. Its figures are the report's `load`, never part of `summary`.
+//! - Run: each thread draws from its own generator (`Rng::for_thread(seed, t)`). Conditions on
+//!   DB-issued bytes (`--until Nx`, `--warmup Nx`) count from the start of the run phase and are
+//!   checked by the workers every 16 operations, so a fast small device cannot overshoot while
+//!   the coordinating thread sleeps; time conditions are checked by the coordinator every 10 ms.
+//! - Warm-up: operations before its end are neither timed nor counted; the interval series and
+//!   `summary` start at its end (`start_s` = 0). Around that instant at most one operation per
+//!   thread can be timed but not counted, or the reverse.
+//! - Samples: every `interval`, plus one at the end; each has the interval's and the
+//!   cumulative figures, all from one counter difference (so `total_waf = db_waf * ssd_waf`).
+//! - Close: after the final sample the target is closed (the engine writes back its dirty pages
+//!   and superblock); those writes are in no figure.
 
 pub mod engine;
 mod exec;
