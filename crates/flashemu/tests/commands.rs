@@ -75,3 +75,10 @@ fn cns_preset_steady_state() {
     assert!(waf < 8.78 && waf > 8.78 * 0.9, "{waf}");
     ssd.check_consistency().unwrap();
 }
+
+#[test]
+fn ssd_can_be_shared_behind_a_mutex() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Ssd>();
+    assert_send::<flashemu::Counters>();
+}
