@@ -23,7 +23,9 @@ impl Ftl {
             if self.free.len() >= target {
                 break;
             }
+            self.buckets.settle();
             let candidates = policy::Candidates {
+                buckets: &self.buckets,
                 state: &self.state,
                 valid: &self.valid,
                 sealed_at: &self.sealed_at,
@@ -40,6 +42,7 @@ impl Ftl {
             };
             // A wholly valid victim (FIFO, random-d) frees nothing by itself but is still
             // copied: FIFO must move on to the next oldest, and the copy costs what it costs.
+            self.buckets.remove(victim);
             self.relocate(victim, counters)?;
             self.erase(victim, counters);
         }
