@@ -27,8 +27,10 @@
 //!   after each log flush: zones = space.release_ready(durable_lsn);
 //!     io::reset_zones(device, &space, &zones)  // trim (conventional) or zone reset (ZNS)
 //!
-//! reserve_batch errors: AwaitingDurability { lsn_needed } -> flush the log, release_ready,
-//!   retry; OutOfSpace -> live data fills the device: fail the write, nothing was changed.
+//! reserve_batch errors (nothing changed on any of them; see tests/driver.rs `write_batch`):
+//!   NeedsGc -> run one GC cycle, retry;
+//!   AwaitingDurability { lsn_needed } -> flush the log, release_ready, retry;
+//!   OutOfSpace -> final: live data fills the device; fail the write.
 //!
 //! checkpoint: snapshot::encode(space.map(), lsn, &options) -> 4 KiB blocks, written with
 //!   WritePurpose::Metadata (io::write_snapshot).

@@ -233,3 +233,12 @@ mod tests {
         t.append(0, 1, 0);
     }
 }
+
+#[cfg(test)]
+mod size_tests {
+    /// DESIGN.md "Memory" quotes this size.
+    #[test]
+    fn zone_metadata_size() {
+        assert_eq!(std::mem::size_of::<super::Zone>(), 56);
+    }
+}

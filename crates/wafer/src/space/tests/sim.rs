@@ -55,6 +55,7 @@ struct SimResult {
     /// The model at the space data can really use: capacity minus the time-average of empty
     /// zones (GC keeps low..high of them) and the open zones' unwritten tails.
     model_waf_effective: f64,
+    a_effective: f64,
 }
 
 /// Fills `live` pages, then overwrites uniformly at random in batches of `batch` until `writes`
@@ -107,6 +108,7 @@ fn simulate(
         model_waf_effective: lru_model_waf(
             (space.capacity_slots() as f64 - aside_mean) / live as f64,
         ),
+        a_effective: (space.capacity_slots() as f64 - aside_mean) / live as f64,
     })
 }
 
@@ -133,7 +135,7 @@ fn lru_model_matches_known_points() {
 
 /// 90% fill, 256 zones of 64 slots, 2M page writes (122x the capacity).
 /// Measured (seed 0x90F1): steady DB WAF 5.51 (victims 81.9% valid); the LRU model gives 5.18
-/// at the nominal a = 1/0.9 and 5.94 at the space data can really use (a_eff = 1.089: GC keeps
+/// at the nominal a = 1/0.9 and 5.94 at the space data can really use (a_eff = 1.095: GC keeps
 /// 3-4 zones empty and two zones are open), so greedy beats oldest-first cleaning by 7%.
 #[test]
 fn greedy_at_90_percent_fill_runs_indefinitely_below_the_lru_bound() {
@@ -259,9 +261,9 @@ fn waf_table() {
             space.check_invariants().unwrap();
             eprintln!(
                 "{policy:?} fill {fill_pct}%: steady DB WAF {:.3} (cumulative {:.3}), victim valid {:.3}, \
-                 victims {}, LRU model WAF {:.3} nominal / {:.3} effective",
+                 victims {}, LRU model WAF {:.3} nominal / {:.3} effective (a_eff {:.4})",
                 r.waf_steady, r.waf_cumulative, r.victim_valid_ratio, r.victims, r.model_waf,
-                r.model_waf_effective
+                r.model_waf_effective, r.a_effective
             );
         }
     }
