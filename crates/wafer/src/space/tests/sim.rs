@@ -126,9 +126,10 @@ fn slots_aside(space: &Space) -> u64 {
 
 #[test]
 fn lru_model_matches_known_points() {
-    // a = 1/0.9: X ~= 0.8 (the 000 paper's "75-80% valid at 90% fill"), WAF ~= 5.
+    // a = 1/0.9: X = 0.8069, WAF = 5.178 (000 sec. 7.2 sees 75% valid victims at 90% fill
+    // on a skewed workload with greedy GC).
     let waf = lru_model_waf(1.0 / 0.9);
-    assert!((waf - 5.0).abs() < 0.2, "{waf}");
+    assert!((waf - 5.178).abs() < 0.005, "{waf}");
     // a = 2: X = 0.2032, WAF = 1.255.
     assert!((lru_model_waf(2.0) - 1.255).abs() < 0.01);
 }
