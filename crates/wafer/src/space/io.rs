@@ -96,4 +96,58 @@ mod tests {
         reset_zones(&device, &space, &[1, 3]).unwrap();
         assert_eq!(device.stats().snapshot().trim_bytes, 2 * 4 * 4096);
     }
+
+    /// On ZNS a released zone is reset through the device's zone interface, after which it
+    /// accepts writes from its start again; space zones that are not device zones are refused.
+    #[test]
+    fn released_zones_are_reset_on_zns() {
+        let mut cfg = flashemu::Config::preset("tiny").unwrap();
+        cfg.op = 0.0;
+        cfg.interface = flashemu::Interface::Zns {
+            zone_capacity_blocks: 0,
+            max_open_zones: 4,
+            max_active_zones: 4,
+        };
+        let device = crate::device::EmuDevice::new(cfg).unwrap();
+        let zone_bytes = device.zoned().unwrap().zone_bytes();
+        let options = SpaceOptions {
+            data_bytes: device.capacity_bytes(),
+            zone_bytes,
+            ..SpaceOptions::test_min()
+        };
+        let mut space = Space::new(options).unwrap();
+        let slots = space.slots_per_zone();
+        let data = vec![7u8; zone_bytes as usize];
+        let write = |space: &mut Space, pid0: u64, lsn: u64| {
+            let runs = space.reserve_batch(slots, 0, WritePurpose::UserEviction).unwrap();
+            assert_eq!(runs.len(), 1);
+            device
+                .write_at(space.run_offset_bytes(&runs[0]), &data, WritePurpose::UserEviction)
+                .unwrap();
+            for i in 0..slots {
+                space.commit(pid0 + u64::from(i), runs[0].location(i, 4096), lsn);
+            }
+            runs[0].zone
+        };
+        let zone = write(&mut space, 0, 1);
+        for pid in 0..u64::from(slots) {
+            space.free_pid(pid, 2);
+        }
+        let plan = space.plan_gc().unwrap();
+        assert_eq!((plan.zone, plan.valid.len()), (zone, 0));
+        space.finish_victim(zone, 2);
+        let released = space.release_ready(2);
+        assert_eq!(released, vec![zone]);
+        let start = space.zone_offset_bytes(zone);
+        assert!(device.write_at(start, &data[..4096], WritePurpose::UserEviction).is_err());
+        reset_zones(&device, &space, &released).unwrap();
+        let info = device.zoned().unwrap().report_zones().unwrap();
+        assert_eq!(info[zone as usize].write_pointer_lba, info[zone as usize].start_lba);
+        // The zone takes writes from its start again (refused while it was full, above).
+        let offset = space.zone_offset_bytes(zone);
+        device.write_at(offset, &data[..4096], WritePurpose::UserEviction).unwrap();
+
+        let bad = Space::new(SpaceOptions { zone_bytes: zone_bytes / 2, ..options }).unwrap();
+        assert!(matches!(reset_zones(&device, &bad, &[1]), Err(DeviceError::Unsupported(_))));
+    }
 }
