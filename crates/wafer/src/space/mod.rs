@@ -32,10 +32,14 @@
 //!   AwaitingDurability { lsn_needed } -> flush the log, release_ready, retry;
 //!   OutOfSpace -> final: live data fills the device; fail the write.
 //!
-//! checkpoint: snapshot::encode(space.map(), lsn, &options) -> 4 KiB blocks, written with
-//!   WritePurpose::Metadata (io::write_snapshot).
-//! recovery: snapshot::decode -> map; replay map records with map.set / map.clear;
-//!   Space::rebuild_from_map(options, map) -> (space, zones to reset); io::reset_zones.
+//! checkpoint (every record <= lsn durable):
+//!   bytes = snapshot::encode(space.map(), lsn, space.zone_count(), space.slots_per_zone());
+//!   io::write_snapshot(device, offset, &bytes); device sync   // 4 KiB blocks, Metadata purpose
+//! recovery:
+//!   snap = io::read_snapshot(device, offset, zone_count, slots_per_zone)?;
+//!   replay map records after snap.header.lsn with snap.map.set(pid, loc) / .clear(pid);
+//!   (space, to_reset) = Space::rebuild_from_map(options, snap.map)?;
+//!   io::reset_zones(device, &space, &to_reset)?;
 //! accounting: space.counters() (slots issued by purpose, GC victims' valid ratio, DB WAF).
 //! ```
 use std::collections::VecDeque;
