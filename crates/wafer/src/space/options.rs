@@ -170,6 +170,15 @@ mod tests {
         assert_eq!(cns.layout().superblock_bytes(), CNS_SUPERBLOCK_BYTES);
     }
 
+    /// DESIGN.md "Memory" quotes these sizes.
+    #[test]
+    fn production_on_the_cns_emulator_has_239_zones() {
+        let cns = flashemu::Config::preset("cns").unwrap();
+        let o = SpaceOptions::production(0, cns.layout().logical_blocks * SLOT_BYTES);
+        o.validate().unwrap();
+        assert_eq!((o.zone_count(), o.slots_per_zone()), (239, 4096));
+    }
+
     #[test]
     fn errors_name_the_field() {
         let base = SpaceOptions::test_min();
