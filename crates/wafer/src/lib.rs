@@ -3,6 +3,7 @@
 
 pub mod device;
 pub mod error;
+pub mod space;
 pub mod stats;
 pub mod wal;
 
