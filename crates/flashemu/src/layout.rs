@@ -107,3 +107,43 @@ impl Layout {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn superblocks_take_one_block_from_each_spanned_chip() {
+        let mut config = Config::preset("cns").unwrap_or_else(|e| panic!("{e}"));
+        config.geometry.superblock_chips_per_channel = 2;
+        let layout = config.layout();
+        // 8 channels x 2 chips = 16 blocks of 128 pages x 4 slots.
+        assert_eq!(layout.blocks_per_superblock, 16);
+        assert_eq!(layout.slots_per_superblock, 16 * 128 * 4);
+        assert_eq!(layout.superblock_count, 64 * 2);
+        let g = config.geometry;
+        let mut seen = vec![0u32; (g.channels * g.chips_per_channel * g.blocks_per_chip) as usize];
+        for superblock in 0..layout.superblock_count {
+            let mut blocks = 0;
+            layout.for_each_block(&config, superblock, |block| {
+                seen[block] += 1;
+                blocks += 1;
+            });
+            assert_eq!(blocks, layout.blocks_per_superblock);
+        }
+        // Every physical block belongs to exactly one superblock.
+        assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn op_defines_logical_capacity() {
+        let mut config = Config::preset("tiny").unwrap_or_else(|e| panic!("{e}"));
+        config.op = 0.28;
+        let layout = config.layout();
+        // 2048 physical slots / 1.28 = 1600 logical blocks.
+        assert_eq!(layout.physical_slots, 2048);
+        assert_eq!(layout.logical_blocks, 1600);
+        assert_eq!(layout.gc_free_target, 3);
+        assert_eq!(layout.reserved_superblocks, 3 + 1 + 1);
+    }
+}

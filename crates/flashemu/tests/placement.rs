@@ -4,7 +4,7 @@
 use flashemu::rng::SplitMix64;
 use flashemu::{Config, Counters, FdpIsolation, Placement, Ssd, StoreKind};
 
-const SEED: u64 = 0x407_C01D;
+const SEED: u64 = 0x0407_C01D;
 
 /// 4 channels x 1 chip x 128 blocks x 64 pages of 4 KiB: 128 superblocks of 256 slots, OP 14%.
 fn config(interface: &str) -> Config {

@@ -9,6 +9,7 @@ pub mod device;
 pub mod error;
 pub mod options;
 pub mod page;
+pub mod space;
 pub mod stats;
 pub mod wal;
 

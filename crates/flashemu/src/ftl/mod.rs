@@ -18,7 +18,10 @@ use crate::layout::Layout;
 use crate::rng::SplitMix64;
 use crate::{Counters, EmuError};
 
+mod buckets;
 pub(crate) mod gc;
+
+use buckets::ValidBuckets;
 
 /// Map entry for "no mapping" in both `l2p` and `p2l`.
 pub(crate) const UNMAPPED: u32 = u32::MAX;
@@ -64,6 +67,8 @@ pub(crate) struct Ftl {
     owner: Vec<u16>,
     sealed_at: Vec<u64>,
     erases: Vec<u32>,
+    /// Sealed superblocks by valid count, for greedy victim choice.
+    buckets: ValidBuckets,
     free: VecDeque<u32>,
     host_open: Vec<OpenSuperblock>,
     gc_open: Vec<OpenSuperblock>,
@@ -107,6 +112,7 @@ impl Ftl {
             owner: vec![OWNER_SHARED; superblocks],
             sealed_at: vec![0; superblocks],
             erases: vec![0; superblocks],
+            buckets: ValidBuckets::new(layout.slots_per_superblock, layout.superblock_count),
             free: (0..layout.superblock_count).collect(),
             host_open: vec![OpenSuperblock::NONE; layout.host_open_superblocks as usize],
             gc_open: vec![OpenSuperblock::NONE; gc_destinations as usize],
@@ -170,6 +176,7 @@ impl Ftl {
         debug_assert!(self.valid[superblock] > 0);
         self.p2l[slot as usize] = UNMAPPED;
         self.valid[superblock] -= 1;
+        self.buckets.decremented(superblock as u32, self.valid[superblock]);
     }
 
     #[inline]
@@ -227,6 +234,7 @@ impl Ftl {
         assert_eq!(self.state[index], SuperblockState::Open);
         self.state[index] = SuperblockState::Sealed;
         self.sealed_at[index] = self.clock;
+        self.buckets.insert(superblock, self.valid[index]);
     }
 
     /// Checks every invariant of the maps; for tests (O(device size)).
@@ -261,6 +269,19 @@ impl Ftl {
             if self.state[superblock] == SuperblockState::Free && kept != 0 {
                 return Err(format!("free superblock {superblock} holds {kept} valid slots"));
             }
+        }
+        for (superblock, &state) in self.state.iter().enumerate() {
+            let bucketed = self.buckets.holds(superblock as u32, self.valid[superblock]);
+            if bucketed != (state == SuperblockState::Sealed) {
+                return Err(format!(
+                    "superblock {superblock} ({state:?}, {} valid): in its bucket = {bucketed}",
+                    self.valid[superblock]
+                ));
+            }
+        }
+        let sealed = self.state.iter().filter(|&&s| s == SuperblockState::Sealed).count();
+        if self.buckets.check()? as usize != sealed {
+            return Err(format!("{sealed} sealed superblocks but the buckets hold another count"));
         }
         let free_states = self.state.iter().filter(|&&s| s == SuperblockState::Free).count();
         if free_states != self.free.len() {

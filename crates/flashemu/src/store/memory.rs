@@ -75,3 +75,30 @@ impl MemoryStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_chunks_are_allocated_lazily_and_freed_by_whole_zeroing() {
+        let blocks = 10 * CHUNK_BLOCKS;
+        let mut store = MemoryStore::new(blocks);
+        assert!(store.chunks.iter().all(Option::is_none));
+        // A write straddling a chunk boundary touches exactly two chunks.
+        let data = vec![5u8; 2 * LBA_BYTES as usize];
+        store.write(CHUNK_BLOCKS - 1, &data);
+        assert_eq!(store.chunks.iter().filter(|c| c.is_some()).count(), 2);
+        let mut buf = vec![0u8; 3 * LBA_BYTES as usize];
+        store.read(CHUNK_BLOCKS - 1, &mut buf);
+        assert!(buf[..2 * LBA_BYTES as usize].iter().all(|&b| b == 5));
+        assert!(buf[2 * LBA_BYTES as usize..].iter().all(|&b| b == 0));
+        // Zeroing a whole chunk frees it; a partial zero keeps the chunk with zeros in it.
+        store.zero(CHUNK_BLOCKS, CHUNK_BLOCKS);
+        assert!(store.chunks[1].is_none());
+        store.zero(CHUNK_BLOCKS - 1, 1);
+        assert!(store.chunks[0].is_some());
+        store.read(CHUNK_BLOCKS - 1, &mut buf);
+        assert!(buf.iter().all(|&b| b == 0));
+    }
+}

@@ -14,13 +14,18 @@ impl Ftl {
     pub(super) fn collect(&mut self, counters: &mut Counters) -> Result<(), EmuError> {
         counters.gc_invocations += 1;
         let target = self.gc_free_target as usize;
-        // Bound: each round erases one superblock; more rounds than superblocks means no
-        // progress, which validate()'s capacity check rules out.
-        for _ in 0..self.state.len() {
+        // Bound: the OP check in `validate` leaves at least one superblock's worth of stale
+        // slots among the sealed superblocks, so one pass over them (FIFO), or as many greedy
+        // rounds, nets at least one free superblock; `target + 1` passes are enough. Reaching
+        // the bound means no progress, which a valid config rules out.
+        let rounds_max = self.state.len() * (target + 1);
+        for _ in 0..rounds_max {
             if self.free.len() >= target {
                 break;
             }
+            self.buckets.settle();
             let candidates = policy::Candidates {
+                buckets: &self.buckets,
                 state: &self.state,
                 valid: &self.valid,
                 sealed_at: &self.sealed_at,
@@ -35,11 +40,9 @@ impl Ftl {
             ) else {
                 break;
             };
-            if self.valid[victim as usize] >= self.slots_per_superblock {
-                // Copying a full superblock frees nothing. Only reachable when live data
-                // fills every sealed superblock, which the OP check prevents.
-                break;
-            }
+            // A wholly valid victim (FIFO, random-d) frees nothing by itself but is still
+            // copied: FIFO must move on to the next oldest, and the copy costs what it costs.
+            self.buckets.remove(victim);
             self.relocate(victim, counters)?;
             self.erase(victim, counters);
         }

@@ -1,0 +1,300 @@
+//! Where a write-back batch goes, and the map updates once it is durable.
+//!
+//! A batch is appended at the write pointer of its group's open zone; what does not fit continues
+//! in a freshly opened zone, so one batch becomes a few contiguous runs (one sequential device
+//! write each). Reservation and commit are apart because the page data must be durable before
+//! the map record that points at it (000 sec. 6.2): reserve, write, sync, log, commit.
+use super::map::{Location, PageId, SlotEntry};
+use super::zone::{Lsn, ZoneId, ZoneState};
+use super::{Space, SpaceError};
+use crate::device::WritePurpose;
+
+/// Largest batch one `reserve_batch` call may ask for: bounds the runs loop and the Vec.
+pub const BATCH_SLOTS_MAX: u32 = 1 << 20;
+
+/// Contiguous reserved slots `first_slot..first_slot + slots` of one zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotRun {
+    pub zone: ZoneId,
+    pub first_slot: u32,
+    pub slots: u32,
+}
+
+impl SlotRun {
+    /// Location of the run's `index`-th slot for a page stored in `stored_bytes`.
+    pub fn location(&self, index: u32, stored_bytes: u16) -> Location {
+        assert!(index < self.slots, "index {index} outside a run of {}", self.slots);
+        Location::new(self.zone, self.first_slot + index, stored_bytes)
+    }
+}
+
+impl Space {
+    /// Reserves `slots` slots for a batch of `group`'s pages written for `purpose`. Only
+    /// `GcCopy` may open the last `gc_reserve_zones` empty zones. On error nothing changed:
+    /// `NeedsGc` -> run a GC cycle and retry; `AwaitingDurability` -> flush the log, call
+    /// `release_ready`, retry; `OutOfSpace` -> final.
+    pub fn reserve_batch(
+        &mut self,
+        slots: u32,
+        group: u32,
+        purpose: WritePurpose,
+    ) -> Result<Vec<SlotRun>, SpaceError> {
+        assert!((1..=BATCH_SLOTS_MAX).contains(&slots), "batch of {slots} slots");
+        assert!(
+            !matches!(
+                purpose,
+                WritePurpose::Wal | WritePurpose::Doublewrite | WritePurpose::Metadata
+            ),
+            "{purpose:?} writes do not go to the data zones"
+        );
+        let slots_per_zone = self.slots_per_zone();
+        let group_index = (group % self.options.max_open_zones) as usize;
+        let current = self.open_by_group[group_index];
+        let room_current =
+            current.map_or(0, |z| slots_per_zone - self.zones.get(z).write_ptr_slots());
+        let zones_needed = slots.saturating_sub(room_current).div_ceil(slots_per_zone);
+        let reserve =
+            if purpose == WritePurpose::GcCopy { 0 } else { self.options.gc_reserve_zones };
+        let usable = self.empty_zone_count().saturating_sub(reserve);
+        if zones_needed > usable {
+            return Err(self.no_room_error(slots, zones_needed - usable));
+        }
+
+        let mut runs = Vec::with_capacity(zones_needed as usize + 1);
+        let mut left = slots;
+        // Each pass fills one zone (or finishes the batch): at most zones_needed + 1 passes.
+        for _ in 0..=zones_needed {
+            if left == 0 {
+                break;
+            }
+            let zone = match self.open_by_group[group_index] {
+                Some(zone) => zone,
+                None => {
+                    let zone = self.empty.pop_front();
+                    assert!(zone.is_some(), "free zones were counted above");
+                    let zone = zone.unwrap_or_default();
+                    self.zones.open(zone);
+                    self.open_by_group[group_index] = Some(zone);
+                    zone
+                }
+            };
+            let take = left.min(slots_per_zone - self.zones.get(zone).write_ptr_slots());
+            self.clock += u64::from(take);
+            let first_slot = self.zones.append(zone, take, self.clock);
+            for slot in first_slot..first_slot + take {
+                assert_eq!(self.reverse.get(zone, slot), SlotEntry::Free, "slot written twice");
+                self.reverse.set(zone, slot, SlotEntry::Reserved);
+            }
+            if self.zones.get(zone).state() == ZoneState::Full {
+                self.open_by_group[group_index] = None;
+            }
+            runs.push(SlotRun { zone, first_slot, slots: take });
+            left -= take;
+        }
+        assert_eq!(left, 0);
+        assert!(self.open_zone_count() <= self.options.max_open_zones);
+        self.stats.record_issue(purpose, u64::from(slots));
+        Ok(runs)
+    }
+
+    /// Why `zones_short` more empty zones are missing: the log (zones wait for durability), GC
+    /// not run yet (a full zone has invalid slots), or live data (out of space).
+    fn no_room_error(&self, slots: u32, zones_short: u32) -> SpaceError {
+        if self.pending_reset.len() as u32 >= zones_short {
+            let lsn_needed = self
+                .pending_reset
+                .iter()
+                .map(|z| match self.zones.get(*z).state() {
+                    ZoneState::PendingReset { lsn_needed } => lsn_needed,
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0);
+            return SpaceError::AwaitingDurability { lsn_needed };
+        }
+        if self.zones.iter().any(|(_, z)| super::gc::is_candidate(z)) {
+            return SpaceError::NeedsGc { zones_short };
+        }
+        SpaceError::OutOfSpace {
+            needed_slots: u64::from(slots),
+            free_slots: u64::from(self.empty_zone_count()) * u64::from(self.slots_per_zone()),
+            live_slots: self.live_slots(),
+            capacity_slots: self.capacity_slots(),
+        }
+    }
+
+    /// Points `pid` at the reserved slot `loc` (its data is durable and the map record at `lsn`
+    /// is logged); returns the location it replaced, now invalid.
+    pub fn commit(&mut self, pid: PageId, loc: Location, lsn: Lsn) -> Option<Location> {
+        assert_eq!(
+            self.reverse.get(loc.zone, loc.slot),
+            SlotEntry::Reserved,
+            "commit of page {pid} to {loc:?}: slot not reserved"
+        );
+        self.zones.commit_slot(loc.zone);
+        self.reverse.set(loc.zone, loc.slot, SlotEntry::Page(pid));
+        let old = self.map.set(pid, loc);
+        if let Some(old) = old {
+            self.invalidate(pid, old, lsn);
+        }
+        old
+    }
+
+    /// Commits a GC move of `pid` from `from` to the reserved `to`, unless the page moved or was
+    /// freed since the plan was made: then `to` is abandoned and the result is false.
+    pub fn commit_gc_move(&mut self, pid: PageId, from: Location, to: Location, lsn: Lsn) -> bool {
+        if self.map.get(pid) != Some(from) {
+            self.abandon(to);
+            return false;
+        }
+        let old = self.commit(pid, to, lsn);
+        assert_eq!(old, Some(from));
+        true
+    }
+
+    /// A reserved slot that will never be committed (write failed, page dropped): it is dead.
+    pub fn abandon(&mut self, loc: Location) {
+        assert_eq!(self.reverse.get(loc.zone, loc.slot), SlotEntry::Reserved, "abandon {loc:?}");
+        self.zones.abandon_slot(loc.zone);
+        self.reverse.set(loc.zone, loc.slot, SlotEntry::Dead);
+    }
+
+    /// The tree deallocated `pid` (record at `lsn`): its slot becomes invalid.
+    pub fn free_pid(&mut self, pid: PageId, lsn: Lsn) -> Option<Location> {
+        let old = self.map.clear(pid)?;
+        self.invalidate(pid, old, lsn);
+        Some(old)
+    }
+
+    fn invalidate(&mut self, pid: PageId, old: Location, lsn: Lsn) {
+        assert_eq!(
+            self.reverse.get(old.zone, old.slot),
+            SlotEntry::Page(pid),
+            "reverse map disagrees for page {pid} at {old:?}"
+        );
+        self.reverse.set(old.zone, old.slot, SlotEntry::Dead);
+        self.zones.invalidate_slot(old.zone, lsn);
+    }
+
+    /// Device byte offset of a run's first slot.
+    pub fn run_offset_bytes(&self, run: &SlotRun) -> u64 {
+        self.offset_bytes(Location::new(run.zone, run.first_slot, 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::space::SpaceOptions;
+
+    const USER: WritePurpose = WritePurpose::UserEviction;
+
+    fn commit_runs(space: &mut Space, runs: &[SlotRun], first_pid: PageId, lsn: Lsn) -> PageId {
+        let mut pid = first_pid;
+        for run in runs {
+            for i in 0..run.slots {
+                space.commit(pid, run.location(i, 4096), lsn);
+                pid += 1;
+            }
+        }
+        pid
+    }
+
+    #[test]
+    fn a_batch_that_overflows_its_zone_continues_in_a_new_one() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let runs = space.reserve_batch(3, 0, USER).unwrap();
+        assert_eq!(runs, vec![SlotRun { zone: 0, first_slot: 0, slots: 3 }]);
+        commit_runs(&mut space, &runs, 0, 1);
+        let runs = space.reserve_batch(6, 0, USER).unwrap();
+        assert_eq!(
+            runs,
+            vec![
+                SlotRun { zone: 0, first_slot: 3, slots: 1 },
+                SlotRun { zone: 1, first_slot: 0, slots: 4 },
+                SlotRun { zone: 2, first_slot: 0, slots: 1 },
+            ]
+        );
+        assert_eq!(space.zones().get(0).state(), ZoneState::Full);
+        assert_eq!(space.zones().get(1).state(), ZoneState::Full);
+        assert_eq!(space.zones().get(2).state(), ZoneState::Open);
+        assert_eq!(space.open_zone_count(), 1);
+        commit_runs(&mut space, &runs, 3, 2);
+        space.check_invariants().unwrap();
+        assert_eq!(space.run_offset_bytes(&runs[1]), 4 * 4096);
+    }
+
+    #[test]
+    fn groups_get_their_own_open_zones_up_to_the_limit() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let a = space.reserve_batch(1, 0, USER).unwrap();
+        let b = space.reserve_batch(1, 1, USER).unwrap();
+        let c = space.reserve_batch(1, 2, USER).unwrap(); // 2 % max_open_zones(2) = group 0
+        assert_ne!(a[0].zone, b[0].zone);
+        assert_eq!(a[0].zone, c[0].zone);
+        assert_eq!(space.open_zone_count(), 2);
+    }
+
+    #[test]
+    fn overwrite_invalidates_the_old_slot_and_records_the_lsn() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let runs = space.reserve_batch(1, 0, USER).unwrap();
+        assert_eq!(space.commit(7, runs[0].location(0, 4096), 10), None);
+        let runs2 = space.reserve_batch(1, 0, USER).unwrap();
+        let old = space.commit(7, runs2[0].location(0, 4096), 11);
+        assert_eq!(old, Some(runs[0].location(0, 4096)));
+        assert_eq!(space.reverse().get(0, 0), SlotEntry::Dead);
+        assert_eq!(space.zones().get(0).invalidation_lsn_max(), 11);
+        assert_eq!(space.free_pid(7, 12), Some(runs2[0].location(0, 4096)));
+        assert_eq!(space.free_pid(7, 13), None);
+        space.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn gc_move_of_a_page_that_moved_meanwhile_is_dropped() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let r = space.reserve_batch(1, 0, USER).unwrap();
+        let from = r[0].location(0, 4096);
+        space.commit(1, from, 1);
+        let user = space.reserve_batch(1, 0, USER).unwrap();
+        space.commit(1, user[0].location(0, 4096), 2);
+        let gc = space.reserve_batch(1, 1, WritePurpose::GcCopy).unwrap();
+        assert!(!space.commit_gc_move(1, from, gc[0].location(0, 4096), 3));
+        assert_eq!(space.location(1), Some(user[0].location(0, 4096)));
+        space.check_invariants().unwrap();
+    }
+
+    #[test]
+    #[should_panic(expected = "slot not reserved")]
+    fn committing_a_slot_twice_is_a_bug() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let r = space.reserve_batch(1, 0, USER).unwrap();
+        space.commit(1, r[0].location(0, 4096), 1);
+        space.commit(2, r[0].location(0, 4096), 2);
+    }
+
+    #[test]
+    fn user_writes_leave_the_gc_reserve_and_fail_typed_without_changes() {
+        let options = SpaceOptions::test_min();
+        let mut space = Space::new(options).unwrap();
+        let zones = space.zone_count();
+        let user_zones = zones - options.gc_reserve_zones;
+        let mut pid = 0;
+        for _ in 0..user_zones {
+            let runs = space.reserve_batch(4, 0, USER).unwrap();
+            pid = commit_runs(&mut space, &runs, pid, 1);
+        }
+        let before = space.counters();
+        match space.reserve_batch(1, 0, USER) {
+            Err(SpaceError::OutOfSpace { needed_slots: 1, live_slots, .. }) => {
+                assert_eq!(live_slots, u64::from(user_zones) * 4)
+            }
+            other => panic!("expected out of space, got {other:?}"),
+        }
+        assert_eq!(space.counters(), before, "a refused batch changes nothing");
+        assert_eq!(space.empty_zone_count(), options.gc_reserve_zones);
+        // GC copyback may still use the reserve.
+        space.reserve_batch(1, 1, WritePurpose::GcCopy).unwrap();
+        space.check_invariants().unwrap();
+    }
+}

@@ -1,0 +1,32 @@
+//! Cost-benefit victim selection (LFS): benefit / cost = age * (1 - u) / (2u), u the valid
+//! ratio, age the space clock since the zone's last append. Old, cold zones are taken at higher
+//! utilisation than young, hot ones, which still lose pages on their own. A zone with u = 0
+//! costs nothing and is taken first.
+use super::{is_candidate, VictimPolicy};
+use crate::space::zone::{ZoneId, ZoneTable};
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CostBenefit;
+
+impl VictimPolicy for CostBenefit {
+    fn name(&self) -> &'static str {
+        "cost-benefit"
+    }
+
+    fn choose(&self, zones: &ZoneTable, now: u64) -> Option<ZoneId> {
+        let slots = f64::from(zones.slots_per_zone());
+        let mut best: Option<(f64, ZoneId)> = None;
+        for (id, z) in zones.iter().filter(|(_, z)| is_candidate(z)) {
+            let u = f64::from(z.valid_slots()) / slots;
+            // +1: a zone written at this very tick still has a positive age.
+            let age = (now.saturating_sub(z.last_write_clock()) + 1) as f64;
+            let score =
+                if z.valid_slots() == 0 { f64::INFINITY } else { age * (1.0 - u) / (2.0 * u) };
+            // Strictly greater: the lowest id wins ties, deterministically.
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, id));
+            }
+        }
+        best.map(|(_, id)| id)
+    }
+}

@@ -1,0 +1,249 @@
+//! DB garbage collection: the policy half. A [`VictimPolicy`] picks a zone from the zone table;
+//! [`Space::plan_gc`] turns the pick into a [`GcPlan`] (the victim's valid pages, from the
+//! reverse map) that the mechanism - the out-of-place store, through the buffer pool - carries
+//! out; [`Space::finish_victim`] and [`Space::release_ready`] close the cycle under the rule
+//! "a zone is reused only after the records that moved its pages out are durable".
+use super::map::{Location, PageId, SlotEntry};
+use super::zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};
+use super::Space;
+
+mod cost_benefit;
+mod greedy;
+
+pub use cost_benefit::CostBenefit;
+pub use greedy::Greedy;
+
+/// Chooses GC victims. Policies read the zone table only; they never change state, so they can
+/// be swapped by configuration and tested alone (GDT- and NoWA-aware ones will follow).
+pub trait VictimPolicy: std::fmt::Debug + Send + Sync {
+    fn name(&self) -> &'static str;
+    /// A zone for which [`is_candidate`] holds, or None when no zone would free anything.
+    /// `now` is the space clock (slots reserved so far), for age-aware policies.
+    fn choose(&self, zones: &ZoneTable, now: u64) -> Option<ZoneId>;
+}
+
+/// A zone GC may take: Full, no reservation in flight, at least one invalid slot (taking a zone
+/// of only valid pages would copy a whole zone to free nothing).
+pub fn is_candidate(zone: &Zone) -> bool {
+    zone.state() == ZoneState::Full && zone.pending_slots() == 0 && zone.invalid_slots() > 0
+}
+
+/// Victim policies by name, as configuration picks them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VictimPolicyKind {
+    /// Fewest valid slots (optimal for uniform random overwrites).
+    Greedy,
+    /// Age-aware: maximise age * (1 - u) / (2u) (Rosenblum & Ousterhout's LFS cleaner).
+    CostBenefit,
+}
+
+impl VictimPolicyKind {
+    pub fn build(self) -> Box<dyn VictimPolicy> {
+        match self {
+            VictimPolicyKind::Greedy => Box::new(Greedy),
+            VictimPolicyKind::CostBenefit => Box::new(CostBenefit),
+        }
+    }
+}
+
+/// What the GC mechanism must do for one victim: move every listed page out, then call
+/// [`Space::finish_victim`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct GcPlan {
+    pub zone: ZoneId,
+    /// The victim's valid pages and where they are now, in slot order (one sequential read).
+    pub valid: Vec<(PageId, Location)>,
+    /// valid slots / zone slots at the time of choice.
+    pub valid_ratio: f64,
+}
+
+impl Space {
+    /// Free zones for GC's purpose: empty ones plus those only waiting for the log.
+    pub fn free_zone_count(&self) -> u32 {
+        self.empty_zone_count() + self.pending_reset_zone_count()
+    }
+
+    /// GC should run: free zones fell below `gc_free_zones_low`.
+    pub fn needs_gc(&self) -> bool {
+        self.free_zone_count() < self.options.gc_free_zones_low
+    }
+
+    /// GC may stop: free zones reached `gc_free_zones_high`.
+    pub fn gc_satisfied(&self) -> bool {
+        self.free_zone_count() >= self.options.gc_free_zones_high
+    }
+
+    /// Chooses a victim with the configured policy, marks it Victim and lists its valid pages.
+    /// None: no zone would free anything (every Full zone is entirely valid) - if writes still
+    /// need room, live data fills the device and `reserve_batch` reports out of space.
+    pub fn plan_gc(&mut self) -> Option<GcPlan> {
+        let zone = self.policy.choose(&self.zones, self.clock)?;
+        assert!(
+            is_candidate(self.zones.get(zone)),
+            "policy {} chose zone {zone}",
+            self.policy.name()
+        );
+        self.zones.get_mut(zone).state = ZoneState::Victim;
+        let mut valid = Vec::with_capacity(self.zones.get(zone).valid_slots() as usize);
+        for (slot, entry) in self.reverse.zone(zone).enumerate() {
+            if let SlotEntry::Page(pid) = entry {
+                let loc = self.map.get(pid);
+                assert_eq!(loc.map(|l| (l.zone, l.slot)), Some((zone, slot as u32)));
+                if let Some(loc) = loc {
+                    valid.push((pid, loc));
+                }
+            }
+        }
+        let valid_slots = self.zones.get(zone).valid_slots();
+        assert_eq!(valid.len(), valid_slots as usize);
+        self.stats.record_gc(zone, valid_slots, self.slots_per_zone(), self.clock);
+        let valid_ratio = f64::from(valid_slots) / f64::from(self.slots_per_zone());
+        Some(GcPlan { zone, valid, valid_ratio })
+    }
+
+    /// The mechanism gave up on a victim (e.g. out of space mid-copy): it is an ordinary Full
+    /// zone again; pages already moved out stay moved.
+    pub fn abort_victim(&mut self, zone: ZoneId) {
+        let z = self.zones.get_mut(zone);
+        assert_eq!(z.state, ZoneState::Victim, "abort of zone {zone} in {:?}", z.state);
+        z.state = ZoneState::Full;
+    }
+
+    /// Every valid page of the victim has moved out, the last move logged at `lsn`. The zone
+    /// waits in PendingReset until the log is durable up to the largest LSN that invalidated
+    /// any of its slots - GC moves and earlier user overwrites and frees alike, since a crash
+    /// losing any of them would recover a map pointing into the zone.
+    pub fn finish_victim(&mut self, zone: ZoneId, lsn: Lsn) {
+        let z = self.zones.get_mut(zone);
+        assert_eq!(z.state, ZoneState::Victim, "finish of zone {zone} in {:?}", z.state);
+        assert_eq!(z.valid_slots, 0, "zone {zone} still holds valid pages");
+        assert_eq!(z.pending_slots, 0);
+        let lsn_needed = lsn.max(z.invalidation_lsn_max);
+        z.state = ZoneState::PendingReset { lsn_needed };
+        assert!(self.pending_reset.len() < self.zones.len() as usize);
+        self.pending_reset.push(zone);
+    }
+
+    /// Zones whose moves are durable (`lsn_needed <= durable_lsn`) become Empty (erase count + 1)
+    /// and are returned: the caller trims / resets them on the device before they are written
+    /// again (`io::reset_zones`).
+    pub fn release_ready(&mut self, durable_lsn: Lsn) -> Vec<ZoneId> {
+        let mut released = Vec::new();
+        let zones = &self.zones;
+        self.pending_reset.retain(|z| match zones.get(*z).state() {
+            ZoneState::PendingReset { lsn_needed } if lsn_needed <= durable_lsn => {
+                released.push(*z);
+                false
+            }
+            _ => true,
+        });
+        for zone in &released {
+            self.reverse.reset_zone(*zone);
+            self.zones.reset(*zone);
+            self.empty.push_back(*zone);
+        }
+        released
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::WritePurpose;
+    use crate::space::{SpaceError, SpaceOptions};
+
+    /// test_min space with zones 0..n Full; zone z keeps `valid[z]` of its 4 pages.
+    fn space_with_valid(valid: &[u32]) -> Space {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let mut pid = 0;
+        for (z, keep) in valid.iter().enumerate() {
+            let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+            assert_eq!(runs[0].zone, z as u32);
+            for i in 0..4 {
+                space.commit(pid, runs[0].location(i, 4096), 1);
+                if i >= *keep {
+                    space.free_pid(pid, 2);
+                }
+                pid += 1;
+            }
+        }
+        space
+    }
+
+    #[test]
+    fn greedy_takes_the_fewest_valid_and_skips_all_valid_zones() {
+        let space = space_with_valid(&[3, 1, 4, 2]);
+        assert_eq!(Greedy.choose(space.zones(), space.clock()), Some(1));
+        let space = space_with_valid(&[4, 4]);
+        assert_eq!(Greedy.choose(space.zones(), space.clock()), None);
+    }
+
+    #[test]
+    fn cost_benefit_prefers_old_zones_at_equal_utilisation() {
+        let space = space_with_valid(&[2, 2, 3]);
+        // Zones 0 and 1 have the same u; zone 0 was written earlier, so it is older.
+        assert_eq!(CostBenefit.choose(space.zones(), space.clock()), Some(0));
+        let space = space_with_valid(&[3, 0]);
+        assert_eq!(CostBenefit.choose(space.zones(), space.clock()), Some(1), "u = 0 wins");
+    }
+
+    #[test]
+    fn gc_cycle_waits_for_the_log_before_reuse() {
+        let mut space = space_with_valid(&[3, 1]);
+        let plan = space.plan_gc().unwrap();
+        assert_eq!(plan.zone, 1);
+        assert_eq!(plan.valid, vec![(4, Location::new(1, 0, 4096))]);
+        assert_eq!(plan.valid_ratio, 0.25);
+        assert_eq!(space.plan_gc().unwrap().zone, 0, "a victim is never chosen twice");
+        space.abort_victim(0);
+        for (pid, from) in plan.valid.clone() {
+            let to = space.reserve_batch(1, 1, WritePurpose::GcCopy).unwrap()[0].location(0, 4096);
+            assert!(space.commit_gc_move(pid, from, to, 5));
+        }
+        space.finish_victim(plan.zone, 5);
+        assert_eq!(space.zones().get(1).state(), ZoneState::PendingReset { lsn_needed: 5 });
+        assert_eq!(space.release_ready(4), Vec::<ZoneId>::new());
+        assert_eq!(space.release_ready(5), vec![1]);
+        let z = space.zones().get(1);
+        assert_eq!((z.state(), z.erase_count(), z.write_ptr_slots()), (ZoneState::Empty, 1, 0));
+        space.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn reuse_also_waits_for_earlier_invalidations() {
+        // Zone 0's pages were freed at lsn 2 (space_with_valid); a later overwrite at lsn 9.
+        let mut space = space_with_valid(&[1, 4]);
+        let to =
+            space.reserve_batch(1, 0, WritePurpose::UserEviction).unwrap()[0].location(0, 4096);
+        space.commit(0, to, 9);
+        let plan = space.plan_gc().unwrap();
+        assert_eq!((plan.zone, plan.valid.len()), (0, 0));
+        space.finish_victim(0, 3);
+        assert_eq!(space.zones().get(0).state(), ZoneState::PendingReset { lsn_needed: 9 });
+    }
+
+    #[test]
+    fn pending_zones_turn_out_of_space_into_awaiting_durability() {
+        let options = SpaceOptions::test_min();
+        let mut space = Space::new(options).unwrap();
+        let zones = space.zone_count() - options.gc_reserve_zones;
+        let mut pid = 0;
+        for _ in 0..zones {
+            let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+            for i in 0..4 {
+                space.commit(pid % 8, runs[0].location(i, 4096), pid + 1);
+                pid += 1;
+            }
+        }
+        assert!(space.needs_gc());
+        let plan = space.plan_gc().unwrap();
+        assert!(plan.valid.is_empty());
+        space.finish_victim(plan.zone, 100);
+        match space.reserve_batch(4, 0, WritePurpose::UserEviction) {
+            Err(SpaceError::AwaitingDurability { lsn_needed: 100 }) => {}
+            other => panic!("expected awaiting durability, got {other:?}"),
+        }
+        assert_eq!(space.release_ready(100), vec![plan.zone]);
+        space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+    }
+}

@@ -1,0 +1,153 @@
+//! The space manager's own device I/O: resetting released zones, and writing / reading map
+//! snapshots. Page I/O stays with the out-of-place store.
+use super::snapshot::{self, MapSnapshot, BLOCK_BYTES};
+use super::zone::ZoneId;
+use super::Space;
+use crate::device::{Device, DeviceError, WriteOp, WritePurpose};
+
+/// Prepares released zones for reuse: TRIM on a conventional device (tells the FTL the old
+/// pages are garbage, so device GC need not copy them), zone reset on a zoned one (required
+/// before appending again). On a zoned device space zones must be device zones.
+pub fn reset_zones<D: Device + ?Sized>(
+    device: &D,
+    space: &Space,
+    zones: &[ZoneId],
+) -> Result<(), DeviceError> {
+    let zone_bytes = space.options().zone_bytes;
+    for zone in zones {
+        let offset = space.zone_offset_bytes(*zone);
+        match device.zoned() {
+            Some(zoned) => {
+                let device_zone_bytes = zoned.zone_bytes();
+                if device_zone_bytes != zone_bytes || !offset.is_multiple_of(device_zone_bytes) {
+                    return Err(DeviceError::Unsupported("space zones must be the device's zones"));
+                }
+                zoned.zone_reset((offset / device_zone_bytes) as u32)?;
+            }
+            None => device.trim(offset, zone_bytes)?,
+        }
+    }
+    Ok(())
+}
+
+/// Writes an encoded snapshot at `offset` in one batch (purpose Metadata); durable after the
+/// caller's sync.
+pub fn write_snapshot<D: Device + ?Sized>(
+    device: &D,
+    offset: u64,
+    bytes: &[u8],
+) -> Result<(), DeviceError> {
+    assert!(!bytes.is_empty() && bytes.len().is_multiple_of(BLOCK_BYTES));
+    device.write_batch(&[WriteOp {
+        offset,
+        data: bytes,
+        purpose: WritePurpose::Metadata,
+        placement: crate::device::Placement::None,
+    }])
+}
+
+/// Reads and decodes the snapshot at `offset`: the header block first, then as many blocks as
+/// it names (bounded by the device capacity, so a corrupt count cannot ask for a huge read).
+pub fn read_snapshot<D: Device + ?Sized>(
+    device: &D,
+    offset: u64,
+    zone_count: u32,
+    slots_per_zone: u32,
+) -> crate::Result<MapSnapshot> {
+    let mut first = vec![0u8; BLOCK_BYTES];
+    device.read_at(offset, &mut first)?;
+    let header = snapshot::decode_header(&first)?;
+    let len = u64::from(header.block_count) * BLOCK_BYTES as u64;
+    if offset.checked_add(len).is_none_or(|end| end > device.capacity_bytes()) {
+        return Err(crate::Error::Corrupt(format!(
+            "map snapshot of {} blocks at {offset} runs past the device",
+            header.block_count
+        )));
+    }
+    let mut bytes = vec![0u8; len as usize];
+    device.read_at(offset, &mut bytes)?;
+    Ok(snapshot::decode(&bytes, zone_count, slots_per_zone)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{Counted, MemoryDevice};
+    use crate::space::{Location, PageMap, SpaceOptions};
+
+    #[test]
+    fn snapshot_round_trips_through_a_device() {
+        let device = MemoryDevice::new(1 << 20);
+        let mut map = PageMap::new();
+        for pid in 0..1500 {
+            map.set(pid * 2, Location::new((pid % 32) as u32, (pid % 4) as u32, 4096));
+        }
+        let bytes = snapshot::encode(&map, 9, 32, 4);
+        write_snapshot(&device, 8192, &bytes).unwrap();
+        let snap = read_snapshot(&device, 8192, 32, 4).unwrap();
+        assert_eq!((snap.map, snap.header.lsn), (map, 9));
+        assert!(read_snapshot(&device, 0, 32, 4).is_err(), "zeros are not a snapshot");
+    }
+
+    #[test]
+    fn released_zones_are_trimmed() {
+        let device = Counted::new(MemoryDevice::new(1 << 20), Default::default());
+        let space = Space::new(SpaceOptions::test_min()).unwrap();
+        reset_zones(&device, &space, &[1, 3]).unwrap();
+        assert_eq!(device.stats().snapshot().trim_bytes, 2 * 4 * 4096);
+    }
+
+    /// On ZNS a released zone is reset through the device's zone interface, after which it
+    /// accepts writes from its start again; space zones that are not device zones are refused.
+    #[test]
+    fn released_zones_are_reset_on_zns() {
+        let mut cfg = flashemu::Config::preset("tiny").unwrap();
+        cfg.op = 0.0;
+        cfg.interface = flashemu::Interface::Zns {
+            zone_capacity_blocks: 0,
+            max_open_zones: 4,
+            max_active_zones: 4,
+        };
+        let device = crate::device::EmuDevice::new(cfg).unwrap();
+        let zone_bytes = device.zoned().unwrap().zone_bytes();
+        let options = SpaceOptions {
+            data_bytes: device.capacity_bytes(),
+            zone_bytes,
+            ..SpaceOptions::test_min()
+        };
+        let mut space = Space::new(options).unwrap();
+        let slots = space.slots_per_zone();
+        let data = vec![7u8; zone_bytes as usize];
+        let write = |space: &mut Space, pid0: u64, lsn: u64| {
+            let runs = space.reserve_batch(slots, 0, WritePurpose::UserEviction).unwrap();
+            assert_eq!(runs.len(), 1);
+            device
+                .write_at(space.run_offset_bytes(&runs[0]), &data, WritePurpose::UserEviction)
+                .unwrap();
+            for i in 0..slots {
+                space.commit(pid0 + u64::from(i), runs[0].location(i, 4096), lsn);
+            }
+            runs[0].zone
+        };
+        let zone = write(&mut space, 0, 1);
+        for pid in 0..u64::from(slots) {
+            space.free_pid(pid, 2);
+        }
+        let plan = space.plan_gc().unwrap();
+        assert_eq!((plan.zone, plan.valid.len()), (zone, 0));
+        space.finish_victim(zone, 2);
+        let released = space.release_ready(2);
+        assert_eq!(released, vec![zone]);
+        let start = space.zone_offset_bytes(zone);
+        assert!(device.write_at(start, &data[..4096], WritePurpose::UserEviction).is_err());
+        reset_zones(&device, &space, &released).unwrap();
+        let info = device.zoned().unwrap().report_zones().unwrap();
+        assert_eq!(info[zone as usize].write_pointer_lba, info[zone as usize].start_lba);
+        // The zone takes writes from its start again (refused while it was full, above).
+        let offset = space.zone_offset_bytes(zone);
+        device.write_at(offset, &data[..4096], WritePurpose::UserEviction).unwrap();
+
+        let bad = Space::new(SpaceOptions { zone_bytes: zone_bytes / 2, ..options }).unwrap();
+        assert!(matches!(reset_zones(&device, &bad, &[1]), Err(DeviceError::Unsupported(_))));
+    }
+}

@@ -1,0 +1,290 @@
+//! The page map (page id -> location on the device) and its reverse (slot -> page id).
+//!
+//! Both are flat vectors so a lookup is one index: the forward map is indexed by page id (8 bytes
+//! per page id, grown on demand), the reverse map by global slot number `zone * slots_per_zone +
+//! slot` (8 bytes per 4 KiB slot, allocated once for the whole data area: 0.2% of the device).
+use super::zone::ZoneId;
+
+/// Page identifier, as the tree and the buffer pool use it.
+pub type PageId = u64;
+
+/// The unit of placement: one 4 KiB device block. Today one page per slot; page packing after
+/// compression (000 sec. 3.2) may put several pages in one slot (see DESIGN.md "Extension").
+pub const SLOT_BYTES: u64 = 4096;
+
+/// Page ids must stay below this: it keeps the reverse map's sentinels apart from page ids and
+/// bounds the forward map (a map of 2^48 ids would be 2 PiB anyway).
+pub const PAGE_ID_LIMIT: PageId = 1 << 48;
+
+// Packed location, one u64 (little-endian bit numbering, bit 0 = least significant):
+//
+//   bits  0..13  stored_bytes      1..=4096 (13 bits hold 0..8191)
+//   bits 13..20  sub-slot offset   reserved for page packing, in 32-byte units; 0 today
+//   bits 20..43  slot in zone      23 bits: zones up to 2^23 slots = 32 GiB
+//   bits 43..64  zone              21 bits: up to 2^21 - 1 zones
+//
+// `UNMAPPED` = u64::MAX has stored_bytes = 8191 > 4096, so it can never be a valid location.
+const SIZE_BITS: u32 = 13;
+const SUB_BITS: u32 = 7;
+const SLOT_BITS: u32 = 23;
+const ZONE_BITS: u32 = 21;
+const SUB_SHIFT: u32 = SIZE_BITS;
+const SLOT_SHIFT: u32 = SUB_SHIFT + SUB_BITS;
+const ZONE_SHIFT: u32 = SLOT_SHIFT + SLOT_BITS;
+const _: () = assert!(ZONE_SHIFT + ZONE_BITS == 64);
+
+/// Forward-map value of a page id that has no location.
+pub const UNMAPPED: u64 = u64::MAX;
+/// Largest number of slots in one zone the packed location can address.
+pub const SLOTS_PER_ZONE_LIMIT: u32 = 1 << SLOT_BITS;
+/// Largest zone count the packed location can address.
+pub const ZONE_COUNT_LIMIT: u32 = (1 << ZONE_BITS) - 1;
+
+/// Where a page version lives: a slot of a zone, and how many bytes of it the page occupies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Location {
+    pub zone: ZoneId,
+    pub slot: u32,
+    /// Stored size: 4096 for an uncompressed page; less once compression lands.
+    pub stored_bytes: u16,
+}
+
+impl Location {
+    pub fn new(zone: ZoneId, slot: u32, stored_bytes: u16) -> Location {
+        assert!(zone < ZONE_COUNT_LIMIT, "zone {zone} beyond the packable limit");
+        assert!(slot < SLOTS_PER_ZONE_LIMIT, "slot {slot} beyond the packable limit");
+        assert!(
+            stored_bytes >= 1 && u64::from(stored_bytes) <= SLOT_BYTES,
+            "stored size {stored_bytes} not in 1..=4096"
+        );
+        Location { zone, slot, stored_bytes }
+    }
+
+    pub fn pack(self) -> u64 {
+        (u64::from(self.zone) << ZONE_SHIFT)
+            | (u64::from(self.slot) << SLOT_SHIFT)
+            | u64::from(self.stored_bytes)
+    }
+
+    /// The location a packed value names, or None for `UNMAPPED` and any malformed value
+    /// (size 0 or above 4096, reserved sub-slot bits set, zone at the limit). Never panics:
+    /// snapshot decoding feeds it untrusted bytes.
+    pub fn unpack(raw: u64) -> Option<Location> {
+        let size = raw & ((1 << SIZE_BITS) - 1);
+        let sub = (raw >> SUB_SHIFT) & ((1 << SUB_BITS) - 1);
+        let slot = (raw >> SLOT_SHIFT) & ((1 << SLOT_BITS) - 1);
+        let zone = raw >> ZONE_SHIFT;
+        if size == 0 || size > SLOT_BYTES || sub != 0 || zone >= u64::from(ZONE_COUNT_LIMIT) {
+            return None;
+        }
+        Some(Location { zone: zone as u32, slot: slot as u32, stored_bytes: size as u16 })
+    }
+}
+
+/// Page id -> packed location, indexed by page id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageMap {
+    entries: Vec<u64>,
+    mapped: u64,
+}
+
+impl PageMap {
+    pub fn new() -> PageMap {
+        PageMap::default()
+    }
+
+    /// Page ids `0..pid_span()` have an entry (mapped or not).
+    pub fn pid_span(&self) -> u64 {
+        self.entries.len() as u64
+    }
+
+    /// Page ids that have a location.
+    pub fn mapped_count(&self) -> u64 {
+        self.mapped
+    }
+
+    pub fn get(&self, pid: PageId) -> Option<Location> {
+        let raw = *self.entries.get(usize::try_from(pid).ok()?)?;
+        if raw == UNMAPPED {
+            return None;
+        }
+        let loc = Location::unpack(raw);
+        assert!(loc.is_some(), "map entry of page {pid} is malformed: {raw:#x}");
+        loc
+    }
+
+    /// Maps `pid` to `loc`, growing the map; returns the location it replaced.
+    pub fn set(&mut self, pid: PageId, loc: Location) -> Option<Location> {
+        assert!(pid < PAGE_ID_LIMIT, "page id {pid} beyond {PAGE_ID_LIMIT}");
+        let index = pid as usize;
+        if index >= self.entries.len() {
+            self.entries.resize(index + 1, UNMAPPED);
+        }
+        let old = self.get(pid);
+        self.entries[index] = loc.pack();
+        if old.is_none() {
+            self.mapped += 1;
+        }
+        old
+    }
+
+    /// Unmaps `pid`; returns the location it had.
+    pub fn clear(&mut self, pid: PageId) -> Option<Location> {
+        let old = self.get(pid)?;
+        self.entries[pid as usize] = UNMAPPED;
+        self.mapped -= 1;
+        Some(old)
+    }
+
+    /// Every mapped page, in page id order.
+    pub fn iter(&self) -> impl Iterator<Item = (PageId, Location)> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(|(pid, raw)| Location::unpack(*raw).map(|loc| (pid as PageId, loc)))
+    }
+
+    /// The packed entries, for the snapshot encoder.
+    pub(super) fn raw_entries(&self) -> &[u64] {
+        &self.entries
+    }
+
+    /// A map from packed entries the snapshot decoder has already validated.
+    pub(super) fn from_raw_entries(entries: Vec<u64>) -> PageMap {
+        let mapped = entries.iter().filter(|raw| **raw != UNMAPPED).count() as u64;
+        debug_assert!(entries
+            .iter()
+            .all(|raw| *raw == UNMAPPED || Location::unpack(*raw).is_some()));
+        PageMap { entries, mapped }
+    }
+}
+
+/// What one slot of the reverse map holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotEntry {
+    /// At or past the zone's write pointer: never written since the zone's last reset.
+    Free,
+    /// Handed out by `reserve_batch`, not yet committed or abandoned.
+    Reserved,
+    /// Written once, its page version no longer current (overwritten, freed, or abandoned).
+    Dead,
+    /// Holds the current version of this page.
+    Page(PageId),
+}
+
+const SLOT_FREE: u64 = u64::MAX;
+const SLOT_RESERVED: u64 = u64::MAX - 1;
+const SLOT_DEAD: u64 = u64::MAX - 2;
+const _: () = assert!(PAGE_ID_LIMIT < SLOT_DEAD);
+
+/// Global slot -> page id (or a sentinel). Extension for page packing: a slot would hold the
+/// first page id, and a side table (slot -> further ids) the rare extra ones.
+#[derive(Debug, Clone)]
+pub struct ReverseMap {
+    slots: Vec<u64>,
+    slots_per_zone: u32,
+}
+
+impl ReverseMap {
+    pub fn new(zone_count: u32, slots_per_zone: u32) -> ReverseMap {
+        assert!(zone_count >= 1 && slots_per_zone >= 1);
+        let total = zone_count as usize * slots_per_zone as usize;
+        ReverseMap { slots: vec![SLOT_FREE; total], slots_per_zone }
+    }
+
+    fn index(&self, zone: ZoneId, slot: u32) -> usize {
+        assert!(slot < self.slots_per_zone, "slot {slot} beyond zone of {}", self.slots_per_zone);
+        zone as usize * self.slots_per_zone as usize + slot as usize
+    }
+
+    pub fn get(&self, zone: ZoneId, slot: u32) -> SlotEntry {
+        decode_slot(self.slots[self.index(zone, slot)])
+    }
+
+    pub fn set(&mut self, zone: ZoneId, slot: u32, entry: SlotEntry) {
+        let index = self.index(zone, slot);
+        self.slots[index] = match entry {
+            SlotEntry::Free => SLOT_FREE,
+            SlotEntry::Reserved => SLOT_RESERVED,
+            SlotEntry::Dead => SLOT_DEAD,
+            SlotEntry::Page(pid) => {
+                assert!(pid < PAGE_ID_LIMIT);
+                pid
+            }
+        };
+    }
+
+    /// The entries of one zone, slot 0 first.
+    pub fn zone(&self, zone: ZoneId) -> impl Iterator<Item = SlotEntry> + '_ {
+        let start = self.index(zone, 0);
+        self.slots[start..start + self.slots_per_zone as usize].iter().map(|raw| decode_slot(*raw))
+    }
+
+    /// Forgets a zone's contents: every slot is free again (after a reset).
+    pub fn reset_zone(&mut self, zone: ZoneId) {
+        let start = self.index(zone, 0);
+        self.slots[start..start + self.slots_per_zone as usize].fill(SLOT_FREE);
+    }
+}
+
+fn decode_slot(raw: u64) -> SlotEntry {
+    match raw {
+        SLOT_FREE => SlotEntry::Free,
+        SLOT_RESERVED => SlotEntry::Reserved,
+        SLOT_DEAD => SlotEntry::Dead,
+        pid => SlotEntry::Page(pid),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn location_round_trips_at_the_field_limits() {
+        for loc in [
+            Location::new(0, 0, 1),
+            Location::new(0, 0, 4096),
+            Location::new(ZONE_COUNT_LIMIT - 1, SLOTS_PER_ZONE_LIMIT - 1, 4096),
+            Location::new(12345, 678, 2000),
+        ] {
+            assert_eq!(Location::unpack(loc.pack()), Some(loc));
+            assert_ne!(loc.pack(), UNMAPPED);
+        }
+    }
+
+    #[test]
+    fn malformed_packed_locations_are_refused() {
+        assert_eq!(Location::unpack(UNMAPPED), None);
+        assert_eq!(Location::unpack(0), None, "size 0");
+        assert_eq!(Location::unpack(4097), None, "size above 4096");
+        assert_eq!(Location::unpack(4096 | (1 << 13)), None, "sub-slot bits set");
+    }
+
+    #[test]
+    fn map_counts_mapped_pages_and_grows() {
+        let mut map = PageMap::new();
+        assert_eq!(map.get(10), None);
+        assert_eq!(map.set(10, Location::new(1, 2, 4096)), None);
+        assert_eq!(map.pid_span(), 11);
+        assert_eq!(map.mapped_count(), 1);
+        assert_eq!(map.set(10, Location::new(1, 3, 4096)), Some(Location::new(1, 2, 4096)));
+        assert_eq!(map.mapped_count(), 1);
+        assert_eq!(map.clear(10), Some(Location::new(1, 3, 4096)));
+        assert_eq!(map.clear(10), None);
+        assert_eq!(map.mapped_count(), 0);
+        assert_eq!(map.get(u64::MAX), None);
+    }
+
+    #[test]
+    fn reverse_map_keeps_sentinels_apart_from_pages() {
+        let mut rev = ReverseMap::new(2, 4);
+        assert_eq!(rev.get(1, 3), SlotEntry::Free);
+        for e in [SlotEntry::Reserved, SlotEntry::Dead, SlotEntry::Page(PAGE_ID_LIMIT - 1)] {
+            rev.set(1, 3, e);
+            assert_eq!(rev.get(1, 3), e);
+        }
+        rev.reset_zone(1);
+        assert!(rev.zone(1).all(|e| e == SlotEntry::Free));
+    }
+}

@@ -1,0 +1,185 @@
+//! Space manager of the out-of-place write mode (000 sec. 2, 4.1, 6.2 "Space metadata"):
+//! zones, the page map and its reverse, where a write-back batch goes, and DB GC's policy half.
+//! Pure metadata plus two small I/O helpers ([`io`]); the out-of-place `PageStore` owns a
+//! [`Space`] and does the page I/O. See DESIGN.md beside this file for states, encodings,
+//! memory and the durability protocol.
+//!
+//! # API for the integrator
+//!
+//! ```text
+//! let mut space = Space::new(SpaceOptions::production(data_offset, data_bytes))?;
+//!
+//! write-back of n pages (group = stream / GDT group hint, purpose = UserEviction, ...):
+//!   runs = space.reserve_batch(n, group, purpose)?      // Vec<SlotRun>, contiguous per run
+//!   for run: device write at space.run_offset_bytes(&run), placement space.placement(run.zone)
+//!   device sync; log one map record per page at lsn L (page data durable before the record)
+//!   space.commit(pid, run.location(i, stored_bytes), L)  -> old location (now invalid)
+//!   (a reserved slot that will not be committed: space.abandon(loc))
+//! page freed by the tree: space.free_pid(pid, L)
+//! read: space.location(pid) -> Location; space.offset_bytes(loc)
+//!
+//! GC (before reserving when space.needs_gc(), until space.gc_satisfied() or no plan):
+//!   plan = space.plan_gc()?                  // victim chosen by the policy, now Victim
+//!   for (pid, from) in plan.valid: read the page (buffer pool or device at from),
+//!     reserve_batch(.., GC group, WritePurpose::GcCopy), write, sync, log at L,
+//!     space.commit_gc_move(pid, from, to, L)  // false: the page moved meanwhile; `to` is dead
+//!   space.finish_victim(plan.zone, L)        // PendingReset until the log is durable to L'
+//!   after each log flush: zones = space.release_ready(durable_lsn);
+//!     io::reset_zones(device, &space, &zones)  // trim (conventional) or zone reset (ZNS)
+//!
+//! reserve_batch errors (nothing changed on any of them; see tests/driver.rs `write_batch`):
+//!   NeedsGc -> run one GC cycle, retry;
+//!   AwaitingDurability { lsn_needed } -> flush the log, release_ready, retry;
+//!   OutOfSpace -> final: live data fills the device; fail the write.
+//!
+//! checkpoint (every record <= lsn durable):
+//!   bytes = snapshot::encode(space.map(), lsn, space.zone_count(), space.slots_per_zone());
+//!   io::write_snapshot(device, offset, &bytes); device sync   // 4 KiB blocks, Metadata purpose
+//! recovery:
+//!   snap = io::read_snapshot(device, offset, zone_count, slots_per_zone)?;
+//!   replay map records after snap.header.lsn with snap.map.set(pid, loc) / .clear(pid);
+//!   (space, to_reset) = Space::rebuild_from_map(options, snap.map)?;
+//!   io::reset_zones(device, &space, &to_reset)?;
+//! accounting: space.counters() (slots issued by purpose, GC victims' valid ratio, DB WAF).
+//! ```
+use std::collections::VecDeque;
+
+mod alloc;
+mod error;
+pub mod gc;
+mod invariants;
+pub mod io;
+mod map;
+mod options;
+mod recovery;
+pub mod snapshot;
+mod stats;
+mod zone;
+
+#[cfg(test)]
+mod tests;
+
+pub use alloc::SlotRun;
+pub use error::{SnapshotError, SpaceError};
+pub use gc::{GcPlan, VictimPolicy, VictimPolicyKind};
+pub use map::{
+    Location, PageId, PageMap, ReverseMap, SlotEntry, PAGE_ID_LIMIT, SLOTS_PER_ZONE_LIMIT,
+    SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
+};
+pub use options::{SpaceOptions, CNS_SUPERBLOCK_BYTES};
+pub use stats::{GcRecord, SpaceCounters};
+pub use zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};
+
+use crate::device::Placement;
+
+/// The space manager: zone table, page map, reverse map, free queue, open zones, GC policy and
+/// counters. Single-threaded: the owner serialises calls (one write path at a time).
+#[derive(Debug)]
+pub struct Space {
+    options: SpaceOptions,
+    zones: ZoneTable,
+    map: PageMap,
+    reverse: ReverseMap,
+    /// Empty zones, oldest reset first: FIFO reuse spreads erases evenly.
+    empty: VecDeque<ZoneId>,
+    /// Zones freed by GC waiting for the log (state PendingReset).
+    pending_reset: Vec<ZoneId>,
+    /// The open zone of each write group (`group % max_open_zones`).
+    open_by_group: Vec<Option<ZoneId>>,
+    policy: Box<dyn VictimPolicy>,
+    stats: stats::SpaceStats,
+    /// Slots reserved so far: the logical clock age-aware policies measure age with.
+    clock: u64,
+}
+
+impl Space {
+    /// An empty data area: every zone Empty, no page mapped.
+    pub fn new(options: SpaceOptions) -> Result<Space, SpaceError> {
+        options.validate()?;
+        let zone_count = options.zone_count();
+        let slots_per_zone = options.slots_per_zone();
+        Ok(Space {
+            options,
+            zones: ZoneTable::new(zone_count, slots_per_zone, options.placement_handles),
+            map: PageMap::new(),
+            reverse: ReverseMap::new(zone_count, slots_per_zone),
+            empty: (0..zone_count).collect(),
+            pending_reset: Vec::new(),
+            open_by_group: vec![None; options.max_open_zones as usize],
+            policy: options.policy.build(),
+            stats: stats::SpaceStats::default(),
+            clock: 0,
+        })
+    }
+
+    pub fn options(&self) -> &SpaceOptions {
+        &self.options
+    }
+    pub fn zones(&self) -> &ZoneTable {
+        &self.zones
+    }
+    pub fn map(&self) -> &PageMap {
+        &self.map
+    }
+    pub fn reverse(&self) -> &ReverseMap {
+        &self.reverse
+    }
+    pub fn location(&self, pid: PageId) -> Option<Location> {
+        self.map.get(pid)
+    }
+    pub fn slots_per_zone(&self) -> u32 {
+        self.zones.slots_per_zone()
+    }
+    pub fn zone_count(&self) -> u32 {
+        self.zones.len()
+    }
+    /// Data-area slots in all zones.
+    pub fn capacity_slots(&self) -> u64 {
+        u64::from(self.zone_count()) * u64::from(self.slots_per_zone())
+    }
+    /// Slots holding live pages (= mapped page ids, one page per slot).
+    pub fn live_slots(&self) -> u64 {
+        self.map.mapped_count()
+    }
+    /// Zones open for appends now (never more than `max_open_zones`).
+    pub fn open_zone_count(&self) -> u32 {
+        self.open_by_group.iter().filter(|z| z.is_some()).count() as u32
+    }
+    pub fn empty_zone_count(&self) -> u32 {
+        self.empty.len() as u32
+    }
+    pub fn pending_reset_zone_count(&self) -> u32 {
+        self.pending_reset.len() as u32
+    }
+    /// The logical clock: slots reserved so far.
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+
+    /// Device byte offset of a location.
+    pub fn offset_bytes(&self, loc: Location) -> u64 {
+        assert!(loc.zone < self.zone_count() && loc.slot < self.slots_per_zone());
+        self.zone_offset_bytes(loc.zone) + u64::from(loc.slot) * SLOT_BYTES
+    }
+
+    /// Device byte offset of a zone's first slot.
+    pub fn zone_offset_bytes(&self, zone: ZoneId) -> u64 {
+        assert!(zone < self.zone_count());
+        self.options.data_offset_bytes + u64::from(zone) * self.options.zone_bytes
+    }
+
+    /// The placement hint writes to `zone` carry.
+    pub fn placement(&self, zone: ZoneId) -> Placement {
+        self.zones.get(zone).placement()
+    }
+
+    /// Accounting since creation (subtract two for an interval).
+    pub fn counters(&self) -> SpaceCounters {
+        self.stats.counters()
+    }
+
+    /// The most recent GC victims, oldest first (bounded history).
+    pub fn recent_gc(&self) -> impl Iterator<Item = &GcRecord> + '_ {
+        self.stats.recent()
+    }
+}

@@ -1,0 +1,199 @@
+//! Space configuration: where the data area is, how it is cut into zones, how many zones may be
+//! open, when GC runs and which victim policy it uses. A plain value with named presets.
+use super::error::{invalid, SpaceError};
+use super::gc::VictimPolicyKind;
+use super::map::{SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, ZONE_COUNT_LIMIT};
+
+/// Superblock size of the emulator's `cns`/`fdp`/`zns` presets (8 blocks of 128 x 16 KiB pages):
+/// the production zone size, so one DB zone is one SSD GC unit (000 sec. 5.3). A test pins it to
+/// the emulator's layout.
+pub const CNS_SUPERBLOCK_BYTES: u64 = 16 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpaceOptions {
+    /// Start of the data area on the device (after the superblock / metadata area).
+    pub data_offset_bytes: u64,
+    /// Length of the data area. Zones are `data_bytes / zone_bytes`; a remainder is unused.
+    pub data_bytes: u64,
+    /// GC unit; a multiple of 4096.
+    pub zone_bytes: u64,
+    /// Zones open for appends at once: one per write group (stream / GDT group), at most this.
+    pub max_open_zones: u32,
+    /// GC is needed when free zones (empty or awaiting the log) fall below this.
+    pub gc_free_zones_low: u32,
+    /// GC stops once free zones reach this.
+    pub gc_free_zones_high: u32,
+    /// Empty zones only GC copyback may open, so GC can always move a victim's valid pages.
+    pub gc_reserve_zones: u32,
+    /// FDP reclaim unit handles: zone z writes with placement `Fdp(z % n)`; 0 = no hint.
+    pub placement_handles: u16,
+    pub policy: VictimPolicyKind,
+}
+
+impl SpaceOptions {
+    /// Zones aligned to the emulator's `cns` superblock (16 MiB), 16 open zones as in 000 sec.
+    /// 7.2, GC between 4 and 8 free zones.
+    pub fn production(data_offset_bytes: u64, data_bytes: u64) -> SpaceOptions {
+        SpaceOptions {
+            data_offset_bytes,
+            data_bytes,
+            zone_bytes: CNS_SUPERBLOCK_BYTES,
+            max_open_zones: 16,
+            gc_free_zones_low: 4,
+            gc_free_zones_high: 8,
+            gc_reserve_zones: 2,
+            placement_handles: 0,
+            policy: VictimPolicyKind::Greedy,
+        }
+    }
+
+    /// Tiny zones (4 slots), 32 of them, 2 open: tests reach zone boundaries, GC and
+    /// out-of-space within a few hundred writes.
+    pub fn test_min() -> SpaceOptions {
+        SpaceOptions {
+            data_offset_bytes: 0,
+            data_bytes: 32 * 4 * SLOT_BYTES,
+            zone_bytes: 4 * SLOT_BYTES,
+            max_open_zones: 2,
+            gc_free_zones_low: 3,
+            gc_free_zones_high: 5,
+            gc_reserve_zones: 1,
+            placement_handles: 0,
+            policy: VictimPolicyKind::Greedy,
+        }
+    }
+
+    pub fn slots_per_zone(&self) -> u32 {
+        (self.zone_bytes / SLOT_BYTES) as u32
+    }
+
+    pub fn zone_count(&self) -> u32 {
+        (self.data_bytes / self.zone_bytes.max(1)) as u32
+    }
+
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), SpaceError> {
+        if !self.data_offset_bytes.is_multiple_of(SLOT_BYTES) {
+            return Err(invalid(
+                "data_offset_bytes",
+                format!("{} is not a multiple of 4096", self.data_offset_bytes),
+            ));
+        }
+        if self.zone_bytes == 0 || !self.zone_bytes.is_multiple_of(SLOT_BYTES) {
+            return Err(invalid(
+                "zone_bytes",
+                format!("{} is not a positive multiple of 4096", self.zone_bytes),
+            ));
+        }
+        if self.zone_bytes / SLOT_BYTES > u64::from(SLOTS_PER_ZONE_LIMIT) {
+            return Err(invalid(
+                "zone_bytes",
+                format!(
+                    "{} exceeds the largest zone, {} slots",
+                    self.zone_bytes, SLOTS_PER_ZONE_LIMIT
+                ),
+            ));
+        }
+        if self.data_offset_bytes.checked_add(self.data_bytes).is_none() {
+            return Err(invalid("data_bytes", "data area end overflows u64".into()));
+        }
+        let zones = self.data_bytes / self.zone_bytes;
+        if zones > u64::from(ZONE_COUNT_LIMIT) {
+            return Err(invalid(
+                "data_bytes",
+                format!("{zones} zones exceed the limit of {ZONE_COUNT_LIMIT}; use larger zones"),
+            ));
+        }
+        if self.max_open_zones == 0 {
+            return Err(invalid("max_open_zones", "must be at least 1".into()));
+        }
+        if self.gc_reserve_zones == 0 {
+            return Err(invalid(
+                "gc_reserve_zones",
+                "must be at least 1: GC needs a zone to copy into".into(),
+            ));
+        }
+        if self.gc_free_zones_low <= self.gc_reserve_zones {
+            return Err(invalid(
+                "gc_free_zones_low",
+                format!(
+                    "{} must exceed gc_reserve_zones ({}), or user writes exhaust the zones \
+                     before GC starts",
+                    self.gc_free_zones_low, self.gc_reserve_zones
+                ),
+            ));
+        }
+        if self.gc_free_zones_high < self.gc_free_zones_low {
+            return Err(invalid(
+                "gc_free_zones_high",
+                format!(
+                    "{} is below gc_free_zones_low ({})",
+                    self.gc_free_zones_high, self.gc_free_zones_low
+                ),
+            ));
+        }
+        // Room for data: the free target and every open zone must leave at least one zone.
+        let overhead = u64::from(self.gc_free_zones_high) + u64::from(self.max_open_zones);
+        if zones <= overhead {
+            return Err(invalid(
+                "data_bytes",
+                format!(
+                    "{zones} zones leave none for data after gc_free_zones_high + \
+                     max_open_zones ({overhead})"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of(o: SpaceOptions) -> &'static str {
+        match o.validate() {
+            Err(SpaceError::InvalidOptions { field, .. }) => field,
+            other => panic!("expected an option error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn presets_are_valid() {
+        SpaceOptions::test_min().validate().unwrap();
+        SpaceOptions::production(1 << 20, 3 << 30).validate().unwrap();
+    }
+
+    #[test]
+    fn production_zone_is_the_emulator_superblock() {
+        let cns = flashemu::Config::preset("cns").unwrap();
+        assert_eq!(cns.layout().superblock_bytes(), CNS_SUPERBLOCK_BYTES);
+    }
+
+    /// DESIGN.md "Memory" quotes these sizes.
+    #[test]
+    fn production_on_the_cns_emulator_has_239_zones() {
+        let cns = flashemu::Config::preset("cns").unwrap();
+        let o = SpaceOptions::production(0, cns.layout().logical_blocks * SLOT_BYTES);
+        o.validate().unwrap();
+        assert_eq!((o.zone_count(), o.slots_per_zone()), (239, 4096));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let base = SpaceOptions::test_min();
+        assert_eq!(field_of(SpaceOptions { data_offset_bytes: 100, ..base }), "data_offset_bytes");
+        assert_eq!(field_of(SpaceOptions { zone_bytes: 5000, ..base }), "zone_bytes");
+        assert_eq!(field_of(SpaceOptions { zone_bytes: 0, ..base }), "zone_bytes");
+        assert_eq!(field_of(SpaceOptions { zone_bytes: 64 << 30, ..base }), "zone_bytes");
+        assert_eq!(field_of(SpaceOptions { max_open_zones: 0, ..base }), "max_open_zones");
+        assert_eq!(field_of(SpaceOptions { gc_reserve_zones: 0, ..base }), "gc_reserve_zones");
+        assert_eq!(field_of(SpaceOptions { gc_free_zones_low: 1, ..base }), "gc_free_zones_low");
+        assert_eq!(field_of(SpaceOptions { gc_free_zones_high: 2, ..base }), "gc_free_zones_high");
+        assert_eq!(field_of(SpaceOptions { data_bytes: 4 * 16384, ..base }), "data_bytes");
+        assert_eq!(
+            field_of(SpaceOptions { data_offset_bytes: u64::MAX - 4095, ..base }),
+            "data_bytes"
+        );
+    }
+}

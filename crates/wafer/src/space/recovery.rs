@@ -1,0 +1,70 @@
+//! Recovery: the zone table and reverse map are derived state, rebuilt from the final page map
+//! (snapshot + replayed log records), never persisted themselves.
+use super::map::{PageMap, SlotEntry};
+use super::zone::{ZoneId, ZoneState};
+use super::{Space, SpaceError, SpaceOptions};
+
+impl Space {
+    /// Rebuilds a space from the recovered map. Returns it with the zones the caller must reset
+    /// on the device before use (`io::reset_zones`).
+    ///
+    /// What each zone becomes:
+    /// - holds at least one mapped page: **Full**, write pointer at the end, every slot without
+    ///   a mapped page dead. A zone that was open at the crash may have data past its last
+    ///   logged page (written, maybe synced, never committed); treating the rest of the zone as
+    ///   written-and-invalid means nothing is ever appended twice at a slot (which ZNS would
+    ///   refuse anyway), and GC reclaims the tail like any invalid slot.
+    /// - holds no mapped page: **Empty**, listed for reset. Every record that moved its pages out
+    ///   is in the recovered log, hence durable, so it may be reused at once; the reset clears
+    ///   whatever it held (partial writes, old versions; ZNS needs it before any append).
+    ///
+    /// Lost on purpose (statistics only): erase counts, write clocks, GC history.
+    pub fn rebuild_from_map(
+        options: SpaceOptions,
+        map: PageMap,
+    ) -> Result<(Space, Vec<ZoneId>), SpaceError> {
+        let mut space = Space::new(options)?;
+        let zone_count = space.zone_count();
+        let slots_per_zone = space.slots_per_zone();
+        for (pid, loc) in map.iter() {
+            if loc.zone >= zone_count || loc.slot >= slots_per_zone {
+                return Err(SpaceError::CorruptMap {
+                    pid,
+                    reason: format!(
+                        "{loc:?} is outside {zone_count} zones x {slots_per_zone} slots"
+                    ),
+                });
+            }
+            match space.reverse.get(loc.zone, loc.slot) {
+                SlotEntry::Free => {}
+                other => {
+                    return Err(SpaceError::CorruptMap {
+                        pid,
+                        reason: format!("{loc:?} already holds {other:?}"),
+                    })
+                }
+            }
+            space.reverse.set(loc.zone, loc.slot, SlotEntry::Page(pid));
+            space.zones.get_mut(loc.zone).valid_slots += 1;
+        }
+        space.empty.clear();
+        let mut to_reset = Vec::new();
+        for zone in 0..zone_count {
+            if space.zones.get(zone).valid_slots() == 0 {
+                space.empty.push_back(zone);
+                to_reset.push(zone);
+                continue;
+            }
+            for slot in 0..slots_per_zone {
+                if space.reverse.get(zone, slot) == SlotEntry::Free {
+                    space.reverse.set(zone, slot, SlotEntry::Dead);
+                }
+            }
+            let z = space.zones.get_mut(zone);
+            z.state = ZoneState::Full;
+            z.write_ptr_slots = slots_per_zone;
+        }
+        space.map = map;
+        Ok((space, to_reset))
+    }
+}

@@ -1,0 +1,143 @@
+//! Space accounting: slots issued by purpose (user, GC copyback, later compensation and padding),
+//! the valid ratio of every GC victim, and DB WAF over an interval or since the start. Slot
+//! counts are exact (counted at reservation, where the write is decided); byte counts of the
+//! device come from `device::Counted`, which the reports use for the headline figures.
+use std::collections::VecDeque;
+
+use super::zone::ZoneId;
+use crate::device::WritePurpose;
+
+/// GC records kept for inspection; older ones survive only in the sums.
+pub const RECENT_GC_MAX: usize = 1024;
+
+/// One GC victim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcRecord {
+    pub zone: ZoneId,
+    pub valid_slots: u32,
+    pub slots_per_zone: u32,
+    /// Space clock (slots reserved so far) when the victim was chosen.
+    pub clock: u64,
+}
+
+impl GcRecord {
+    pub fn valid_ratio(&self) -> f64 {
+        f64::from(self.valid_slots) / f64::from(self.slots_per_zone)
+    }
+}
+
+/// Cumulative counters; `later.since(&earlier)` gives an interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpaceCounters {
+    pub issued_slots: [u64; WritePurpose::COUNT],
+    pub gc_victims: u64,
+    /// Sum over victims of their valid slots at choice time.
+    pub gc_victim_valid_slots: u64,
+    /// Sum over victims of their size in slots.
+    pub gc_victim_slots: u64,
+}
+
+impl SpaceCounters {
+    pub fn slots(&self, purpose: WritePurpose) -> u64 {
+        self.issued_slots[purpose as usize]
+    }
+    /// Slots written for the user: eviction and checkpoint write-back.
+    pub fn user_slots(&self) -> u64 {
+        self.slots(WritePurpose::UserEviction) + self.slots(WritePurpose::UserCheckpoint)
+    }
+    /// Every slot the DB issued to the data zones.
+    pub fn issued_total_slots(&self) -> u64 {
+        self.issued_slots.iter().sum()
+    }
+    /// DB WAF = issued slots / user slots; None before any user write.
+    pub fn db_waf(&self) -> Option<f64> {
+        let user = self.user_slots();
+        (user > 0).then(|| self.issued_total_slots() as f64 / user as f64)
+    }
+    /// Mean valid ratio of the GC victims (the driver of DB WAF: 1 / (1 - ratio)).
+    pub fn mean_victim_valid_ratio(&self) -> Option<f64> {
+        (self.gc_victim_slots > 0)
+            .then(|| self.gc_victim_valid_slots as f64 / self.gc_victim_slots as f64)
+    }
+    pub fn since(&self, earlier: &SpaceCounters) -> SpaceCounters {
+        let mut d = *self;
+        for (i, slots) in d.issued_slots.iter_mut().enumerate() {
+            *slots = slots.saturating_sub(earlier.issued_slots[i]);
+        }
+        d.gc_victims = d.gc_victims.saturating_sub(earlier.gc_victims);
+        d.gc_victim_valid_slots =
+            d.gc_victim_valid_slots.saturating_sub(earlier.gc_victim_valid_slots);
+        d.gc_victim_slots = d.gc_victim_slots.saturating_sub(earlier.gc_victim_slots);
+        d
+    }
+}
+
+#[derive(Debug, Default)]
+pub(super) struct SpaceStats {
+    counters: SpaceCounters,
+    recent: VecDeque<GcRecord>,
+}
+
+impl SpaceStats {
+    pub(super) fn record_issue(&mut self, purpose: WritePurpose, slots: u64) {
+        self.counters.issued_slots[purpose as usize] += slots;
+    }
+
+    pub(super) fn record_gc(
+        &mut self,
+        zone: ZoneId,
+        valid_slots: u32,
+        slots_per_zone: u32,
+        clock: u64,
+    ) {
+        assert!(valid_slots <= slots_per_zone);
+        self.counters.gc_victims += 1;
+        self.counters.gc_victim_valid_slots += u64::from(valid_slots);
+        self.counters.gc_victim_slots += u64::from(slots_per_zone);
+        if self.recent.len() == RECENT_GC_MAX {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(GcRecord { zone, valid_slots, slots_per_zone, clock });
+    }
+
+    pub(super) fn counters(&self) -> SpaceCounters {
+        self.counters
+    }
+
+    pub(super) fn recent(&self) -> impl Iterator<Item = &GcRecord> + '_ {
+        self.recent.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waf_and_victim_ratio_over_an_interval() {
+        let mut s = SpaceStats::default();
+        s.record_issue(WritePurpose::UserEviction, 100);
+        let start = s.counters();
+        s.record_issue(WritePurpose::UserEviction, 100);
+        s.record_issue(WritePurpose::GcCopy, 300);
+        s.record_gc(0, 3, 4, 10);
+        s.record_gc(1, 1, 4, 20);
+        let all = s.counters();
+        assert_eq!(all.db_waf(), Some(2.5));
+        let interval = all.since(&start);
+        assert_eq!(interval.db_waf(), Some(4.0));
+        assert_eq!(interval.mean_victim_valid_ratio(), Some(0.5));
+        assert_eq!(SpaceCounters::default().db_waf(), None);
+    }
+
+    #[test]
+    fn gc_history_is_bounded() {
+        let mut s = SpaceStats::default();
+        for i in 0..(RECENT_GC_MAX as u64 + 10) {
+            s.record_gc(0, 1, 4, i);
+        }
+        assert_eq!(s.recent().count(), RECENT_GC_MAX);
+        assert_eq!(s.recent().next().map(|r| r.clock), Some(10));
+        assert_eq!(s.counters().gc_victims, RECENT_GC_MAX as u64 + 10);
+    }
+}

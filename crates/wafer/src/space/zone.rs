@@ -1,0 +1,244 @@
+//! The zone table: per zone its state, write pointer, valid / pending slot counts, wear, age and
+//! placement. Zones are the GC unit; each is append-only between resets.
+use crate::device::Placement;
+
+/// Index of a zone in the data area: zone `z` starts at `data_offset_bytes + z * zone_bytes`.
+pub type ZoneId = u32;
+/// Log sequence number (the WAL's). Zone reuse waits for the log to be durable up to an LSN.
+pub type Lsn = u64;
+
+/// Life cycle: Empty -> Open -> Full -> Victim -> PendingReset -> Empty (erase count + 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneState {
+    /// Reset (or never written): in the free queue, write pointer 0.
+    Empty,
+    /// Receiving appends for one write group.
+    Open,
+    /// Write pointer at the end; only invalidations change it now.
+    Full,
+    /// Chosen by GC; its valid pages are being moved out. Never chosen twice, never written.
+    Victim,
+    /// Holds no valid page, but may be reused only once the log is durable up to `lsn_needed`:
+    /// otherwise a crash could recover a map that still points into it after it was rewritten.
+    PendingReset { lsn_needed: Lsn },
+}
+
+/// Metadata of one zone (40 bytes; see DESIGN.md "Memory").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Zone {
+    pub(super) state: ZoneState,
+    pub(super) write_ptr_slots: u32,
+    /// Slots holding a current page version.
+    pub(super) valid_slots: u32,
+    /// Slots reserved by `reserve_batch` and not yet committed or abandoned.
+    pub(super) pending_slots: u32,
+    pub(super) erase_count: u32,
+    /// Space clock (slots reserved so far, all zones) at the zone's last append.
+    pub(super) last_write_clock: u64,
+    /// Largest LSN of a record that invalidated one of this zone's slots since its last reset.
+    pub(super) invalidation_lsn_max: Lsn,
+    pub(super) placement: Placement,
+}
+
+impl Zone {
+    pub fn state(&self) -> ZoneState {
+        self.state
+    }
+    pub fn write_ptr_slots(&self) -> u32 {
+        self.write_ptr_slots
+    }
+    pub fn valid_slots(&self) -> u32 {
+        self.valid_slots
+    }
+    pub fn pending_slots(&self) -> u32 {
+        self.pending_slots
+    }
+    /// Written slots that hold no current page: overwritten, freed or abandoned.
+    pub fn invalid_slots(&self) -> u32 {
+        self.write_ptr_slots - self.valid_slots - self.pending_slots
+    }
+    pub fn erase_count(&self) -> u32 {
+        self.erase_count
+    }
+    pub fn last_write_clock(&self) -> u64 {
+        self.last_write_clock
+    }
+    pub fn invalidation_lsn_max(&self) -> Lsn {
+        self.invalidation_lsn_max
+    }
+    /// The placement hint every write to this zone carries (FDP: zone index mod handles).
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+}
+
+/// All zones of the data area.
+#[derive(Debug, Clone)]
+pub struct ZoneTable {
+    zones: Vec<Zone>,
+    slots_per_zone: u32,
+}
+
+impl ZoneTable {
+    /// `placement_handles` = 0: no placement hint; n > 0: zone z writes with `Fdp(z % n)`.
+    pub fn new(zone_count: u32, slots_per_zone: u32, placement_handles: u16) -> ZoneTable {
+        assert!(zone_count >= 1 && slots_per_zone >= 1);
+        let zones = (0..zone_count)
+            .map(|z| Zone {
+                state: ZoneState::Empty,
+                write_ptr_slots: 0,
+                valid_slots: 0,
+                pending_slots: 0,
+                erase_count: 0,
+                last_write_clock: 0,
+                invalidation_lsn_max: 0,
+                placement: if placement_handles == 0 {
+                    Placement::None
+                } else {
+                    Placement::Fdp((z % u32::from(placement_handles)) as u16)
+                },
+            })
+            .collect();
+        ZoneTable { zones, slots_per_zone }
+    }
+
+    pub fn len(&self) -> u32 {
+        self.zones.len() as u32
+    }
+    pub fn is_empty(&self) -> bool {
+        self.zones.is_empty()
+    }
+    pub fn slots_per_zone(&self) -> u32 {
+        self.slots_per_zone
+    }
+    pub fn get(&self, zone: ZoneId) -> &Zone {
+        &self.zones[zone as usize]
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (ZoneId, &Zone)> + '_ {
+        self.zones.iter().enumerate().map(|(z, zone)| (z as ZoneId, zone))
+    }
+    pub fn count(&self, pred: impl Fn(&Zone) -> bool) -> u32 {
+        self.zones.iter().filter(|z| pred(z)).count() as u32
+    }
+
+    pub(super) fn get_mut(&mut self, zone: ZoneId) -> &mut Zone {
+        &mut self.zones[zone as usize]
+    }
+
+    /// Empty -> Open.
+    pub(super) fn open(&mut self, zone: ZoneId) {
+        let z = self.get_mut(zone);
+        assert_eq!(z.state, ZoneState::Empty, "zone {zone} opened while not empty");
+        assert_eq!(z.write_ptr_slots, 0);
+        z.state = ZoneState::Open;
+    }
+
+    /// Appends `slots` pending slots at the write pointer; returns the first. A zone whose write
+    /// pointer reaches the end becomes Full.
+    pub(super) fn append(&mut self, zone: ZoneId, slots: u32, clock: u64) -> u32 {
+        let slots_per_zone = self.slots_per_zone;
+        let z = self.get_mut(zone);
+        assert_eq!(z.state, ZoneState::Open, "zone {zone} appended while not open");
+        assert!(slots >= 1 && slots <= slots_per_zone - z.write_ptr_slots);
+        let first = z.write_ptr_slots;
+        z.write_ptr_slots += slots;
+        z.pending_slots += slots;
+        z.last_write_clock = clock;
+        if z.write_ptr_slots == slots_per_zone {
+            z.state = ZoneState::Full;
+        }
+        first
+    }
+
+    /// A pending slot now holds a current page.
+    pub(super) fn commit_slot(&mut self, zone: ZoneId) {
+        let z = self.get_mut(zone);
+        assert!(z.pending_slots >= 1, "zone {zone}: commit without a pending slot");
+        z.pending_slots -= 1;
+        z.valid_slots += 1;
+    }
+
+    /// A pending slot will never be committed: it becomes invalid.
+    pub(super) fn abandon_slot(&mut self, zone: ZoneId) {
+        let z = self.get_mut(zone);
+        assert!(z.pending_slots >= 1, "zone {zone}: abandon without a pending slot");
+        z.pending_slots -= 1;
+    }
+
+    /// A valid slot's page moved or was freed by the record at `lsn`.
+    pub(super) fn invalidate_slot(&mut self, zone: ZoneId, lsn: Lsn) {
+        let z = self.get_mut(zone);
+        assert!(z.valid_slots >= 1, "zone {zone}: invalidation without a valid slot");
+        assert!(
+            !matches!(z.state, ZoneState::Empty | ZoneState::PendingReset { .. }),
+            "zone {zone}: invalidation in state {:?}",
+            z.state
+        );
+        z.valid_slots -= 1;
+        z.invalidation_lsn_max = z.invalidation_lsn_max.max(lsn);
+    }
+
+    /// PendingReset -> Empty: the zone's old contents are forgotten; wear + 1.
+    pub(super) fn reset(&mut self, zone: ZoneId) {
+        let z = self.get_mut(zone);
+        assert!(
+            matches!(z.state, ZoneState::PendingReset { .. }),
+            "zone {zone}: reset in {:?}",
+            z.state
+        );
+        assert_eq!(z.valid_slots, 0);
+        assert_eq!(z.pending_slots, 0);
+        z.state = ZoneState::Empty;
+        z.write_ptr_slots = 0;
+        z.erase_count += 1;
+        z.invalidation_lsn_max = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zone_life_cycle_counts() {
+        let mut t = ZoneTable::new(3, 4, 2);
+        assert_eq!(t.get(1).placement(), Placement::Fdp(1));
+        assert_eq!(t.get(2).placement(), Placement::Fdp(0));
+        t.open(1);
+        assert_eq!(t.append(1, 3, 7), 0);
+        assert_eq!(t.get(1).state(), ZoneState::Open);
+        t.commit_slot(1);
+        t.commit_slot(1);
+        t.abandon_slot(1);
+        assert_eq!((t.get(1).valid_slots(), t.get(1).invalid_slots()), (2, 1));
+        assert_eq!(t.append(1, 1, 8), 3);
+        assert_eq!(t.get(1).state(), ZoneState::Full);
+        t.commit_slot(1);
+        t.invalidate_slot(1, 42);
+        assert_eq!(t.get(1).invalidation_lsn_max(), 42);
+        t.invalidate_slot(1, 40);
+        assert_eq!(t.get(1).invalidation_lsn_max(), 42, "the max is kept");
+        t.invalidate_slot(1, 43);
+        assert_eq!((t.get(1).valid_slots(), t.get(1).invalid_slots()), (0, 4));
+        t.get_mut(1).state = ZoneState::PendingReset { lsn_needed: 43 };
+        t.reset(1);
+        assert_eq!(t.get(1).state(), ZoneState::Empty);
+        assert_eq!((t.get(1).write_ptr_slots(), t.get(1).erase_count()), (0, 1));
+    }
+
+    #[test]
+    #[should_panic(expected = "appended while not open")]
+    fn appending_to_an_empty_zone_is_a_bug() {
+        let mut t = ZoneTable::new(1, 4, 0);
+        t.append(0, 1, 0);
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// DESIGN.md "Memory" quotes this size.
+    #[test]
+    fn zone_metadata_size() {
+        assert_eq!(std::mem::size_of::<super::Zone>(), 56);
+    }
+}
