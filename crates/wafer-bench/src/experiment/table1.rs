@@ -134,6 +134,47 @@ impl RowPlan {
     }
 }
 
+/// 000 Table 1 as published (Samsung PM9A3, 800 GB dataset, 64 threads): label, K OPS, DB WAF,
+/// SSD WAF, logical and physical bytes per operation, hit ratio. For side-by-side reading only;
+/// absolute OPS do not compare across machines.
+pub const PAPER_ROWS: [(&str, u32, f64, f64, u32, u32, f64); 7] = [
+    ("in-place", 229, 2.00, 2.36, 1858, 4378, 0.932),
+    ("-> out-of-place", 230, 4.06, 1.94, 3745, 7274, 0.918),
+    ("+ comp. + pagepack", 380, 0.62, 1.95, 566, 566, 0.929),
+    ("+ GDT", 458, 0.59, 1.96, 566, 1110, 0.931),
+    ("+ NoWA", 510, 0.60, 1.07, 567, 606, 0.931),
+    ("+ aligning GC unit", 535, 0.60, 1.00, 567, 567, 0.931),
+    ("- comp.", 328, 3.58, 1.00, 3364, 3364, 0.927),
+];
+
+/// The published rows as text, aligned like [`crate::runner::table::render`]'s first columns.
+pub fn render_paper_rows() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "000 Table 1 as published (PM9A3, 800 GB, 64 threads; the physical column is as printed):\n",
+    );
+    let _ = writeln!(
+        out,
+        "{:<20} {:>7} {:>6} {:>7} {:>9} {:>12} {:>13} {:>9}",
+        "config",
+        "OPS (K)",
+        "DB WAF",
+        "SSD WAF",
+        "total WAF",
+        "logical B/op",
+        "physical B/op",
+        "hit ratio"
+    );
+    for (label, ops, db, ssd, logical, physical, hit) in PAPER_ROWS {
+        let _ = writeln!(
+            out,
+            "{label:<20} {ops:>7} {db:>6.2} {ssd:>7.2} {:>9.2} {logical:>12} {physical:>13} {hit:>9.3}",
+            db * ssd
+        );
+    }
+    out
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
     #[error("row {row}: {source}")]
@@ -197,5 +238,12 @@ mod tests {
         let text =
             crate::runner::table::render(&rows.into_iter().map(|(r, _)| r).collect::<Vec<_>>());
         assert!(text.contains("not yet implemented"), "{text}");
+    }
+
+    #[test]
+    fn paper_rows_print() {
+        let text = render_paper_rows();
+        assert!(text.contains("4.72"), "{text}"); // in-place total WAF 2.00 x 2.36
+        assert_eq!(text.lines().count(), 2 + PAPER_ROWS.len());
     }
 }

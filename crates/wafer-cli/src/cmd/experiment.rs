@@ -64,6 +64,8 @@ fn run_table1(args: &Table1Args) -> Result<(), CliError> {
     );
     let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
     print!("{}", table::render(&table_rows));
+    println!();
+    print!("{}", table1::render_paper_rows());
     if let Some(dir) = &args.json_dir {
         for (i, (_, report)) in rows.iter().enumerate() {
             if let Some(report) = report {
