@@ -42,9 +42,12 @@ pub fn load(
     let start = snapshots.take(&shared)?;
     progress.start("load", record_count);
     std::thread::scope(|scope| -> Result<(), RunError> {
-        for thread_id in 0..spec.threads {
-            let mut generator = LoadGenerator::new(&spec.workload, thread_id, spec.threads)
-                .map_err(|e| RunError::Spec(e.to_string()))?;
+        // Every generator before any thread: a failure must not leave workers running.
+        let generators = (0..spec.threads)
+            .map(|t| LoadGenerator::new(&spec.workload, t, spec.threads))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| RunError::Spec(e.to_string()))?;
+        for (thread_id, mut generator) in (0..spec.threads).zip(generators) {
             let shared = &shared;
             scope.spawn(move || {
                 let mut rng = Rng::for_thread(spec.seed ^ LOAD_SEED_SALT, u64::from(thread_id));

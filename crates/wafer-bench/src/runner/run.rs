@@ -70,9 +70,12 @@ pub fn run_phase(
 
     let histograms = std::thread::scope(|scope| -> Result<OpHistograms, RunError> {
         let mut handles = Vec::with_capacity(spec.threads as usize);
-        for thread_id in 0..spec.threads {
-            let mut generator = WorkloadGenerator::new(&spec.workload, inserts.clone())
-                .map_err(|e| RunError::Spec(e.to_string()))?;
+        // Every generator before any thread: a failure must not leave workers running.
+        let generators = (0..spec.threads)
+            .map(|_| WorkloadGenerator::new(&spec.workload, inserts.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| RunError::Spec(e.to_string()))?;
+        for (thread_id, mut generator) in (0..spec.threads).zip(generators) {
             let (shared, inserts, values, gates) = (&shared, &inserts, &values, &gates);
             handles.push(scope.spawn(move || {
                 let mut rng = Rng::for_thread(spec.seed, u64::from(thread_id));

@@ -149,6 +149,16 @@ impl RunSpec {
                 )));
             }
         }
+        let by_bytes = matches!(self.stop, Stop::DbWrites { .. })
+            || matches!(self.warmup, Warmup::DbWrites { .. });
+        let m = &self.workload.mix;
+        if by_bytes && m.update + m.insert + m.read_modify_write <= 0.0 {
+            return Err(SpecError(format!(
+                "workload {} writes nothing, so DB writes never reach the stop or warm-up \
+                 condition; use a duration",
+                self.workload.name
+            )));
+        }
         if matches!(self.stop, Stop::Ops(0)) {
             return Err(SpecError("the run needs at least one operation".into()));
         }
@@ -212,5 +222,9 @@ mod tests {
         spec.validate().unwrap();
         spec.threads = 0;
         assert!(spec.validate().is_err());
+        spec.threads = 1;
+        spec.workload = crate::ycsb::Workload::C.spec(100);
+        let e = spec.validate().unwrap_err();
+        assert!(e.0.contains("writes nothing"), "{e}");
     }
 }
