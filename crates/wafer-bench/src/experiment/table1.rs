@@ -15,6 +15,9 @@ use crate::runner::{self, RunError, SetupError};
 pub enum Scale {
     /// The 8 MiB `tiny` emulator, 2 capacities of writes: seconds (tests, smoke runs).
     Tiny,
+    /// 512 MiB of flash (the `cns` flash with 32-page blocks and 32 blocks per chip: 128
+    /// superblocks of 4 MiB), measured from 1x to 3x: `wafer demo`, tens of seconds.
+    Demo,
     /// 2 GiB of flash (the `cns` preset with 32 blocks per chip: 128 superblocks of 16 MiB),
     /// measured from 1x to 3x capacities of DB writes: minutes on a 2-core machine.
     Small,
@@ -27,15 +30,17 @@ impl Scale {
     pub fn parse(text: &str) -> Result<Scale, String> {
         match text.trim().to_ascii_lowercase().as_str() {
             "tiny" => Ok(Scale::Tiny),
+            "demo" => Ok(Scale::Demo),
             "small" => Ok(Scale::Small),
             "full" => Ok(Scale::Full),
-            _ => Err(format!("unknown scale `{text}` (expected tiny, small, full)")),
+            _ => Err(format!("unknown scale `{text}` (expected tiny, demo, small, full)")),
         }
     }
 
     pub fn name(&self) -> &'static str {
         match self {
             Scale::Tiny => "tiny",
+            Scale::Demo => "demo",
             Scale::Small => "small",
             Scale::Full => "full",
         }
@@ -58,6 +63,14 @@ impl Scale {
                 c.until = Some("2x".into());
                 c.warmup = Some("1x".into());
                 c.interval = Some("100ms".into());
+            }
+            Scale::Demo => {
+                c.device = Some("emu:cns".into());
+                c.emu.insert("pages-per-block".into(), toml::Value::Integer(32));
+                c.emu.insert("blocks-per-chip".into(), toml::Value::Integer(32));
+                c.until = Some("3x".into());
+                c.warmup = Some("1x".into());
+                c.interval = Some("500ms".into());
             }
             Scale::Small => {
                 c.device = Some("emu:cns".into());

@@ -22,7 +22,7 @@ enum ExperimentCommand {
 
 #[derive(Debug, Args)]
 struct Table1Args {
-    /// tiny (8 MiB emulator, seconds), small (2 GiB, minutes), full (4 GiB cns preset).
+    /// tiny (8 MiB emulator, seconds), demo (512 MiB, tens of seconds), small (2 GiB, minutes), full (4 GiB cns preset).
     #[arg(long, default_value = "small")]
     scale: String,
     /// Write each run's report as DIR/table1-<row>.json.
@@ -40,6 +40,16 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
 }
 
 fn run_table1(args: &Table1Args) -> Result<(), CliError> {
+    table1_at(&args.scale, args.json_dir.as_deref(), args.quiet)
+}
+
+/// Runs Table 1 at the named scale; `wafer demo` is this at the `demo` (or `tiny`) scale.
+pub fn table1_at(
+    scale: &str,
+    json_dir: Option<&std::path::Path>,
+    quiet: bool,
+) -> Result<(), CliError> {
+    let args = Table1Args { scale: scale.to_string(), json_dir: json_dir.map(Into::into), quiet };
     let scale = Scale::parse(&args.scale).map_err(CliError)?;
     if let Some(dir) = &args.json_dir {
         std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
@@ -65,7 +75,7 @@ fn run_table1(args: &Table1Args) -> Result<(), CliError> {
     let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
     print!("{}", table::render(&table_rows));
     println!();
-    print!("{}", table1::render_paper_rows());
+    println!("{}", table1::render_paper_rows().trim_end());
     if let Some(dir) = &args.json_dir {
         for (i, (_, report)) in rows.iter().enumerate() {
             if let Some(report) = report {

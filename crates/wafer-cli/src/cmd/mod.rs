@@ -1,5 +1,6 @@
 //! Subcommands. Each module owns its clap arguments and returns a one-line error.
 pub mod bench;
+pub mod demo;
 pub mod emu;
 pub mod experiment;
 pub mod report;
@@ -8,6 +9,9 @@ use clap::Subcommand;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The main job on an embedded default: an emulated 90%-full SSD, a small YCSB-A run per
+    /// write mode, and the result table (Table 1 of 000 at demo scale).
+    Demo(demo::DemoArgs),
     /// The flash SSD emulator: fio-like jobs, trace replay, presets.
     Emu(emu::EmuArgs),
     /// Engine benchmarks: YCSB over the emulator or a file.
@@ -36,6 +40,7 @@ impl<E: std::error::Error> From<E> for CliError {
 
 pub fn run(command: Command) -> Result<(), CliError> {
     match command {
+        Command::Demo(args) => demo::run(args),
         Command::Emu(args) => emu::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Report(args) => report::run(args),
