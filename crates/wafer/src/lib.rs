@@ -1,10 +1,18 @@
 //! Wafer: an embedded key-value storage engine that writes to flash the way flash wants to be
 //! written. See docs/design.md for formats, protocols and invariants.
 
+pub mod alloc;
+pub mod btree;
+pub mod buffer;
+pub mod db;
 pub mod device;
 pub mod error;
+pub mod options;
+pub mod page;
 pub mod space;
 pub mod stats;
 pub mod wal;
 
+pub use db::{BatchOp, Db, DbStats, Iter, Tree, WriteBatch};
 pub use error::{Error, Result};
+pub use options::{Options, WriteMode};

@@ -1,0 +1,261 @@
+//! Structure modifications, run under a tree's exclusive structure latch: splits (two- or
+//! three-way, balanced by bytes), leaf merges and removal of empty nodes (an empty leaf is
+//! unlinked and freed; a leaf under a quarter full merges with a leaf sibling; an inner node
+//! left with one child is spliced out; the root absorbs a lone child).
+//!
+//! Deletes therefore never leak pages: every page of a tree is reachable and non-empty, except
+//! the root. Inner nodes are not merged when merely sparse, and leaves may sit at different
+//! depths after splices; searches do not depend on equal depth.
+use super::{Env, Exclusive, DEPTH_MAX};
+use crate::alloc::{stamp, stamp_image, Reservation};
+use crate::buffer::PageMut;
+use crate::page::{self, node, node::Entry, PageChange, PageId, PageKind};
+use crate::{Error, Result};
+use std::sync::atomic::Ordering;
+
+type Path = Vec<(PageId, usize)>;
+
+/// A non-root leaf with fewer live bytes than this tries to merge with a sibling.
+pub const UNDERFULL_BYTES: usize = node::USABLE_BYTES / 4;
+/// Two leaves merge only when their live bytes fit in this much of a page.
+pub const MERGE_MAX_BYTES: usize = node::USABLE_BYTES * 3 / 4;
+
+/// After the first page changes, a failure leaves the tree in an unknown state: poison the DB.
+fn poison_on_err<T>(env: Env<'_>, r: Result<T>) -> Result<T> {
+    if r.is_err() {
+        env.poisoned.store(true, Ordering::Relaxed);
+    }
+    r
+}
+
+impl Exclusive<'_> {
+    fn corrupt(&self, what: &str) -> Error {
+        Error::Corrupt(format!("tree {}: {what}", self.core.id))
+    }
+
+    /// Inner nodes from the root to the leaf covering `key`, with the child position taken.
+    fn path_to_leaf(&self, env: Env<'_>, key: &[u8]) -> Result<(Path, PageId)> {
+        let mut path = Vec::new();
+        let mut pid = self.core.root;
+        for _ in 0..DEPTH_MAX {
+            let g = env.pool.read(pid)?;
+            if self.core.check_page(pid, g.bytes())? == PageKind::Leaf {
+                return Ok((path, pid));
+            }
+            let pos = node::child_pos_for(g.bytes(), key);
+            path.push((pid, pos));
+            pid = node::child_at_pos(g.bytes(), pos);
+        }
+        Err(self.core.too_deep())
+    }
+
+    pub fn put(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<()> {
+        let (path, leaf) = self.path_to_leaf(env, key)?;
+        // Worst case: a three-way split on every level plus a root split.
+        let r = env.alloc.reserve(3 * (path.len() as u64 + 2))?;
+        let mut g = env.pool.write(leaf)?;
+        if node::leaf_put(g.bytes_mut(), key, value) {
+            let change = PageChange::LeafPut { tree_id: self.core.id, key, value };
+            stamp(env.logger, &mut g, &change);
+            return Ok(());
+        }
+        let mut entries = node::entries(g.bytes());
+        match entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) {
+            Ok(i) => entries[i].1 = value.to_vec(),
+            Err(i) => entries.insert(i, (key.to_vec(), value.to_vec())),
+        }
+        let done = self.split(env, &r, g, entries, path);
+        poison_on_err(env, done)
+    }
+
+    /// Writes `entries` into the node `g`, splitting it and inserting separators upwards when
+    /// they do not fit.
+    fn split(
+        &self,
+        env: Env<'_>,
+        r: &Reservation<'_>,
+        mut g: PageMut<'_>,
+        entries: Vec<Entry>,
+        mut path: Path,
+    ) -> Result<()> {
+        let pid = g.pid();
+        let kind = page::kind(g.bytes()).ok_or_else(|| self.corrupt("split of a non-node"))?;
+        let sizes: Vec<usize> =
+            entries.iter().map(|(k, v)| node::entry_bytes(kind, k.len(), v.len())).collect();
+        let mut starts = node::partition(&sizes, node::USABLE_BYTES);
+        if starts.len() == 1 {
+            node::build(g.bytes_mut(), &entries);
+            stamp_image(env.logger, &mut g);
+            return Ok(());
+        }
+        starts.push(entries.len());
+        let groups: Vec<&[Entry]> = starts.windows(2).map(|w| &entries[w[0]..w[1]]).collect();
+        let old_aux = page::aux(g.bytes());
+        let is_root = pid == self.core.root;
+        // The root keeps its page id: all groups move to new pages and the root becomes their
+        // parent. Elsewhere group 0 stays in place and the others get new pages.
+        let mut separators: Vec<Entry> = Vec::with_capacity(groups.len());
+        let mut first_child = pid;
+        for (j, group) in groups.iter().enumerate() {
+            let (aux, body, sep) = match (kind, j) {
+                (PageKind::Inner, 0) => (old_aux, *group, None),
+                (PageKind::Inner, _) => {
+                    (node::decode_child(&group[0].1), &group[1..], Some(group[0].0.clone()))
+                }
+                (_, 0) => (0, *group, None),
+                (_, _) => (0, *group, Some(group[0].0.clone())),
+            };
+            if j == 0 && !is_root {
+                node::build(g.bytes_mut(), body);
+                stamp_image(env.logger, &mut g);
+                continue;
+            }
+            let mut c = env.alloc.allocate(env.pool, r, kind, self.core.id)?;
+            page::set_aux(c.bytes_mut(), aux);
+            node::build(c.bytes_mut(), body);
+            stamp_image(env.logger, &mut c);
+            match sep {
+                Some(s) => separators.push((s, node::child_value(c.pid()))),
+                None => first_child = c.pid(),
+            }
+        }
+        if is_root {
+            page::format(g.bytes_mut(), pid, PageKind::Inner, self.core.id, first_child);
+            node::build(g.bytes_mut(), &separators);
+            stamp_image(env.logger, &mut g);
+            return Ok(());
+        }
+        drop(g);
+        let (parent, _) = path.pop().ok_or_else(|| self.corrupt("non-root node without parent"))?;
+        let pg = env.pool.write(parent)?;
+        let mut parent_entries = node::entries(pg.bytes());
+        parent_entries.extend(separators);
+        parent_entries.sort_by(|a, b| a.0.cmp(&b.0));
+        self.split(env, r, pg, parent_entries, path)
+    }
+
+    /// Fixes the leaf covering `key` after deletes: an empty leaf is unlinked and freed; a leaf
+    /// under a quarter full merges with a leaf sibling (left preferred) when the two fit in three
+    /// quarters of a page. The gap between the thresholds keeps split/merge from ping-ponging.
+    pub fn rebalance_leaf(&self, env: Env<'_>, key: &[u8]) -> Result<()> {
+        let (mut path, leaf) = self.path_to_leaf(env, key)?;
+        if leaf == self.core.root {
+            return Ok(());
+        }
+        let mut g = env.pool.write(leaf)?;
+        if node::slot_count(g.bytes()) == 0 {
+            env.alloc.free(env.logger, g);
+            let done = self.unlink_child(env, path);
+            return poison_on_err(env, done);
+        }
+        let used = node::used_bytes(g.bytes());
+        if used >= UNDERFULL_BYTES {
+            return Ok(()); // Refilled by a writer between the delete and this call.
+        }
+        let (parent, pos) = *path.last().ok_or_else(|| self.corrupt("leaf without parent"))?;
+        let (left, right) = {
+            let pg = env.pool.read(parent)?;
+            let n = node::slot_count(pg.bytes());
+            let left = (pos > 0).then(|| node::child_at_pos(pg.bytes(), pos - 1));
+            let right = (pos < n).then(|| node::child_at_pos(pg.bytes(), pos + 1));
+            (left, right)
+        };
+        let fits = |other: &page::PageBuf| {
+            page::kind(other) == Some(PageKind::Leaf)
+                && used + node::used_bytes(other) <= MERGE_MAX_BYTES
+        };
+        if let Some(left) = left {
+            let mut lg = env.pool.write(left)?;
+            if fits(lg.bytes()) {
+                let mut es = node::entries(lg.bytes());
+                es.extend(node::entries(g.bytes()));
+                node::build(lg.bytes_mut(), &es);
+                stamp_image(env.logger, &mut lg);
+                drop(lg);
+                env.alloc.free(env.logger, g);
+                let done = self.unlink_child(env, path);
+                return poison_on_err(env, done);
+            }
+        }
+        if let Some(right) = right {
+            let rg = env.pool.write(right)?;
+            if fits(rg.bytes()) {
+                let mut es = node::entries(g.bytes());
+                es.extend(node::entries(rg.bytes()));
+                node::build(g.bytes_mut(), &es);
+                stamp_image(env.logger, &mut g);
+                drop(g);
+                env.alloc.free(env.logger, rg);
+                if let Some(last) = path.last_mut() {
+                    last.1 = pos + 1;
+                }
+                let done = self.unlink_child(env, path);
+                return poison_on_err(env, done);
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the (already freed) child at the end of `path` from its parent.
+    fn unlink_child(&self, env: Env<'_>, mut path: Path) -> Result<()> {
+        for _ in 0..DEPTH_MAX {
+            let (ppid, pos) = path.pop().ok_or_else(|| self.corrupt("unlink without parent"))?;
+            let mut pg = env.pool.write(ppid)?;
+            let mut es = node::entries(pg.bytes());
+            if es.is_empty() {
+                // The child was the parent's only child: the parent is empty as well.
+                if ppid == self.core.root {
+                    page::format(pg.bytes_mut(), ppid, PageKind::Leaf, self.core.id, 0);
+                    stamp_image(env.logger, &mut pg);
+                    return Ok(());
+                }
+                env.alloc.free(env.logger, pg);
+                continue;
+            }
+            if pos == 0 {
+                let first = es.remove(0);
+                page::set_aux(pg.bytes_mut(), node::decode_child(&first.1));
+            } else {
+                es.remove(pos - 1);
+            }
+            node::build(pg.bytes_mut(), &es);
+            if !es.is_empty() {
+                stamp_image(env.logger, &mut pg);
+                return Ok(());
+            }
+            // One child left: splice this node out.
+            if ppid == self.core.root {
+                return self.absorb_into_root(env, pg);
+            }
+            let only = page::aux(pg.bytes());
+            let (gpid, gpos) = *path.last().ok_or_else(|| self.corrupt("splice without parent"))?;
+            let mut gg = env.pool.write(gpid)?;
+            node::set_child_at_pos(gg.bytes_mut(), gpos, only);
+            stamp_image(env.logger, &mut gg);
+            env.alloc.free(env.logger, pg);
+            return Ok(());
+        }
+        Err(self.core.too_deep())
+    }
+
+    /// While the root is an inner node with a single child, moves that child into the root.
+    fn absorb_into_root(&self, env: Env<'_>, mut root: PageMut<'_>) -> Result<()> {
+        let rpid = root.pid();
+        for _ in 0..DEPTH_MAX {
+            let is_lone = page::kind(root.bytes()) == Some(PageKind::Inner)
+                && node::slot_count(root.bytes()) == 0;
+            if !is_lone {
+                stamp_image(env.logger, &mut root);
+                return Ok(());
+            }
+            let child = env.pool.write(page::aux(root.bytes()))?;
+            let kind = self.core.check_page(child.pid(), child.bytes())?;
+            let es = node::entries(child.bytes());
+            let aux = page::aux(child.bytes());
+            page::format(root.bytes_mut(), rpid, kind, self.core.id, aux);
+            node::build(root.bytes_mut(), &es);
+            env.alloc.free(env.logger, child);
+        }
+        Err(self.core.too_deep())
+    }
+}

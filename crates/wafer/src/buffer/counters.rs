@@ -1,0 +1,81 @@
+//! Buffer pool counters. Hits are counted on every page access, so they are sharded by thread
+//! to keep readers on different cores from bouncing one cache line.
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const SHARDS: usize = 16;
+
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Padded(AtomicU64);
+
+#[derive(Debug, Default)]
+pub(super) struct PoolCounters {
+    hits: [Padded; SHARDS],
+    misses: AtomicU64,
+    page_writes: AtomicU64,
+    write_calls: AtomicU64,
+    evictions: AtomicU64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PoolStats {
+    pub frames: usize,
+    pub hits: u64,
+    /// Misses = page reads from the store.
+    pub misses: u64,
+    /// Pages written back (eviction and flushes).
+    pub page_writes: u64,
+    /// `PageStore::write_batch` calls; page_writes / write_calls = mean batch size.
+    pub write_calls: u64,
+    pub evictions: u64,
+}
+
+impl PoolStats {
+    pub fn hit_ratio(&self) -> f64 {
+        let total = self.hits + self.misses;
+        if total == 0 {
+            1.0
+        } else {
+            self.hits as f64 / total as f64
+        }
+    }
+}
+
+fn shard() -> usize {
+    use std::cell::Cell;
+    use std::sync::atomic::AtomicUsize;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local!(static SHARD: Cell<usize> = const { Cell::new(usize::MAX) });
+    SHARD.with(|s| {
+        if s.get() == usize::MAX {
+            s.set(NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS);
+        }
+        s.get()
+    })
+}
+
+impl PoolCounters {
+    pub fn hit(&self) {
+        self.hits[shard()].0.fetch_add(1, Ordering::Relaxed);
+    }
+    pub fn miss(&self) {
+        self.misses.fetch_add(1, Ordering::Relaxed);
+    }
+    pub fn written(&self, pages: u64) {
+        self.page_writes.fetch_add(pages, Ordering::Relaxed);
+        self.write_calls.fetch_add(1, Ordering::Relaxed);
+    }
+    pub fn evicted(&self, frames: u64) {
+        self.evictions.fetch_add(frames, Ordering::Relaxed);
+    }
+    pub fn snapshot(&self, frames: usize) -> PoolStats {
+        PoolStats {
+            frames,
+            hits: self.hits.iter().map(|h| h.0.load(Ordering::Relaxed)).sum(),
+            misses: self.misses.load(Ordering::Relaxed),
+            page_writes: self.page_writes.load(Ordering::Relaxed),
+            write_calls: self.write_calls.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+        }
+    }
+}

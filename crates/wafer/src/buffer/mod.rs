@@ -1,0 +1,496 @@
+//! The buffer pool: 4 KiB frames, a direct page table (page id -> frame), clock eviction, dirty
+//! pages written back in batches through one [`PageStore::write_batch`] call.
+//!
+//! Latching: each frame is a `RwLock` (shared/exclusive), so readers of a page never block each
+//! other. A page-table entry is only a hint: after latching a frame the caller checks that the
+//! frame still holds the page it wanted (eviction may have reused it) and restarts otherwise.
+//! Frame assignment is serialized by one mutex; device reads and eviction write-backs happen
+//! outside it (a loading frame is published latched and waiters block on its latch; victims stay
+//! latched while they are written). The evictor only ever `try_write`s frames, so a thread holding frame latches while it
+//! waits for that mutex cannot deadlock with it.
+//! This is the pessimistic design the brief allows instead of optimistic version latches.
+mod counters;
+pub mod store;
+
+pub use counters::PoolStats;
+pub use store::{InPlaceStore, PageStore};
+
+use crate::device::WritePurpose;
+use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};
+use crate::{Error, Result};
+use counters::PoolCounters;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+
+const NO_FRAME: u32 = u32::MAX;
+const NO_PAGE: PageId = PageId::MAX;
+/// Restarts of one fetch before giving up; each restart means eviction raced us or every frame
+/// was latched, both transient unless the pool is far too small for the thread count.
+const FETCH_ATTEMPTS_MAX: usize = 100_000;
+
+#[derive(Debug)]
+struct FrameData {
+    pid: PageId,
+    dirty: bool,
+    bytes: Box<PageBuf>,
+}
+
+#[derive(Debug)]
+struct Frame {
+    latch: RwLock<FrameData>,
+    /// Clock reference bit: set on access, cleared by the sweeping hand.
+    referenced: AtomicBool,
+}
+
+#[derive(Debug)]
+struct MissState {
+    free: Vec<u32>,
+    hand: usize,
+}
+
+#[derive(Debug)]
+pub struct BufferPool {
+    store: std::sync::Arc<dyn PageStore>,
+    frames: Box<[Frame]>,
+    table: Box<[AtomicU32]>,
+    miss: Mutex<MissState>,
+    batch_pages: usize,
+    /// Logical write-back clock stamped into each page's write history.
+    write_clock: AtomicU64,
+    counters: PoolCounters,
+    poisoned: AtomicBool,
+    /// Asked to make the log durable before pages go out (write-ahead rule).
+    logger: std::sync::Arc<dyn PageLogger>,
+}
+
+/// A page latched shared.
+#[derive(Debug)]
+pub struct PageRef<'a> {
+    g: RwLockReadGuard<'a, FrameData>,
+}
+/// A page latched exclusive. Any mutable access marks it dirty.
+#[derive(Debug)]
+pub struct PageMut<'a> {
+    g: RwLockWriteGuard<'a, FrameData>,
+}
+
+impl PageRef<'_> {
+    pub fn pid(&self) -> PageId {
+        self.g.pid
+    }
+    pub fn bytes(&self) -> &PageBuf {
+        &self.g.bytes
+    }
+}
+impl PageMut<'_> {
+    pub fn pid(&self) -> PageId {
+        self.g.pid
+    }
+    pub fn bytes(&self) -> &PageBuf {
+        &self.g.bytes
+    }
+    pub fn bytes_mut(&mut self) -> &mut PageBuf {
+        self.g.dirty = true;
+        &mut self.g.bytes
+    }
+}
+
+fn read_latch(l: &RwLock<FrameData>) -> RwLockReadGuard<'_, FrameData> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+fn write_latch(l: &RwLock<FrameData>) -> RwLockWriteGuard<'_, FrameData> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+fn try_write_latch(l: &RwLock<FrameData>) -> Option<RwLockWriteGuard<'_, FrameData>> {
+    match l.try_write() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+impl BufferPool {
+    pub fn new(
+        store: std::sync::Arc<dyn PageStore>,
+        capacity_bytes: u64,
+        batch_pages: usize,
+        write_clock: u64,
+        logger: std::sync::Arc<dyn PageLogger>,
+    ) -> Result<BufferPool> {
+        let frame_count = capacity_bytes / PAGE_SIZE as u64;
+        if frame_count < 8 || frame_count >= NO_FRAME as u64 {
+            return Err(Error::InvalidOptions(format!(
+                "buffer pool of {capacity_bytes} bytes: need 8 to 2^32-1 frames of {PAGE_SIZE}"
+            )));
+        }
+        if batch_pages == 0 {
+            return Err(Error::InvalidOptions("eviction batch of 0 pages".into()));
+        }
+        let page_capacity = store.page_capacity();
+        let table_len = usize::try_from(page_capacity)
+            .map_err(|_| Error::InvalidOptions(format!("{page_capacity} pages")))?;
+        let frames: Box<[Frame]> = (0..frame_count)
+            .map(|_| Frame {
+                latch: RwLock::new(FrameData {
+                    pid: NO_PAGE,
+                    dirty: false,
+                    bytes: Box::new([0u8; PAGE_SIZE]),
+                }),
+                referenced: AtomicBool::new(false),
+            })
+            .collect();
+        let table: Box<[AtomicU32]> = (0..table_len).map(|_| AtomicU32::new(NO_FRAME)).collect();
+        // Pop order hands out low frames first (only cosmetic).
+        let free: Vec<u32> = (0..frame_count as u32).rev().collect();
+        Ok(BufferPool {
+            store,
+            frames,
+            table,
+            miss: Mutex::new(MissState { free, hand: 0 }),
+            batch_pages,
+            write_clock: AtomicU64::new(write_clock),
+            counters: PoolCounters::default(),
+            poisoned: AtomicBool::new(false),
+            logger,
+        })
+    }
+
+    pub fn page_capacity(&self) -> u64 {
+        self.table.len() as u64
+    }
+    pub fn frame_count(&self) -> usize {
+        self.frames.len()
+    }
+    pub fn write_clock(&self) -> u64 {
+        self.write_clock.load(Ordering::Relaxed)
+    }
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Relaxed)
+    }
+    pub fn store(&self) -> &std::sync::Arc<dyn PageStore> {
+        &self.store
+    }
+    pub fn stats(&self) -> PoolStats {
+        self.counters.snapshot(self.frames.len())
+    }
+
+    fn check_pid(&self, pid: PageId) -> Result<usize> {
+        match usize::try_from(pid) {
+            Ok(i) if i < self.table.len() => Ok(i),
+            _ => Err(Error::Corrupt(format!(
+                "page id {pid} is beyond the device's {} pages",
+                self.table.len()
+            ))),
+        }
+    }
+
+    fn touch(&self, frame: &Frame) {
+        // Load first: a store on every hit would bounce the cache line between readers.
+        if !frame.referenced.load(Ordering::Relaxed) {
+            frame.referenced.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Latches page `pid` shared, loading it on a miss.
+    pub fn read(&self, pid: PageId) -> Result<PageRef<'_>> {
+        let idx = self.check_pid(pid)?;
+        let mut missed = false;
+        for _ in 0..FETCH_ATTEMPTS_MAX {
+            let f = self.table[idx].load(Ordering::Acquire);
+            if f != NO_FRAME {
+                let frame = &self.frames[f as usize];
+                let g = read_latch(&frame.latch);
+                if g.pid == pid {
+                    self.touch(frame);
+                    if !missed {
+                        self.counters.hit();
+                    }
+                    return Ok(PageRef { g });
+                }
+                continue; // The frame was reused between the table lookup and the latch.
+            }
+            missed = true;
+            self.miss_load(pid, idx)?;
+        }
+        Err(self.exhausted(pid))
+    }
+
+    /// Latches page `pid` exclusive, loading it on a miss.
+    pub fn write(&self, pid: PageId) -> Result<PageMut<'_>> {
+        let idx = self.check_pid(pid)?;
+        let mut missed = false;
+        for _ in 0..FETCH_ATTEMPTS_MAX {
+            let f = self.table[idx].load(Ordering::Acquire);
+            if f != NO_FRAME {
+                let frame = &self.frames[f as usize];
+                let g = write_latch(&frame.latch);
+                if g.pid == pid {
+                    self.touch(frame);
+                    if !missed {
+                        self.counters.hit();
+                    }
+                    return Ok(PageMut { g });
+                }
+                continue;
+            }
+            missed = true;
+            self.miss_load(pid, idx)?;
+        }
+        Err(self.exhausted(pid))
+    }
+
+    fn exhausted(&self, pid: PageId) -> Error {
+        Error::OutOfSpace(format!(
+            "buffer pool: no frame for page {pid} after {FETCH_ATTEMPTS_MAX} attempts \
+             ({} frames, all latched?)",
+            self.frames.len()
+        ))
+    }
+
+    fn miss_load(&self, pid: PageId, idx: usize) -> Result<()> {
+        let st = self.lock_miss();
+        if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+            return Ok(()); // Another thread loaded it while we waited.
+        }
+        let (st, f) = self.take_frame(st)?;
+        let Some(f) = f else {
+            drop(st);
+            std::thread::yield_now();
+            return Ok(());
+        };
+        if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+            // Loaded by another thread while our eviction ran unlocked.
+            let mut st = st;
+            st.free.push(f);
+            return Ok(());
+        }
+        let frame = &self.frames[f as usize];
+        let mut g = write_latch(&frame.latch);
+        debug_assert_eq!(g.pid, NO_PAGE);
+        // Publish the frame before reading: other threads wanting this page find it and wait on
+        // its latch instead of loading it twice, and the read happens outside the miss mutex.
+        g.pid = pid;
+        g.dirty = false;
+        self.table[idx].store(f, Ordering::Release);
+        drop(st);
+        self.counters.miss();
+        let loaded = self.store.read_page(pid, &mut g.bytes).and_then(|()| {
+            page::verify(&g.bytes, pid)
+                .map_err(|reason| Error::CorruptPage { page_id: pid, reason })
+        });
+        if let Err(e) = loaded {
+            // Waiters see the pid change and retry (and meet the same error themselves).
+            g.pid = NO_PAGE;
+            self.table[idx].store(NO_FRAME, Ordering::Release);
+            drop(g);
+            self.lock_miss().free.push(f);
+            return Err(e);
+        }
+        frame.referenced.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A frame for a page that was never written (fresh allocation): zeroed, latched exclusive,
+    /// no device read.
+    pub fn create(&self, pid: PageId) -> Result<PageMut<'_>> {
+        let idx = self.check_pid(pid)?;
+        for _ in 0..FETCH_ATTEMPTS_MAX {
+            let st = self.lock_miss();
+            let (st, f) = self.take_frame(st)?;
+            assert_eq!(self.table[idx].load(Ordering::Acquire), NO_FRAME, "create: {pid} cached");
+            let Some(f) = f else {
+                drop(st);
+                std::thread::yield_now();
+                continue;
+            };
+            let frame = &self.frames[f as usize];
+            let mut g = write_latch(&frame.latch);
+            g.bytes.fill(0);
+            g.pid = pid;
+            g.dirty = true;
+            frame.referenced.store(true, Ordering::Relaxed);
+            self.table[idx].store(f, Ordering::Release);
+            return Ok(PageMut { g });
+        }
+        Err(self.exhausted(pid))
+    }
+
+    fn lock_miss(&self) -> MutexGuard<'_, MissState> {
+        self.miss.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A free frame, evicting a batch when there is none. The eviction write-back runs with the
+    /// miss mutex released: the victims stay latched, so nobody uses or picks them meanwhile.
+    fn take_frame<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, MissState>,
+    ) -> Result<(MutexGuard<'a, MissState>, Option<u32>)> {
+        if let Some(f) = st.free.pop() {
+            return Ok((st, Some(f)));
+        }
+        let mut victims = self.pick_victims(&mut st);
+        drop(st);
+        self.write_back(&mut victims, WritePurpose::UserEviction)?;
+        self.counters.evicted(victims.len() as u64);
+        for (_, g) in victims.iter_mut() {
+            // Waiters holding a stale table entry see the pid change and retry.
+            self.table[g.pid as usize].store(NO_FRAME, Ordering::Release);
+            g.pid = NO_PAGE;
+            g.dirty = false;
+        }
+        let mut st = self.lock_miss();
+        st.free.extend(victims.iter().map(|(f, _)| *f));
+        drop(victims);
+        let f = st.free.pop();
+        Ok((st, f))
+    }
+
+    /// Clock sweep: up to `batch_pages` unreferenced frames that nobody has latched.
+    fn pick_victims(&self, st: &mut MissState) -> Vec<(u32, RwLockWriteGuard<'_, FrameData>)> {
+        let n = self.frames.len();
+        let want = self.batch_pages.min(n / 4).max(1);
+        let mut victims = Vec::with_capacity(want);
+        // Two full turns: the first may only clear reference bits.
+        for _ in 0..2 * n {
+            if victims.len() >= want {
+                break;
+            }
+            let i = st.hand;
+            st.hand = (st.hand + 1) % n;
+            let frame = &self.frames[i];
+            if frame.referenced.swap(false, Ordering::Relaxed) {
+                continue;
+            }
+            if let Some(g) = try_write_latch(&frame.latch) {
+                if g.pid != NO_PAGE {
+                    victims.push((i as u32, g));
+                }
+            }
+        }
+        victims
+    }
+
+    /// Stamps the write history, seals, and writes the dirty pages among `frames` in one batch.
+    fn write_back(
+        &self,
+        frames: &mut [(u32, RwLockWriteGuard<'_, FrameData>)],
+        purpose: WritePurpose,
+    ) -> Result<()> {
+        let mut count = 0u64;
+        let mut max_lsn = 0;
+        for (_, g) in frames.iter_mut().filter(|(_, g)| g.dirty) {
+            max_lsn = max_lsn.max(page::lsn(&g.bytes));
+            let ts = self.write_clock.fetch_add(1, Ordering::Relaxed) + 1;
+            page::push_write_history(&mut g.bytes, ts);
+            page::seal(&mut g.bytes);
+            count += 1;
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        if let Err(e) = self.logger.make_durable(max_lsn) {
+            self.poisoned.store(true, Ordering::Relaxed);
+            return Err(e);
+        }
+        let pages: Vec<(PageId, &PageBuf)> =
+            frames.iter().filter(|(_, g)| g.dirty).map(|(_, g)| (g.pid, &*g.bytes)).collect();
+        if let Err(e) = self.store.write_batch(&pages, purpose) {
+            // The pages stay cached and dirty; the caller sees the error and the DB refuses
+            // writes from now on (state after a failed write is unknown).
+            self.poisoned.store(true, Ordering::Relaxed);
+            return Err(e);
+        }
+        self.counters.written(count);
+        for (_, g) in frames.iter_mut() {
+            g.dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Writes every dirty page back (batches of `batch_pages`); pages stay cached.
+    pub fn flush_all(&self, purpose: WritePurpose) -> Result<()> {
+        let mut batch: Vec<(u32, RwLockWriteGuard<'_, FrameData>)> = Vec::new();
+        for (i, frame) in self.frames.iter().enumerate() {
+            // Block only while holding nothing, so a flusher never waits in a latch cycle.
+            let g = match try_write_latch(&frame.latch) {
+                Some(g) => g,
+                None => {
+                    self.write_back(&mut batch, purpose)?;
+                    batch.clear();
+                    write_latch(&frame.latch)
+                }
+            };
+            if g.pid != NO_PAGE && g.dirty {
+                batch.push((i as u32, g));
+            }
+            if batch.len() >= self.batch_pages {
+                self.write_back(&mut batch, purpose)?;
+                batch.clear();
+            }
+        }
+        self.write_back(&mut batch, purpose)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{Counted, Device, MemoryDevice};
+    use crate::page::{NoopLogger, PageKind, PAGE_SIZE};
+    use crate::stats::IoStats;
+    use std::sync::Arc;
+
+    fn pool(frames: u64, pages: u64) -> (Arc<Counted<MemoryDevice>>, BufferPool) {
+        let stats = Arc::new(IoStats::default());
+        let dev = Arc::new(Counted::new(MemoryDevice::new(pages * PAGE_SIZE as u64), stats));
+        let store = Arc::new(InPlaceStore::new(dev.clone(), 0));
+        (
+            dev,
+            BufferPool::new(store, frames * PAGE_SIZE as u64, 4, 0, Arc::new(NoopLogger::new(0)))
+                .unwrap(),
+        )
+    }
+
+    #[test]
+    fn evicts_in_batches_and_reloads() {
+        let (dev, pool) = pool(8, 64);
+        for pid in 0..64 {
+            let mut g = pool.create(pid).unwrap();
+            page::format(g.bytes_mut(), pid, PageKind::Leaf, 1, pid * 10);
+        }
+        for pid in 0..64 {
+            let g = pool.read(pid).unwrap();
+            assert_eq!(page::aux(g.bytes()), pid * 10);
+            assert_eq!(page::write_history(g.bytes())[3], page::write_history(g.bytes())[3]);
+        }
+        let s = pool.stats();
+        assert!(s.misses > 0 && s.page_writes >= 56, "{s:?}");
+        assert!(s.write_calls * 2 <= s.page_writes, "pages must go out in batches: {s:?}");
+        let written = dev.stats().snapshot().bytes(WritePurpose::UserEviction);
+        assert_eq!(written, s.page_writes * PAGE_SIZE as u64);
+    }
+
+    #[test]
+    fn corrupt_page_is_reported_with_its_id() {
+        let (dev, pool) = pool(8, 64);
+        for pid in 0..20 {
+            let mut g = pool.create(pid).unwrap();
+            page::format(g.bytes_mut(), pid, PageKind::Leaf, 1, 0);
+        }
+        pool.flush_all(WritePurpose::UserCheckpoint).unwrap();
+        drop(pool);
+        let mut buf = vec![0u8; PAGE_SIZE];
+        dev.read_at(5 * PAGE_SIZE as u64, &mut buf).unwrap();
+        buf[1234] ^= 1;
+        dev.write_at(5 * PAGE_SIZE as u64, &buf, WritePurpose::Metadata).unwrap();
+        let store = Arc::new(InPlaceStore::new(dev, 0));
+        let pool = BufferPool::new(store, 8 * PAGE_SIZE as u64, 4, 0, Arc::new(NoopLogger::new(0)))
+            .unwrap();
+        assert!(pool.read(4).is_ok());
+        let r = pool.read(5).map(|g| g.pid());
+        match r {
+            Err(Error::CorruptPage { page_id: 5, reason }) => assert!(reason.contains("checksum")),
+            other => panic!("expected CorruptPage, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The write-path seam: the buffer pool does all page I/O through [`PageStore`]. One store now
+//! (in place, plain); durability adds a doublewrite store, out-of-place a zoned store with a
+//! page-id-to-offset map. A whole eviction batch arrives in one call so a store can compress,
+//! group and append it at once.
+use crate::device::{Device, WriteOp, WritePurpose, BLOCK_BYTES};
+use crate::page::{PageBuf, PageId, PAGE_SIZE};
+use crate::Result;
+use std::sync::Arc;
+
+pub trait PageStore: Send + Sync + std::fmt::Debug {
+    /// Page ids valid in this store are `0..page_capacity()`.
+    fn page_capacity(&self) -> u64;
+    /// Reads page `pid` as stored (unchecked; the pool verifies it).
+    fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()>;
+    /// Writes sealed page images; not durable until [`PageStore::sync`].
+    fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()>;
+    fn sync(&self) -> Result<()>;
+}
+
+/// Page `pid` at `data_offset_bytes + pid * PAGE_SIZE`, overwritten in place, no doublewrite.
+#[derive(Debug)]
+pub struct InPlaceStore {
+    device: Arc<dyn Device>,
+    data_offset_bytes: u64,
+    page_capacity: u64,
+}
+
+const _: () = assert!(PAGE_SIZE as u64 == BLOCK_BYTES);
+
+impl InPlaceStore {
+    pub fn new(device: Arc<dyn Device>, data_offset_bytes: u64) -> InPlaceStore {
+        assert!(data_offset_bytes.is_multiple_of(BLOCK_BYTES));
+        let data_bytes = device.capacity_bytes().saturating_sub(data_offset_bytes);
+        let page_capacity = data_bytes / PAGE_SIZE as u64;
+        InPlaceStore { device, data_offset_bytes, page_capacity }
+    }
+    fn offset(&self, pid: PageId) -> u64 {
+        assert!(pid < self.page_capacity, "page {pid} beyond capacity {}", self.page_capacity);
+        self.data_offset_bytes + pid * PAGE_SIZE as u64
+    }
+}
+
+impl PageStore for InPlaceStore {
+    fn page_capacity(&self) -> u64 {
+        self.page_capacity
+    }
+    fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()> {
+        Ok(self.device.read_at(self.offset(pid), buf)?)
+    }
+    fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
+        let ops: Vec<WriteOp<'_>> = pages
+            .iter()
+            .map(|(pid, data)| WriteOp {
+                offset: self.offset(*pid),
+                data: &data[..],
+                purpose,
+                placement: crate::device::Placement::None,
+            })
+            .collect();
+        Ok(self.device.write_batch(&ops)?)
+    }
+    fn sync(&self) -> Result<()> {
+        Ok(self.device.sync()?)
+    }
+}

@@ -1,0 +1,40 @@
+//! Atomic write batches: every operation applies, or (on a validation error) none does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchOp {
+    Put { tree: String, key: Vec<u8>, value: Vec<u8> },
+    Delete { tree: String, key: Vec<u8> },
+}
+
+impl BatchOp {
+    pub fn tree(&self) -> &str {
+        match self {
+            BatchOp::Put { tree, .. } | BatchOp::Delete { tree, .. } => tree,
+        }
+    }
+}
+
+/// Operations applied in order, across any trees, invisible to readers until all are applied.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteBatch {
+    pub ops: Vec<BatchOp>,
+}
+
+impl WriteBatch {
+    pub fn new() -> WriteBatch {
+        WriteBatch::default()
+    }
+    pub fn put(&mut self, tree: &str, key: &[u8], value: &[u8]) -> &mut WriteBatch {
+        self.ops.push(BatchOp::Put { tree: tree.into(), key: key.into(), value: value.into() });
+        self
+    }
+    pub fn delete(&mut self, tree: &str, key: &[u8]) -> &mut WriteBatch {
+        self.ops.push(BatchOp::Delete { tree: tree.into(), key: key.into() });
+        self
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}

@@ -1,0 +1,38 @@
+//! The catalog: tree 0, rooted at page 1, maps a tree name to its id and root page.
+//! Value layout: `[version u8 = 1][tree_id u32][root u64]`, little-endian.
+use crate::page::PageId;
+
+pub const CATALOG_TREE_ID: u32 = 0;
+pub const CATALOG_ROOT: PageId = 1;
+pub const TREE_NAME_MAX_BYTES: usize = 255;
+const ENTRY_VERSION: u8 = 1;
+const ENTRY_BYTES: usize = 13;
+
+pub fn encode(tree_id: u32, root: PageId) -> [u8; ENTRY_BYTES] {
+    let mut v = [0u8; ENTRY_BYTES];
+    v[0] = ENTRY_VERSION;
+    v[1..5].copy_from_slice(&tree_id.to_le_bytes());
+    v[5..13].copy_from_slice(&root.to_le_bytes());
+    v
+}
+
+pub fn decode(v: &[u8]) -> Result<(u32, PageId), String> {
+    if v.len() != ENTRY_BYTES || v[0] != ENTRY_VERSION {
+        return Err(format!("catalog entry of {} bytes, version {:?}", v.len(), v.first()));
+    }
+    let mut id = [0u8; 4];
+    id.copy_from_slice(&v[1..5]);
+    let mut root = [0u8; 8];
+    root.copy_from_slice(&v[5..13]);
+    Ok((u32::from_le_bytes(id), u64::from_le_bytes(root)))
+}
+
+pub fn check_name(name: &str) -> crate::Result<()> {
+    if name.is_empty() {
+        return Err(crate::Error::InvalidTreeName(name.into(), "empty"));
+    }
+    if name.len() > TREE_NAME_MAX_BYTES {
+        return Err(crate::Error::InvalidTreeName(name.into(), "longer than 255 bytes"));
+    }
+    Ok(())
+}

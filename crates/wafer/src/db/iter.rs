@@ -1,0 +1,105 @@
+//! Range iterators: leaf-sized batches from the B+tree, consumed from either end. Each yield
+//! narrows the remaining range (front: `lo = Excluded(key)`, back: `hi = Excluded(key)`), so
+//! the two ends never yield a key twice and refills resume where the last batch ended.
+use super::{DbInner, Tree};
+use crate::btree::scan_bounds::{above_lo, below_hi};
+use crate::btree::{Bounds, TreeCore};
+use crate::page::node::Entry;
+use crate::Result;
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::sync::Arc;
+
+#[derive(Debug)]
+pub struct Iter {
+    db: Arc<DbInner>,
+    /// None: the catalog tree.
+    core: Option<Arc<TreeCore>>,
+    bounds: Bounds,
+    front: VecDeque<Entry>,
+    back: VecDeque<Entry>,
+    done: bool,
+}
+
+impl Iter {
+    pub(super) fn new(tree: Tree, bounds: Bounds) -> Iter {
+        Iter::with(tree.db, Some(tree.core), bounds)
+    }
+    pub(super) fn new_core(db: Arc<DbInner>, _catalog: &TreeCore, bounds: Bounds) -> Iter {
+        Iter::with(db, None, bounds)
+    }
+    fn with(db: Arc<DbInner>, core: Option<Arc<TreeCore>>, bounds: Bounds) -> Iter {
+        Iter { db, core, bounds, front: VecDeque::new(), back: VecDeque::new(), done: false }
+    }
+
+    fn fail(&mut self, e: crate::Error) -> Option<Result<Entry>> {
+        self.done = true;
+        Some(Err(e))
+    }
+
+    pub(super) fn next_entry(&mut self) -> Option<Result<Entry>> {
+        // At most one refill per call: a refill returns a non-empty batch or ends the range.
+        for _ in 0..2 {
+            if self.done {
+                return None;
+            }
+            if let Some((k, v)) = self.front.pop_front() {
+                if !below_hi(&k, &self.bounds.hi) {
+                    self.done = true; // The back end already yielded it.
+                    return None;
+                }
+                self.bounds.lo = Bound::Excluded(k.clone());
+                return Some(Ok((k, v)));
+            }
+            if let Err(e) = self.db.check_open() {
+                return self.fail(e);
+            }
+            let core = self.core.as_deref().unwrap_or(&self.db.catalog);
+            match core.scan_forward(self.db.env(), &self.bounds) {
+                Ok(batch) if batch.is_empty() => self.done = true,
+                Ok(batch) => self.front = batch.into(),
+                Err(e) => return self.fail(e),
+            }
+        }
+        None
+    }
+
+    fn next_back_entry(&mut self) -> Option<Result<Entry>> {
+        for _ in 0..2 {
+            if self.done {
+                return None;
+            }
+            if let Some((k, v)) = self.back.pop_front() {
+                if !above_lo(&k, &self.bounds.lo) {
+                    self.done = true;
+                    return None;
+                }
+                self.bounds.hi = Bound::Excluded(k.clone());
+                return Some(Ok((k, v)));
+            }
+            if let Err(e) = self.db.check_open() {
+                return self.fail(e);
+            }
+            let core = self.core.as_deref().unwrap_or(&self.db.catalog);
+            match core.scan_backward(self.db.env(), &self.bounds) {
+                Ok(batch) if batch.is_empty() => self.done = true,
+                Ok(batch) => self.back = batch.into(),
+                Err(e) => return self.fail(e),
+            }
+        }
+        None
+    }
+}
+
+impl Iterator for Iter {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_entry()
+    }
+}
+
+impl DoubleEndedIterator for Iter {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.next_back_entry()
+    }
+}

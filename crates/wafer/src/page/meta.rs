@@ -1,0 +1,122 @@
+//! The superblock (page 0): what a reopen needs to find everything else.
+use super::{
+    get_u32, get_u64, put_u32, put_u64, PageBuf, PageId, PageKind, FORMAT_VERSION, OFF_CHECKSUM,
+    OFF_KIND, OFF_VERSION, PAGE_SIZE,
+};
+
+pub const META_PAGE_ID: PageId = 0;
+pub const MAGIC: u64 = u64::from_le_bytes(*b"WAFERDB\0");
+
+// Field offsets; bytes 0..6 share the layout of the common page header.
+const OFF_MAGIC: usize = 8;
+const OFF_PAGE_SIZE: usize = 16; // u32
+const OFF_WRITE_MODE: usize = 20; // u8, 0 = in place (placeholder for out-of-place)
+const OFF_CATALOG_ROOT: usize = 24;
+const OFF_HIGH_WATER: usize = 32;
+const OFF_FREE_HEAD: usize = 40;
+const OFF_FREE_COUNT: usize = 48;
+const OFF_LAST_LSN: usize = 56;
+const OFF_NEXT_TREE_ID: usize = 64; // u32
+const OFF_PAGE_CAPACITY: usize = 72;
+const OFF_WRITE_CLOCK: usize = 80;
+pub const META_BYTES: usize = 88;
+const _: () = assert!(OFF_MAGIC == 8 && META_BYTES == OFF_WRITE_CLOCK + 8);
+const _: () = assert!(META_BYTES <= PAGE_SIZE);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    pub write_mode: u8,
+    pub catalog_root: PageId,
+    /// Next never-allocated page id; pages >= this are unused.
+    pub high_water: PageId,
+    /// Head of the on-disk free list (linked through the free pages' aux field), 0 = empty.
+    pub free_head: PageId,
+    pub free_count: u64,
+    pub last_lsn: u64,
+    pub next_tree_id: u32,
+    pub page_capacity: u64,
+    /// Last write-back timestamp, so write histories stay monotonic across reopen.
+    pub write_clock: u64,
+}
+
+impl Meta {
+    pub fn encode(&self, p: &mut PageBuf) {
+        p.fill(0);
+        p[OFF_VERSION] = FORMAT_VERSION;
+        p[OFF_KIND] = PageKind::Meta as u8;
+        put_u64(p, OFF_MAGIC, MAGIC);
+        put_u32(p, OFF_PAGE_SIZE, PAGE_SIZE as u32);
+        p[OFF_WRITE_MODE] = self.write_mode;
+        put_u64(p, OFF_CATALOG_ROOT, self.catalog_root);
+        put_u64(p, OFF_HIGH_WATER, self.high_water);
+        put_u64(p, OFF_FREE_HEAD, self.free_head);
+        put_u64(p, OFF_FREE_COUNT, self.free_count);
+        put_u64(p, OFF_LAST_LSN, self.last_lsn);
+        put_u32(p, OFF_NEXT_TREE_ID, self.next_tree_id);
+        put_u64(p, OFF_PAGE_CAPACITY, self.page_capacity);
+        put_u64(p, OFF_WRITE_CLOCK, self.write_clock);
+        super::seal(p);
+    }
+
+    pub fn decode(p: &PageBuf) -> Result<Meta, String> {
+        if get_u64(p, OFF_MAGIC) != MAGIC {
+            return Err("bad magic: not a wafer database".into());
+        }
+        let stored = get_u32(p, OFF_CHECKSUM);
+        if stored != super::compute_checksum(p) {
+            return Err("superblock checksum mismatch".into());
+        }
+        if p[OFF_VERSION] != FORMAT_VERSION || p[OFF_KIND] != PageKind::Meta as u8 {
+            return Err(format!("superblock format version {} unsupported", p[OFF_VERSION]));
+        }
+        let page_size = get_u32(p, OFF_PAGE_SIZE);
+        if page_size as usize != PAGE_SIZE {
+            return Err(format!("page size {page_size} (this build uses {PAGE_SIZE})"));
+        }
+        let m = Meta {
+            write_mode: p[OFF_WRITE_MODE],
+            catalog_root: get_u64(p, OFF_CATALOG_ROOT),
+            high_water: get_u64(p, OFF_HIGH_WATER),
+            free_head: get_u64(p, OFF_FREE_HEAD),
+            free_count: get_u64(p, OFF_FREE_COUNT),
+            last_lsn: get_u64(p, OFF_LAST_LSN),
+            next_tree_id: get_u32(p, OFF_NEXT_TREE_ID),
+            page_capacity: get_u64(p, OFF_PAGE_CAPACITY),
+            write_clock: get_u64(p, OFF_WRITE_CLOCK),
+        };
+        let sane = m.catalog_root > META_PAGE_ID
+            && m.catalog_root < m.high_water
+            && m.high_water <= m.page_capacity
+            && m.free_head < m.high_water
+            && m.free_count < m.high_water;
+        if !sane {
+            return Err(format!("superblock fields inconsistent: {m:?}"));
+        }
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_roundtrip_and_corruption() {
+        let m = Meta {
+            write_mode: 0,
+            catalog_root: 1,
+            high_water: 10,
+            free_head: 4,
+            free_count: 2,
+            last_lsn: 99,
+            next_tree_id: 3,
+            page_capacity: 1000,
+            write_clock: 7,
+        };
+        let mut p = [0u8; PAGE_SIZE];
+        m.encode(&mut p);
+        assert_eq!(Meta::decode(&p), Ok(m));
+        p[60] ^= 1;
+        assert!(Meta::decode(&p).is_err());
+    }
+}

@@ -1,0 +1,314 @@
+#![allow(clippy::unwrap_used)] // Tests may unwrap.
+//! API behaviour: reopen from a file, corruption, oversize entries, a full device, I/O errors,
+//! freed pages coming back, write history.
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use wafer::device::{Device, DeviceError, MemoryDevice, ReadOp, WriteOp, WritePurpose};
+use wafer::page::{self, PAGE_SIZE};
+use wafer::{Db, Error, Options, WriteBatch};
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Db>();
+    send_sync::<wafer::Tree>();
+};
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:08}").into_bytes()
+}
+
+#[test]
+fn file_database_survives_close_and_reopen() {
+    let path = std::env::temp_dir().join(format!("wafer-api-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    {
+        let db = Db::open(&path, Options::test_min()).unwrap();
+        let (a, b) = (db.tree("a").unwrap(), db.tree("b").unwrap());
+        for i in 0..5_000 {
+            a.put(&key(i), &i.to_le_bytes()).unwrap();
+            if i % 3 == 0 {
+                b.put(&key(i), b"b").unwrap();
+            }
+        }
+        for i in (0..5_000).step_by(7) {
+            a.delete(&key(i)).unwrap();
+        }
+        db.close().unwrap();
+    }
+    let db = Db::open(&path, Options::test_min()).unwrap();
+    assert_eq!(db.tree_names().unwrap(), vec!["a".to_string(), "b".to_string()]);
+    let (a, b) = (db.tree("a").unwrap(), db.tree("b").unwrap());
+    for i in 0..5_000u32 {
+        let want = (i % 7 != 0).then(|| i.to_le_bytes().to_vec());
+        assert_eq!(a.get(&key(i)).unwrap(), want, "key {i}");
+    }
+    assert_eq!(b.iter().count(), 1667);
+    db.close().unwrap();
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn flipped_byte_is_reported_as_corrupt_page() {
+    let dev = Arc::new(MemoryDevice::new(4 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..10 {
+        t.put(&key(i), b"v").unwrap();
+    }
+    db.close().unwrap();
+    // Page 0 superblock, 1 catalog root, 2 the root leaf of tree "t".
+    let mut buf = vec![0u8; PAGE_SIZE];
+    dev.read_at(2 * PAGE_SIZE as u64, &mut buf).unwrap();
+    buf[PAGE_SIZE - 5] ^= 0x10;
+    dev.write_at(2 * PAGE_SIZE as u64, &buf, WritePurpose::Metadata).unwrap();
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let err = db.tree("t").unwrap().get(&key(3)).unwrap_err();
+    match &err {
+        Error::CorruptPage { page_id: 2, reason } => assert!(reason.contains("checksum")),
+        other => panic!("expected CorruptPage for page 2, got {other:?}"),
+    }
+    assert!(err.to_string().contains("page 2"), "message says where: {err}");
+}
+
+#[test]
+fn oversize_keys_and_values_are_refused_whole() {
+    let db = Db::open_on(Arc::new(MemoryDevice::new(4 << 20)), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    t.put(&[1u8; 1024], &[2u8; 2048]).unwrap();
+    assert_eq!(t.get(&[1u8; 1024]).unwrap(), Some(vec![2u8; 2048]));
+    assert!(matches!(t.put(&[1u8; 1025], b"v"), Err(Error::KeyTooLarge { len: 1025, max: 1024 })));
+    assert!(matches!(t.put(b"k", &[0u8; 2049]), Err(Error::ValueTooLarge { len: 2049, .. })));
+    assert!(matches!(t.get(&[0u8; 5000]), Err(Error::KeyTooLarge { .. })));
+    let mut batch = WriteBatch::new();
+    batch.put("t", b"fine", b"v").put("t", b"bad", &[0u8; 4000]);
+    assert!(matches!(db.write(&batch), Err(Error::ValueTooLarge { .. })));
+    assert_eq!(t.get(b"fine").unwrap(), None, "a refused batch applies nothing");
+    t.put(b"after", b"ok").unwrap();
+}
+
+#[test]
+fn full_device_is_a_clean_error() {
+    let dev = Arc::new(MemoryDevice::new(40 * PAGE_SIZE as u64));
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    let mut stored = 0;
+    let err = loop {
+        match t.put(&key(stored), &[7u8; 500]) {
+            Ok(()) => stored += 1,
+            Err(e) => break e,
+        }
+        assert!(stored < 100_000);
+    };
+    assert!(matches!(err, Error::OutOfSpace(_)), "{err}");
+    assert!(stored > 100, "stored {stored}");
+    // Not poisoned: reads and deletes work, and space freed by deletes is usable again.
+    assert_eq!(t.get(&key(0)).unwrap(), Some(vec![7u8; 500]));
+    for i in 0..stored {
+        t.delete(&key(i)).unwrap();
+    }
+    t.put(b"again", b"fits").unwrap();
+    db.close().unwrap();
+}
+
+#[test]
+fn deleting_everything_returns_pages_and_reuses_them() {
+    let db = Db::open_on(Arc::new(MemoryDevice::new(64 << 20)), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    let baseline = db.stats().allocated_pages;
+    for i in 0..20_000 {
+        t.put(&key(i), &[1u8; 100]).unwrap();
+    }
+    let high_water = db.stats().high_water_pages;
+    assert!(db.stats().allocated_pages > baseline + 500);
+    for i in 0..20_000 {
+        assert!(t.delete(&key(i)).unwrap());
+    }
+    assert_eq!(db.stats().allocated_pages, baseline);
+    for i in 0..20_000 {
+        t.put(&key(i), &[2u8; 100]).unwrap();
+    }
+    assert_eq!(db.stats().high_water_pages, high_water, "freed pages are reused");
+}
+
+#[test]
+fn write_back_stamps_history_and_lsn() {
+    let dev = Arc::new(MemoryDevice::new(4 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    t.put(b"k", b"v").unwrap();
+    db.close().unwrap();
+    let mut buf = [0u8; PAGE_SIZE];
+    dev.read_at(2 * PAGE_SIZE as u64, &mut buf).unwrap();
+    assert!(page::lsn(&buf) > 0);
+    let first = page::write_history(&buf)[3];
+    assert!(first > 0);
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    db.tree("t").unwrap().put(b"k", b"w").unwrap();
+    db.close().unwrap();
+    dev.read_at(2 * PAGE_SIZE as u64, &mut buf).unwrap();
+    let h = page::write_history(&buf);
+    assert_eq!(h[2], first);
+    assert!(h[3] > first, "write clock continues across reopen: {h:?}");
+}
+
+/// Fails every write once `fail` is set.
+#[derive(Debug)]
+struct FailingDevice {
+    inner: MemoryDevice,
+    fail: AtomicBool,
+}
+impl Device for FailingDevice {
+    fn capacity_bytes(&self) -> u64 {
+        self.inner.capacity_bytes()
+    }
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        self.inner.read_batch(ops)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        if self.fail.load(Ordering::Relaxed) {
+            return Err(DeviceError::Injected(format!("write at {}", ops[0].offset)));
+        }
+        self.inner.write_batch(ops)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.inner.sync()
+    }
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        self.inner.trim(offset, len)
+    }
+}
+
+#[test]
+fn write_error_is_typed_and_poisons_writes() {
+    let dev = Arc::new(FailingDevice { inner: MemoryDevice::new(16 << 20), fail: false.into() });
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..100 {
+        t.put(&key(i), &[1u8; 200]).unwrap();
+    }
+    dev.fail.store(true, Ordering::Relaxed);
+    let err = (100..100_000).find_map(|i| t.put(&key(i), &[1u8; 200]).err()).unwrap();
+    assert!(matches!(err, Error::Device(DeviceError::Injected(_))), "{err}");
+    assert!(matches!(t.put(b"x", b"y"), Err(Error::Poisoned)));
+    assert!(matches!(db.close(), Err(Error::Poisoned)));
+}
+
+#[test]
+fn closed_database_refuses_work() {
+    let db = Db::open_on(Arc::new(MemoryDevice::new(4 << 20)), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    db.close().unwrap();
+    assert!(matches!(t.get(b"k"), Err(Error::Closed)));
+    assert!(matches!(t.put(b"k", b"v"), Err(Error::Closed)));
+}
+
+#[test]
+fn garbage_superblock_is_refused() {
+    let dev = Arc::new(MemoryDevice::new(4 << 20));
+    dev.write_at(0, &[0xabu8; PAGE_SIZE], WritePurpose::Metadata).unwrap();
+    let err = Db::open_on(dev, Options::test_min()).unwrap_err();
+    assert!(matches!(err, Error::Corrupt(_)), "{err}");
+}
+
+#[test]
+fn sparse_leaves_merge_after_deletes() {
+    let db = Db::open_on(Arc::new(MemoryDevice::new(64 << 20)), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..20_000 {
+        t.put(&key(i), &[1u8; 100]).unwrap();
+    }
+    let peak = db.stats().allocated_pages;
+    for i in (0..20_000).filter(|i| i % 10 != 0) {
+        assert!(t.delete(&key(i)).unwrap());
+    }
+    let after = db.stats().allocated_pages;
+    // Without merges every leaf would keep a tenth of its entries and all its pages.
+    assert!(after * 3 < peak, "pages: {peak} at peak, {after} after deleting 90%");
+    let got: Vec<Vec<u8>> = t.iter().map(|r| r.unwrap().0).collect();
+    let want: Vec<Vec<u8>> = (0..20_000).filter(|i| i % 10 == 0).map(key).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn flush_makes_a_reopenable_image_without_closing() {
+    let dev = Arc::new(MemoryDevice::new(16 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..3_000 {
+        t.put(&key(i), b"flushed").unwrap();
+    }
+    db.flush().unwrap();
+    t.put(b"after-flush", b"lost").unwrap();
+    drop(t);
+    drop(db); // No close: like a crash after the flush.
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    assert_eq!(t.iter().count(), 3_000);
+    assert_eq!(t.get(&key(2_999)).unwrap(), Some(b"flushed".to_vec()));
+}
+
+/// Hands out LSNs and records how far the "log" was made durable.
+#[derive(Debug, Default)]
+struct RecordingLogger {
+    next: std::sync::atomic::AtomicU64,
+    durable: Arc<std::sync::atomic::AtomicU64>,
+}
+impl wafer::page::PageLogger for RecordingLogger {
+    fn log(&self, _pid: u64, _change: &wafer::page::PageChange<'_>) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+    fn last_lsn(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
+    fn make_durable(&self, lsn: u64) -> wafer::Result<()> {
+        self.durable.fetch_max(lsn, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Checks every page write against the durable LSN: the write-ahead rule.
+#[derive(Debug)]
+struct WalRuleDevice {
+    inner: MemoryDevice,
+    durable: Arc<std::sync::atomic::AtomicU64>,
+}
+impl Device for WalRuleDevice {
+    fn capacity_bytes(&self) -> u64 {
+        self.inner.capacity_bytes()
+    }
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        self.inner.read_batch(ops)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        for op in ops.iter().filter(|op| op.offset != 0) {
+            let mut page_buf = [0u8; PAGE_SIZE];
+            page_buf.copy_from_slice(op.data);
+            let lsn = page::lsn(&page_buf);
+            assert!(lsn <= self.durable.load(Ordering::Relaxed), "page LSN {lsn} not durable");
+        }
+        self.inner.write_batch(ops)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.inner.sync()
+    }
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        self.inner.trim(offset, len)
+    }
+}
+
+#[test]
+fn pages_go_out_only_after_the_log_is_durable_to_their_lsn() {
+    let logger = Arc::new(RecordingLogger::default());
+    let device = Arc::new(WalRuleDevice {
+        inner: MemoryDevice::new(16 << 20),
+        durable: logger.durable.clone(),
+    });
+    let db = Db::open_with_logger(device, Options::test_min(), Some(logger.clone())).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..5_000 {
+        t.put(&key(i), &[3u8; 64]).unwrap();
+    }
+    assert!(db.stats().pool.page_writes > 100, "the tiny pool must write back");
+    db.close().unwrap();
+    assert!(logger.durable.load(Ordering::Relaxed) > 0);
+}

@@ -1,0 +1,188 @@
+#![allow(clippy::unwrap_used)] // Tests may unwrap.
+//! Several threads at once, with a tiny buffer pool: disjoint key ranges (each thread checks its
+//! own BTreeMap model exactly) and shared key ranges (values name their key, so every read can be
+//! validated; a final single-threaded pass compares against a model). Seeds are printed.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use wafer::device::MemoryDevice;
+use wafer::{Db, Options, WriteBatch};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const TREES: [&str; 2] = ["one", "two"];
+
+fn open(frames: u64) -> (Arc<MemoryDevice>, Db) {
+    let dev = Arc::new(MemoryDevice::new(128 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min().with_buffer_pool_bytes(frames * 4096))
+        .unwrap();
+    (dev, db)
+}
+
+fn disjoint(seed: u64, threads: u64, steps: u64) {
+    eprintln!("disjoint seed {seed}");
+    let (dev, db) = open(24);
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut rng = Rng((seed + t) | 1);
+                let mut model: Vec<BTreeMap<Vec<u8>, Vec<u8>>> = vec![BTreeMap::new(); 2];
+                for step in 0..steps {
+                    let ti = rng.below(2) as usize;
+                    let tree = db.tree(TREES[ti]).unwrap();
+                    let k = format!("t{t}-{:05}", rng.below(2000)).into_bytes();
+                    let ctx = format!("seed {seed} thread {t} step {step}");
+                    match rng.below(10) {
+                        0..=4 => {
+                            let v = vec![step as u8; rng.below(200) as usize];
+                            tree.put(&k, &v).unwrap();
+                            model[ti].insert(k, v);
+                        }
+                        5..=6 => {
+                            let found = tree.delete(&k).unwrap();
+                            assert_eq!(found, model[ti].remove(&k).is_some(), "{ctx}");
+                        }
+                        7..=8 => {
+                            assert_eq!(tree.get(&k).unwrap().as_ref(), model[ti].get(&k), "{ctx}")
+                        }
+                        _ => {
+                            let p = format!("t{t}-").into_bytes();
+                            let got: Vec<_> = tree.prefix(&p).map(|r| r.unwrap()).collect();
+                            let want: Vec<_> =
+                                model[ti].iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                            assert!(got == want, "{ctx}: prefix scan");
+                        }
+                    }
+                }
+                model
+            })
+        })
+        .collect();
+    let models: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let check = |db: &Db| {
+        for (ti, name) in TREES.iter().enumerate() {
+            let tree = db.tree(name).unwrap();
+            let mut want = BTreeMap::new();
+            for m in &models {
+                want.extend(m[ti].clone());
+            }
+            let got: BTreeMap<_, _> = tree.iter().map(|r| r.unwrap()).collect();
+            assert!(got == want, "seed {seed}: tree {name} after all threads");
+        }
+    };
+    check(&db);
+    db.close().unwrap();
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    check(&db);
+}
+
+fn valid(k: &[u8], v: &[u8]) -> bool {
+    v.len() >= k.len() && &v[..k.len()] == k
+}
+
+fn shared(seed: u64, threads: u64, steps: u64) {
+    eprintln!("shared seed {seed}");
+    let (_dev, db) = open(24);
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut rng = Rng((seed * 31 + t) | 1);
+                for step in 0..steps {
+                    let tree = db.tree(TREES[rng.below(2) as usize]).unwrap();
+                    let k = format!("s{:04}", rng.below(1500)).into_bytes();
+                    let ctx = format!("seed {seed} thread {t} step {step}");
+                    match rng.below(10) {
+                        0..=3 => {
+                            let mut v = k.clone();
+                            v.resize(k.len() + rng.below(300) as usize, t as u8);
+                            tree.put(&k, &v).unwrap();
+                        }
+                        4..=5 => {
+                            tree.delete(&k).unwrap();
+                        }
+                        6 => {
+                            let mut b = WriteBatch::new();
+                            for i in 0..4u8 {
+                                let mut kk = k.clone();
+                                kk.push(b'a' + i);
+                                b.put(TREES[i as usize % 2], &kk, &kk);
+                            }
+                            db.write(&b).unwrap();
+                        }
+                        7..=8 => {
+                            if let Some(v) = tree.get(&k).unwrap() {
+                                assert!(valid(&k, &v), "{ctx}: value of {k:?} is not its own");
+                            }
+                        }
+                        _ => {
+                            let rev = rng.below(2) == 0;
+                            let it = tree.range(k.clone()..);
+                            let got: Vec<_> = if rev {
+                                it.rev().take(60).map(|r| r.unwrap()).collect()
+                            } else {
+                                it.take(60).map(|r| r.unwrap()).collect()
+                            };
+                            for w in got.windows(2) {
+                                let ordered = if rev { w[0].0 > w[1].0 } else { w[0].0 < w[1].0 };
+                                assert!(ordered, "{ctx}: scan out of order or repeated");
+                            }
+                            assert!(got.iter().all(|(k, v)| valid(k, v)), "{ctx}: bad scan value");
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    // Whatever the interleaving, the trees must now be well-formed: check against a model
+    // built from the trees' own contents after a single-threaded round of changes.
+    for name in TREES {
+        let tree = db.tree(name).unwrap();
+        let mut model: BTreeMap<_, _> = tree.iter().map(|r| r.unwrap()).collect();
+        assert!(model.iter().all(|(k, v)| valid(k, v)), "seed {seed}");
+        for (k, v) in &model {
+            assert_eq!(tree.get(k).unwrap().as_ref(), Some(v), "seed {seed}: point read");
+        }
+        let keys: Vec<_> = model.keys().cloned().collect();
+        for k in keys.iter().step_by(2) {
+            assert!(tree.delete(k).unwrap());
+            model.remove(k);
+        }
+        let got: BTreeMap<_, _> = tree.iter().map(|r| r.unwrap()).collect();
+        assert!(got == model, "seed {seed}: tree {name} after shared run");
+    }
+    db.close().unwrap();
+}
+
+#[test]
+fn threads_on_disjoint_ranges_match_their_models() {
+    disjoint(7, 4, 3_000);
+}
+
+#[test]
+fn threads_on_shared_ranges_keep_trees_well_formed() {
+    shared(11, 4, 3_000);
+}
+
+#[test]
+#[ignore = "long: cargo test -p wafer --release --test concurrency -- --ignored"]
+fn threads_long() {
+    for seed in 100..110 {
+        disjoint(seed, 6, 20_000);
+        shared(seed, 6, 50_000);
+    }
+}

@@ -1,0 +1,236 @@
+#![allow(clippy::unwrap_used)] // Tests may unwrap.
+//! Model tests: random operation sequences across several trees, with a tiny buffer pool that
+//! evicts and reloads constantly, checked against BTreeMap models. Seeds are printed; rerun one
+//! with WAFER_SEED=<seed>. The long variant: `cargo test -p wafer --test model -- --ignored`.
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::Arc;
+use wafer::device::MemoryDevice;
+use wafer::{Db, Options, WriteBatch};
+
+type Model = HashMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
+/// A staged batch operation: tree, key, new value (None = delete).
+type Staged = (&'static str, Vec<u8>, Option<Vec<u8>>);
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const TREES: [&str; 3] = ["alpha", "beta", "gamma"];
+
+fn seeds(default: u64) -> u64 {
+    std::env::var("WAFER_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+fn key(rng: &mut Rng, space: u64) -> Vec<u8> {
+    let n = rng.below(space);
+    let mut k = format!("k{n:06}").into_bytes();
+    // Mostly short keys, some long ones so splits see big separators.
+    match rng.below(20) {
+        0 => k.resize(100 + (n as usize * 7) % 900, b'x'),
+        1 => k.resize(1024, b'y'),
+        _ => {}
+    }
+    k
+}
+
+fn value(rng: &mut Rng) -> Vec<u8> {
+    let len = match rng.below(10) {
+        0 => rng.below(2049) as usize,
+        1..=3 => rng.below(300) as usize,
+        _ => rng.below(40) as usize,
+    };
+    let b = rng.next() as u8;
+    (0..len).map(|i| b.wrapping_add(i as u8)).collect()
+}
+
+fn bound(rng: &mut Rng, space: u64) -> Bound<Vec<u8>> {
+    match rng.below(3) {
+        0 => Bound::Unbounded,
+        1 => Bound::Included(key(rng, space)),
+        _ => Bound::Excluded(key(rng, space)),
+    }
+}
+
+fn check_all(db: &Db, model: &Model, seed: u64) {
+    for name in TREES {
+        let tree = db.tree(name).unwrap();
+        let got: Vec<(Vec<u8>, Vec<u8>)> = tree.iter().map(|r| r.unwrap()).collect();
+        let want: Vec<(Vec<u8>, Vec<u8>)> =
+            model[name].iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        assert_eq!(got.len(), want.len(), "seed {seed} tree {name}: entry count");
+        assert!(got == want, "seed {seed} tree {name}: contents differ");
+        let back: Vec<(Vec<u8>, Vec<u8>)> = tree.iter().rev().map(|r| r.unwrap()).collect();
+        assert!(back.into_iter().rev().eq(want), "seed {seed} tree {name}: reverse scan");
+    }
+}
+
+/// Runs `steps` random operations; returns the model.
+fn run(db: &Db, model: &mut Model, seed: u64, steps: u64, space: u64) {
+    let mut rng = Rng(seed | 1);
+    for step in 0..steps {
+        let name = TREES[rng.below(3) as usize];
+        let tree = db.tree(name).unwrap();
+        let m = model.get_mut(name).unwrap();
+        let ctx = || format!("seed {seed} step {step} tree {name}");
+        match rng.below(100) {
+            0..=44 => {
+                let (k, v) = (key(&mut rng, space), value(&mut rng));
+                tree.put(&k, &v).unwrap_or_else(|e| panic!("{}: put: {e}", ctx()));
+                m.insert(k, v);
+            }
+            45..=64 => {
+                let k = key(&mut rng, space);
+                let found = tree.delete(&k).unwrap_or_else(|e| panic!("{}: delete: {e}", ctx()));
+                assert_eq!(found, m.remove(&k).is_some(), "{}: delete result", ctx());
+            }
+            65..=84 => {
+                let k = key(&mut rng, space);
+                let got = tree.get(&k).unwrap_or_else(|e| panic!("{}: get: {e}", ctx()));
+                assert_eq!(got.as_ref(), m.get(&k), "{}: get", ctx());
+            }
+            85..=92 => {
+                let (lo, hi) = (bound(&mut rng, space), bound(&mut rng, space));
+                let empty = match (&lo, &hi) {
+                    (
+                        Bound::Included(l) | Bound::Excluded(l),
+                        Bound::Included(h) | Bound::Excluded(h),
+                    ) => {
+                        l > h
+                            || (l == h
+                                && !matches!((&lo, &hi), (Bound::Included(_), Bound::Included(_))))
+                    }
+                    _ => false,
+                };
+                let want: Vec<_> = if empty {
+                    Vec::new()
+                } else {
+                    m.range((lo.clone(), hi.clone())).map(|(k, v)| (k.clone(), v.clone())).collect()
+                };
+                let take = rng.below(50) as usize;
+                let reverse = rng.below(2) == 0;
+                let it = tree.range((lo.clone(), hi.clone()));
+                let got: Vec<_> = if reverse {
+                    it.rev().take(take).map(|r| r.unwrap()).collect()
+                } else {
+                    it.take(take).map(|r| r.unwrap()).collect()
+                };
+                let want: Vec<_> = if reverse {
+                    want.into_iter().rev().take(take).collect()
+                } else {
+                    want.into_iter().take(take).collect()
+                };
+                assert!(got == want, "{}: range {lo:?}..{hi:?} rev {reverse}", ctx());
+            }
+            93..=95 => {
+                // Prefix scan, meeting in the middle from both ends.
+                let p = format!("k{:04}", rng.below(space / 100 + 1)).into_bytes();
+                let want: Vec<_> = m
+                    .range(p.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&p))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let mut it = tree.prefix(&p);
+                let (mut front, mut back) = (Vec::new(), Vec::new());
+                for _ in 0..=want.len() {
+                    let (item, side) = if rng.below(2) == 0 {
+                        (it.next(), &mut front)
+                    } else {
+                        (it.next_back(), &mut back)
+                    };
+                    match item {
+                        None => break,
+                        Some(r) => {
+                            side.push(r.unwrap_or_else(|e| panic!("{}: prefix: {e}", ctx())))
+                        }
+                    }
+                }
+                back.reverse();
+                front.extend(back);
+                assert!(front == want, "{}: prefix {p:?}", ctx());
+            }
+            _ => {
+                let mut batch = WriteBatch::new();
+                let mut staged: Vec<Staged> = Vec::new();
+                for _ in 0..rng.below(8) + 1 {
+                    let t = TREES[rng.below(3) as usize];
+                    let k = key(&mut rng, space);
+                    if rng.below(3) == 0 {
+                        batch.delete(t, &k);
+                        staged.push((t, k, None));
+                    } else {
+                        let v = value(&mut rng);
+                        batch.put(t, &k, &v);
+                        staged.push((t, k, Some(v)));
+                    }
+                }
+                db.write(&batch).unwrap_or_else(|e| panic!("{}: batch: {e}", ctx()));
+                for (t, k, v) in staged {
+                    let m = model.get_mut(t).unwrap();
+                    match v {
+                        Some(v) => m.insert(k, v),
+                        None => m.remove(&k),
+                    };
+                }
+            }
+        }
+    }
+}
+
+fn model_run(seed: u64, steps: u64, space: u64) {
+    eprintln!("model seed {seed} (rerun with WAFER_SEED={seed})");
+    let dev = Arc::new(MemoryDevice::new(64 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let mut model: Model = TREES.iter().map(|t| (t.to_string(), BTreeMap::new())).collect();
+    for t in TREES {
+        db.tree(t).unwrap();
+    }
+    let baseline = db.stats().allocated_pages;
+    run(&db, &mut model, seed, steps, space);
+    check_all(&db, &model, seed);
+    let stats = db.stats();
+    assert!(stats.pool.misses > 100, "the tiny pool must evict: {:?}", stats.pool);
+    db.close().unwrap();
+
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    assert_eq!(db.tree_names().unwrap(), TREES.to_vec());
+    check_all(&db, &model, seed);
+    run(&db, &mut model, seed.wrapping_add(1), steps / 4, space);
+    check_all(&db, &model, seed);
+    for t in TREES {
+        let tree = db.tree(t).unwrap();
+        for k in model[t].keys() {
+            assert!(tree.delete(k).unwrap(), "seed {seed}: delete {k:?}");
+        }
+    }
+    assert_eq!(db.stats().allocated_pages, baseline, "seed {seed}: pages leaked");
+    db.close().unwrap();
+}
+
+#[test]
+fn model_single_thread_tiny_pool() {
+    model_run(seeds(0xC0FFEE), 20_000, 3_000);
+}
+
+#[test]
+fn model_single_thread_small_key_space() {
+    model_run(seeds(42), 4_000, 300);
+}
+
+#[test]
+#[ignore = "long: cargo test -p wafer --release --test model -- --ignored"]
+fn model_long() {
+    for seed in 1..=20 {
+        model_run(seeds(seed), 100_000, 20_000);
+    }
+}
