@@ -81,10 +81,16 @@ impl DbInner {
                 return Err(e);
             }
         };
-        if !logged {
-            return Ok(value); // Nothing changed: nothing to commit.
+        let lsn = if logged {
+            logger.append_commit(&self.engine_state()).inspect_err(|_| self.poison())?
+        } else {
+            // Nothing changed, but a Sync caller still expects every batch before its own to be
+            // durable when it returns (acknowledgement covers the log prefix).
+            logger.committed()
+        };
+        if lsn == 0 {
+            return Ok(value);
         }
-        let lsn = logger.append_commit(&self.engine_state()).inspect_err(|_| self.poison())?;
         drop(guard);
         logger.commit(lsn, durability).inspect_err(|_| self.poison())?;
         self.maybe_checkpoint(logger);
