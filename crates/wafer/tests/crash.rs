@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 //! Crash tests through the fault-injecting device: a random workload of batches (Sync and None
 //! durability, several trees, a tiny pool so eviction, doublewrite and checkpoints happen) on a
 //! data device and a WAL device; power is cut on both at one random I/O counted across both
