@@ -226,12 +226,12 @@ fn run_seed(seed: u64, totals: &mut Totals) {
     let got = dump(&db);
     let matched = (acked..states.len()).find(|j| states[*j] == got);
     if matched.is_none() {
-        for j in 0..states.len() {
-            let diff = states[j]
+        for (j, state) in states.iter().enumerate() {
+            let diff = state
                 .iter()
                 .filter(|(k, v)| got.get(*k) != Some(*v))
                 .map(|(k, _)| k.clone())
-                .chain(got.keys().filter(|k| !states[j].contains_key(*k)).cloned())
+                .chain(got.keys().filter(|k| !state.contains_key(*k)).cloned())
                 .collect::<Vec<_>>();
             eprintln!(
                 "state {j}: {} entries, {} differ {:?}",
