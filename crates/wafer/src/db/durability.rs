@@ -106,7 +106,15 @@ impl DbInner {
             let used = w.next_lsn().0 - w.start_lsn().0;
             w.capacity_bytes().saturating_sub(used + slack)
         };
-        let needed = estimate_bytes.min(wal.capacity_bytes() / 2);
+        let needed = estimate_bytes;
+        let usable = wal.capacity_bytes().saturating_sub(slack);
+        if needed > usable {
+            // Could never fit, even in an empty log: refuse before anything changes.
+            return Err(Error::Wal(WalError::LogFull {
+                needed_bytes: needed - usable,
+                start_lsn: wal.start_lsn(),
+            }));
+        }
         if free(wal) >= needed {
             return Ok(());
         }
