@@ -188,3 +188,18 @@ fn a_small_log_is_recycled_by_checkpoints_and_never_full_for_the_user() {
     assert_eq!(t.get(&2999u32.to_be_bytes()).unwrap(), Some(vec![2999u32 as u8; 200]));
     assert_eq!(t.get(b"still").unwrap(), Some(b"writable".to_vec()));
 }
+
+#[test]
+fn interval_trigger_checkpoints_on_writes() {
+    let (data, wal) = (Arc::new(FaultDevice::new(8 << 20)), Arc::new(FaultDevice::new(1 << 20)));
+    let mut o = options();
+    o.checkpoint_interval = Some(Duration::ZERO);
+    let db = Db::open_on_devices(data, wal, o).unwrap();
+    let t = db.tree("t").unwrap();
+    let before = db.stats().checkpoints;
+    for i in 0..10u32 {
+        t.put(&i.to_be_bytes(), b"v").unwrap();
+    }
+    assert_eq!(db.stats().checkpoints - before, 10, "one checkpoint per write at interval 0");
+    db.close().unwrap();
+}
