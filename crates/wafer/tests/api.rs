@@ -19,10 +19,20 @@ fn key(i: u32) -> Vec<u8> {
 
 #[test]
 fn file_database_survives_close_and_reopen() {
-    let path = std::env::temp_dir().join(format!("wafer-api-{}.db", std::process::id()));
+    file_reopen(wafer::device::FileOptions::BUFFERED, "buffered");
+}
+
+#[test]
+fn direct_io_file_database_survives_close_and_reopen() {
+    file_reopen(wafer::device::FileOptions::DIRECT, "direct");
+}
+
+fn file_reopen(file: wafer::device::FileOptions, tag: &str) {
+    let path = std::env::temp_dir().join(format!("wafer-api-{tag}-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
+    let options = Options { file, ..Options::test_min() };
     {
-        let db = Db::open(&path, Options::test_min()).unwrap();
+        let db = Db::open(&path, options.clone()).unwrap();
         let (a, b) = (db.tree("a").unwrap(), db.tree("b").unwrap());
         for i in 0..5_000 {
             a.put(&key(i), &i.to_le_bytes()).unwrap();
@@ -35,8 +45,10 @@ fn file_database_survives_close_and_reopen() {
         }
         db.close().unwrap();
     }
-    let db = Db::open(&path, Options::test_min()).unwrap();
+    let db = Db::open(&path, options).unwrap();
     assert_eq!(db.tree_names().unwrap(), vec!["a".to_string(), "b".to_string()]);
+    let io = db.stats().io.unwrap();
+    assert!(io.read_ops > 0, "a reopened database reads through its counted device");
     let (a, b) = (db.tree("a").unwrap(), db.tree("b").unwrap());
     for i in 0..5_000u32 {
         let want = (i % 7 != 0).then(|| i.to_le_bytes().to_vec());

@@ -28,11 +28,18 @@ const NO_PAGE: PageId = PageId::MAX;
 /// was latched, both transient unless the pool is far too small for the thread count.
 const FETCH_ATTEMPTS_MAX: usize = 100_000;
 
+/// A page buffer aligned to 4 KiB, so O_DIRECT devices can use it without a bounce copy.
+#[derive(Debug)]
+#[repr(C, align(4096))]
+struct AlignedPage(PageBuf);
+const _: () = assert!(std::mem::size_of::<AlignedPage>() == PAGE_SIZE);
+const _: () = assert!(std::mem::align_of::<AlignedPage>() == PAGE_SIZE);
+
 #[derive(Debug)]
 struct FrameData {
     pid: PageId,
     dirty: bool,
-    bytes: Box<PageBuf>,
+    bytes: Box<AlignedPage>,
 }
 
 #[derive(Debug)]
@@ -79,7 +86,7 @@ impl PageRef<'_> {
         self.g.pid
     }
     pub fn bytes(&self) -> &PageBuf {
-        &self.g.bytes
+        &self.g.bytes.0
     }
 }
 impl PageMut<'_> {
@@ -87,11 +94,11 @@ impl PageMut<'_> {
         self.g.pid
     }
     pub fn bytes(&self) -> &PageBuf {
-        &self.g.bytes
+        &self.g.bytes.0
     }
     pub fn bytes_mut(&mut self) -> &mut PageBuf {
         self.g.dirty = true;
-        &mut self.g.bytes
+        &mut self.g.bytes.0
     }
 }
 
@@ -134,7 +141,7 @@ impl BufferPool {
                 latch: RwLock::new(FrameData {
                     pid: NO_PAGE,
                     dirty: false,
-                    bytes: Box::new([0u8; PAGE_SIZE]),
+                    bytes: Box::new(AlignedPage([0u8; PAGE_SIZE])),
                 }),
                 referenced: AtomicBool::new(false),
             })
@@ -274,8 +281,8 @@ impl BufferPool {
         self.table[idx].store(f, Ordering::Release);
         drop(st);
         self.counters.miss();
-        let loaded = self.store.read_page(pid, &mut g.bytes).and_then(|()| {
-            page::verify(&g.bytes, pid)
+        let loaded = self.store.read_page(pid, &mut g.bytes.0).and_then(|()| {
+            page::verify(&g.bytes.0, pid)
                 .map_err(|reason| Error::CorruptPage { page_id: pid, reason })
         });
         if let Err(e) = loaded {
@@ -305,7 +312,7 @@ impl BufferPool {
             };
             let frame = &self.frames[f as usize];
             let mut g = write_latch(&frame.latch);
-            g.bytes.fill(0);
+            g.bytes.0.fill(0);
             g.pid = pid;
             g.dirty = true;
             frame.referenced.store(true, Ordering::Relaxed);
@@ -379,10 +386,10 @@ impl BufferPool {
         let mut count = 0u64;
         let mut max_lsn = 0;
         for (_, g) in frames.iter_mut().filter(|(_, g)| g.dirty) {
-            max_lsn = max_lsn.max(page::lsn(&g.bytes));
+            max_lsn = max_lsn.max(page::lsn(&g.bytes.0));
             let ts = self.write_clock.fetch_add(1, Ordering::Relaxed) + 1;
-            page::push_write_history(&mut g.bytes, ts);
-            page::seal(&mut g.bytes);
+            page::push_write_history(&mut g.bytes.0, ts);
+            page::seal(&mut g.bytes.0);
             count += 1;
         }
         if count == 0 {
@@ -393,7 +400,7 @@ impl BufferPool {
             return Err(e);
         }
         let pages: Vec<(PageId, &PageBuf)> =
-            frames.iter().filter(|(_, g)| g.dirty).map(|(_, g)| (g.pid, &*g.bytes)).collect();
+            frames.iter().filter(|(_, g)| g.dirty).map(|(_, g)| (g.pid, &g.bytes.0)).collect();
         if let Err(e) = self.store.write_batch(&pages, purpose) {
             // The pages stay cached and dirty; the caller sees the error and the DB refuses
             // writes from now on (state after a failed write is unknown).
