@@ -7,6 +7,7 @@ pub mod buffer;
 pub mod db;
 pub mod device;
 pub mod error;
+pub mod oop;
 pub mod options;
 pub mod page;
 pub mod space;

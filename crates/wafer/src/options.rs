@@ -1,13 +1,27 @@
 //! Database options: a value with named presets, never global state.
 use crate::device::FileOptions;
+use crate::oop::OutOfPlaceOptions;
 
-/// How pages reach the device. Only in-place exists yet; the superblock records the mode.
+/// How pages reach the device. Chosen at creation; the superblock records it and an open in the
+/// other mode is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
 pub enum WriteMode {
     /// Page `pid` overwritten at `data_offset + pid * 4096` (no doublewrite yet).
     #[default]
     InPlace = 0,
+    /// Write-back batches appended to zones, a page-id-to-offset map, DB GC (000 sec. 2, 4, 6).
+    OutOfPlace = 1,
+}
+
+impl WriteMode {
+    pub fn from_u8(b: u8) -> Option<WriteMode> {
+        match b {
+            0 => Some(WriteMode::InPlace),
+            1 => Some(WriteMode::OutOfPlace),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +38,8 @@ pub struct Options {
     /// Where page 0 starts on the device (room for areas a later write path puts in front).
     pub data_offset_bytes: u64,
     pub write_mode: WriteMode,
+    /// Zones and GC of the out-of-place mode (ignored in place).
+    pub out_of_place: OutOfPlaceOptions,
 }
 
 impl Options {
@@ -36,6 +52,7 @@ impl Options {
             file: FileOptions::BUFFERED,
             data_offset_bytes: 0,
             write_mode: WriteMode::InPlace,
+            out_of_place: OutOfPlaceOptions::production(),
         }
     }
 
@@ -48,7 +65,14 @@ impl Options {
             file: FileOptions::BUFFERED,
             data_offset_bytes: 0,
             write_mode: WriteMode::InPlace,
+            out_of_place: OutOfPlaceOptions::test_min(),
         }
+    }
+
+    /// The same options in the out-of-place write mode.
+    pub fn out_of_place(mut self) -> Options {
+        self.write_mode = WriteMode::OutOfPlace;
+        self
     }
 
     pub fn with_buffer_pool_bytes(mut self, bytes: u64) -> Options {

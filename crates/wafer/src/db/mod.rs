@@ -6,13 +6,14 @@
 mod batch;
 mod catalog;
 mod iter;
+mod mode;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use iter::Iter;
 
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::{Env, Exclusive, TreeCore};
-use crate::buffer::{BufferPool, InPlaceStore, PageStore, PoolStats};
+use crate::buffer::{BufferPool, PoolStats};
 use crate::device::{Counted, Device, FileDevice, WritePurpose};
 use crate::options::Options;
 use crate::page::meta::{Meta, META_PAGE_ID};
@@ -68,6 +69,8 @@ pub struct DbStats {
     /// Device I/O by purpose, for databases opened with [`Db::open`] (which wraps its file in
     /// [`Counted`]); callers of `open_on` wrap and read their own device.
     pub io: Option<IoSnapshot>,
+    /// Zones, page map and GC figures in the out-of-place write mode.
+    pub out_of_place: Option<crate::oop::OutOfPlaceStats>,
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
@@ -159,7 +162,7 @@ impl Db {
         if !options.data_offset_bytes.is_multiple_of(PAGE_SIZE as u64) {
             return Err(Error::InvalidOptions("data_offset_bytes must be 4 KiB aligned".into()));
         }
-        let store = Arc::new(InPlaceStore::new(device, options.data_offset_bytes));
+        let store = mode::open_store(device, &options)?;
         let page_capacity = store.page_capacity();
         if page_capacity < 4 {
             return Err(Error::InvalidOptions(format!(
@@ -366,7 +369,16 @@ impl Db {
             trees: inner.trees.read().unwrap_or_else(|e| e.into_inner()).len(),
             last_lsn: inner.logger.last_lsn(),
             io: inner.io_stats.as_ref().map(|s| s.snapshot()),
+            out_of_place: inner.pool.store().out_of_place_stats(),
         }
+    }
+
+    /// Out-of-place mode: runs DB GC now - until the free-zone target is met, or with
+    /// `every_zone` on every zone holding an invalid page - and returns the cycles run. In place
+    /// there is nothing to collect (0).
+    pub fn collect_garbage(&self, every_zone: bool) -> Result<u32> {
+        self.inner.check_writable()?;
+        self.inner.pool.store().collect_garbage(every_zone)
     }
 
     /// Writes every dirty page and the superblock, and syncs: after `flush` returns, a reopen
@@ -404,6 +416,7 @@ impl DbInner {
         self.pool.flush_all(WritePurpose::UserCheckpoint)?;
         let store = self.pool.store();
         store.sync()?;
+        store.checkpoint()?;
         let a = self.alloc.state();
         let meta = Meta {
             write_mode: self.options.write_mode as u8,
