@@ -30,4 +30,11 @@ pub enum Error {
     Closed,
     #[error("corrupt database: {0}")]
     Corrupt(String),
+    /// The data file exists but its WAL file does not: opening without the log would lose
+    /// acknowledged commits, so the database refuses.
+    #[error("WAL file {path} of an existing database is missing")]
+    WalFileMissing { path: std::path::PathBuf },
+    /// Redo could not apply a record to its page.
+    #[error("recovery failed at WAL lsn {lsn} (page {page_id}): {reason}")]
+    Redo { lsn: u64, page_id: u64, reason: String },
 }

@@ -13,6 +13,12 @@ const _: () = {
     send_sync::<wafer::Tree>();
 };
 
+/// Test options with page `pid` at `pid * 4096` (no doublewrite area in front), for tests that
+/// poke at pages on the device.
+fn plain() -> Options {
+    Options { doublewrite: false, data_offset_bytes: 0, ..Options::test_min() }
+}
+
 fn key(i: u32) -> Vec<u8> {
     format!("key{i:08}").into_bytes()
 }
@@ -30,6 +36,7 @@ fn direct_io_file_database_survives_close_and_reopen() {
 fn file_reopen(file: wafer::device::FileOptions, tag: &str) {
     let path = std::env::temp_dir().join(format!("wafer-api-{tag}-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(wafer::db::wal_path(&path));
     let options = Options { file, ..Options::test_min() };
     {
         let db = Db::open(&path, options.clone()).unwrap();
@@ -57,12 +64,13 @@ fn file_reopen(file: wafer::device::FileOptions, tag: &str) {
     assert_eq!(b.iter().count(), 1667);
     db.close().unwrap();
     std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(wafer::db::wal_path(&path)).unwrap();
 }
 
 #[test]
 fn flipped_byte_is_reported_as_corrupt_page() {
     let dev = Arc::new(MemoryDevice::new(4 << 20));
-    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let db = Db::open_on(dev.clone(), plain()).unwrap();
     let t = db.tree("t").unwrap();
     for i in 0..10 {
         t.put(&key(i), b"v").unwrap();
@@ -73,7 +81,7 @@ fn flipped_byte_is_reported_as_corrupt_page() {
     dev.read_at(2 * PAGE_SIZE as u64, &mut buf).unwrap();
     buf[PAGE_SIZE - 5] ^= 0x10;
     dev.write_at(2 * PAGE_SIZE as u64, &buf, WritePurpose::Metadata).unwrap();
-    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let db = Db::open_on(dev, plain()).unwrap();
     let err = db.tree("t").unwrap().get(&key(3)).unwrap_err();
     match &err {
         Error::CorruptPage { page_id: 2, reason } => assert!(reason.contains("checksum")),
@@ -101,7 +109,7 @@ fn oversize_keys_and_values_are_refused_whole() {
 #[test]
 fn full_device_is_a_clean_error() {
     let dev = Arc::new(MemoryDevice::new(40 * PAGE_SIZE as u64));
-    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let db = Db::open_on(dev, plain()).unwrap();
     let t = db.tree("t").unwrap();
     let mut stored = 0;
     let err = loop {
@@ -145,7 +153,7 @@ fn deleting_everything_returns_pages_and_reuses_them() {
 #[test]
 fn write_back_stamps_history_and_lsn() {
     let dev = Arc::new(MemoryDevice::new(4 << 20));
-    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let db = Db::open_on(dev.clone(), plain()).unwrap();
     let t = db.tree("t").unwrap();
     t.put(b"k", b"v").unwrap();
     db.close().unwrap();
@@ -154,7 +162,7 @@ fn write_back_stamps_history_and_lsn() {
     assert!(page::lsn(&buf) > 0);
     let first = page::write_history(&buf)[3];
     assert!(first > 0);
-    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let db = Db::open_on(dev.clone(), plain()).unwrap();
     db.tree("t").unwrap().put(b"k", b"w").unwrap();
     db.close().unwrap();
     dev.read_at(2 * PAGE_SIZE as u64, &mut buf).unwrap();
@@ -218,7 +226,7 @@ fn closed_database_refuses_work() {
 fn garbage_superblock_is_refused() {
     let dev = Arc::new(MemoryDevice::new(4 << 20));
     dev.write_at(0, &[0xabu8; PAGE_SIZE], WritePurpose::Metadata).unwrap();
-    let err = Db::open_on(dev, Options::test_min()).unwrap_err();
+    let err = Db::open_on(dev, plain()).unwrap_err();
     assert!(matches!(err, Error::Corrupt(_)), "{err}");
 }
 
@@ -315,7 +323,7 @@ fn pages_go_out_only_after_the_log_is_durable_to_their_lsn() {
         inner: MemoryDevice::new(16 << 20),
         durable: logger.durable.clone(),
     });
-    let db = Db::open_with_logger(device, Options::test_min(), Some(logger.clone())).unwrap();
+    let db = Db::open_with_logger(device, plain(), Some(logger.clone())).unwrap();
     let t = db.tree("t").unwrap();
     for i in 0..5_000 {
         t.put(&key(i), &[3u8; 64]).unwrap();

@@ -10,10 +10,12 @@
 //! waits for that mutex cannot deadlock with it.
 //! This is the pessimistic design the brief allows instead of optimistic version latches.
 mod counters;
+pub mod doublewrite;
 pub mod store;
 
 pub use counters::PoolStats;
-pub use store::{InPlaceStore, PageStore};
+pub use doublewrite::DoublewriteStore;
+pub use store::{InPlaceStore, PageStore, StoreRecovery};
 
 use crate::device::WritePurpose;
 use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};
@@ -357,6 +359,8 @@ impl BufferPool {
         let n = self.frames.len();
         let want = self.batch_pages.min(n / 4).max(1);
         let mut victims = Vec::with_capacity(want);
+        // Dirty pages of a batch still being applied stay put (write-ahead rule, no undo).
+        let limit = self.logger.write_back_limit();
         // Two full turns: the first may only clear reference bits.
         for _ in 0..2 * n {
             if victims.len() >= want {
@@ -369,7 +373,7 @@ impl BufferPool {
                 continue;
             }
             if let Some(g) = try_write_latch(&frame.latch) {
-                if g.pid != NO_PAGE {
+                if g.pid != NO_PAGE && !(g.dirty && page::lsn(&g.bytes.0) > limit) {
                     victims.push((i as u32, g));
                 }
             }
@@ -416,6 +420,20 @@ impl BufferPool {
 
     /// Writes every dirty page back (batches of `batch_pages`); pages stay cached.
     pub fn flush_all(&self, purpose: WritePurpose) -> Result<()> {
+        let skipped = self.flush_dirty(purpose)?;
+        if skipped > 0 {
+            return Err(Error::Corrupt(format!(
+                "{skipped} dirty pages hold uncommitted changes and cannot be flushed"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes back every dirty page the logger allows (`page_lsn <= write_back_limit()`), in
+    /// batches; returns how many dirty pages it had to skip (a batch in progress holds them).
+    pub fn flush_dirty(&self, purpose: WritePurpose) -> Result<u64> {
+        let limit = self.logger.write_back_limit();
+        let mut skipped = 0u64;
         let mut batch: Vec<(u32, RwLockWriteGuard<'_, FrameData>)> = Vec::new();
         for (i, frame) in self.frames.iter().enumerate() {
             // Block only while holding nothing, so a flusher never waits in a latch cycle.
@@ -428,14 +446,19 @@ impl BufferPool {
                 }
             };
             if g.pid != NO_PAGE && g.dirty {
-                batch.push((i as u32, g));
+                if page::lsn(&g.bytes.0) > limit {
+                    skipped += 1;
+                } else {
+                    batch.push((i as u32, g));
+                }
             }
             if batch.len() >= self.batch_pages {
                 self.write_back(&mut batch, purpose)?;
                 batch.clear();
             }
         }
-        self.write_back(&mut batch, purpose)
+        self.write_back(&mut batch, purpose)?;
+        Ok(skipped)
     }
 }
 

@@ -29,6 +29,22 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     fn out_of_place_stats(&self) -> Option<crate::oop::OutOfPlaceStats> {
         None
     }
+    /// Called once at open, before anything is read: repairs what a crash left half written
+    /// (the doublewrite store restores torn pages). Nothing to do by default.
+    fn recover(&self) -> Result<StoreRecovery> {
+        Ok(StoreRecovery::default())
+    }
+}
+
+/// What [`PageStore::recover`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreRecovery {
+    /// Valid page copies found in the doublewrite area.
+    pub doublewrite_copies: u64,
+    /// Pages rewritten in place from their doublewrite copy (they differed).
+    pub pages_restored: u64,
+    /// Of those, pages whose in-place bytes failed their checksum (torn writes repaired).
+    pub torn_pages_repaired: u64,
 }
 
 /// Page `pid` at `data_offset_bytes + pid * PAGE_SIZE`, overwritten in place, no doublewrite.

@@ -1,10 +1,13 @@
 //! The public API: a database of named trees on one device.
 //!
 //! `Db` is `Send + Sync` and cheap to share (`Arc` inside); `Tree` handles are clonable.
-//! Without a WAL (next issue) data is durable only after [`Db::close`]; dropping a `Db` without
-//! closing it behaves like a crash.
+//! With a WAL ([`Db::open`], [`Db::open_on_devices`]) every batch is atomic and durable as its
+//! [`Durability`] says, and a reopen after a crash recovers. Without one ([`Db::open_on`]) data
+//! is durable only after [`Db::flush`] / [`Db::close`]. Dropping a `Db` without closing it
+//! behaves like a crash either way.
 mod batch;
 mod catalog;
+mod durability;
 mod iter;
 mod mode;
 
@@ -13,19 +16,23 @@ pub use iter::Iter;
 
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::{Env, Exclusive, TreeCore};
-use crate::buffer::{BufferPool, PoolStats};
-use crate::device::{Counted, Device, FileDevice, WritePurpose};
+use crate::buffer::{BufferPool, DoublewriteStore, PoolStats};
+use crate::device::{Counted, Device, FileDevice};
+use crate::durable::{redo, EngineState, RecoveryStats, WalLogger};
 use crate::options::Options;
 use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::node::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
+use crate::wal::{Durability, Lsn, Wal, WalError, WalStatsSnapshot};
 use crate::{Error, Result};
+use durability::{log_estimate_bytes, CkptState};
 use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 #[derive(Debug)]
 struct DbInner {
@@ -41,6 +48,16 @@ struct DbInner {
     poisoned: AtomicBool,
     /// Per-purpose I/O counters when the database counted its own device (`Db::open(path)`).
     io_stats: Option<Arc<IoStats>>,
+    wal_io_stats: Option<Arc<IoStats>>,
+    /// The WAL-backed logger (same object as `logger`), when the database keeps a WAL.
+    wal: Option<Arc<WalLogger>>,
+    /// Batches apply one at a time under this mutex (WAL mode only), so the log is a sequence
+    /// of whole batches each ended by a commit record. Lock order: `trees` -> `writer` ->
+    /// tree structure latches -> page latches.
+    writer: Mutex<()>,
+    ckpt: Mutex<CkptState>,
+    recovery: Option<RecoveryStats>,
+    doublewrite: Option<Arc<DoublewriteStore>>,
 }
 
 #[derive(Debug, Clone)]
@@ -66,11 +83,22 @@ pub struct DbStats {
     pub page_capacity: u64,
     pub trees: usize,
     pub last_lsn: u64,
-    /// Device I/O by purpose, for databases opened with [`Db::open`] (which wraps its file in
-    /// [`Counted`]); callers of `open_on` wrap and read their own device.
+    /// Device I/O by purpose, for databases opened with [`Db::open`] (which wraps its data file
+    /// in [`Counted`]; the WAL file is counted apart, see `wal_io`); callers of `open_on` wrap and
+    /// read their own devices.
     pub io: Option<IoSnapshot>,
     /// Zones, page map and GC figures in the out-of-place write mode.
     pub out_of_place: Option<crate::oop::OutOfPlaceStats>,
+    /// WAL file I/O for databases opened with [`Db::open`].
+    pub wal_io: Option<IoSnapshot>,
+    /// WAL counters (appends, flushes, syncs, group sizes), when the database keeps a WAL.
+    pub wal: Option<WalStatsSnapshot>,
+    /// Checkpoints completed since open.
+    pub checkpoints: u64,
+    /// What the open recovered (WAL databases).
+    pub recovery: Option<RecoveryStats>,
+    /// Pages written through the doublewrite area since open.
+    pub doublewrite_pages: u64,
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
@@ -124,51 +152,96 @@ impl DbInner {
 }
 
 impl Db {
-    /// Opens or creates a database in the file at `path` (a [`FileDevice`] driven as
-    /// `options.file` says, counted by a [`Counted`] wrapper). The device spans the larger of the
-    /// file's size and `options.file_capacity_bytes`.
+    /// Opens or creates a database in the file at `path` with its WAL in `<path>.wal` (both
+    /// [`FileDevice`]s driven as `options.file` says, each counted by its own [`Counted`]
+    /// wrapper: `DbStats::io` and `DbStats::wal_io`). A new data file spans
+    /// `options.file_capacity_bytes`, a new WAL `options.wal_capacity_bytes`; existing files keep
+    /// their sizes (so a truncated file is reported, not silently re-extended).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let path = path.as_ref();
-        let existing_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let wal_path = wal_path(path);
         let block = PAGE_SIZE as u64;
-        let capacity_bytes =
-            (existing_bytes / block).max(options.file_capacity_bytes / block) * block;
+        let existing_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let capacity_bytes = if existing_bytes > 0 {
+            existing_bytes / block * block
+        } else {
+            options.file_capacity_bytes / block * block
+        };
+        let wal_bytes = match std::fs::metadata(&wal_path) {
+            Ok(m) => Some(m.len()),
+            Err(_) if existing_bytes > 0 => {
+                return Err(Error::WalFileMissing { path: wal_path });
+            }
+            Err(_) => None,
+        };
+        let wal_capacity_bytes = match wal_bytes {
+            Some(len) if len < 2 * block => {
+                return Err(Error::Wal(WalError::Truncated {
+                    expected_bytes: 2 * block,
+                    actual_bytes: len,
+                }));
+            }
+            Some(len) => len / block * block,
+            None => options.wal_capacity_bytes / block * block,
+        };
+        if capacity_bytes == 0 {
+            return Err(Error::InvalidOptions("data file of zero bytes".into()));
+        }
         let file = FileDevice::open(path, capacity_bytes, options.file)?;
         let stats = Arc::new(IoStats::default());
         let device = Arc::new(Counted::new(file, stats.clone()));
-        Db::open_inner(device, options, None, Some(stats))
+        let wal_file = FileDevice::open(&wal_path, wal_capacity_bytes, options.file)?;
+        let wal_stats = Arc::new(IoStats::default());
+        let wal_device = Arc::new(Counted::new(wal_file, wal_stats.clone()));
+        Db::open_inner(device, Some(wal_device), options, None, Some((stats, wal_stats)))
     }
 
-    /// Opens the database on `device`, formatting it if page 0 has never been written.
+    /// Opens the database on `device` WITHOUT a WAL, formatting it if page 0 has never been
+    /// written: data is durable only after [`Db::flush`] or [`Db::close`], and a crash loses
+    /// everything since. For benchmarks of the data path alone. A database created with a WAL
+    /// is refused (its log holds commits).
     pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db> {
         Db::open_with_logger(device, options, None)
     }
 
-    /// As [`Db::open_on`], with a page logger (the WAL) instead of the no-op one.
+    /// Opens (recovering) or creates a durable database: pages on `data`, the WAL on `wal` (a
+    /// separate device, so log bytes are counted apart from the data device's). A blank `wal`
+    /// is formatted only together with a blank `data`.
+    pub fn open_on_devices(
+        data: Arc<dyn Device>,
+        wal: Arc<dyn Device>,
+        options: Options,
+    ) -> Result<Db> {
+        Db::open_inner(data, Some(wal), options, None, None)
+    }
+
+    /// As [`Db::open_on`], with a page logger instead of the no-op one (tests of the seam).
     pub fn open_with_logger(
         device: Arc<dyn Device>,
         options: Options,
         logger: Option<Arc<dyn PageLogger>>,
     ) -> Result<Db> {
-        Db::open_inner(device, options, logger, None)
+        Db::open_inner(device, None, options, logger, None)
     }
 
     fn open_inner(
         device: Arc<dyn Device>,
+        wal_device: Option<Arc<dyn Device>>,
         options: Options,
         logger: Option<Arc<dyn PageLogger>>,
-        io_stats: Option<Arc<IoStats>>,
+        io_stats: Option<(Arc<IoStats>, Arc<IoStats>)>,
     ) -> Result<Db> {
-        if !options.data_offset_bytes.is_multiple_of(PAGE_SIZE as u64) {
-            return Err(Error::InvalidOptions("data_offset_bytes must be 4 KiB aligned".into()));
-        }
-        let store = mode::open_store(device, &options)?;
+        let started = Instant::now();
+        check_options(&options)?;
+        let (store, doublewrite) = mode::open_store(device, &options)?;
         let page_capacity = store.page_capacity();
         if page_capacity < 4 {
             return Err(Error::InvalidOptions(format!(
                 "device holds {page_capacity} pages; a database needs at least 4"
             )));
         }
+        // Torn page writes first: the superblock itself may be one.
+        let store_recovery = store.recover()?;
         let mut buf = Box::new([0u8; PAGE_SIZE]);
         store.read_page(META_PAGE_ID, &mut buf)?;
         let fresh = buf.iter().all(|b| *b == 0);
@@ -183,10 +256,18 @@ impl Db {
                 next_tree_id: catalog::CATALOG_TREE_ID + 1,
                 page_capacity,
                 write_clock: 0,
+                wal: wal_device.is_some(),
+                checkpoint_lsn: 0,
             }
         } else {
             let meta = Meta::decode(&buf)
                 .map_err(|e| Error::Corrupt(format!("superblock (page 0): {e}")))?;
+            if meta.page_capacity > page_capacity {
+                return Err(Error::Corrupt(format!(
+                    "data device is truncated: the superblock says {} pages, the device holds {page_capacity}",
+                    meta.page_capacity
+                )));
+            }
             if meta.high_water > page_capacity {
                 return Err(Error::Corrupt(format!(
                     "superblock says {} pages are in use but the device holds {page_capacity}",
@@ -199,24 +280,73 @@ impl Db {
                     meta.write_mode, options.write_mode
                 )));
             }
+            if meta.wal != wal_device.is_some() {
+                return Err(Error::InvalidOptions(if meta.wal {
+                    "database keeps a WAL: open it with its WAL device (Db::open_on_devices)".into()
+                } else {
+                    "database was created without a WAL: open it with Db::open_on".into()
+                }));
+            }
             meta
         };
-        let logger = logger.unwrap_or_else(|| Arc::new(NoopLogger::new(meta.last_lsn)));
+        let wal_logger = wal_device.as_ref().map(|_| Arc::new(WalLogger::new()));
+        let logger: Arc<dyn PageLogger> = match (&wal_logger, logger) {
+            (Some(w), _) => w.clone(),
+            (None, Some(l)) => l,
+            (None, None) => Arc::new(NoopLogger::new(meta.last_lsn)),
+        };
         let pool = BufferPool::new(
-            store,
+            store.clone(),
             options.buffer_pool_bytes,
             options.eviction_batch_pages,
             meta.write_clock,
             logger.clone(),
         )?;
-        let alloc = Allocator::new(
-            AllocState {
+        let mut state = EngineState {
+            alloc: AllocState {
                 high_water: meta.high_water,
                 free_head: meta.free_head,
                 free_count: meta.free_count,
             },
-            page_capacity,
-        );
+            next_tree_id: meta.next_tree_id,
+        };
+        let mut recovery = None;
+        if let (Some(wal_dev), Some(wl)) = (&wal_device, &wal_logger) {
+            if fresh {
+                wl.attach(Wal::create(wal_dev.clone(), options.wal.clone())?);
+            } else {
+                // What the crashed process read from the log may sit unsynced in a page cache:
+                // make it durable before pages that depend on it go out.
+                wal_dev.sync()?;
+                let mut rec = if meta.checkpoint_lsn == 0 {
+                    Wal::open(wal_dev.clone(), options.wal.clone())?
+                } else {
+                    Wal::open_from(wal_dev.clone(), options.wal.clone(), Lsn(meta.checkpoint_lsn))?
+                };
+                let (s, counts) = redo::replay(&mut rec, &pool, wl, state)?;
+                state = s;
+                let (wal, report) = rec.finish()?;
+                if meta.checkpoint_lsn != 0 && report.end_lsn.0 <= meta.checkpoint_lsn {
+                    return Err(Error::Wal(WalError::CorruptRecord {
+                        lsn: Lsn(meta.checkpoint_lsn),
+                        reason: "the log ends before the checkpoint the superblock names".into(),
+                    }));
+                }
+                wl.attach(wal);
+                wl.append_abort()?;
+                recovery = Some(RecoveryStats {
+                    store: store_recovery,
+                    redo: counts,
+                    wal: report,
+                    duration_micros: started.elapsed().as_micros() as u64,
+                });
+            }
+        }
+        let alloc = Allocator::new(state.alloc, page_capacity);
+        let (io, wal_io) = match io_stats {
+            Some((d, w)) => (Some(d), Some(w)),
+            None => (None, None),
+        };
         let inner = DbInner {
             options,
             pool,
@@ -224,19 +354,40 @@ impl Db {
             alloc,
             catalog: TreeCore::new(catalog::CATALOG_TREE_ID, meta.catalog_root),
             trees: RwLock::new(HashMap::new()),
-            next_tree_id: AtomicU32::new(meta.next_tree_id),
+            next_tree_id: AtomicU32::new(state.next_tree_id),
             closed: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
-            io_stats,
+            io_stats: io,
+            wal_io_stats: wal_io,
+            wal: wal_logger,
+            writer: Mutex::new(()),
+            ckpt: Mutex::new(CkptState {
+                last_lsn: meta.checkpoint_lsn,
+                last_at: Instant::now(),
+                count: 0,
+            }),
+            recovery,
+            doublewrite,
         };
+        let inner = Arc::new(inner);
+        let db = Db { inner };
         if fresh {
-            let env = inner.env();
-            let mut g =
-                env.alloc.allocate_one(env.pool, PageKind::Leaf, catalog::CATALOG_TREE_ID)?;
-            assert_eq!(g.pid(), catalog::CATALOG_ROOT);
-            stamp_image(env.logger, &mut g);
+            let inner = &db.inner;
+            inner.write_txn(Durability::None, 0, |env| {
+                let mut g =
+                    env.alloc.allocate_one(env.pool, PageKind::Leaf, catalog::CATALOG_TREE_ID)?;
+                assert_eq!(g.pid(), catalog::CATALOG_ROOT);
+                stamp_image(env.logger, &mut g);
+                Ok(())
+            })?;
+            if inner.wal.is_some() {
+                // The database exists once its superblock does; the WAL was formatted before.
+                inner.checkpoint()?;
+            }
+        } else if db.inner.recovery.is_some_and(|r| r.redo.records > 1) {
+            // Bounds the next recovery and frees the replayed log.
+            db.inner.checkpoint()?;
         }
-        let db = Db { inner: Arc::new(inner) };
         db.load_catalog()?;
         Ok(db)
     }
@@ -277,22 +428,27 @@ impl Db {
             return Ok(Tree { db: inner.clone(), core: core.clone(), name: name.into() });
         }
         inner.check_writable()?;
-        let env = inner.env();
-        let id = inner.next_tree_id.load(Ordering::Relaxed);
-        let root = {
-            let mut g = env.alloc.allocate_one(env.pool, PageKind::Leaf, id)?;
-            stamp_image(env.logger, &mut g);
-            g.pid()
-        };
-        let r = inner.catalog.put(env, name.as_bytes(), &catalog::encode(id, root));
-        if let Err(e) = inner.poison_unless_clean(r) {
-            // The catalog did not take the tree (device full): give its root page back.
-            if let Ok(g) = env.pool.write(root) {
-                env.alloc.free(env.logger, g);
+        let durability = inner.options.durability;
+        let estimate = log_estimate_bytes(name.len() as u64 + 16, 2);
+        let (id, root) = inner.write_txn(durability, estimate, |env| {
+            let id = inner.next_tree_id.load(Ordering::Relaxed);
+            let root = {
+                let mut g = env.alloc.allocate_one(env.pool, PageKind::Leaf, id)?;
+                stamp_image(env.logger, &mut g);
+                g.pid()
+            };
+            let r = inner.catalog.put(env, name.as_bytes(), &catalog::encode(id, root));
+            if let Err(e) = inner.poison_unless_clean(r) {
+                // The catalog did not take the tree (device full): give its root page back.
+                if let Ok(g) = env.pool.write(root) {
+                    env.alloc.free(env.logger, g);
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-        inner.next_tree_id.store(id + 1, Ordering::Relaxed);
+            // Inside the batch, so the commit record carries it.
+            inner.next_tree_id.store(id + 1, Ordering::Relaxed);
+            Ok((id, root))
+        })?;
         let core = Arc::new(TreeCore::new(id, root));
         map.insert(name.to_string(), core.clone());
         Ok(Tree { db: inner.clone(), core, name: name.into() })
@@ -307,20 +463,33 @@ impl Db {
         Ok(names)
     }
 
-    /// Applies every operation of `batch`; readers see none or all of them. Sizes and names are
-    /// checked before anything changes. A failure while applying (I/O, device full) poisons
-    /// the database.
+    /// Applies every operation of `batch` atomically, durable as `options.durability` says;
+    /// readers see none or all of them. Sizes and names are checked before anything changes.
+    /// A failure while applying (I/O, device full) poisons the database.
     pub fn write(&self, batch: &WriteBatch) -> Result<()> {
+        self.write_with(batch, self.inner.options.durability)
+    }
+
+    /// As [`Db::write`], waiting for durability as `durability` says: `Sync` returns once the
+    /// batch is durable, `GroupCommit` may wait a bounded delay to share a sync, `None` returns
+    /// at once (a later sync, a checkpoint or close makes it durable; a crash may lose it, but
+    /// never half of it).
+    pub fn write_with(&self, batch: &WriteBatch, durability: Durability) -> Result<()> {
         let inner = &self.inner;
         inner.check_writable()?;
+        let mut payload_bytes = 0u64;
         for op in &batch.ops {
             catalog::check_name(op.tree())?;
             match op {
                 BatchOp::Put { key, value, .. } => {
                     check_key(key)?;
                     check_value(value)?;
+                    payload_bytes += (key.len() + value.len()) as u64;
                 }
-                BatchOp::Delete { key, .. } => check_key(key)?,
+                BatchOp::Delete { key, .. } => {
+                    check_key(key)?;
+                    payload_bytes += key.len() as u64;
+                }
             }
         }
         let mut trees: Vec<Tree> = Vec::new();
@@ -331,30 +500,42 @@ impl Db {
                 trees.push(self.tree(op.tree())?);
             }
         }
-        // Latch in tree-id order so two batches cannot deadlock.
-        let mut order: Vec<usize> = (0..trees.len()).collect();
-        order.sort_by_key(|i| trees[*i].core.id);
-        let mut guards: Vec<Option<Exclusive<'_>>> = (0..trees.len()).map(|_| None).collect();
-        for i in order {
-            guards[i] = Some(trees[i].core.exclusive());
-        }
-        inner.check_writable()?;
-        let env = inner.env();
-        for op in &batch.ops {
-            let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
-                return Err(Error::Corrupt("batch tree vanished".into()));
-            };
-            let r = match op {
-                BatchOp::Put { key, value, .. } => g.put(env, key, value),
-                BatchOp::Delete { key, .. } => g.delete(env, key).map(|_| ()),
-            };
-            if let Err(e) = r {
-                // Earlier operations of the batch are applied: state is no longer all-or-none.
-                inner.poisoned.store(true, Ordering::Relaxed);
-                return Err(e);
+        let estimate = log_estimate_bytes(payload_bytes, batch.ops.len() as u64);
+        inner.write_txn(durability, estimate, |env| {
+            // Latch in tree-id order so two batches cannot deadlock.
+            let mut order: Vec<usize> = (0..trees.len()).collect();
+            order.sort_by_key(|i| trees[*i].core.id);
+            let mut guards: Vec<Option<Exclusive<'_>>> = (0..trees.len()).map(|_| None).collect();
+            for i in order {
+                guards[i] = Some(trees[i].core.exclusive());
             }
+            inner.check_writable()?;
+            for op in &batch.ops {
+                let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
+                    return Err(Error::Corrupt("batch tree vanished".into()));
+                };
+                let r = match op {
+                    BatchOp::Put { key, value, .. } => g.put(env, key, value),
+                    BatchOp::Delete { key, .. } => g.delete(env, key).map(|_| ()),
+                };
+                if let Err(e) = r {
+                    // Earlier operations of the batch are applied: state is no longer all-or-none.
+                    inner.poisoned.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs a checkpoint now: with a WAL a fuzzy one (writes run on meanwhile) that bounds
+    /// recovery and truncates the log; without one, as [`Db::flush`].
+    pub fn checkpoint(&self) -> Result<()> {
+        if self.inner.wal.is_none() {
+            return self.flush();
         }
-        Ok(())
+        self.inner.check_writable()?;
+        self.inner.checkpoint()
     }
 
     pub fn stats(&self) -> DbStats {
@@ -370,6 +551,11 @@ impl Db {
             last_lsn: inner.logger.last_lsn(),
             io: inner.io_stats.as_ref().map(|s| s.snapshot()),
             out_of_place: inner.pool.store().out_of_place_stats(),
+            wal_io: inner.wal_io_stats.as_ref().map(|s| s.snapshot()),
+            wal: inner.wal.as_ref().and_then(|w| w.wal().ok()).map(|w| w.stats().snapshot()),
+            checkpoints: inner.checkpoint_count(),
+            recovery: inner.recovery,
+            doublewrite_pages: inner.doublewrite.as_ref().map_or(0, |d| d.pages_doublewritten()),
         }
     }
 
@@ -382,11 +568,14 @@ impl Db {
     }
 
     /// Writes every dirty page and the superblock, and syncs: after `flush` returns, a reopen
-    /// finds everything written so far. Waits for operations in flight and holds writers off
-    /// meanwhile (a stop-the-world checkpoint; the WAL issue brings fuzzy checkpoints).
+    /// finds everything written so far. With a WAL this is a fuzzy checkpoint (writers go on);
+    /// without one it waits for operations in flight and holds writers off meanwhile.
     pub fn flush(&self) -> Result<()> {
         let inner = &self.inner;
         inner.check_writable()?;
+        if inner.wal.is_some() {
+            return inner.checkpoint();
+        }
         let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
         let _catalog = inner.catalog.exclusive();
         let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
@@ -394,46 +583,59 @@ impl Db {
     }
 
     /// Flushes as [`Db::flush`] and closes. Tree handles still around fail with
-    /// [`Error::Closed`] afterwards. Dropping a `Db` without closing it writes nothing.
+    /// [`Error::Closed`] afterwards. Dropping a `Db` without closing it writes nothing more.
     pub fn close(self) -> Result<()> {
         let inner = &self.inner;
         if inner.closed.swap(true, Ordering::AcqRel) {
             return Err(Error::Closed);
         }
         let map = inner.trees.write().unwrap_or_else(|e| e.into_inner());
-        let _catalog = inner.catalog.exclusive();
-        let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
         if inner.poisoned.load(Ordering::Relaxed) || inner.pool.is_poisoned() {
             return Err(Error::Poisoned);
         }
+        if let Some(logger) = &inner.wal {
+            // Writers that got past their `closed` check finish first (checkpoint takes the
+            // writer mutex); later ones see `closed`.
+            inner.checkpoint()?;
+            return Ok(logger.wal()?.flush()?);
+        }
+        let _catalog = inner.catalog.exclusive();
+        let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
         inner.checkpoint()
     }
 }
 
-impl DbInner {
-    /// Dirty pages, sync, superblock, sync. Callers hold every tree's structure latch.
-    fn checkpoint(&self) -> Result<()> {
-        self.pool.flush_all(WritePurpose::UserCheckpoint)?;
-        let store = self.pool.store();
-        store.sync()?;
-        store.checkpoint()?;
-        let a = self.alloc.state();
-        let meta = Meta {
-            write_mode: self.options.write_mode as u8,
-            catalog_root: self.catalog.root,
-            high_water: a.high_water,
-            free_head: a.free_head,
-            free_count: a.free_count,
-            last_lsn: self.logger.last_lsn(),
-            next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
-            page_capacity: self.pool.page_capacity(),
-            write_clock: self.pool.write_clock(),
-        };
-        let mut buf = Box::new([0u8; PAGE_SIZE]);
-        meta.encode(&mut buf);
-        store.write_batch(&[(META_PAGE_ID, &buf)], WritePurpose::Metadata)?;
-        store.sync()
+/// The WAL file of the database in `path`: `<path>.wal`.
+pub fn wal_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".wal");
+    PathBuf::from(name)
+}
+
+fn check_options(options: &Options) -> Result<()> {
+    if !options.data_offset_bytes.is_multiple_of(PAGE_SIZE as u64) {
+        return Err(Error::InvalidOptions("data_offset_bytes must be 4 KiB aligned".into()));
     }
+    // Out of place never doublewrites (db/mode.rs).
+    if options.doublewrite && options.write_mode == crate::options::WriteMode::InPlace {
+        let slots = (options.data_offset_bytes / PAGE_SIZE as u64).saturating_sub(1);
+        if slots < options.eviction_batch_pages as u64 {
+            return Err(Error::InvalidOptions(format!(
+                "doublewrite area of {slots} slots (data_offset_bytes {}) is smaller than an \
+                 eviction batch of {} pages",
+                options.data_offset_bytes, options.eviction_batch_pages
+            )));
+        }
+    }
+    let log_bytes = options.checkpoint_log_bytes;
+    if log_bytes == 0 || log_bytes >= options.wal_capacity_bytes {
+        return Err(Error::InvalidOptions(format!(
+            "checkpoint_log_bytes {log_bytes} must be above 0 and below wal_capacity_bytes {}",
+            options.wal_capacity_bytes
+        )));
+    }
+    options.wal.validate()?;
+    Ok(())
 }
 
 fn owned_bound<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<Vec<u8>> {
@@ -467,20 +669,35 @@ impl Tree {
         self.core.get(self.db.env(), key)
     }
 
+    /// Inserts or replaces; durable as the database's `options.durability` says.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_with(key, value, self.db.options.durability)
+    }
+
+    pub fn put_with(&self, key: &[u8], value: &[u8], durability: Durability) -> Result<()> {
         self.db.check_writable()?;
         check_key(key)?;
         check_value(value)?;
-        let r = self.core.put(self.db.env(), key, value);
-        self.db.poison_unless_clean(r)
+        let estimate = log_estimate_bytes((key.len() + value.len()) as u64, 1);
+        self.db.write_txn(durability, estimate, |env| {
+            let r = self.core.put(env, key, value);
+            self.db.poison_unless_clean(r)
+        })
     }
 
     /// Removes `key`; Ok(true) when it was present.
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
+        self.delete_with(key, self.db.options.durability)
+    }
+
+    pub fn delete_with(&self, key: &[u8], durability: Durability) -> Result<bool> {
         self.db.check_writable()?;
         check_key(key)?;
-        let r = self.core.delete(self.db.env(), key);
-        self.db.poison_unless_clean(r)
+        let estimate = log_estimate_bytes(key.len() as u64, 1);
+        self.db.write_txn(durability, estimate, |env| {
+            let r = self.core.delete(env, key);
+            self.db.poison_unless_clean(r)
+        })
     }
 
     /// Entries with keys in `range`, ascending; `.rev()` for descending.

@@ -1,7 +1,7 @@
 //! Store selection by write mode. The superblock (page 0) sits at `data_offset_bytes` in both
 //! modes, so its mode byte is read before any store is built: opening a database in the other
 //! mode fails here with a clear error instead of misreading its pages.
-use crate::buffer::{InPlaceStore, PageStore};
+use crate::buffer::{DoublewriteStore, InPlaceStore, PageStore};
 use crate::device::{AlignedBuf, Device};
 use crate::oop::OutOfPlaceStore;
 use crate::options::{Options, WriteMode};
@@ -10,7 +10,12 @@ use crate::page::PAGE_SIZE;
 use crate::{Error, Result};
 use std::sync::Arc;
 
-pub(super) fn open_store(device: Arc<dyn Device>, options: &Options) -> Result<Arc<dyn PageStore>> {
+/// The store for `options.write_mode`, and the doublewrite store when it is one (its counters
+/// go to the stats). Out of place never doublewrites: an old page version stays valid until the
+/// new one is durable, so `options.doublewrite` does not apply.
+pub(super) type Stores = (Arc<dyn PageStore>, Option<Arc<DoublewriteStore>>);
+
+pub(super) fn open_store(device: Arc<dyn Device>, options: &Options) -> Result<Stores> {
     let offset = options.data_offset_bytes;
     if device.capacity_bytes() < offset + PAGE_SIZE as u64 {
         return Err(Error::InvalidOptions(format!(
@@ -29,9 +34,13 @@ pub(super) fn open_store(device: Arc<dyn Device>, options: &Options) -> Result<A
         }
     }
     Ok(match options.write_mode {
-        WriteMode::InPlace => Arc::new(InPlaceStore::new(device, offset)),
+        WriteMode::InPlace if options.doublewrite => {
+            let dw = Arc::new(DoublewriteStore::new(device, offset)?);
+            (dw.clone(), Some(dw))
+        }
+        WriteMode::InPlace => (Arc::new(InPlaceStore::new(device, offset)), None),
         WriteMode::OutOfPlace => {
-            Arc::new(OutOfPlaceStore::open(device, offset, options.out_of_place)?)
+            (Arc::new(OutOfPlaceStore::open(device, offset, options.out_of_place)?), None)
         }
     })
 }

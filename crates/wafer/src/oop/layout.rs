@@ -25,7 +25,10 @@ const OPEN_ZONES: u32 = 2;
 pub struct Layout {
     pub superblock_offset_bytes: u64,
     pub snapshot_offsets_bytes: [u64; 2],
+    /// One area: the map snapshot section, then the free-page section at
+    /// `free_section_offset_bytes` from the area's start.
     pub snapshot_area_bytes: u64,
+    pub free_section_offset_bytes: u64,
     pub space: SpaceOptions,
     /// Page ids `0..page_capacity` (page 0 is the superblock, outside the zones).
     pub page_capacity: u64,
@@ -54,7 +57,9 @@ impl Layout {
         // Upper bound of page ids: every slot after the superblock. The snapshot areas are sized
         // for it, so any map the store can hold fits.
         let slots_bound = (device_capacity_bytes - areas_start) / SLOT_BYTES;
-        let snapshot_area_bytes = snapshot::block_count(slots_bound + 1) * SLOT_BYTES;
+        let map_section_bytes = snapshot::block_count(slots_bound + 1) * SLOT_BYTES;
+        let free_section_bytes = super::free::section_blocks(slots_bound + 1) * SLOT_BYTES;
+        let snapshot_area_bytes = map_section_bytes + free_section_bytes;
         let zones_start = (areas_start + 2 * snapshot_area_bytes).next_multiple_of(o.zone_bytes);
         if zones_start >= device_capacity_bytes {
             return invalid(format!(
@@ -84,11 +89,12 @@ impl Layout {
         let overhead_zones = u64::from(o.gc_free_zones_high) + u64::from(OPEN_ZONES);
         let by_zones = (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone;
         let page_capacity = 1 + by_fill.min(by_zones);
-        assert!(snapshot::block_count(page_capacity) * SLOT_BYTES <= snapshot_area_bytes);
+        assert!(snapshot::block_count(page_capacity) * SLOT_BYTES <= map_section_bytes);
         Ok(Layout {
             superblock_offset_bytes: data_offset_bytes,
             snapshot_offsets_bytes: [areas_start, areas_start + snapshot_area_bytes],
             snapshot_area_bytes,
+            free_section_offset_bytes: map_section_bytes,
             space,
             page_capacity,
         })
@@ -105,9 +111,11 @@ mod tests {
         let l = Layout::compute(4 << 30, 0, &o).unwrap();
         assert_eq!(l.space.data_offset_bytes % o.zone_bytes, 0);
         assert!(l.snapshot_offsets_bytes[1] + l.snapshot_area_bytes <= l.space.data_offset_bytes);
-        // Two snapshot areas of 2061 blocks (8 MiB each) plus the superblock: two zones.
-        assert_eq!(l.space.zone_count(), 254);
-        let slots = 254 * 4096u64;
+        assert!(l.free_section_offset_bytes < l.snapshot_area_bytes);
+        // Two areas of 2061 map blocks and 6205 free-page blocks (32 MiB each) plus the
+        // superblock: five zones.
+        assert_eq!(l.space.zone_count(), 251);
+        let slots = 251 * 4096u64;
         assert_eq!(l.page_capacity, 1 + slots * 95 / 100);
     }
 

@@ -12,7 +12,6 @@ use super::options::OutOfPlaceOptions;
 use super::OutOfPlaceStats;
 use crate::buffer::PageStore;
 use crate::device::{AlignedBuf, Device, WriteOp, WritePurpose};
-use crate::page::meta::Meta;
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
 use crate::space::{io as space_io, snapshot, Location, Lsn, Space, SpaceError, SLOT_BYTES};
 use crate::{Error, Result};
@@ -88,21 +87,27 @@ impl Inner {
     /// then releases the zones waiting for it and resets them. Caller holds `writer`, so the
     /// map cannot change meanwhile; all page data it points to was synced by its batch.
     pub fn write_snapshot(&self) -> Result<()> {
-        let (bytes, lsn, area) = {
+        let (bytes, free, lsn, area) = {
             let st = self.lock_state();
             let s = &st.space;
             (
                 snapshot::encode(s.map(), st.map_lsn, s.zone_count(), s.slots_per_zone()),
+                st.free.encode(st.map_lsn),
                 st.map_lsn,
                 st.next_area,
             )
         };
-        assert!(bytes.len() as u64 <= self.layout.snapshot_area_bytes);
-        let aligned = AlignedBuf::copy_of(&bytes);
+        let layout = &self.layout;
+        assert!(bytes.len() as u64 <= layout.free_section_offset_bytes);
+        assert!(layout.free_section_offset_bytes + free.len() as u64 <= layout.snapshot_area_bytes);
+        let offset = layout.snapshot_offsets_bytes[area];
+        let map_bytes = AlignedBuf::copy_of(&bytes);
+        let free_bytes = AlignedBuf::copy_of(&free);
+        space_io::write_snapshot(&*self.device, offset, &map_bytes)?;
         space_io::write_snapshot(
             &*self.device,
-            self.layout.snapshot_offsets_bytes[area],
-            &aligned,
+            offset + layout.free_section_offset_bytes,
+            &free_bytes,
         )?;
         self.device.sync()?;
         {
@@ -110,7 +115,7 @@ impl Inner {
             st.next_area = 1 - area;
             st.durable_lsn = lsn;
             st.snapshots += 1;
-            st.snapshot_bytes += bytes.len() as u64;
+            st.snapshot_bytes += (map_bytes.len() + free_bytes.len()) as u64;
         }
         self.release_ready()
     }
@@ -237,8 +242,9 @@ impl Inner {
 impl OutOfPlaceStore {
     /// Opens the store on `device` (the superblock at `data_offset_bytes`). A device whose
     /// superblock block is all zeros is fresh: empty map. Otherwise the newer valid of the two
-    /// snapshots is loaded, the zones rebuilt from it (`Space::rebuild_from_map`), empty zones
-    /// reset, and the free-page chain rebuilt from the superblock.
+    /// snapshots (map and free pages) is loaded, the zones rebuilt from it
+    /// (`Space::rebuild_from_map`) and the empty ones reset. The superblock itself is the
+    /// caller's to check.
     pub fn open(
         device: Arc<dyn Device>,
         data_offset_bytes: u64,
@@ -251,11 +257,7 @@ impl OutOfPlaceStore {
         let state = if fresh {
             State::new(Space::new(layout.space)?, FreePages::default(), 0)
         } else {
-            let mut page = [0u8; PAGE_SIZE];
-            page.copy_from_slice(&sb);
-            let meta = Meta::decode(&page)
-                .map_err(|e| Error::Corrupt(format!("superblock (page 0): {e}")))?;
-            Self::recover(&*device, &layout, &meta)?
+            Self::recover(&*device, &layout)?
         };
         let inner = Arc::new(Inner {
             device,
@@ -288,25 +290,39 @@ impl OutOfPlaceStore {
         Ok(OutOfPlaceStore { inner, background })
     }
 
-    /// Snapshot with the higher LSN of the two valid ones; map -> zones; free chain.
-    fn recover(device: &dyn Device, layout: &Layout, meta: &Meta) -> Result<State> {
-        let zone_count = layout.space.zone_count();
-        let slots_per_zone = layout.space.slots_per_zone();
-        let mut best: Option<(usize, snapshot::MapSnapshot)> = None;
+    /// The newer of the two areas whose map and free-page sections both decode; map -> zones.
+    fn recover(device: &dyn Device, layout: &Layout) -> Result<State> {
+        let mut best: Option<(usize, snapshot::MapSnapshot, FreePages)> = None;
         let mut errors = Vec::new();
-        for (area, offset) in layout.snapshot_offsets_bytes.iter().enumerate() {
-            match space_io::read_snapshot(device, *offset, zone_count, slots_per_zone) {
-                Ok(s) => {
-                    if best.as_ref().is_none_or(|(_, b)| s.header.lsn > b.header.lsn) {
-                        best = Some((area, s));
+        for area in 0..2 {
+            match Self::read_area(device, layout, area) {
+                Ok((snap, free)) => {
+                    if best.as_ref().is_none_or(|(_, b, _)| snap.header.lsn > b.header.lsn) {
+                        best = Some((area, snap, free));
                     }
                 }
-                Err(e) => errors.push(e.to_string()),
+                Err(e) => errors.push(format!("area {area}: {e}")),
             }
         }
-        let Some((area, snap)) = best else {
+        let Some((area, snap, free)) = best else {
             return Err(Error::Corrupt(format!("no valid map snapshot: {}", errors.join("; "))));
         };
+        let lsn = snap.header.lsn;
+        let (space, to_reset) = Space::rebuild_from_map(layout.space, snap.map)?;
+        space_io::reset_zones(device, &space, &to_reset)?;
+        let mut st = State::new(space, free, lsn);
+        st.next_area = 1 - area;
+        Ok(st)
+    }
+
+    fn read_area(
+        device: &dyn Device,
+        layout: &Layout,
+        area: usize,
+    ) -> Result<(snapshot::MapSnapshot, FreePages)> {
+        let offset = layout.snapshot_offsets_bytes[area];
+        let (zones, slots) = (layout.space.zone_count(), layout.space.slots_per_zone());
+        let snap = space_io::read_snapshot(device, offset, zones, slots)?;
         if snap.map.pid_span() > layout.page_capacity {
             return Err(Error::Corrupt(format!(
                 "map snapshot spans {} page ids, the device holds {}",
@@ -314,22 +330,15 @@ impl OutOfPlaceStore {
                 layout.page_capacity
             )));
         }
-        let lsn = snap.header.lsn;
-        let unmapped: Vec<PageId> =
-            (1..meta.high_water).filter(|p| snap.map.get(*p).is_none()).collect();
-        if let Some((pid, _)) = snap.map.iter().find(|(p, _)| *p == 0 || *p >= meta.high_water) {
-            return Err(Error::Corrupt(format!(
-                "page {pid} is mapped but the superblock's high-water mark is {}",
-                meta.high_water
-            )));
+        let len = layout.snapshot_area_bytes - layout.free_section_offset_bytes;
+        let mut bytes = AlignedBuf::zeroed(len as usize);
+        device.read_at(offset + layout.free_section_offset_bytes, &mut bytes)?;
+        let free = FreePages::decode(&bytes, snap.header.lsn, layout.page_capacity)
+            .map_err(Error::Corrupt)?;
+        if let Some(pid) = free.pids().find(|p| snap.map.get(*p).is_some()) {
+            return Err(Error::Corrupt(format!("free page {pid} is also mapped")));
         }
-        let free = FreePages::rebuild(&unmapped, meta.free_head, meta.free_count, meta.last_lsn)
-            .map_err(|e| Error::Corrupt(format!("out-of-place free pages: {e}")))?;
-        let (space, to_reset) = Space::rebuild_from_map(layout.space, snap.map)?;
-        space_io::reset_zones(device, &space, &to_reset)?;
-        let mut st = State::new(space, free, lsn);
-        st.next_area = 1 - area;
-        Ok(st)
+        Ok((snap, free))
     }
 
     pub fn layout(&self) -> &Layout {

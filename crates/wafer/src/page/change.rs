@@ -27,6 +27,11 @@ pub trait PageLogger: Send + Sync + std::fmt::Debug {
     fn make_durable(&self, _lsn: Lsn) -> crate::Result<()> {
         Ok(())
     }
+    /// Pages whose `page_lsn` is above this hold changes of a batch still being applied and
+    /// must not be written back yet (the pool skips them). No limit by default.
+    fn write_back_limit(&self) -> Lsn {
+        Lsn::MAX
+    }
 }
 
 /// Logs nothing; hands out increasing LSNs from a counter (no durability beyond `close()`).

@@ -11,6 +11,7 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"WAFERDB\0");
 const OFF_MAGIC: usize = 8;
 const OFF_PAGE_SIZE: usize = 16; // u32
 const OFF_WRITE_MODE: usize = 20; // u8, 0 = in place (placeholder for out-of-place)
+const OFF_WAL: usize = 21; // u8, 1 = the database keeps a WAL (redo from checkpoint_lsn)
 const OFF_CATALOG_ROOT: usize = 24;
 const OFF_HIGH_WATER: usize = 32;
 const OFF_FREE_HEAD: usize = 40;
@@ -19,8 +20,9 @@ const OFF_LAST_LSN: usize = 56;
 const OFF_NEXT_TREE_ID: usize = 64; // u32
 const OFF_PAGE_CAPACITY: usize = 72;
 const OFF_WRITE_CLOCK: usize = 80;
-pub const META_BYTES: usize = 88;
-const _: () = assert!(OFF_MAGIC == 8 && META_BYTES == OFF_WRITE_CLOCK + 8);
+const OFF_CHECKPOINT_LSN: usize = 88;
+pub const META_BYTES: usize = 96;
+const _: () = assert!(OFF_MAGIC == 8 && META_BYTES == OFF_CHECKPOINT_LSN + 8);
 const _: () = assert!(META_BYTES <= PAGE_SIZE);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +39,10 @@ pub struct Meta {
     pub page_capacity: u64,
     /// Last write-back timestamp, so write histories stay monotonic across reopen.
     pub write_clock: u64,
+    /// The database keeps a WAL: opening it needs its log.
+    pub wal: bool,
+    /// Where redo starts (the last complete checkpoint's record); 0 = no checkpoint yet.
+    pub checkpoint_lsn: u64,
 }
 
 impl Meta {
@@ -55,6 +61,8 @@ impl Meta {
         put_u32(p, OFF_NEXT_TREE_ID, self.next_tree_id);
         put_u64(p, OFF_PAGE_CAPACITY, self.page_capacity);
         put_u64(p, OFF_WRITE_CLOCK, self.write_clock);
+        p[OFF_WAL] = self.wal as u8;
+        put_u64(p, OFF_CHECKPOINT_LSN, self.checkpoint_lsn);
         super::seal(p);
     }
 
@@ -83,7 +91,12 @@ impl Meta {
             next_tree_id: get_u32(p, OFF_NEXT_TREE_ID),
             page_capacity: get_u64(p, OFF_PAGE_CAPACITY),
             write_clock: get_u64(p, OFF_WRITE_CLOCK),
+            wal: p[OFF_WAL] == 1,
+            checkpoint_lsn: get_u64(p, OFF_CHECKPOINT_LSN),
         };
+        if p[OFF_WAL] > 1 {
+            return Err(format!("superblock WAL flag {} unknown", p[OFF_WAL]));
+        }
         let sane = m.catalog_root > META_PAGE_ID
             && m.catalog_root < m.high_water
             && m.high_water <= m.page_capacity
@@ -112,6 +125,8 @@ mod tests {
             next_tree_id: 3,
             page_capacity: 1000,
             write_clock: 7,
+            wal: true,
+            checkpoint_lsn: 4136,
         };
         let mut p = [0u8; PAGE_SIZE];
         m.encode(&mut p);

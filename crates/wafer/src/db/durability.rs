@@ -1,0 +1,238 @@
+//! The database's durable write path: batches under the writer mutex ending in a commit record,
+//! the durability wait after the mutex (so group commit gathers writers), fuzzy checkpoints and
+//! their triggers. Protocols: `DURABILITY.md`.
+use super::DbInner;
+use crate::btree::Env;
+use crate::device::WritePurpose;
+use crate::durable::{EngineState, WalLogger};
+use crate::page::meta::{Meta, META_PAGE_ID};
+use crate::page::PAGE_SIZE;
+use crate::wal::{Durability, Lsn, WalError};
+use crate::{Error, Result};
+use std::sync::atomic::Ordering;
+use std::sync::MutexGuard;
+use std::time::Instant;
+
+/// Checkpoint bookkeeping (under `DbInner::ckpt`).
+#[derive(Debug)]
+pub(super) struct CkptState {
+    /// Redo start of the last complete checkpoint.
+    pub last_lsn: u64,
+    pub last_at: Instant,
+    pub count: u64,
+}
+
+/// Log bytes a batch may need in the worst case: its records twice over (puts that split log
+/// images too) plus room for a few structure changes.
+pub(super) fn log_estimate_bytes(payload_bytes: u64, ops: u64) -> u64 {
+    2 * (payload_bytes + 64 * ops) + (1 + ops / 4) * 5 * (PAGE_SIZE as u64 + 64)
+}
+
+impl DbInner {
+    pub(super) fn wal_logger(&self) -> Option<&WalLogger> {
+        self.wal.as_deref()
+    }
+
+    fn lock_writer(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn engine_state(&self) -> EngineState {
+        EngineState {
+            alloc: self.alloc.state(),
+            next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
+        }
+    }
+
+    fn poison(&self) {
+        self.poisoned.store(true, Ordering::Relaxed);
+    }
+
+    /// Runs `apply` as one atomic, durable batch. Without a WAL it just runs it. With one:
+    /// under the writer mutex (apply is in memory; readers stay concurrent), then a commit
+    /// record; the wait for durability happens after the mutex is released. An error after
+    /// any record was logged poisons the database (no undo: memory is ahead of the log).
+    pub(super) fn write_txn<T>(
+        &self,
+        durability: Durability,
+        estimate_bytes: u64,
+        apply: impl FnOnce(Env<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let Some(logger) = self.wal_logger() else {
+            return apply(self.env());
+        };
+        self.ensure_log_room(logger, estimate_bytes)?;
+        let guard = self.lock_writer();
+        self.check_writable()?;
+        let wal = logger.wal()?;
+        let before = wal.next_lsn();
+        let result = apply(self.env());
+        let logged = wal.next_lsn() != before;
+        let value = match result {
+            Ok(v) if !logger.failed() => v,
+            Ok(_) => {
+                self.poison();
+                return Err(Error::Poisoned);
+            }
+            Err(e) => {
+                if logged || logger.failed() {
+                    self.poison();
+                }
+                return Err(e);
+            }
+        };
+        if !logged {
+            return Ok(value); // Nothing changed: nothing to commit.
+        }
+        let lsn = logger.append_commit(&self.engine_state()).inspect_err(|_| self.poison())?;
+        drop(guard);
+        logger.commit(lsn, durability).inspect_err(|_| self.poison())?;
+        self.maybe_checkpoint(logger);
+        Ok(value)
+    }
+
+    /// Makes room in the log for a batch of about `estimate_bytes`: checkpoints (which truncates
+    /// the log) when the free space is short; `LogFull` only when even that does not help.
+    fn ensure_log_room(&self, logger: &WalLogger, estimate_bytes: u64) -> Result<()> {
+        let wal = logger.wal()?;
+        let slack = 2 * wal.options().buffer_blocks as u64 * PAGE_SIZE as u64;
+        let free = |w: &crate::wal::Wal| {
+            let used = w.next_lsn().0 - w.start_lsn().0;
+            w.capacity_bytes().saturating_sub(used + slack)
+        };
+        let needed = estimate_bytes.min(wal.capacity_bytes() / 2);
+        if free(wal) >= needed {
+            return Ok(());
+        }
+        self.checkpoint()?;
+        let room = free(wal);
+        if room < needed {
+            return Err(Error::Wal(WalError::LogFull {
+                needed_bytes: needed - room,
+                start_lsn: wal.start_lsn(),
+            }));
+        }
+        Ok(())
+    }
+
+    /// Starts a checkpoint when the log grew past the trigger or the interval passed, unless
+    /// one is running (then this writer just goes on).
+    fn maybe_checkpoint(&self, logger: &WalLogger) {
+        let Ok(wal) = logger.wal() else { return };
+        let Ok(mut ck) = self.ckpt.try_lock() else { return };
+        let grown =
+            wal.next_lsn().0.saturating_sub(ck.last_lsn) >= self.options.checkpoint_log_bytes;
+        let due = self.options.checkpoint_interval.is_some_and(|i| ck.last_at.elapsed() >= i);
+        if grown || due {
+            // An error poisons the database (inside); the writer's own batch is already durable
+            // as it asked, so it does not fail for the checkpoint's sake.
+            let _ = self.checkpoint_locked(logger, &mut ck);
+        }
+    }
+
+    /// A fuzzy checkpoint (WAL) or a stop-the-world flush (no WAL; callers hold every tree's
+    /// structure latch then).
+    pub(super) fn checkpoint(&self) -> Result<()> {
+        match self.wal_logger() {
+            Some(logger) => {
+                let mut ck = self.ckpt.lock().unwrap_or_else(|e| e.into_inner());
+                self.checkpoint_locked(logger, &mut ck)
+            }
+            None => self.flush_stop_the_world(),
+        }
+    }
+
+    /// The fuzzy checkpoint: (1) under the writer mutex (between batches) append a CHECKPOINT
+    /// record L carrying the engine state; (2) write back every dirty page, the workload going
+    /// on (pages of a batch in progress are skipped, then written in a second pass under the
+    /// writer mutex); (3) sync the store; (4) make the log durable through L; (5) write and sync
+    /// the superblock naming L as the redo start; (6) truncate the log before L.
+    fn checkpoint_locked(&self, logger: &WalLogger, ck: &mut CkptState) -> Result<()> {
+        let r = self.checkpoint_steps(logger, ck);
+        if r.is_err() {
+            self.poison();
+        }
+        r
+    }
+
+    fn checkpoint_steps(&self, logger: &WalLogger, ck: &mut CkptState) -> Result<()> {
+        if self.poisoned.load(Ordering::Relaxed) || self.pool.is_poisoned() || logger.failed() {
+            return Err(Error::Poisoned);
+        }
+        let wal = logger.wal()?;
+        let (l, state) = {
+            let _w = self.lock_writer();
+            let state = self.engine_state();
+            (logger.append_checkpoint(&state)?, state)
+        };
+        let skipped = self.pool.flush_dirty(WritePurpose::UserCheckpoint)?;
+        if skipped > 0 {
+            // No batch is in progress under the mutex: every dirty page is committed.
+            let _w = self.lock_writer();
+            if self.pool.flush_dirty(WritePurpose::UserCheckpoint)? > 0 {
+                // Only a failed append leaves such pages (the logger refuses them).
+                return Err(Error::Poisoned);
+            }
+        }
+        let store = self.pool.store();
+        store.sync()?;
+        // Out of place: the page map, after the pages it points to are durable.
+        store.checkpoint()?;
+        logger.commit(l, Durability::Sync)?;
+        let meta = Meta {
+            write_mode: self.options.write_mode as u8,
+            catalog_root: self.catalog.root,
+            high_water: state.alloc.high_water,
+            free_head: state.alloc.free_head,
+            free_count: state.alloc.free_count,
+            last_lsn: l,
+            next_tree_id: state.next_tree_id,
+            page_capacity: self.pool.page_capacity(),
+            write_clock: self.pool.write_clock(),
+            wal: true,
+            checkpoint_lsn: l,
+        };
+        write_meta(store.as_ref(), &meta)?;
+        wal.truncate_before(Lsn(l))?;
+        ck.last_lsn = l;
+        ck.last_at = Instant::now();
+        ck.count += 1;
+        Ok(())
+    }
+
+    /// Dirty pages, sync, superblock, sync (no WAL). Callers hold every tree's structure latch.
+    fn flush_stop_the_world(&self) -> Result<()> {
+        self.pool.flush_all(WritePurpose::UserCheckpoint)?;
+        let store = self.pool.store();
+        store.sync()?;
+        // Out of place: the page map, after the pages it points to are durable.
+        store.checkpoint()?;
+        let a = self.alloc.state();
+        let meta = Meta {
+            write_mode: self.options.write_mode as u8,
+            catalog_root: self.catalog.root,
+            high_water: a.high_water,
+            free_head: a.free_head,
+            free_count: a.free_count,
+            last_lsn: self.logger.last_lsn(),
+            next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
+            page_capacity: self.pool.page_capacity(),
+            write_clock: self.pool.write_clock(),
+            wal: false,
+            checkpoint_lsn: 0,
+        };
+        write_meta(store.as_ref(), &meta)
+    }
+
+    pub(super) fn checkpoint_count(&self) -> u64 {
+        self.ckpt.lock().unwrap_or_else(|e| e.into_inner()).count
+    }
+}
+
+/// Writes the superblock through the store (so the doublewrite area protects it) and syncs.
+pub(super) fn write_meta(store: &dyn crate::buffer::PageStore, meta: &Meta) -> Result<()> {
+    let mut buf = Box::new([0u8; PAGE_SIZE]);
+    meta.encode(&mut buf);
+    store.write_batch(&[(META_PAGE_ID, &buf)], WritePurpose::Metadata)?;
+    store.sync()
+}

@@ -1,0 +1,9 @@
+//! Durability: the WAL-backed [`PageLogger`](crate::page::PageLogger), the redo record format and
+//! crash recovery (redo). Protocols and formats: `DURABILITY.md` beside `lib.rs`.
+pub mod logger;
+pub mod record;
+pub mod redo;
+
+pub use logger::WalLogger;
+pub use record::{EngineState, Record};
+pub use redo::{RecoveryStats, RedoCounts};

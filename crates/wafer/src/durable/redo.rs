@@ -1,0 +1,151 @@
+//! Redo: replays the log from the checkpoint's record, physiologically (ARIES): a record applies
+//! to its page only when `page_lsn < record_lsn`, and the page then carries the record's LSN.
+//!
+//! A batch's page records are held back until its commit record is read: a batch whose commit
+//! never reached the log (the crash cut it, or an ABORT written at a later open says it died)
+//! is dropped whole. Pages on the device never hold such changes (the write-back rule), so
+//! nothing needs undoing.
+use super::logger::WalLogger;
+use super::record::{self, EngineState, Record};
+use crate::buffer::{BufferPool, PageMut, StoreRecovery};
+use crate::page::{self, node, PageId, PageKind};
+use crate::wal::{RecoveryReport, WalError, WalRecovery};
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RedoCounts {
+    /// Records read from the redo start on.
+    pub records: u64,
+    /// Page records applied (page LSN was older).
+    pub applied: u64,
+    /// Page records skipped because the page already had them.
+    pub skipped: u64,
+    /// Committed batches replayed.
+    pub batches: u64,
+    /// Page records of batches without a commit (dropped).
+    pub discarded: u64,
+}
+
+/// What opening a WAL database did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecoveryStats {
+    pub store: StoreRecovery,
+    pub redo: RedoCounts,
+    pub wal: RecoveryReport,
+    /// Wall time of doublewrite repair + log scan + redo (not the checkpoint after it).
+    pub duration_micros: u64,
+}
+
+/// Replays every record `rec` yields onto the pool's pages; returns the engine state after the
+/// last committed batch (`state` is the checkpoint's, used when no batch follows).
+pub fn replay(
+    rec: &mut WalRecovery,
+    pool: &BufferPool,
+    logger: &WalLogger,
+    mut state: EngineState,
+) -> Result<(EngineState, RedoCounts)> {
+    let mut counts = RedoCounts::default();
+    let mut pending: Vec<(u64, Record)> = Vec::new();
+    // Bounded by the log: each round consumes one record of it.
+    while let Some(r) = rec.next_record()? {
+        counts.records += 1;
+        let decoded = record::decode(r.kind, &r.payload)
+            .map_err(|reason| Error::Wal(WalError::CorruptRecord { lsn: r.lsn, reason }))?;
+        match decoded {
+            Record::Put { .. } | Record::Delete { .. } | Record::Image { .. } => {
+                pending.push((r.lsn.0, decoded))
+            }
+            Record::Commit(s) => {
+                logger.set_committed(r.lsn.0);
+                for (lsn, rec) in pending.drain(..) {
+                    if apply(pool, lsn, rec)? {
+                        counts.applied += 1;
+                    } else {
+                        counts.skipped += 1;
+                    }
+                }
+                counts.batches += 1;
+                state = s;
+            }
+            Record::Checkpoint(s) => {
+                if !pending.is_empty() {
+                    return Err(Error::Wal(WalError::CorruptRecord {
+                        lsn: r.lsn,
+                        reason: "checkpoint record inside an uncommitted batch".into(),
+                    }));
+                }
+                logger.set_committed(r.lsn.0);
+                state = s;
+            }
+            Record::Abort => {
+                counts.discarded += pending.len() as u64;
+                pending.clear();
+            }
+        }
+    }
+    counts.discarded += pending.len() as u64;
+    Ok((state, counts))
+}
+
+fn pid_of(r: &Record) -> PageId {
+    match r {
+        Record::Put { pid, .. } | Record::Delete { pid, .. } | Record::Image { pid, .. } => *pid,
+        Record::Commit(_) | Record::Checkpoint(_) | Record::Abort => unreachable!("not a page"),
+    }
+}
+
+/// Applies one page record if the page does not have it yet; Ok(true) when applied.
+fn apply(pool: &BufferPool, lsn: u64, r: Record) -> Result<bool> {
+    let pid = pid_of(&r);
+    let fail = |reason: String| Error::Redo { lsn, page_id: pid, reason };
+    let mut g: PageMut<'_> = match pool.write(pid) {
+        Ok(g) => g,
+        // A page allocated after the checkpoint may never have been written: its first record
+        // is always its full image, which needs nothing from the device.
+        Err(Error::CorruptPage { .. }) if matches!(r, Record::Image { .. }) => pool.create(pid)?,
+        Err(e) => return Err(fail(format!("cannot load the page: {e}"))),
+    };
+    if page::lsn(g.bytes()) >= lsn {
+        return Ok(false);
+    }
+    let leaf_of = |g: &PageMut<'_>, tree_id: u32| {
+        page::kind(g.bytes()) == Some(PageKind::Leaf) && page::tree_id(g.bytes()) == tree_id
+    };
+    match r {
+        Record::Put { tree_id, key, value, .. } => {
+            if !leaf_of(&g, tree_id) {
+                return Err(fail(format!("put into a page that is no leaf of tree {tree_id}")));
+            }
+            if !node::leaf_put(g.bytes_mut(), &key, &value) {
+                return Err(fail("put does not fit the page it fitted before".into()));
+            }
+        }
+        Record::Delete { tree_id, key, .. } => {
+            if !leaf_of(&g, tree_id) {
+                return Err(fail(format!("delete from a page that is no leaf of tree {tree_id}")));
+            }
+            if !node::leaf_delete(g.bytes_mut(), &key) {
+                return Err(fail("deleted key is not in the page".into()));
+            }
+        }
+        Record::Image { page: image, .. } => {
+            if page::page_id(&image) != pid {
+                return Err(fail(format!("image names page {}", page::page_id(&image))));
+            }
+            g.bytes_mut().copy_from_slice(&image[..]);
+        }
+        Record::Commit(_) | Record::Checkpoint(_) | Record::Abort => unreachable!("not a page"),
+    }
+    page::set_lsn(g.bytes_mut(), lsn);
+    Ok(true)
+}
+
+/// The report recovery ends with when nothing was read (fresh database).
+pub fn empty_report(wal: RecoveryReport) -> RecoveryStats {
+    RecoveryStats {
+        store: StoreRecovery::default(),
+        redo: RedoCounts::default(),
+        wal,
+        duration_micros: 0,
+    }
+}
