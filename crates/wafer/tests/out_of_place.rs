@@ -7,7 +7,6 @@ use std::sync::Arc;
 use wafer::device::{Counted, Device, EmuDevice, FaultDevice, MemoryDevice, WritePurpose};
 use wafer::oop::{OutOfPlaceOptions, OutOfPlaceStats};
 use wafer::page::{self, PAGE_SIZE};
-use wafer::space::io as space_io;
 use wafer::stats::IoStats;
 use wafer::{Db, Error, Options, WriteMode};
 
@@ -209,48 +208,62 @@ fn out_of_space_is_typed_and_loses_nothing() {
 }
 
 /// Map durability across power cuts at random I/Os (GC, snapshots and checkpoints included):
-/// the newest valid map snapshot on the crashed device must point every page at a slot that
-/// holds that page (checksum and page id) - i.e. no zone was reused before the snapshot that
-/// moved its pages out was durable, and no map entry points at data that was not synced.
+/// the map recovered from the crashed device (newest valid snapshot + journal) must point every
+/// page at a slot that holds that page (checksum and page id) - i.e. no zone was reused before
+/// the records that moved its pages out were durable, and no map record points at data that
+/// was not synced.
 #[test]
 fn map_snapshot_survives_power_cuts_with_every_page_intact() {
     let s = seed(0xC7A5);
     let mut rng = Rng(s | 1);
     let options = Options::test_min().out_of_place();
     let capacity = 2u64 << 20;
-    // A dry run to learn the I/O count.
+    // Dry runs to learn the I/O counts of creation and of the whole workload.
+    let creation_io = {
+        let dev = Arc::new(FaultDevice::new(capacity));
+        drop(Db::open_on(dev.clone(), options.clone()).unwrap());
+        dev.io_count()
+    };
     let total_io = {
         let dev = Arc::new(FaultDevice::new(capacity));
         workload(&dev, &options, s);
         dev.io_count()
     };
-    for cut in 0..12u64 {
+    let mut checked_pages = 0u64;
+    for cut in 0..30u64 {
         let dev = Arc::new(FaultDevice::new(capacity));
         let at = rng.below(total_io);
         dev.crash_at_io(at);
         workload(&dev, &options, s);
         let crashed = Arc::new(dev.power_cut(s.wrapping_add(cut)));
-        let layout = wafer::oop::Layout::compute(capacity, 0, &options.out_of_place).unwrap();
-        let (zones, slots) = (layout.space.zone_count(), layout.space.slots_per_zone());
-        let snaps: Vec<_> = layout
-            .snapshot_offsets_bytes
-            .iter()
-            .filter_map(|o| space_io::read_snapshot(&*crashed, *o, zones, slots).ok())
-            .collect();
-        let Some(snap) = snaps.into_iter().max_by_key(|s| s.header.lsn) else {
+        let offset = options.data_offset_bytes;
+        let layout = wafer::oop::Layout::compute(capacity, offset, &options.out_of_place).unwrap();
+        let slots = layout.space.slots_per_zone();
+        let map = match wafer::oop::OutOfPlaceStore::recovered_map(
+            crashed.clone(),
+            offset,
+            &options.out_of_place,
+        ) {
+            Ok(map) => map,
             // Cut before creation wrote its first snapshot: nothing to check.
-            continue;
+            Err(e) if at <= creation_io => {
+                eprintln!("cut at io {at}: {e}");
+                continue;
+            }
+            Err(e) => panic!("seed {s} cut at io {at}/{total_io}: {e}"),
         };
         let mut buf = vec![0u8; PAGE_SIZE];
-        for (pid, loc) in snap.map.iter() {
+        for (pid, loc) in map.iter() {
             let offset = layout.space.data_offset_bytes
                 + (u64::from(loc.zone) * u64::from(slots) + u64::from(loc.slot)) * 4096;
             crashed.read_at(offset, &mut buf).unwrap();
             let p: &[u8; PAGE_SIZE] = buf.as_slice().try_into().unwrap();
             let r = page::verify(p, pid);
             assert!(r.is_ok(), "seed {s} cut at io {at}/{total_io}: page {pid} at {loc:?}: {r:?}");
+            checked_pages += 1;
         }
     }
+    assert!(checked_pages > 500, "the cuts must leave mapped pages to check: {checked_pages}");
 }
 
 /// Churn with periodic flushes on `dev`; stops at the first error (the power cut).

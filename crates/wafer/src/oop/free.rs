@@ -164,7 +164,7 @@ impl FreePages {
 }
 
 /// The header of a sealed free page `pid` -> `aux` stamped `lsn`.
-fn synthesize(pid: PageId, aux: u64, lsn: u64) -> [u8; HEADER_BYTES] {
+pub fn synthesize(pid: PageId, aux: u64, lsn: u64) -> [u8; HEADER_BYTES] {
     let mut p = [0u8; PAGE_SIZE];
     page::format(&mut p, pid, PageKind::Free, 0, aux);
     page::set_lsn(&mut p, lsn);

@@ -66,11 +66,8 @@ fn move_pages(inner: &Inner, valid: &[(PageId, Location)]) -> Result<()> {
             pages.push((*pid, p));
         }
         let froms: Vec<Location> = chunk.iter().map(|(_, l)| *l).collect();
-        let mut i = 0usize;
-        inner.append(&pages, GC_GROUP, WritePurpose::GcCopy, false, |st, pid, to, lsn| {
-            st.space.commit_gc_move(pid, froms[i], to, lsn);
-            i += 1;
-        })?;
+        inner.maybe_snapshot()?;
+        inner.append(&pages, GC_GROUP, WritePurpose::GcCopy, false, Some(&froms))?;
     }
     Ok(())
 }
@@ -138,9 +135,9 @@ pub(super) fn background(inner: &Inner) {
             let r = if !satisfied {
                 gc_cycle(inner)
             } else if awaiting {
-                // Enough zones are free but most wait for durability: one snapshot releases
-                // them all, off the writers' path.
-                inner.write_snapshot().map(|()| false)
+                // Enough zones are free but most wait for durability: one journal flush
+                // releases them all, off the writers' path.
+                inner.make_durable().map(|()| false)
             } else {
                 Ok(false)
             };

@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! data_offset_bytes
-//! | superblock (page 0, 4 KiB, in place) | map snapshot area A | area B | pad | zone 0 | zone 1 | ...
-//!                                                                        ^ aligned to zone_bytes
+//! | superblock (page 0, 4 KiB, in place) | snapshot area A | area B | map journal | pad | zone 0 | ...
+//!                                                                                     ^ aligned to zone_bytes
 //! ```
 //!
 //! Zones start at a multiple of `zone_bytes` from device offset 0, so DB zones coincide with the
@@ -20,6 +20,8 @@ use crate::{Error, Result};
 pub const USER_GROUP: u32 = 0;
 pub const GC_GROUP: u32 = 1;
 const OPEN_ZONES: u32 = 2;
+const JOURNAL_BYTES_MIN: u64 = 64 << 10;
+const JOURNAL_BYTES_MAX: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Layout {
@@ -29,6 +31,9 @@ pub struct Layout {
     /// `free_section_offset_bytes` from the area's start.
     pub snapshot_area_bytes: u64,
     pub free_section_offset_bytes: u64,
+    /// The map journal's region (after the snapshot areas).
+    pub journal_offset_bytes: u64,
+    pub journal_bytes: u64,
     pub space: SpaceOptions,
     /// Page ids `0..page_capacity` (page 0 is the superblock, outside the zones).
     pub page_capacity: u64,
@@ -60,7 +65,11 @@ impl Layout {
         let map_section_bytes = snapshot::block_count(slots_bound + 1) * SLOT_BYTES;
         let free_section_bytes = super::free::section_blocks(slots_bound + 1) * SLOT_BYTES;
         let snapshot_area_bytes = map_section_bytes + free_section_bytes;
-        let zones_start = (areas_start + 2 * snapshot_area_bytes).next_multiple_of(o.zone_bytes);
+        let journal_offset_bytes = areas_start + 2 * snapshot_area_bytes;
+        // A 128th of the device, 64 KiB to 64 MiB: a snapshot every quarter of it.
+        let journal_bytes = (device_capacity_bytes / 128 / SLOT_BYTES * SLOT_BYTES)
+            .clamp(JOURNAL_BYTES_MIN, JOURNAL_BYTES_MAX);
+        let zones_start = (journal_offset_bytes + journal_bytes).next_multiple_of(o.zone_bytes);
         if zones_start >= device_capacity_bytes {
             return invalid(format!(
                 "device of {device_capacity_bytes} bytes has no room for zones of {} after \
@@ -95,6 +104,8 @@ impl Layout {
             snapshot_offsets_bytes: [areas_start, areas_start + snapshot_area_bytes],
             snapshot_area_bytes,
             free_section_offset_bytes: map_section_bytes,
+            journal_offset_bytes,
+            journal_bytes,
             space,
             page_capacity,
         })
@@ -112,10 +123,11 @@ mod tests {
         assert_eq!(l.space.data_offset_bytes % o.zone_bytes, 0);
         assert!(l.snapshot_offsets_bytes[1] + l.snapshot_area_bytes <= l.space.data_offset_bytes);
         assert!(l.free_section_offset_bytes < l.snapshot_area_bytes);
-        // Two areas of 2061 map blocks and 6205 free-page blocks (32 MiB each) plus the
-        // superblock: five zones.
-        assert_eq!(l.space.zone_count(), 251);
-        let slots = 251 * 4096u64;
+        // Two areas of 2061 map blocks and 6205 free-page blocks (32 MiB each), a 32 MiB
+        // journal and the superblock: seven zones.
+        assert_eq!(l.space.zone_count(), 249);
+        assert!(l.journal_offset_bytes + l.journal_bytes <= l.space.data_offset_bytes);
+        let slots = 249 * 4096u64;
         assert_eq!(l.page_capacity, 1 + slots * 95 / 100);
     }
 

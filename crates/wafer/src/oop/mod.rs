@@ -3,6 +3,7 @@
 //! persistence. Protocols and invariants: OUT_OF_PLACE.md beside this file.
 mod free;
 mod gc;
+mod journal;
 mod layout;
 mod options;
 mod store;
@@ -32,6 +33,8 @@ pub struct OutOfPlaceStats {
     pub gc_moved_pages: u64,
     pub zones_reset: u64,
     pub snapshots: u64,
+    /// Journal flushes made to release zones (outside checkpoints and snapshots).
+    pub journal_flushes: u64,
     pub snapshot_bytes: u64,
     /// LSN of the last map change and of the last durable snapshot.
     pub map_lsn: u64,
@@ -57,6 +60,7 @@ impl OutOfPlaceStats {
             gc_moved_pages: st.gc_moved_pages,
             zones_reset: st.zones_reset,
             snapshots: st.snapshots,
+            journal_flushes: st.journal_flushes,
             snapshot_bytes: st.snapshot_bytes,
             map_lsn: st.map_lsn,
             durable_lsn: st.durable_lsn,

@@ -7,13 +7,15 @@
 //! requires it) and GC sees no concurrent map change. `state` guards the metadata and is held
 //! only for short, I/O-free sections, so reads proceed while a batch is being written.
 use super::free::{free_header, FreePages};
+use super::journal;
 use super::layout::{Layout, USER_GROUP};
 use super::options::OutOfPlaceOptions;
 use super::OutOfPlaceStats;
 use crate::buffer::PageStore;
 use crate::device::{AlignedBuf, Device, WriteOp, WritePurpose};
-use crate::page::{PageBuf, PageId, PAGE_SIZE};
+use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
 use crate::space::{io as space_io, snapshot, Location, Lsn, Space, SpaceError, SLOT_BYTES};
+use crate::wal::{Durability, Lsn as WalLsn, Wal};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -25,12 +27,13 @@ const READ_ATTEMPTS_MAX: usize = 16;
 pub(super) struct State {
     pub space: Space,
     pub free: FreePages,
-    /// LSN of the last map change (commit, GC move, free). Store-local until the WAL logs map
-    /// records: then these become WAL LSNs.
+    /// Journal LSN of the last map change (commit, GC move, free).
     pub map_lsn: Lsn,
-    /// Every map change up to here is in a durable snapshot: zones whose pages moved out at or
-    /// before it may be reused.
+    /// Every map change up to here is durable (journal flushed or in a durable snapshot):
+    /// zones whose pages moved out at or before it may be reused.
     pub durable_lsn: Lsn,
+    /// Journal LSN of the snapshot in each area (0: none): the journal is kept from the older.
+    pub area_lsn: [Lsn; 2],
     /// The snapshot area the next snapshot goes to (the other holds the latest durable one).
     pub next_area: usize,
     pub snapshots: u64,
@@ -38,6 +41,7 @@ pub(super) struct State {
     pub gc_cycles: u64,
     pub gc_moved_pages: u64,
     pub zones_reset: u64,
+    pub journal_flushes: u64,
 }
 
 #[derive(Debug)]
@@ -45,6 +49,8 @@ pub(super) struct Inner {
     pub device: Arc<dyn Device>,
     pub layout: Layout,
     pub options: OutOfPlaceOptions,
+    /// Map changes, logged after the data they point to is synced (journal.rs).
+    pub journal: Wal,
     pub state: Mutex<State>,
     pub writer: Mutex<()>,
     /// Background GC: the flag says "stop", the condvar wakes the thread.
@@ -83,17 +89,24 @@ impl Inner {
         r
     }
 
-    /// Writes a snapshot of the map (every change up to `map_lsn`) to the older area, syncs,
-    /// then releases the zones waiting for it and resets them. Caller holds `writer`, so the
-    /// map cannot change meanwhile; all page data it points to was synced by its batch.
+    /// Writes a snapshot of the map and the free pages to the older area at a journal mark,
+    /// syncs, truncates the journal before the other area's snapshot (kept for a torn write of
+    /// this one), then releases the zones waiting for durability. Caller holds `writer`, so
+    /// the map cannot change meanwhile; all page data it points to was synced by its batch.
     pub fn write_snapshot(&self) -> Result<()> {
         let (bytes, free, lsn, area) = {
-            let st = self.lock_state();
+            let mut st = self.lock_state();
+            st.snapshots += 1;
+            let mark = self.journal.append(journal::KIND_MARK, &st.snapshots.to_le_bytes())?;
+            // Durable now: a later snapshot truncates the journal at this mark, and the log
+            // can be truncated only where it is durable.
+            self.journal.commit(mark, Durability::Sync)?;
+            let mark = mark.0;
             let s = &st.space;
             (
-                snapshot::encode(s.map(), st.map_lsn, s.zone_count(), s.slots_per_zone()),
-                st.free.encode(st.map_lsn),
-                st.map_lsn,
+                snapshot::encode(s.map(), mark, s.zone_count(), s.slots_per_zone()),
+                st.free.encode(mark),
+                mark,
                 st.next_area,
             )
         };
@@ -110,14 +123,45 @@ impl Inner {
             &free_bytes,
         )?;
         self.device.sync()?;
-        {
+        let keep = {
             let mut st = self.lock_state();
             st.next_area = 1 - area;
-            st.durable_lsn = lsn;
-            st.snapshots += 1;
+            st.area_lsn[area] = lsn;
+            // Every change so far is in this durable snapshot.
+            st.durable_lsn = st.durable_lsn.max(st.map_lsn);
             st.snapshot_bytes += (map_bytes.len() + free_bytes.len()) as u64;
+            st.area_lsn[1 - area]
+        };
+        if keep > self.journal.start_lsn().0 {
+            self.journal.truncate_before(WalLsn(keep))?;
         }
         self.release_ready()
+    }
+
+    /// Makes every logged map change durable (one journal flush), then releases the zones
+    /// that waited for it.
+    pub fn make_durable(&self) -> Result<()> {
+        let lsn = self.lock_state().map_lsn;
+        if lsn > self.lock_state().durable_lsn {
+            self.journal.commit(WalLsn(lsn), Durability::Sync)?;
+            let mut st = self.lock_state();
+            st.durable_lsn = st.durable_lsn.max(lsn);
+            st.journal_flushes += 1;
+        }
+        self.release_ready()
+    }
+
+    /// A snapshot once a quarter of the journal was written since the last one: bounds replay
+    /// and keeps the journal (held from the older snapshot) under half full.
+    pub fn maybe_snapshot(&self) -> Result<()> {
+        let last = {
+            let st = self.lock_state();
+            st.area_lsn[1 - st.next_area]
+        };
+        if self.journal.next_lsn().0.saturating_sub(last) >= self.layout.journal_bytes / 4 {
+            self.write_snapshot()?;
+        }
+        Ok(())
     }
 
     /// Resets (trim / ZNS reset) the zones whose moves are durable. Caller holds `writer`:
@@ -161,7 +205,7 @@ impl Inner {
                         break;
                     }
                 }
-                Err(SpaceError::AwaitingDurability { .. }) => self.write_snapshot()?,
+                Err(SpaceError::AwaitingDurability { .. }) => self.make_durable()?,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -178,14 +222,17 @@ impl Inner {
 
     /// Appends `pages` (already sealed) to reserved zone space, syncs, and commits their map
     /// entries. Caller holds `writer`. The write is one `WriteOp` per run: a run is contiguous.
+    /// `gc_from`: the pages' old locations when GC moves them (a page that moved meanwhile is
+    /// not moved again: its slot is abandoned and nothing is logged).
     pub fn append(
         &self,
         pages: &[(PageId, &PageBuf)],
         group: u32,
         purpose: WritePurpose,
         gc_allowed: bool,
-        mut commit: impl FnMut(&mut State, PageId, Location, Lsn),
+        gc_from: Option<&[Location]>,
     ) -> Result<()> {
+        assert!(gc_from.is_none_or(|f| f.len() == pages.len()));
         assert!(!pages.is_empty());
         let runs = self.reserve(pages.len() as u32, group, purpose, gc_allowed)?;
         let mut bufs = Vec::with_capacity(runs.len());
@@ -225,12 +272,27 @@ impl Inner {
             }
             return Err(e.into());
         }
-        for (pid, loc) in targets {
-            st.map_lsn += 1;
-            let lsn = st.map_lsn;
-            commit(&mut st, pid, loc, lsn);
+        let mut logged: Result<()> = Ok(());
+        for (i, (pid, loc)) in targets.into_iter().enumerate() {
+            let moved = gc_from.is_some_and(|f| st.space.location(pid) != Some(f[i]));
+            if moved || logged.is_err() {
+                st.space.abandon(loc);
+                continue;
+            }
+            // The data is synced: now the record may become durable at any time.
+            match self.journal.append(journal::KIND_SET, &journal::set_payload(pid, loc)) {
+                Ok(lsn) => {
+                    st.map_lsn = lsn.0;
+                    st.space.commit(pid, loc, lsn.0);
+                    st.free.remove(pid);
+                }
+                Err(e) => {
+                    st.space.abandon(loc);
+                    logged = Err(e.into());
+                }
+            }
         }
-        Ok(())
+        logged
     }
 
     fn free_zones_low_for_background(&self) -> bool {
@@ -254,15 +316,24 @@ impl OutOfPlaceStore {
         let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
         device.read_at(layout.superblock_offset_bytes, &mut sb)?;
         let fresh = sb.iter().all(|b| *b == 0);
-        let state = if fresh {
-            State::new(Space::new(layout.space)?, FreePages::default(), 0)
+        let slice: Arc<dyn Device> = Arc::new(journal::SliceDevice::new(
+            device.clone(),
+            layout.journal_offset_bytes,
+            layout.journal_bytes,
+        ));
+        let wal_options = journal::wal_options(layout.journal_bytes);
+        let (state, journal) = if fresh {
+            let journal = Wal::create(slice, wal_options)?;
+            let lsn = journal.next_lsn().0;
+            (State::new(Space::new(layout.space)?, FreePages::default(), lsn), journal)
         } else {
-            Self::recover(&*device, &layout)?
+            Self::recover(&*device, slice, &layout)?
         };
         let inner = Arc::new(Inner {
             device,
             layout,
             options,
+            journal,
             state: Mutex::new(state),
             writer: Mutex::new(()),
             shutdown: Mutex::new(false),
@@ -290,13 +361,39 @@ impl OutOfPlaceStore {
         Ok(OutOfPlaceStore { inner, background })
     }
 
-    /// The newer of the two areas whose map and free-page sections both decode; map -> zones.
-    fn recover(device: &dyn Device, layout: &Layout) -> Result<State> {
+    /// The newer of the two areas whose map and free-page sections both decode, the journal
+    /// replayed from its mark, then map -> zones (empty ones reset).
+    fn recover(
+        device: &dyn Device,
+        journal_device: Arc<dyn Device>,
+        layout: &Layout,
+    ) -> Result<(State, Wal)> {
+        let (map, free, journal, area, area_lsn) =
+            Self::recover_map(device, journal_device, layout)?;
+        let (space, to_reset) = Space::rebuild_from_map(layout.space, map)?;
+        space_io::reset_zones(device, &space, &to_reset)?;
+        let lsn = journal.next_lsn().0;
+        let mut st = State::new(space, free, lsn);
+        st.next_area = 1 - area;
+        st.area_lsn = area_lsn;
+        Ok((st, journal))
+    }
+
+    /// Snapshot + journal: the recovered map and free pages, the journal ready to append, the
+    /// area used and both areas' snapshot LSNs (0 for an invalid one).
+    #[allow(clippy::type_complexity)]
+    fn recover_map(
+        device: &dyn Device,
+        journal_device: Arc<dyn Device>,
+        layout: &Layout,
+    ) -> Result<(crate::space::PageMap, FreePages, Wal, usize, [Lsn; 2])> {
         let mut best: Option<(usize, snapshot::MapSnapshot, FreePages)> = None;
+        let mut area_lsn = [0; 2];
         let mut errors = Vec::new();
-        for area in 0..2 {
+        for (area, lsn) in area_lsn.iter_mut().enumerate() {
             match Self::read_area(device, layout, area) {
                 Ok((snap, free)) => {
+                    *lsn = snap.header.lsn;
                     if best.as_ref().is_none_or(|(_, b, _)| snap.header.lsn > b.header.lsn) {
                         best = Some((area, snap, free));
                     }
@@ -304,15 +401,35 @@ impl OutOfPlaceStore {
                 Err(e) => errors.push(format!("area {area}: {e}")),
             }
         }
-        let Some((area, snap, free)) = best else {
+        let Some((area, snap, mut free)) = best else {
             return Err(Error::Corrupt(format!("no valid map snapshot: {}", errors.join("; "))));
         };
-        let lsn = snap.header.lsn;
-        let (space, to_reset) = Space::rebuild_from_map(layout.space, snap.map)?;
-        space_io::reset_zones(device, &space, &to_reset)?;
-        let mut st = State::new(space, free, lsn);
-        st.next_area = 1 - area;
-        Ok(st)
+        let mut map = snap.map;
+        let journal = journal::replay(
+            journal_device,
+            journal::wal_options(layout.journal_bytes),
+            snap.header.lsn,
+            &mut map,
+            &mut free,
+            layout.page_capacity,
+        )?;
+        Ok((map, free, journal, area, area_lsn))
+    }
+
+    /// The page map a crashed or closed device recovers to (tests and tools: no store opened,
+    /// nothing reset).
+    pub fn recovered_map(
+        device: Arc<dyn Device>,
+        data_offset_bytes: u64,
+        options: &OutOfPlaceOptions,
+    ) -> Result<crate::space::PageMap> {
+        let layout = Layout::compute(device.capacity_bytes(), data_offset_bytes, options)?;
+        let slice: Arc<dyn Device> = Arc::new(journal::SliceDevice::new(
+            device.clone(),
+            layout.journal_offset_bytes,
+            layout.journal_bytes,
+        ));
+        Ok(Self::recover_map(&*device, slice, &layout)?.0)
     }
 
     fn read_area(
@@ -384,8 +501,9 @@ impl OutOfPlaceStore {
                 }])?;
             } else if let Some(h) = free_header(page) {
                 let mut st = inner.lock_state();
-                st.map_lsn += 1;
-                let lsn = st.map_lsn;
+                let payload = journal::free_payload(*pid, page::aux(page), page::lsn(page));
+                let lsn = inner.journal.append(journal::KIND_FREE, &payload)?.0;
+                st.map_lsn = lsn;
                 st.space.free_pid(*pid, lsn);
                 st.free.insert(*pid, h);
             } else {
@@ -395,13 +513,11 @@ impl OutOfPlaceStore {
         if data.is_empty() {
             return Ok(());
         }
+        inner.maybe_snapshot()?;
         if inner.lock_state().space.needs_gc() {
             super::gc::gc_until_satisfied(inner)?;
         }
-        inner.append(&data, USER_GROUP, purpose, true, |st, pid, loc, lsn| {
-            st.space.commit(pid, loc, lsn);
-            st.free.remove(pid);
-        })?;
+        inner.append(&data, USER_GROUP, purpose, true, None)?;
         if inner.options.background_gc && inner.free_zones_low_for_background() {
             inner.wake.notify_one();
         }
@@ -416,12 +532,14 @@ impl State {
             free,
             map_lsn: lsn,
             durable_lsn: lsn,
+            area_lsn: [0, 0],
             next_area: 0,
             snapshots: 0,
             snapshot_bytes: 0,
             gc_cycles: 0,
             gc_moved_pages: 0,
             zones_reset: 0,
+            journal_flushes: 0,
         }
     }
 }
