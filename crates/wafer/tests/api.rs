@@ -332,3 +332,31 @@ fn pages_go_out_only_after_the_log_is_durable_to_their_lsn() {
     db.close().unwrap();
     assert!(logger.durable.load(Ordering::Relaxed) > 0);
 }
+
+#[test]
+fn free_list_survives_reopen() {
+    let dev = Arc::new(MemoryDevice::new(64 << 20));
+    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..10_000 {
+        t.put(&key(i), &[1u8; 100]).unwrap();
+    }
+    for i in 0..10_000 {
+        t.delete(&key(i)).unwrap();
+    }
+    let before = db.stats();
+    assert!(before.free_pages > 100);
+    db.close().unwrap();
+    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let after = db.stats();
+    assert_eq!(
+        (after.free_pages, after.allocated_pages, after.high_water_pages),
+        (before.free_pages, before.allocated_pages, before.high_water_pages)
+    );
+    let t = db.tree("t").unwrap();
+    for i in 0..10_000 {
+        t.put(&key(i), &[2u8; 100]).unwrap();
+    }
+    assert_eq!(db.stats().high_water_pages, before.high_water_pages, "reused, not grown");
+    assert_eq!(t.get(&key(9_999)).unwrap(), Some(vec![2u8; 100]));
+}

@@ -61,10 +61,19 @@ impl DbInner {
         let Some(logger) = self.wal_logger() else {
             return apply(self.env());
         };
-        self.ensure_log_room(logger, estimate_bytes)?;
-        let guard = self.lock_writer();
-        self.check_writable()?;
         let wal = logger.wal()?;
+        // The room check before the mutex may checkpoint; the one under it makes sure writers
+        // that passed the first check together did not use the room up meanwhile.
+        let mut attempt = 0;
+        let guard = loop {
+            self.ensure_log_room(logger, estimate_bytes)?;
+            let guard = self.lock_writer();
+            attempt += 1;
+            if self.log_free_bytes(logger)? >= estimate_bytes || attempt >= LOG_ROOM_ATTEMPTS {
+                break guard;
+            }
+        };
+        self.check_writable()?;
         let before = wal.next_lsn();
         let result = apply(self.env());
         let logged = wal.next_lsn() != before;
@@ -81,10 +90,16 @@ impl DbInner {
                 return Err(e);
             }
         };
-        if !logged {
-            return Ok(value); // Nothing changed: nothing to commit.
+        let lsn = if logged {
+            logger.append_commit(&self.engine_state()).inspect_err(|_| self.poison())?
+        } else {
+            // Nothing changed, but a Sync caller still expects every batch before its own to be
+            // durable when it returns (acknowledgement covers the log prefix).
+            logger.committed()
+        };
+        if lsn == 0 {
+            return Ok(value);
         }
-        let lsn = logger.append_commit(&self.engine_state()).inspect_err(|_| self.poison())?;
         drop(guard);
         logger.commit(lsn, durability).inspect_err(|_| self.poison())?;
         self.maybe_checkpoint(logger);
@@ -95,12 +110,17 @@ impl DbInner {
     /// the log) when the free space is short; `LogFull` only when even that does not help.
     fn ensure_log_room(&self, logger: &WalLogger, estimate_bytes: u64) -> Result<()> {
         let wal = logger.wal()?;
-        let slack = 2 * wal.options().buffer_blocks as u64 * PAGE_SIZE as u64;
-        let free = |w: &crate::wal::Wal| {
-            let used = w.next_lsn().0 - w.start_lsn().0;
-            w.capacity_bytes().saturating_sub(used + slack)
-        };
-        let needed = estimate_bytes.min(wal.capacity_bytes() / 2);
+        let slack = log_slack_bytes(wal);
+        let free = |_: &crate::wal::Wal| self.log_free_bytes(logger).unwrap_or(0);
+        let needed = estimate_bytes;
+        let usable = wal.capacity_bytes().saturating_sub(slack);
+        if needed > usable {
+            // Could never fit, even in an empty log: refuse before anything changes.
+            return Err(Error::Wal(WalError::LogFull {
+                needed_bytes: needed - usable,
+                start_lsn: wal.start_lsn(),
+            }));
+        }
         if free(wal) >= needed {
             return Ok(());
         }
@@ -113,6 +133,14 @@ impl DbInner {
             }));
         }
         Ok(())
+    }
+
+    /// Log bytes a batch may still use before the circular area is full (minus slack for the
+    /// padding of partial blocks closed by flushes).
+    fn log_free_bytes(&self, logger: &WalLogger) -> Result<u64> {
+        let wal = logger.wal()?;
+        let used = wal.next_lsn().0 - wal.start_lsn().0;
+        Ok(wal.capacity_bytes().saturating_sub(used + log_slack_bytes(wal)))
     }
 
     /// Starts a checkpoint when the log grew past the trigger or the interval passed, unless
@@ -227,6 +255,14 @@ impl DbInner {
     pub(super) fn checkpoint_count(&self) -> u64 {
         self.ckpt.lock().unwrap_or_else(|e| e.into_inner()).count
     }
+}
+
+/// Rounds of "make room, take the writer mutex, check again" before a batch goes ahead anyway
+/// (it then fails with `LogFull` mid-way only if other writers keep filling the log).
+const LOG_ROOM_ATTEMPTS: u32 = 4;
+
+fn log_slack_bytes(wal: &crate::wal::Wal) -> u64 {
+    2 * wal.options().buffer_blocks as u64 * PAGE_SIZE as u64
 }
 
 /// Writes the superblock through the store (so the doublewrite area protects it) and syncs.

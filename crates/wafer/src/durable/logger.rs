@@ -138,12 +138,14 @@ impl PageLogger for WalLogger {
             // Recovery: every page LSN came from a record read back from the device.
             return Ok(());
         };
-        if lsn < wal.durable_lsn().0 {
+        // Durable up to the commit record that covers `lsn`, not just to `lsn`: a page written
+        // with part of a batch whose commit record then gets lost would never be undone. (The
+        // log may well be durable past `lsn` but not past the commit: a full buffer flushes
+        // mid-batch.) The last commit appended is at or after the covering one.
+        let committed = self.committed();
+        if committed < wal.durable_lsn().0 {
             return Ok(());
         }
-        // Durable up to the commit record that covers `lsn`, not just to `lsn`: a page written
-        // with half a batch whose commit record then gets lost would never be undone.
-        let committed = self.committed();
         if lsn > committed {
             return Err(Error::Wal(WalError::BadLsn {
                 lsn: WalLsn(lsn),

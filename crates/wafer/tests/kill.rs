@@ -1,0 +1,128 @@
+#![allow(clippy::unwrap_used)] // Tests may unwrap.
+//! A real process killed with SIGKILL mid-workload, many times: the test binary re-executes
+//! itself as the child (env `WAFER_KILL_CHILD`), which writes with `Sync` durability and prints
+//! `ack <round> <i>` after each acknowledged write; the parent kills it at a random moment,
+//! reopens the database (recovery) and checks every acknowledged key and value of every round.
+//! `WAFER_KILL_ROUNDS=N` for more rounds (default 12).
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use wafer::{Db, Durability, Options, WriteBatch};
+
+fn options() -> Options {
+    let mut o = Options::test_min().with_buffer_pool_bytes(64 * 4096);
+    o.durability = Durability::Sync;
+    o
+}
+
+fn key(round: u64, i: u64) -> Vec<u8> {
+    format!("r{round:03}-{i:06}").into_bytes()
+}
+
+fn value(round: u64, i: u64) -> Vec<u8> {
+    let unit = format!("v{round}.{i};");
+    unit.repeat(1 + (i as usize * 7) % 40).into_bytes()
+}
+
+/// The child: writes until killed. Every 5th write is a two-key batch (both keys acked).
+fn child(path: &str, round: u64) {
+    let db = Db::open(path, options()).unwrap();
+    let t = db.tree("kill").unwrap();
+    let mut i = 0u64;
+    // Bounded; the parent kills us long before.
+    while i < 1_000_000 {
+        if i % 5 == 4 {
+            let mut b = WriteBatch::new();
+            b.put("kill", &key(round, i), &value(round, i));
+            b.put("kill", &key(round, i + 1), &value(round, i + 1));
+            db.write(&b).unwrap();
+            println!("ack {round} {i}");
+            println!("ack {round} {}", i + 1);
+            i += 2;
+        } else {
+            t.put(&key(round, i), &value(round, i)).unwrap();
+            println!("ack {round} {i}");
+            i += 1;
+        }
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[test]
+fn sigkill_loses_no_acknowledged_write() {
+    if let Ok(path) = std::env::var("WAFER_KILL_CHILD") {
+        let round = std::env::var("WAFER_KILL_ROUND").unwrap().parse().unwrap();
+        child(&path, round);
+        return;
+    }
+    let rounds: u64 =
+        std::env::var("WAFER_KILL_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(12);
+    let path = std::env::temp_dir().join(format!("wafer-kill-{}.db", std::process::id()));
+    let wal = wafer::db::wal_path(&path);
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&wal);
+    let exe = std::env::current_exe().unwrap();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ std::process::id() as u64);
+    let mut acked: Vec<u64> = Vec::new(); // Per round: acknowledged writes 0..n.
+    for round in 0..rounds {
+        let mut child = Command::new(&exe)
+            .args(["--exact", "sigkill_loses_no_acknowledged_write", "--nocapture"])
+            .env("WAFER_KILL_CHILD", &path)
+            .env("WAFER_KILL_ROUND", round.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let kill_after = 1 + rng.below(150);
+        let mut lines = BufReader::new(stdout).lines();
+        let mut n = 0u64;
+        // Read acks until the kill point, kill, then drain what the child printed before dying.
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            if line.starts_with("ack ") {
+                n += 1;
+                if n >= kill_after {
+                    break;
+                }
+            }
+        }
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        let r = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+        assert_eq!(r, 0, "kill failed");
+        for line in lines {
+            let Ok(line) = line else { break };
+            if line.starts_with("ack ") {
+                n += 1;
+            }
+        }
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "round {round}: the child must die by the signal");
+        acked.push(n);
+        // Acks are printed in write order (0, 1, 2, ...), so n acks cover writes 0..n.
+        let db = Db::open(&path, options()).unwrap();
+        let t = db.tree("kill").unwrap();
+        for (r, &count) in acked.iter().enumerate() {
+            for i in 0..count {
+                let got = t.get(&key(r as u64, i)).unwrap();
+                assert_eq!(
+                    got.as_deref(),
+                    Some(&value(r as u64, i)[..]),
+                    "round {r} write {i} (of {count} acknowledged) after kill round {round}"
+                );
+            }
+        }
+        drop(db); // A crash too: the next round recovers from this one's log.
+    }
+    eprintln!("{rounds} kills, acknowledged writes per round: {acked:?}");
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&wal);
+}
