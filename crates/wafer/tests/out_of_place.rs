@@ -343,6 +343,7 @@ struct WafReport {
     user_bytes: u64,
     gc_bytes: u64,
     metadata_bytes: u64,
+    journal_bytes: u64,
     doublewrite_bytes: u64,
     db_waf_pages: f64,
     victim_valid: f64,
@@ -425,6 +426,7 @@ fn ycsb_a_like(blocks_per_chip: u32, fill: f64, capacity_multiple: u64, s: u64) 
         user_bytes,
         gc_bytes,
         metadata_bytes: d.bytes(WritePurpose::Metadata),
+        journal_bytes: d.bytes(WritePurpose::Wal),
         doublewrite_bytes: d.bytes(WritePurpose::Doublewrite),
         db_waf_pages: (user_bytes + gc_bytes) as f64 / user_bytes as f64,
         victim_valid: space.mean_victim_valid_ratio().unwrap_or(0.0),
@@ -435,7 +437,7 @@ fn ycsb_a_like(blocks_per_chip: u32, fill: f64, capacity_multiple: u64, s: u64) 
     db.close().unwrap();
     eprintln!(
         "device {} MiB, {} keys, fill {:.3}, {} updates: user {} MiB, gc copy {} MiB, \
-         metadata {} MiB, doublewrite {} B; DB WAF (pages) {:.2}, victim valid ratio {:.3}, \
+         metadata {} KiB, map journal {} KiB, doublewrite {} B; DB WAF (pages) {:.2}, victim valid ratio {:.3}, \
          SSD WAF {:?}",
         r.device_bytes >> 20,
         n,
@@ -443,7 +445,8 @@ fn ycsb_a_like(blocks_per_chip: u32, fill: f64, capacity_multiple: u64, s: u64) 
         r.updates,
         r.user_bytes >> 20,
         r.gc_bytes >> 20,
-        r.metadata_bytes >> 20,
+        r.metadata_bytes >> 10,
+        r.journal_bytes >> 10,
         r.doublewrite_bytes,
         r.db_waf_pages,
         r.victim_valid,
