@@ -467,6 +467,28 @@ fn ycsb_a_like_updates_at_90_percent_fill_keep_running() {
 
 #[test]
 #[ignore = "long: cargo test -p wafer --release --test out_of_place -- --ignored --nocapture"]
+fn ycsb_a_like_at_94_percent_fill_to_4x_capacity() {
+    let r = ycsb_a_like(256, 0.94, 4, seed(8));
+    assert_eq!(r.doublewrite_bytes, 0);
+    assert!(r.fill >= 0.93, "fill {}", r.fill);
+}
+
+#[test]
+fn zoned_devices_are_refused_with_a_reason() {
+    let mut cfg = flashemu::Config::preset("tiny").unwrap();
+    cfg.op = 0.0;
+    cfg.interface = flashemu::Interface::Zns {
+        zone_capacity_blocks: 0,
+        max_open_zones: 4,
+        max_active_zones: 4,
+    };
+    let dev = Arc::new(EmuDevice::new(cfg).unwrap());
+    let err = Db::open_on(dev, Options::test_min().out_of_place()).unwrap_err();
+    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("zoned")), "{err}");
+}
+
+#[test]
+#[ignore = "long: cargo test -p wafer --release --test out_of_place -- --ignored --nocapture"]
 fn ycsb_a_like_to_4x_capacity() {
     let r = ycsb_a_like(256, 0.9, 4, seed(8));
     assert_eq!(r.doublewrite_bytes, 0);

@@ -23,6 +23,14 @@ pub(super) fn open_store(device: Arc<dyn Device>, options: &Options) -> Result<S
             device.capacity_bytes()
         )));
     }
+    if options.write_mode == WriteMode::OutOfPlace && device.zoned().is_some() {
+        // Before any read: a zone refuses reads past its write pointer.
+        return Err(Error::InvalidOptions(
+            "out-of-place mode on a zoned device needs a conventional region for its \
+             superblock and map snapshots; not supported yet"
+                .into(),
+        ));
+    }
     let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
     device.read_at(offset, &mut sb)?;
     if sb.iter().any(|b| *b != 0) {

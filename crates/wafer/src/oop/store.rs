@@ -312,6 +312,15 @@ impl OutOfPlaceStore {
         data_offset_bytes: u64,
         options: OutOfPlaceOptions,
     ) -> Result<OutOfPlaceStore> {
+        if device.zoned().is_some() {
+            // The superblock and the snapshot areas are rewritten in place, which a zone
+            // refuses; they need a conventional region, which the emulated ZNS lacks.
+            return Err(Error::InvalidOptions(
+                "out-of-place mode on a zoned device needs a conventional region for its \
+                 superblock and map snapshots; not supported yet"
+                    .into(),
+            ));
+        }
         let layout = Layout::compute(device.capacity_bytes(), data_offset_bytes, &options)?;
         let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
         device.read_at(layout.superblock_offset_bytes, &mut sb)?;
