@@ -144,8 +144,13 @@ fn main() {
     );
     let path = std::env::temp_dir().join(format!("wafer-bench-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
-    let options =
-        Options { file_capacity_bytes: (data_pages * 4 + 1024) * 4096, ..Options::production() };
+    // A data-path bench: commits do not wait for the WAL (Durability::None); the log is still
+    // written (Db::open keeps one in `<path>.wal`).
+    let options = Options {
+        file_capacity_bytes: (data_pages * 4 + 1024) * 4096,
+        durability: wafer::Durability::None,
+        ..Options::production()
+    };
     {
         // Build the file with a big pool, then reopen with the small one.
         let db = Db::open(&path, options.clone().with_buffer_pool_bytes(1 << 30)).unwrap();
@@ -164,4 +169,5 @@ fn main() {
     }
     db.close().unwrap();
     std::fs::remove_file(&path).unwrap();
+    let _ = std::fs::remove_file(wafer::db::wal_path(&path));
 }

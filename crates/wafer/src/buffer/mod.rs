@@ -173,6 +173,10 @@ impl BufferPool {
     pub fn write_clock(&self) -> u64 {
         self.write_clock.load(Ordering::Relaxed)
     }
+    /// Recovery: the clock continues at least from `clock` (the last commit's).
+    pub fn raise_write_clock(&self, clock: u64) {
+        self.write_clock.fetch_max(clock, Ordering::Relaxed);
+    }
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.load(Ordering::Relaxed)
     }

@@ -41,6 +41,7 @@ impl DbInner {
         EngineState {
             alloc: self.alloc.state(),
             next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
+            write_clock: self.pool.write_clock(),
         }
     }
 

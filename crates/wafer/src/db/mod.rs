@@ -309,6 +309,7 @@ impl Db {
                 free_count: meta.free_count,
             },
             next_tree_id: meta.next_tree_id,
+            write_clock: meta.write_clock,
         };
         let mut recovery = None;
         if let (Some(wal_dev), Some(wl)) = (&wal_device, &wal_logger) {
@@ -325,6 +326,9 @@ impl Db {
                 };
                 let (s, counts) = redo::replay(&mut rec, &pool, wl, state)?;
                 state = s;
+                // Write-backs after the last commit may have stamped a little beyond its clock;
+                // timestamps stay monotonic up to that slack.
+                pool.raise_write_clock(state.write_clock);
                 let (wal, report) = rec.finish()?;
                 if meta.checkpoint_lsn != 0 && report.end_lsn.0 <= meta.checkpoint_lsn {
                     return Err(Error::Wal(WalError::CorruptRecord {

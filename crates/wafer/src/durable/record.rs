@@ -6,6 +6,7 @@
 //! kind 2 DELETE  [ver u8=1][pid u64][tree_id u32][key_len u16][key]
 //! kind 3 IMAGE   [ver u8=1][pid u64][page 4096 bytes]
 //! kind 4 COMMIT  [ver u8=1][high_water u64][free_head u64][free_count u64][next_tree_id u32]
+//!                [write_clock u64]
 //! kind 5 CKPT    same body as COMMIT: the allocator state at the checkpoint's redo start
 //! kind 6 ABORT   [ver u8=1]: page records since the last COMMIT belong to a dead batch
 //! ```
@@ -25,6 +26,8 @@ pub const RECORD_VERSION: u8 = 1;
 pub struct EngineState {
     pub alloc: AllocState,
     pub next_tree_id: u32,
+    /// The pool's write-back clock, so write histories stay monotonic across a crash.
+    pub write_clock: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +77,7 @@ pub fn encode_state(state: &EngineState, out: &mut Vec<u8>) {
     out.extend_from_slice(&state.alloc.free_head.to_le_bytes());
     out.extend_from_slice(&state.alloc.free_count.to_le_bytes());
     out.extend_from_slice(&state.next_tree_id.to_le_bytes());
+    out.extend_from_slice(&state.write_clock.to_le_bytes());
 }
 
 /// Bounds-checked little-endian reader over a payload.
@@ -146,7 +150,7 @@ pub fn decode(kind: u8, payload: &[u8]) -> Result<Record, String> {
         KIND_COMMIT | KIND_CHECKPOINT => {
             let alloc =
                 AllocState { high_water: c.u64()?, free_head: c.u64()?, free_count: c.u64()? };
-            let state = EngineState { alloc, next_tree_id: c.u32()? };
+            let state = EngineState { alloc, next_tree_id: c.u32()?, write_clock: c.u64()? };
             if kind == KIND_COMMIT {
                 Record::Commit(state)
             } else {
@@ -185,6 +189,7 @@ mod tests {
         let state = EngineState {
             alloc: AllocState { high_water: 10, free_head: 4, free_count: 2 },
             next_tree_id: 3,
+            write_clock: 77,
         };
         encode_state(&state, &mut buf);
         assert_eq!(decode(KIND_COMMIT, &buf), Ok(Record::Commit(state)));
