@@ -7,9 +7,11 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
 use wafer::device::{Counted, Device, MemoryDevice};
 use wafer::stats::IoStats;
-use wafer::{Db, Options, Tree, WriteMode};
+
+use wafer::{Db, Durability, Options, Tree, WriteMode};
 
 use super::target::{KvTarget, TargetError};
 use crate::metrics::sources::{apply_flash_counters, apply_io_snapshot};
@@ -55,27 +57,28 @@ impl WriteModeChoice {
         }
     }
 
-    /// The engine's mode for this choice, or why this build cannot run it. The one place to
-    /// update when the engine gains a mode.
-    pub fn engine_mode(&self) -> Result<WriteMode, String> {
+    /// Puts the engine in this mode. The one place that maps experiment names to engine
+    /// settings.
+    pub fn apply(&self, options: &mut Options) {
         match self {
-            WriteModeChoice::InPlaceNoDwb => Ok(WriteMode::InPlace),
             WriteModeChoice::InPlace => {
-                Err("write mode in-place (with doublewrite buffer) is not \
-                 yet available in this build: the engine writes pages in place without a \
-                 doublewrite buffer (use --write-mode in-place-no-dwb)"
-                    .to_string())
+                options.write_mode = WriteMode::InPlace;
+                options.doublewrite = true;
             }
-            WriteModeChoice::OutOfPlace => {
-                Err("write mode out-of-place is not yet available in this build".to_string())
+            WriteModeChoice::InPlaceNoDwb => {
+                options.write_mode = WriteMode::InPlace;
+                options.doublewrite = false;
             }
+            WriteModeChoice::OutOfPlace => *options = options.clone().out_of_place(),
         }
     }
 
-    /// The choice that names what the engine does in `mode`.
-    pub fn of_engine(mode: WriteMode) -> WriteModeChoice {
-        match mode {
-            WriteMode::InPlace => WriteModeChoice::InPlaceNoDwb,
+    /// The choice that names what the engine does with `options`.
+    pub fn of_engine(options: &Options) -> WriteModeChoice {
+        match (options.write_mode, options.doublewrite) {
+            (WriteMode::InPlace, true) => WriteModeChoice::InPlace,
+            (WriteMode::InPlace, false) => WriteModeChoice::InPlaceNoDwb,
+            (WriteMode::OutOfPlace, _) => WriteModeChoice::OutOfPlace,
         }
     }
 }
@@ -100,15 +103,33 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "data_offset_bytes" => options.data_offset_bytes = bytes(value)?,
         "file_direct" => options.file.direct = flag(value)?,
         "file_io_uring" => options.file.io_uring = flag(value)?,
-        "write_mode" => options.write_mode = WriteModeChoice::parse(value)?.engine_mode()?,
+        "write_mode" => WriteModeChoice::parse(value)?.apply(options),
+        "doublewrite" => options.doublewrite = flag(value)?,
+        "durability" => options.durability = parse_durability(value)?,
+        "wal_capacity_bytes" => options.wal_capacity_bytes = bytes(value)?,
+        "checkpoint_log_bytes" => options.checkpoint_log_bytes = bytes(value)?,
+        "zone_bytes" => options.out_of_place.zone_bytes = bytes(value)?,
         other => {
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
-                 file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode)"
+                 file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
+                 doublewrite, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes)"
             ))
         }
     }
     Ok(())
+}
+
+/// `sync`, `none`, or `group:MICROS` (group commit waiting at most that long).
+fn parse_durability(value: &str) -> Result<Durability, String> {
+    match value.trim() {
+        "sync" => Ok(Durability::Sync),
+        "none" => Ok(Durability::None),
+        other => match other.strip_prefix("group:").map(str::parse::<u64>) {
+            Some(Ok(us)) => Ok(Durability::GroupCommit { max_delay: Duration::from_micros(us) }),
+            _ => Err(format!("durability: `{value}` is not sync, none or group:MICROS")),
+        },
+    }
 }
 
 /// The options as the report records them.
@@ -120,7 +141,13 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "file_direct": options.file.direct,
         "file_io_uring": options.file.io_uring,
         "data_offset_bytes": options.data_offset_bytes,
-        "write_mode": WriteModeChoice::of_engine(options.write_mode).name(),
+        "write_mode": WriteModeChoice::of_engine(options).name(),
+        "doublewrite": options.doublewrite,
+        "durability": format!("{:?}", options.durability),
+        "wal": "memory",
+        "wal_capacity_bytes": options.wal_capacity_bytes,
+        "checkpoint_log_bytes": options.checkpoint_log_bytes,
+        "zone_bytes": options.out_of_place.zone_bytes,
     })
 }
 
@@ -138,8 +165,10 @@ fn engine_error(op: &'static str) -> impl Fn(wafer::Error) -> TargetError {
 }
 
 impl EngineTarget {
-    /// Opens (formatting if blank) a database on `device`. `device_description` goes into the
-    /// report next to the options.
+    /// Opens (formatting if blank) a database on `device`, with its WAL on a device of its own
+    /// in memory (sized by `options.wal_capacity_bytes`) so log bytes never reach the data
+    /// device's flash counters; both are counted into the same [`IoStats`], the WAL under its
+    /// own purpose. `device_description` goes into the report next to the options.
     pub fn open(
         device: Box<dyn Device>,
         options: Options,
@@ -152,7 +181,12 @@ impl EngineTarget {
             "device": device_description,
             "device_capacity_bytes": counted.capacity_bytes(),
         });
-        let db = Db::open_on(counted.clone(), options).map_err(engine_error("open"))?;
+        let wal: Arc<dyn Device> = Arc::new(Counted::new(
+            MemoryDevice::new(options.wal_capacity_bytes),
+            counted.stats().clone(),
+        ));
+        let db =
+            Db::open_on_devices(counted.clone(), wal, options).map_err(engine_error("open"))?;
         let tree = db.tree(TABLE_NAME).map_err(engine_error("open tree"))?;
         Ok(EngineTarget { db, tree, device: counted, description })
     }
@@ -260,14 +294,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn write_modes_parse_and_unavailable_ones_say_so() {
+    fn write_modes_parse_and_round_trip_through_options() {
         for m in WriteModeChoice::ALL {
             assert_eq!(WriteModeChoice::parse(m.name()), Ok(m));
+            let mut o = Options::production();
+            m.apply(&mut o);
+            assert_eq!(WriteModeChoice::of_engine(&o), m);
         }
         assert!(WriteModeChoice::parse("sideways").is_err());
-        assert!(WriteModeChoice::InPlaceNoDwb.engine_mode().is_ok());
-        let e = WriteModeChoice::OutOfPlace.engine_mode().unwrap_err();
-        assert!(e.contains("not yet available"), "{e}");
         let mut o = Options::test_min();
         set_engine_option(&mut o, "eviction_batch_pages", "8").unwrap();
         set_engine_option(&mut o, "buffer_pool_bytes", "1MiB").unwrap();
@@ -276,7 +310,11 @@ mod tests {
         set_engine_option(&mut o, "file_direct", "true").unwrap();
         assert!(o.file.direct);
         assert!(set_engine_option(&mut o, "file_direct", "maybe").is_err());
-        assert!(set_engine_option(&mut o, "write_mode", "out-of-place").is_err());
+        set_engine_option(&mut o, "write_mode", "out-of-place").unwrap();
+        assert_eq!((o.write_mode, o.doublewrite), (WriteMode::OutOfPlace, false));
+        set_engine_option(&mut o, "durability", "group:200").unwrap();
+        assert!(matches!(o.durability, Durability::GroupCommit { .. }));
+        assert!(set_engine_option(&mut o, "durability", "maybe").is_err());
     }
 
     #[test]

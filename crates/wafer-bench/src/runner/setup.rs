@@ -231,7 +231,7 @@ fn engine_options(c: &BenchConfig) -> Result<Options, SetupError> {
     }
     if let Some(mode) = &c.write_mode {
         let choice = WriteModeChoice::parse(mode).map_err(invalid)?;
-        options.write_mode = choice.engine_mode().map_err(invalid)?;
+        choice.apply(&mut options);
     }
     Ok(options)
 }
@@ -294,6 +294,12 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
                 let config = emu_config(arg, c)?;
                 let json = serde_json::json!({"kind": "emu", "source": arg,
                     "config": serde_json::to_value(&config).unwrap_or_default()});
+                // One DB zone per SSD GC unit (000 sec. 5.3) unless the user chose a size: the
+                // production 16 MiB zones would not even fit the small presets.
+                if !c.engine.contains_key("zone_bytes") {
+                    options.out_of_place.zone_bytes =
+                        u64::from(config.layout().slots_per_superblock) * flashemu::LBA_BYTES;
+                }
                 let dev = EmuDevice::new(config)?;
                 let capacity = dev.capacity_bytes();
                 (Some(Box::new(dev)), capacity, json)
@@ -368,7 +374,7 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let write_mode = match &device {
         DeviceChoice::Model(_) => "none".to_string(),
-        _ => WriteModeChoice::of_engine(options.write_mode).name().to_string(),
+        _ => WriteModeChoice::of_engine(&options).name().to_string(),
     };
     let label = c.label.clone().unwrap_or_else(|| {
         format!(
