@@ -58,6 +58,8 @@ struct DbInner {
     ckpt: Mutex<CkptState>,
     recovery: Option<RecoveryStats>,
     doublewrite: Option<Arc<DoublewriteStore>>,
+    /// The data device as given, for the emulator's flash counters in `stats()`.
+    data_device: Arc<dyn Device>,
 }
 
 #[derive(Debug, Clone)]
@@ -73,7 +75,7 @@ pub struct Tree {
     name: Arc<str>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DbStats {
     pub pool: PoolStats,
     /// Pages in use, superblock and catalog included.
@@ -99,6 +101,9 @@ pub struct DbStats {
     pub recovery: Option<RecoveryStats>,
     /// Pages written through the doublewrite area since open.
     pub doublewrite_pages: u64,
+    /// What the flash programmed, when the data device is the flash emulator (DB-issued bytes
+    /// are in `io` or the caller's `Counted`; SSD WAF = flash / DB-issued).
+    pub flash: Option<flashemu::Counters>,
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
@@ -233,6 +238,7 @@ impl Db {
     ) -> Result<Db> {
         let started = Instant::now();
         check_options(&options)?;
+        let data_device = device.clone();
         let (store, doublewrite) = mode::open_store(device, &options)?;
         let page_capacity = store.page_capacity();
         if page_capacity < 4 {
@@ -372,6 +378,7 @@ impl Db {
             }),
             recovery,
             doublewrite,
+            data_device,
         };
         let inner = Arc::new(inner);
         let db = Db { inner };
@@ -560,6 +567,7 @@ impl Db {
             checkpoints: inner.checkpoint_count(),
             recovery: inner.recovery,
             doublewrite_pages: inner.doublewrite.as_ref().map_or(0, |d| d.pages_doublewritten()),
+            flash: inner.data_device.flash_counters(),
         }
     }
 
