@@ -472,13 +472,13 @@ mod tests {
     }
 
     #[test]
-    fn unavailable_write_mode_is_refused_before_running() {
+    fn unknown_write_mode_is_refused_before_running() {
         let c = BenchConfig {
             device: Some("memory:16MiB".into()),
-            write_mode: Some("out-of-place".into()),
+            write_mode: Some("sideways".into()),
             ..BenchConfig::default()
         };
         let e = prepare(&c).unwrap_err().to_string();
-        assert!(e.contains("not yet available"), "{e}");
+        assert!(e.contains("unknown write mode"), "{e}");
     }
 }
