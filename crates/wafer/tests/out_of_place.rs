@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wafer::device::{Counted, Device, EmuDevice, FaultDevice, MemoryDevice, WritePurpose};
-use wafer::oop::{OutOfPlaceOptions, OutOfPlaceStats};
+use wafer::oop::{GcZones, OutOfPlaceOptions, OutOfPlaceStats};
 use wafer::page::{self, PAGE_SIZE};
 use wafer::stats::IoStats;
 use wafer::{Db, Error, Options, WriteMode};
@@ -362,9 +362,7 @@ fn ycsb_a_like(blocks_per_chip: u32, fill: f64, capacity_multiple: u64, s: u64) 
     let oop = OutOfPlaceOptions {
         zone_bytes,
         max_fill_percent: 95,
-        gc_free_zones_low: 3,
-        gc_free_zones_high: 6,
-        gc_reserve_zones: 2,
+        gc_zones: GcZones::Fixed { free_low: 3, free_high: 6, reserve: 2 },
         gc_batch_pages: 32,
         background_gc: false,
         ..OutOfPlaceOptions::production()
