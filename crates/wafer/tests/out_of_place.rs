@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wafer::device::{Counted, Device, EmuDevice, FaultDevice, MemoryDevice, WritePurpose};
-use wafer::oop::{OutOfPlaceOptions, OutOfPlaceStats};
+use wafer::oop::{GcZones, OutOfPlaceOptions, OutOfPlaceStats};
 use wafer::page::{self, PAGE_SIZE};
 use wafer::stats::IoStats;
 use wafer::{Db, Error, Options, WriteMode};
@@ -353,8 +353,15 @@ struct WafReport {
 }
 
 /// Loads to `fill` of the data slots, then runs zipf(0.8) updates until DB-issued page bytes
-/// reach `capacity_multiple` x the device capacity.
-fn ycsb_a_like(blocks_per_chip: u32, fill: f64, capacity_multiple: u64, s: u64) -> WafReport {
+/// reach `capacity_multiple` x the device capacity. GC thresholds pinned to 2 / 3 / 6 (reserve,
+/// low, high) unless `scaled` (the production `GcZones::Scaled`).
+fn ycsb_a_like(
+    blocks_per_chip: u32,
+    fill: f64,
+    capacity_multiple: u64,
+    s: u64,
+    scaled: bool,
+) -> WafReport {
     let (cfg, zone_bytes) = small_ssd(blocks_per_chip);
     let stats = Arc::new(IoStats::default());
     let dev = Arc::new(Counted::new(EmuDevice::new(cfg).unwrap(), stats.clone()));
@@ -362,14 +369,23 @@ fn ycsb_a_like(blocks_per_chip: u32, fill: f64, capacity_multiple: u64, s: u64) 
     let oop = OutOfPlaceOptions {
         zone_bytes,
         max_fill_percent: 95,
-        gc_free_zones_low: 3,
-        gc_free_zones_high: 6,
-        gc_reserve_zones: 2,
+        gc_zones: if scaled {
+            GcZones::Scaled
+        } else {
+            GcZones::Fixed { free_low: 3, free_high: 6, reserve: 2 }
+        },
         gc_batch_pages: 32,
         background_gc: false,
         ..OutOfPlaceOptions::production()
     };
     let layout = wafer::oop::Layout::compute(device_bytes, 0, &oop).unwrap();
+    eprintln!(
+        "{} zones, GC reserve {} low {} high {}",
+        layout.space.zone_count(),
+        layout.space.gc_reserve_zones,
+        layout.space.gc_free_zones_low,
+        layout.space.gc_free_zones_high
+    );
     let slots = u64::from(layout.space.zone_count()) * u64::from(layout.space.slots_per_zone());
     let pool_pages = (slots as f64 * fill / 10.0) as u64;
     let options = Options {
@@ -459,7 +475,17 @@ fn ycsb_a_like(blocks_per_chip: u32, fill: f64, capacity_multiple: u64, s: u64) 
 /// there) and no doublewrite bytes. Small in-suite version; the ignored one runs 4x.
 #[test]
 fn ycsb_a_like_updates_at_90_percent_fill_keep_running() {
-    let r = ycsb_a_like(64, 0.9, 2, seed(8));
+    let r = ycsb_a_like(64, 0.9, 2, seed(8), false);
+    assert_eq!(r.doublewrite_bytes, 0);
+    assert!(r.fill >= 0.88, "fill {}", r.fill);
+    assert!(r.db_waf_pages > 1.5, "DB WAF {}", r.db_waf_pages);
+}
+
+/// The same with the production thresholds scaled to this device's 116 zones (reserve 1, GC
+/// between 2 and 3 free zones): the smallest reserve and GC target still keep running at 90%.
+#[test]
+fn ycsb_a_like_at_90_percent_fill_with_scaled_gc_thresholds_keeps_running() {
+    let r = ycsb_a_like(64, 0.9, 2, seed(8), true);
     assert_eq!(r.doublewrite_bytes, 0);
     assert!(r.fill >= 0.88, "fill {}", r.fill);
     assert!(r.db_waf_pages > 1.5, "DB WAF {}", r.db_waf_pages);
@@ -468,7 +494,7 @@ fn ycsb_a_like_updates_at_90_percent_fill_keep_running() {
 #[test]
 #[ignore = "long: cargo test -p wafer --release --test out_of_place -- --ignored --nocapture"]
 fn ycsb_a_like_at_94_percent_fill_to_4x_capacity() {
-    let r = ycsb_a_like(256, 0.94, 4, seed(8));
+    let r = ycsb_a_like(256, 0.94, 4, seed(8), false);
     assert_eq!(r.doublewrite_bytes, 0);
     assert!(r.fill >= 0.93, "fill {}", r.fill);
 }
@@ -490,7 +516,17 @@ fn zoned_devices_are_refused_with_a_reason() {
 #[test]
 #[ignore = "long: cargo test -p wafer --release --test out_of_place -- --ignored --nocapture"]
 fn ycsb_a_like_to_4x_capacity() {
-    let r = ycsb_a_like(256, 0.9, 4, seed(8));
+    let r = ycsb_a_like(256, 0.9, 4, seed(8), false);
+    assert_eq!(r.doublewrite_bytes, 0);
+    assert!(r.db_waf_pages > 1.5, "DB WAF {}", r.db_waf_pages);
+}
+
+/// The same with the production thresholds, which this device's 466 zones scale to the fixed
+/// 2 / 4 / 8 (two more free zones held than the pinned 2 / 3 / 6).
+#[test]
+#[ignore = "long: cargo test -p wafer --release --test out_of_place -- --ignored --nocapture"]
+fn ycsb_a_like_to_4x_capacity_with_scaled_gc_thresholds() {
+    let r = ycsb_a_like(256, 0.9, 4, seed(8), true);
     assert_eq!(r.doublewrite_bytes, 0);
     assert!(r.db_waf_pages > 1.5, "DB WAF {}", r.db_waf_pages);
 }

@@ -5,24 +5,30 @@
 //! zeros). So after deleting everything, mapped pages and used zones return to their baseline.
 //!
 //! Persisted with every map snapshot, in a section after it (same area, tied to it by the
-//! snapshot's LSN), as (page id, next free page, page LSN) triples; the rest of the header
-//! (write history) is dropped there:
+//! snapshot's LSN), as (page id, next free page, page LSN) triples: all `read_page` needs to
+//! rebuild the page (`synthesize`); the rest of the header (write history) is dropped there.
+//! Page ids take 32 bits (the layout refuses devices with more page ids, 16 TiB of pages), so
+//! an entry is 16 bytes and a section sized for every page id is 1/254 of the pages' bytes.
 //!
 //! ```text
 //! every block (4096 bytes), all little-endian:
-//!   0 u32 magic "WFRE"   4 u16 version (1)   6 u16 reserved (0)   8 u32 block_index
+//!   0 u32 magic "WFRE"   4 u16 version (2)   6 u16 reserved (0)   8 u32 block_index
 //!  12 u32 block_count   16 u32 entries in this block   20 u32 crc32c (block, this field zeroed)
 //!  24 u64 snapshot LSN (equals the map snapshot's header LSN)
-//!  32 entries: u64 page id, u64 next free page (aux), u64 page LSN; 169 per block, zero tail
+//!  32 entries: u32 page id, u32 next free page (aux), u64 page LSN; 254 per block, zero tail
 //! ```
+//!
+//! Version 1 had u64 page ids (24-byte entries, 169 per block).
 use crate::page::{self, PageBuf, PageId, PageKind, HEADER_BYTES, OFF_AUX, OFF_LSN, PAGE_SIZE};
 use std::collections::HashMap;
 
 const MAGIC: u32 = u32::from_le_bytes(*b"WFRE");
-const VERSION: u16 = 1;
+const VERSION: u16 = 2;
 const BLOCK_BYTES: usize = PAGE_SIZE;
 const HEAD_BYTES: usize = 32;
-const ENTRY_BYTES: usize = 24;
+const ENTRY_BYTES: usize = 16;
+/// Page ids (and next-free links) the section can hold: they are stored in 32 bits.
+pub const PAGE_ID_LIMIT: u64 = 1 << 32;
 /// Free-page entries per section block.
 pub const ENTRIES_PER_BLOCK: usize = (BLOCK_BYTES - HEAD_BYTES) / ENTRY_BYTES;
 const CRC_AT: usize = 20;
@@ -101,10 +107,16 @@ impl FreePages {
             block[24..32].copy_from_slice(&lsn.to_le_bytes());
             for (i, pid) in chunk.iter().enumerate() {
                 let h = &self.headers[pid];
+                let aux = get_u64(h, OFF_AUX);
+                // The layout caps page ids below PAGE_ID_LIMIT, and a free page links only to
+                // a page id the allocator handed out.
+                let (Ok(pid32), Ok(aux32)) = (u32::try_from(*pid), u32::try_from(aux)) else {
+                    panic!("free page {pid} -> {aux} beyond the section's 32-bit page ids");
+                };
                 let at = HEAD_BYTES + i * ENTRY_BYTES;
-                block[at..at + 8].copy_from_slice(&pid.to_le_bytes());
-                block[at + 8..at + 16].copy_from_slice(&h[OFF_AUX..OFF_AUX + 8]);
-                block[at + 16..at + 24].copy_from_slice(&h[OFF_LSN..OFF_LSN + 8]);
+                block[at..at + 4].copy_from_slice(&pid32.to_le_bytes());
+                block[at + 4..at + 8].copy_from_slice(&aux32.to_le_bytes());
+                block[at + 8..at + 16].copy_from_slice(&h[OFF_LSN..OFF_LSN + 8]);
             }
             let crc = block_crc(block);
             block[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
@@ -150,8 +162,11 @@ impl FreePages {
             }
             for i in 0..entries {
                 let at = HEAD_BYTES + i * ENTRY_BYTES;
-                let (pid, aux, page_lsn) =
-                    (get_u64(block, at), get_u64(block, at + 8), get_u64(block, at + 16));
+                let (pid, aux, page_lsn) = (
+                    u64::from(get_u32(block, at)),
+                    u64::from(get_u32(block, at + 4)),
+                    get_u64(block, at + 8),
+                );
                 if pid == 0 || pid >= pid_limit || aux >= pid_limit {
                     return Err(format!("free-page entry for page {pid} out of range"));
                 }
@@ -201,16 +216,23 @@ mod tests {
             f.insert(pid * 3, synthesize(pid * 3, pid * 3 + 3, pid + 100));
         }
         let bytes = f.encode(42);
-        assert_eq!(bytes.len(), 3 * 4096);
+        assert_eq!(bytes.len(), 2 * 4096);
         let g = FreePages::decode(&bytes, 42, 2000).unwrap();
         assert_eq!(g.headers, f.headers);
         assert!(FreePages::decode(&bytes, 43, 2000).is_err(), "other snapshot");
         assert!(FreePages::decode(&bytes, 42, 100).is_err(), "page ids out of range");
-        for at in [0, 13, 4096 + 40, 2 * 4096 + 4000] {
+        for at in [0, 4, 13, 4096 + 40, 4096 + 4000] {
             let mut bad = bytes.clone();
             bad[at] ^= 0x10;
             assert!(FreePages::decode(&bad, 42, 2000).is_err(), "flip at {at}");
         }
+        // A version-1 section (24-byte entries) is refused by its version, not misread.
+        let mut old = bytes.clone();
+        old[4..6].copy_from_slice(&1u16.to_le_bytes());
+        let crc = block_crc(&old[..BLOCK_BYTES]);
+        old[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+        let e = FreePages::decode(&old, 42, 2000).unwrap_err();
+        assert!(e.contains("version"), "{e}");
         let empty = FreePages::default().encode(7);
         assert_eq!(FreePages::decode(&empty, 7, 10).unwrap().count(), 0);
         assert!(FreePages::decode(&[0u8; 4096], 7, 10).is_err());

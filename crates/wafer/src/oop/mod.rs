@@ -9,7 +9,7 @@ mod options;
 mod store;
 
 pub use layout::{Layout, GC_GROUP, USER_GROUP};
-pub use options::OutOfPlaceOptions;
+pub use options::{GcZoneCounts, GcZones, OutOfPlaceOptions};
 pub use store::OutOfPlaceStore;
 
 use crate::space::SpaceCounters;

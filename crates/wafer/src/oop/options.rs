@@ -3,6 +3,46 @@
 //! named presets; `Options::out_of_place` carries it.
 use crate::space::VictimPolicyKind;
 
+/// How many free zones GC keeps, as counts of zones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcZones {
+    /// Scaled with the zone count `n` the layout leaves (`resolve`): `reserve` 1 below 256 zones,
+    /// else 2; `free_low` = n/64 in `reserve+1..=4`; `free_high` = n/32 in `free_low+1..=8`. So
+    /// from 256 zones on (the paper's devices) it is the fixed 2 / 4 / 8 the production preset
+    /// always had, and a device of 128 zones keeps 1 / 2 / 4 instead of giving 8% of its
+    /// zones to the GC target (the page-id cap subtracts `free_high` + the open zones).
+    Scaled,
+    /// Fixed counts (tests pin them so byte counts do not depend on the device size).
+    Fixed { free_low: u32, free_high: u32, reserve: u32 },
+}
+
+/// Resolved thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcZoneCounts {
+    /// GC runs when free zones (empty or awaiting durability) fall below this ...
+    pub free_low: u32,
+    /// ... and stops when they reach this.
+    pub free_high: u32,
+    /// Empty zones only GC copyback may open.
+    pub reserve: u32,
+}
+
+impl GcZones {
+    pub fn resolve(self, zone_count: u32) -> GcZoneCounts {
+        match self {
+            GcZones::Fixed { free_low, free_high, reserve } => {
+                GcZoneCounts { free_low, free_high, reserve }
+            }
+            GcZones::Scaled => {
+                let reserve = if zone_count < 256 { 1 } else { 2 };
+                let free_low = (zone_count / 64).clamp(reserve + 1, 4);
+                let free_high = (zone_count / 32).clamp(free_low + 1, 8);
+                GcZoneCounts { free_low, free_high, reserve }
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutOfPlaceOptions {
     /// GC unit; a multiple of 4096. On a zoned device it must equal the device zone size.
@@ -11,18 +51,14 @@ pub struct OutOfPlaceOptions {
     /// exceed what GC can keep up with; the allocator refuses beyond it with `OutOfSpace`
     /// before anything changes (000 runs at 90%).
     pub max_fill_percent: u32,
-    /// GC runs when free zones (empty or awaiting durability) fall below this ...
-    pub gc_free_zones_low: u32,
-    /// ... and stops when they reach this.
-    pub gc_free_zones_high: u32,
-    /// Empty zones only GC copyback may open.
-    pub gc_reserve_zones: u32,
+    /// GC's free-zone thresholds and reserve (`Layout::space` holds the resolved counts).
+    pub gc_zones: GcZones,
     pub policy: VictimPolicyKind,
     /// FDP reclaim unit handles: zone z writes with placement `Fdp(z % n)`; 0 = no hint.
     pub placement_handles: u16,
     /// Pages GC reads and rewrites per device batch (bounds its buffer: this x 4 KiB).
     pub gc_batch_pages: u32,
-    /// A background thread starts GC once free zones fall below `gc_free_zones_high`, so
+    /// A background thread starts GC once free zones fall below the high mark, so
     /// writers rarely wait for foreground GC. Off in `test_min` so byte counts are
     /// deterministic.
     pub background_gc: bool,
@@ -30,14 +66,13 @@ pub struct OutOfPlaceOptions {
 
 impl OutOfPlaceOptions {
     /// 16 MiB zones (the emulator's `cns` superblock: one DB zone = one SSD GC unit, 000 sec.
-    /// 5.3), GC between 4 and 8 free zones, 95% fill cap, background GC.
+    /// 5.3), GC thresholds scaled with the zone count (between 4 and 8 free zones from 256
+    /// zones on), 95% fill cap, background GC.
     pub fn production() -> OutOfPlaceOptions {
         OutOfPlaceOptions {
             zone_bytes: crate::space::CNS_SUPERBLOCK_BYTES,
             max_fill_percent: 95,
-            gc_free_zones_low: 4,
-            gc_free_zones_high: 8,
-            gc_reserve_zones: 2,
+            gc_zones: GcZones::Scaled,
             policy: VictimPolicyKind::Greedy,
             placement_handles: 0,
             gc_batch_pages: 256,
@@ -51,9 +86,7 @@ impl OutOfPlaceOptions {
         OutOfPlaceOptions {
             zone_bytes: 4 * 4096,
             max_fill_percent: 90,
-            gc_free_zones_low: 3,
-            gc_free_zones_high: 5,
-            gc_reserve_zones: 1,
+            gc_zones: GcZones::Fixed { free_low: 3, free_high: 5, reserve: 1 },
             policy: VictimPolicyKind::Greedy,
             placement_handles: 0,
             gc_batch_pages: 3,
@@ -65,5 +98,30 @@ impl OutOfPlaceOptions {
 impl Default for OutOfPlaceOptions {
     fn default() -> OutOfPlaceOptions {
         OutOfPlaceOptions::production()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaled_thresholds_grow_with_the_zone_count_to_the_fixed_production_values() {
+        let counts = |n| {
+            let c = GcZones::Scaled.resolve(n);
+            (c.reserve, c.free_low, c.free_high)
+        };
+        assert_eq!(counts(20), (1, 2, 3));
+        assert_eq!(counts(48), (1, 2, 3));
+        assert_eq!(counts(116), (1, 2, 3));
+        assert_eq!(counts(128), (1, 2, 4));
+        assert_eq!(counts(233), (1, 3, 7));
+        assert_eq!(counts(256), (2, 4, 8));
+        assert_eq!(counts(60_000), (2, 4, 8));
+        // The space manager's own rules hold for every count.
+        for n in 1..2000 {
+            let c = GcZones::Scaled.resolve(n);
+            assert!(c.reserve >= 1 && c.free_low > c.reserve && c.free_high >= c.free_low, "{n}");
+        }
     }
 }

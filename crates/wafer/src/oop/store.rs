@@ -509,6 +509,13 @@ impl OutOfPlaceStore {
                     placement: crate::device::Placement::None,
                 }])?;
             } else if let Some(h) = free_header(page) {
+                // The allocator links a free page only to a page id it handed out (or 0);
+                // recovery refuses anything else, so it must never reach the journal.
+                assert!(
+                    page::aux(page) < inner.layout.page_capacity,
+                    "free page {pid} links to page {} beyond the page capacity",
+                    page::aux(page)
+                );
                 let mut st = inner.lock_state();
                 let payload = journal::free_payload(*pid, page::aux(page), page::lsn(page));
                 let lsn = inner.journal.append(journal::KIND_FREE, &payload)?.0;
