@@ -13,7 +13,8 @@ use crate::runner::{self, RunError, SetupError};
 /// How big an experiment is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
-    /// The 8 MiB `tiny` emulator, 2 capacities of writes: seconds (tests, smoke runs).
+    /// The 8 MiB `tiny` emulator at 85% fill, 2 capacities of writes: seconds (tests, smoke
+    /// runs).
     Tiny,
     /// 512 MiB of flash (the `cns` flash with 32-page blocks and 32 blocks per chip: 128
     /// superblocks of 4 MiB), measured from 1x to 3x: `wafer demo`, tens of seconds.
@@ -60,6 +61,10 @@ impl Scale {
         match self {
             Scale::Tiny => {
                 c.device = Some("emu:tiny".into());
+                // 85%, not 90%: on 8 MiB the out-of-place metadata and GC reserve leave a page
+                // cap of 1489 pages, too close to a 90% dataset (1475) for a multi-threaded
+                // load. The measuring scales (demo, small, full) keep 000's 90%.
+                c.fill = Some(0.85);
                 // An 8 MiB device: a doublewrite area of one 16-page batch (not 1 MiB) and a
                 // 16 MiB WAL in memory checkpointed every 2 MiB.
                 let int = |v: i64| toml::Value::Integer(v);
@@ -253,14 +258,18 @@ mod tests {
         let ran: Vec<_> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
         assert_eq!(ran.len(), 3, "in-place, in-place without doublewrite, out-of-place");
         let (dwb, plain, oop) = (&ran[0].summary, &ran[1].summary, &ran[2].summary);
-        // Every page written back is written twice (doublewrite area, then in place); the
-        // superblock and catalog writes add a little.
+        // Every page written back is written twice (doublewrite area, then in place), plus one
+        // doublewrite header block per batch: 1/16 more with this scale's 16-page batches, a
+        // little more for the short batches checkpoints write.
+        assert!(dwb.bytes.doublewrite >= dwb.bytes.user, "{:?}", dwb.bytes);
         let dwb_waf = dwb.db_waf.unwrap();
-        assert!((2.0..2.1).contains(&dwb_waf), "in-place DB WAF {dwb_waf}");
+        assert!((2.0..2.2).contains(&dwb_waf), "in-place DB WAF {dwb_waf}");
         assert!(dwb.ssd_waf.unwrap() > 1.0, "90% full after 2x: SSD GC");
         let plain_waf = plain.db_waf.unwrap();
         assert!((1.0..1.1).contains(&plain_waf), "no-doublewrite DB WAF {plain_waf}");
         // Out of place: DB GC copyback and no doublewrite.
+        assert_eq!(oop.bytes.doublewrite, 0);
+        assert!(oop.bytes.gc_copy > 0, "{:?}", oop.bytes);
         assert!(oop.db_waf.unwrap() > 1.2, "out-of-place DB WAF {:?}", oop.db_waf);
         let text =
             crate::runner::table::render(&rows.into_iter().map(|(r, _)| r).collect::<Vec<_>>());

@@ -10,7 +10,8 @@ use super::CliError;
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Seconds instead of tens of seconds: the 8 MiB `tiny` emulator (smoke runs, CI).
+    /// Seconds instead of tens of seconds: the 8 MiB `tiny` emulator at 85% fill (smoke runs,
+    /// CI).
     #[arg(long)]
     quick: bool,
     /// Write each run's report as DIR/table1-<row>.json (`wafer report plot` draws them).

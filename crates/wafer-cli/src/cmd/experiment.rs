@@ -68,8 +68,10 @@ pub fn table1_at(
             eprintln!("table1 [{}] {}: {status}", scale.name(), row.label);
         }
     })?;
+    let fill_percent = scale.base_config().fill.unwrap_or(0.9) * 100.0;
     println!(
-        "Table 1 of 000 (YCSB-A zipf 0.8, 90% full emulated SSD, buffer 10% of the dataset), scale {}",
+        "Table 1 of 000 (YCSB-A zipf 0.8, {fill_percent:.0}% full emulated SSD, buffer 10% of the \
+         dataset), scale {}",
         scale.name()
     );
     let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
