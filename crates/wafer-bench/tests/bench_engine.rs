@@ -21,15 +21,14 @@ fn assert_consistent(f: &Figures) {
 
 #[test]
 fn ycsb_a_on_tiny_emulator_is_consistent() {
+    // The tiny Table 1 scale's engine sizes (a doublewrite area and WAL that fit 8 MiB), at
+    // this test's 90% fill, in the baseline write mode.
     let config = BenchConfig {
-        workload: Some("a".into()),
-        device: Some("emu:tiny".into()),
         fill: Some(0.9),
-        zipf_theta: Some(0.8),
-        threads: Some(2),
         until: Some("2x".into()),
-        interval: Some("100ms".into()),
-        ..BenchConfig::default()
+        warmup: None,
+        write_mode: Some("in-place".into()),
+        ..wafer_bench::experiment::Scale::Tiny.base_config()
     };
     let prepared = setup::prepare(&config).unwrap();
     let capacity = prepared.target.data_device_capacity_bytes();
