@@ -34,7 +34,10 @@ fn bench_ycsb_on_tiny_emulator_writes_consistent_json_and_plots() {
     // The file sets some knobs, flags others: both paths are exercised.
     std::fs::write(
         &toml,
-        "workload = \"a\"\nzipf_theta = 0.8\n[engine]\neviction_batch_pages = 16\n",
+        // An 8 MiB device: a doublewrite area of one 16-page batch and a 16 MiB WAL
+        // checkpointed every 2 MiB.
+        "workload = \"a\"\nzipf_theta = 0.8\n[engine]\neviction_batch_pages = 16\n\
+         data_offset_bytes = 69632\nwal_capacity_bytes = 16777216\ncheckpoint_log_bytes = 2097152\n",
     )
     .unwrap();
     let out = wafer(&[
@@ -100,11 +103,12 @@ fn bench_ycsb_on_tiny_emulator_writes_consistent_json_and_plots() {
 }
 
 #[test]
-fn unavailable_write_mode_and_bad_flags_fail_with_one_line() {
-    let out = wafer(&["bench", "ycsb", "--device", "emu:tiny", "--write-mode", "out-of-place"]);
+fn unknown_write_mode_and_bad_flags_fail_with_one_line() {
+    let out = wafer(&["bench", "ycsb", "--device", "emu:tiny", "--write-mode", "sideways"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("not yet available in this build"), "{err}");
+    assert!(err.contains("unknown write mode"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
     let out = wafer(&["bench", "ycsb", "--device", "emu:tiny", "--duration", "1s", "--ops", "5"]);
     assert_eq!(out.status.code(), Some(1));
     let out = wafer(&["bench", "ycsb", "--device", "tape:1"]);
