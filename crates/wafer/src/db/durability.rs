@@ -1,6 +1,6 @@
 //! The database's durable write path: batches under the writer mutex ending in a commit record,
 //! the durability wait after the mutex (so group commit gathers writers), fuzzy checkpoints and
-//! their triggers. Protocols: `DURABILITY.md`.
+//! their triggers. Protocols: docs/design.md §7.
 use super::DbInner;
 use crate::btree::Env;
 use crate::device::WritePurpose;

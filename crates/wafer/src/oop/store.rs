@@ -59,7 +59,7 @@ pub(super) struct Inner {
     pub poisoned: AtomicBool,
 }
 
-/// The page store of `WriteMode::OutOfPlace`. See crates/wafer/src/OUT_OF_PLACE.md.
+/// The page store of `WriteMode::OutOfPlace`. See docs/design.md §9.
 #[derive(Debug)]
 pub struct OutOfPlaceStore {
     pub(super) inner: Arc<Inner>,

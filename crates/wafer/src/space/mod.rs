@@ -1,7 +1,7 @@
 //! Space manager of the out-of-place write mode (000 sec. 2, 4.1, 6.2 "Space metadata"):
 //! zones, the page map and its reverse, where a write-back batch goes, and DB GC's policy half.
 //! Pure metadata plus two small I/O helpers ([`io`]); the out-of-place `PageStore` owns a
-//! [`Space`] and does the page I/O. See DESIGN.md beside this file for states, encodings,
+//! [`Space`] and does the page I/O. See docs/design.md §8 for states, encodings,
 //! memory and the durability protocol.
 //!
 //! # API for the integrator

@@ -170,7 +170,7 @@ mod tests {
         assert_eq!(cns.layout().superblock_bytes(), CNS_SUPERBLOCK_BYTES);
     }
 
-    /// DESIGN.md "Memory" quotes these sizes.
+    /// docs/design.md §8 "Memory" quotes these sizes.
     #[test]
     fn production_on_the_cns_emulator_has_239_zones() {
         let cns = flashemu::Config::preset("cns").unwrap();

@@ -23,7 +23,7 @@ pub enum ZoneState {
     PendingReset { lsn_needed: Lsn },
 }
 
-/// Metadata of one zone (40 bytes; see DESIGN.md "Memory").
+/// Metadata of one zone (40 bytes; see docs/design.md §8 "Memory").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Zone {
     pub(super) state: ZoneState,
@@ -236,7 +236,7 @@ mod tests {
 
 #[cfg(test)]
 mod size_tests {
-    /// DESIGN.md "Memory" quotes this size.
+    /// docs/design.md §8 "Memory" quotes this size.
     #[test]
     fn zone_metadata_size() {
         assert_eq!(std::mem::size_of::<super::Zone>(), 56);
