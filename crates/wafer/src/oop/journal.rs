@@ -29,7 +29,13 @@ pub const KIND_MARK: u8 = 3;
 /// region stays allocated, as for a log file).
 pub fn wal_options(journal_bytes: u64) -> WalOptions {
     let blocks = (journal_bytes / 4096 / 16).clamp(4, 256) as u32;
-    WalOptions { buffer_blocks: blocks, trim: false, ..WalOptions::test_min() }
+    // Its blocks live on the data device: DB-issued metadata, not log bytes kept out of WAF.
+    WalOptions {
+        buffer_blocks: blocks,
+        trim: false,
+        purpose: crate::device::WritePurpose::Metadata,
+        ..WalOptions::test_min()
+    }
 }
 
 pub fn set_payload(pid: PageId, loc: Location) -> [u8; 16] {

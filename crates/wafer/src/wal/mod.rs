@@ -82,6 +82,10 @@ pub struct WalOptions {
     /// Blocks recovery reads past the first bad block to tell a torn tail from corruption (at
     /// least twice the largest flush ever written is always read, whatever this says).
     pub recovery_lookahead_blocks: u32,
+    /// What the log's writes count as. `Wal` for the engine's log on its own device (kept out
+    /// of the WAF figures); `Metadata` for a log that lives on the data device (the
+    /// out-of-place map journal), whose bytes the flash programs like any other DB-issued byte.
+    pub purpose: crate::device::WritePurpose,
 }
 
 impl WalOptions {
@@ -93,6 +97,7 @@ impl WalOptions {
             group_commit_max_waiters: 0,
             trim: true,
             recovery_lookahead_blocks: 2048,
+            purpose: crate::device::WritePurpose::Wal,
         }
     }
     /// Tiny buffer so tests hit back-pressure, spanning records and wraparound quickly.
@@ -103,6 +108,7 @@ impl WalOptions {
             group_commit_max_waiters: 0,
             trim: true,
             recovery_lookahead_blocks: 16,
+            purpose: crate::device::WritePurpose::Wal,
         }
     }
     pub fn validate(&self) -> Result<(), WalError> {

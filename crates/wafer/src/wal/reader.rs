@@ -168,7 +168,7 @@ impl WalRecovery {
         header.max_flush_blocks = header.max_flush_blocks.max(self.options.buffer_blocks);
         // The new epoch is durable before any block carries it: blocks the crashed incarnation
         // left past `end_lsn` (lower epoch) can then never pass for this incarnation's.
-        write_header(self.device.as_ref(), &header)?;
+        write_header(self.device.as_ref(), &header, self.options.purpose)?;
         let resume = Resume { next_lsn: end_lsn, synced_lsn: end_lsn - BLOCK_HEADER_BYTES as u64 };
         let wal = Wal::start(self.device, self.options, header, resume);
         wal.stats().record_header_write(BLOCK as u64);

@@ -108,13 +108,13 @@ impl Wal {
             WriteOp {
                 offset: 0,
                 data: &block,
-                purpose: WritePurpose::Wal,
+                purpose: options.purpose,
                 placement: Placement::None,
             },
             WriteOp {
                 offset: BLOCK as u64,
                 data: &block,
-                purpose: WritePurpose::Wal,
+                purpose: options.purpose,
                 placement: Placement::None,
             },
         ])?;
@@ -475,20 +475,29 @@ impl Wal {
         let slot = first_block % self.area_blocks;
         let before_wrap = blocks.min(self.area_blocks - slot);
         let area_start_block = self.area_start_block;
-        fn op(area_start_block: u64, slot: u64, bytes: &[u8]) -> WriteOp<'_> {
+        let purpose = self.options.purpose;
+        fn op(
+            area_start_block: u64,
+            slot: u64,
+            bytes: &[u8],
+            purpose: WritePurpose,
+        ) -> WriteOp<'_> {
             WriteOp {
                 offset: (area_start_block + slot) * BLOCK as u64,
                 data: bytes,
-                purpose: WritePurpose::Wal,
+                purpose,
                 placement: Placement::None,
             }
         }
         let split = before_wrap as usize * BLOCK;
         if split == data.len() {
-            self.device.write_batch(&[op(area_start_block, slot, data)])
+            self.device.write_batch(&[op(area_start_block, slot, data, purpose)])
         } else {
             let (a, b) = data.split_at(split);
-            self.device.write_batch(&[op(area_start_block, slot, a), op(area_start_block, 0, b)])
+            self.device.write_batch(&[
+                op(area_start_block, slot, a, purpose),
+                op(area_start_block, 0, b, purpose),
+            ])
         }
     }
 
@@ -524,7 +533,8 @@ impl Wal {
         let mut next = *header;
         next.seq += 1;
         next.start_lsn = lsn.0;
-        write_header(self.device.as_ref(), &next).inspect_err(|_| self.poison())?;
+        write_header(self.device.as_ref(), &next, self.options.purpose)
+            .inspect_err(|_| self.poison())?;
         self.stats.record_header_write(BLOCK as u64);
         *header = next;
         // Trim only now (the header no longer points there) and before publishing the new start
@@ -566,10 +576,14 @@ impl Wal {
 
 /// Writes `header` into its slot (`seq % 2`) and syncs. The other slot keeps the previous
 /// header, so a torn write here loses nothing.
-pub(crate) fn write_header(device: &dyn Device, header: &Header) -> Result<(), DeviceError> {
+pub(crate) fn write_header(
+    device: &dyn Device,
+    header: &Header,
+    purpose: WritePurpose,
+) -> Result<(), DeviceError> {
     let mut block = vec![0u8; BLOCK];
     format::encode_header(header, &mut block);
-    device.write_at((header.seq % HEADER_BLOCKS) * BLOCK as u64, &block, WritePurpose::Wal)?;
+    device.write_at((header.seq % HEADER_BLOCKS) * BLOCK as u64, &block, purpose)?;
     device.sync()
 }
 
