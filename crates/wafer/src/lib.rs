@@ -8,6 +8,7 @@ pub mod db;
 pub mod device;
 pub mod durable;
 pub mod error;
+pub mod oop;
 pub mod options;
 pub mod page;
 pub mod space;

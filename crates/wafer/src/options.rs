@@ -1,9 +1,11 @@
 //! Database options: a value with named presets, never global state.
 use crate::device::FileOptions;
+use crate::oop::OutOfPlaceOptions;
 use crate::wal::{Durability, WalOptions};
 use std::time::Duration;
 
-/// How pages reach the device. Only in-place exists yet; the superblock records the mode.
+/// How pages reach the device. Chosen at creation; the superblock records it and an open in the
+/// other mode is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
 pub enum WriteMode {
@@ -11,6 +13,18 @@ pub enum WriteMode {
     /// front of it unless `Options::doublewrite` is off.
     #[default]
     InPlace = 0,
+    /// Write-back batches appended to zones, a page-id-to-offset map, DB GC (000 sec. 2, 4, 6).
+    OutOfPlace = 1,
+}
+
+impl WriteMode {
+    pub fn from_u8(b: u8) -> Option<WriteMode> {
+        match b {
+            0 => Some(WriteMode::InPlace),
+            1 => Some(WriteMode::OutOfPlace),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +44,8 @@ pub struct Options {
     /// `eviction_batch_pages`).
     pub data_offset_bytes: u64,
     pub write_mode: WriteMode,
+    /// Zones and GC of the out-of-place mode (ignored in place).
+    pub out_of_place: OutOfPlaceOptions,
     /// Every write-back batch goes to the doublewrite area and is synced before it is written
     /// in place, so a torn page write is repaired at open. Off only for experiments: without it
     /// a power cut during a page write can leave a page that fails its checksum, and neither
@@ -61,6 +77,7 @@ impl Options {
             file: FileOptions::BUFFERED,
             data_offset_bytes: 1 << 20,
             write_mode: WriteMode::InPlace,
+            out_of_place: OutOfPlaceOptions::production(),
             doublewrite: true,
             durability: Durability::Sync,
             // No trim: the log file stays allocated, so commits never allocate extents.
@@ -82,6 +99,7 @@ impl Options {
             file: FileOptions::BUFFERED,
             data_offset_bytes: 16 * 4096,
             write_mode: WriteMode::InPlace,
+            out_of_place: OutOfPlaceOptions::test_min(),
             doublewrite: true,
             durability: Durability::None,
             wal: WalOptions::test_min(),
@@ -89,6 +107,13 @@ impl Options {
             checkpoint_log_bytes: 512 << 10,
             checkpoint_interval: None,
         }
+    }
+
+    /// The same options in the out-of-place write mode (which never doublewrites).
+    pub fn out_of_place(mut self) -> Options {
+        self.write_mode = WriteMode::OutOfPlace;
+        self.doublewrite = false;
+        self
     }
 
     pub fn with_buffer_pool_bytes(mut self, bytes: u64) -> Options {

@@ -22,16 +22,29 @@ impl Rng {
 
 const TREES: [&str; 2] = ["one", "two"];
 
-fn open(frames: u64) -> (Arc<MemoryDevice>, Db) {
-    let dev = Arc::new(MemoryDevice::new(128 << 20));
-    let db = Db::open_on(dev.clone(), Options::test_min().with_buffer_pool_bytes(frames * 4096))
-        .unwrap();
+/// In place on 128 MiB, or out of place on a small device with the background GC thread on,
+/// so GC cycles run concurrently with the writers' evictions and reads.
+fn options(out_of_place: bool) -> Options {
+    if out_of_place {
+        let mut o = Options::test_min().out_of_place();
+        o.out_of_place.background_gc = true;
+        o
+    } else {
+        Options::test_min()
+    }
+}
+
+fn open(frames: u64, out_of_place: bool) -> (Arc<MemoryDevice>, Db) {
+    let device_bytes = if out_of_place { 12 << 20 } else { 128 << 20 };
+    let dev = Arc::new(MemoryDevice::new(device_bytes));
+    let o = options(out_of_place).with_buffer_pool_bytes(frames * 4096);
+    let db = Db::open_on(dev.clone(), o).unwrap();
     (dev, db)
 }
 
-fn disjoint(seed: u64, threads: u64, steps: u64) {
-    eprintln!("disjoint seed {seed}");
-    let (dev, db) = open(24);
+fn disjoint(seed: u64, threads: u64, steps: u64, out_of_place: bool) {
+    eprintln!("disjoint seed {seed}, out of place: {out_of_place}");
+    let (dev, db) = open(24, out_of_place);
     let handles: Vec<_> = (0..threads)
         .map(|t| {
             let db = db.clone();
@@ -82,8 +95,12 @@ fn disjoint(seed: u64, threads: u64, steps: u64) {
         }
     };
     check(&db);
+    if let Some(o) = db.stats().out_of_place {
+        eprintln!("{o:?}");
+        assert!(o.zones_reset > 0, "zones must turn over: {o:?}");
+    }
     db.close().unwrap();
-    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let db = Db::open_on(dev, options(out_of_place)).unwrap();
     check(&db);
 }
 
@@ -91,9 +108,9 @@ fn valid(k: &[u8], v: &[u8]) -> bool {
     v.len() >= k.len() && &v[..k.len()] == k
 }
 
-fn shared(seed: u64, threads: u64, steps: u64) {
-    eprintln!("shared seed {seed}");
-    let (_dev, db) = open(24);
+fn shared(seed: u64, threads: u64, steps: u64, out_of_place: bool) {
+    eprintln!("shared seed {seed}, out of place: {out_of_place}");
+    let (_dev, db) = open(24, out_of_place);
     let handles: Vec<_> = (0..threads)
         .map(|t| {
             let db = db.clone();
@@ -170,19 +187,31 @@ fn shared(seed: u64, threads: u64, steps: u64) {
 
 #[test]
 fn threads_on_disjoint_ranges_match_their_models() {
-    disjoint(7, 4, 3_000);
+    disjoint(7, 4, 3_000, false);
+}
+
+#[test]
+fn out_of_place_threads_on_disjoint_ranges_match_their_models() {
+    disjoint(7, 4, 3_000, true);
 }
 
 #[test]
 fn threads_on_shared_ranges_keep_trees_well_formed() {
-    shared(11, 4, 3_000);
+    shared(11, 4, 3_000, false);
+}
+
+#[test]
+fn out_of_place_threads_on_shared_ranges_keep_trees_well_formed() {
+    shared(11, 4, 3_000, true);
 }
 
 #[test]
 #[ignore = "long: cargo test -p wafer --release --test concurrency -- --ignored"]
 fn threads_long() {
     for seed in 100..110 {
-        disjoint(seed, 6, 20_000);
-        shared(seed, 6, 50_000);
+        disjoint(seed, 6, 20_000, false);
+        shared(seed, 6, 50_000, false);
+        disjoint(seed, 6, 20_000, true);
+        shared(seed, 6, 50_000, true);
     }
 }

@@ -82,8 +82,25 @@ impl Device for TripDevice {
     }
 }
 
+thread_local! {
+    /// The write mode of this test's thread (each test runs on a thread of its own).
+    static OUT_OF_PLACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Out of place the data device is small, so zones turn over and cuts land inside GC.
+fn data_bytes() -> u64 {
+    if OUT_OF_PLACE.get() {
+        640 << 10
+    } else {
+        8 << 20
+    }
+}
+
 fn options() -> Options {
     let mut o = Options::test_min().with_buffer_pool_bytes(12 * 4096);
+    if OUT_OF_PLACE.get() {
+        o = o.out_of_place();
+    }
     o.wal_capacity_bytes = 1 << 20;
     o.checkpoint_log_bytes = 96 << 10;
     o
@@ -153,6 +170,9 @@ fn dump(db: &Db) -> Model {
 
 #[derive(Debug, Default)]
 struct Totals {
+    seeds: u64,
+    /// Out of place: GC cycles of the dry runs.
+    gc_cycles: u64,
     torn_repaired: u64,
     recovery_crashes: u64,
     redo_applied: u64,
@@ -165,17 +185,20 @@ struct Totals {
 fn run_seed(seed: u64, totals: &mut Totals) {
     let mut rng = Rng(seed);
     // Dry run: how many I/Os the whole workload issues, so the cut lands anywhere in it.
-    let (data, wal) = (Arc::new(FaultDevice::new(8 << 20)), Arc::new(FaultDevice::new(1 << 20)));
+    let (data, wal) =
+        (Arc::new(FaultDevice::new(data_bytes())), Arc::new(FaultDevice::new(1 << 20)));
     let trip = Trip::new(u64::MAX, &data, &wal);
     let db = open(&data, &wal, &trip).unwrap();
     let _ = workload(seed, &db);
     totals.checkpoints_seen += db.stats().checkpoints;
     totals.evictions += db.stats().pool.evictions;
+    totals.gc_cycles += db.stats().out_of_place.map_or(0, |o| o.gc_cycles);
     totals.pages += db.stats().allocated_pages;
     let total_io = trip.count.load(Ordering::SeqCst);
     drop(db);
 
-    let (data, wal) = (Arc::new(FaultDevice::new(8 << 20)), Arc::new(FaultDevice::new(1 << 20)));
+    let (data, wal) =
+        (Arc::new(FaultDevice::new(data_bytes())), Arc::new(FaultDevice::new(1 << 20)));
     let trip = Trip::new(rng.below(total_io), &data, &wal);
     let (states, acked) = match open(&data, &wal, &trip) {
         Ok(db) => workload(seed, &db),
@@ -261,11 +284,28 @@ fn run_seed(seed: u64, totals: &mut Totals) {
 
 #[test]
 fn power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    let totals = power_cut_seeds(100);
+    if totals.seeds >= 50 {
+        assert!(totals.torn_repaired > 0, "no torn page was repaired: {totals:?}");
+    }
+}
+
+/// The same cuts out of place: no doublewrite (nothing torn is ever referenced), cuts fall
+/// inside GC cycles, map snapshots and journal flushes too.
+#[test]
+fn out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    OUT_OF_PLACE.set(true);
+    let totals = power_cut_seeds(60);
+    assert_eq!(totals.torn_repaired, 0, "out of place never doublewrites");
+    assert!(totals.gc_cycles > 0, "the cuts must fall among GC cycles: {totals:?}");
+}
+
+fn power_cut_seeds(default_seeds: u64) -> Totals {
     let seeds: Vec<u64> = match std::env::var("WAFER_CRASH_SEED") {
         Ok(s) => vec![s.parse().unwrap()],
         Err(_) => {
             let n = std::env::var("WAFER_CRASH_SEEDS").ok().and_then(|v| v.parse().ok());
-            (0..n.unwrap_or(100)).collect()
+            (0..n.unwrap_or(default_seeds)).collect()
         }
     };
     let mut totals = Totals::default();
@@ -277,17 +317,19 @@ fn power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
             std::panic::resume_unwind(e);
         }
     }
+    totals.seeds = seeds.len() as u64;
     eprintln!("{} seeds: {totals:?}", seeds.len());
     if seeds.len() >= 50 {
-        assert!(totals.torn_repaired > 0, "no torn page was repaired: {totals:?}");
         assert!(totals.recovery_crashes > 0, "no recovery was cut: {totals:?}");
         assert!(totals.redo_applied > 0 && totals.checkpoints_seen > 0, "{totals:?}");
     }
+    totals
 }
 
 #[test]
 fn io_error_poisons_until_reopen_and_reopen_recovers() {
-    let (data, wal) = (Arc::new(FaultDevice::new(8 << 20)), Arc::new(FaultDevice::new(1 << 20)));
+    let (data, wal) =
+        (Arc::new(FaultDevice::new(data_bytes())), Arc::new(FaultDevice::new(1 << 20)));
     let trip = Trip::new(u64::MAX, &data, &wal);
     let db = open(&data, &wal, &trip).unwrap();
     let t = db.tree("a").unwrap();

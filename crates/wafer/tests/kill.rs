@@ -8,9 +8,12 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use wafer::{Db, Durability, Options, WriteBatch};
 
-fn options() -> Options {
+fn options(out_of_place: bool) -> Options {
     let mut o = Options::test_min().with_buffer_pool_bytes(64 * 4096);
     o.durability = Durability::Sync;
+    if out_of_place {
+        o = o.out_of_place();
+    }
     o
 }
 
@@ -24,8 +27,8 @@ fn value(round: u64, i: u64) -> Vec<u8> {
 }
 
 /// The child: writes until killed. Every 5th write is a two-key batch (both keys acked).
-fn child(path: &str, round: u64) {
-    let db = Db::open(path, options()).unwrap();
+fn child(path: &str, round: u64, out_of_place: bool) {
+    let db = Db::open(path, options(out_of_place)).unwrap();
     let t = db.tree("kill").unwrap();
     let mut i = 0u64;
     // Bounded; the parent kills us long before.
@@ -58,14 +61,24 @@ impl Rng {
 
 #[test]
 fn sigkill_loses_no_acknowledged_write() {
+    sigkill_rounds("sigkill_loses_no_acknowledged_write", false);
+}
+
+#[test]
+fn sigkill_out_of_place_loses_no_acknowledged_write() {
+    sigkill_rounds("sigkill_out_of_place_loses_no_acknowledged_write", true);
+}
+
+/// Runs the parent side for test `name` (the child re-runs the same test), in either mode.
+fn sigkill_rounds(name: &str, out_of_place: bool) {
     if let Ok(path) = std::env::var("WAFER_KILL_CHILD") {
         let round = std::env::var("WAFER_KILL_ROUND").unwrap().parse().unwrap();
-        child(&path, round);
+        child(&path, round, out_of_place);
         return;
     }
     let rounds: u64 =
         std::env::var("WAFER_KILL_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(12);
-    let path = std::env::temp_dir().join(format!("wafer-kill-{}.db", std::process::id()));
+    let path = std::env::temp_dir().join(format!("wafer-{name}-{}.db", std::process::id()));
     let wal = wafer::db::wal_path(&path);
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&wal);
@@ -74,7 +87,7 @@ fn sigkill_loses_no_acknowledged_write() {
     let mut acked: Vec<u64> = Vec::new(); // Per round: acknowledged writes 0..n.
     for round in 0..rounds {
         let mut child = Command::new(&exe)
-            .args(["--exact", "sigkill_loses_no_acknowledged_write", "--nocapture"])
+            .args(["--exact", name, "--nocapture"])
             .env("WAFER_KILL_CHILD", &path)
             .env("WAFER_KILL_ROUND", round.to_string())
             .stdout(Stdio::piped())
@@ -108,7 +121,7 @@ fn sigkill_loses_no_acknowledged_write() {
         assert!(!status.success(), "round {round}: the child must die by the signal");
         acked.push(n);
         // Acks are printed in write order (0, 1, 2, ...), so n acks cover writes 0..n.
-        let db = Db::open(&path, options()).unwrap();
+        let db = Db::open(&path, options(out_of_place)).unwrap();
         let t = db.tree("kill").unwrap();
         for (r, &count) in acked.iter().enumerate() {
             for i in 0..count {

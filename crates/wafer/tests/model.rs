@@ -188,9 +188,20 @@ fn run(db: &Db, model: &mut Model, seed: u64, steps: u64, space: u64) {
 }
 
 fn model_run(seed: u64, steps: u64, space: u64) {
-    eprintln!("model seed {seed} (rerun with WAFER_SEED={seed})");
-    let dev = Arc::new(MemoryDevice::new(64 << 20));
-    let db = Db::open_on(dev.clone(), Options::test_min()).unwrap();
+    model_run_with(seed, steps, space, Options::test_min(), 64 << 20);
+}
+
+/// The same model run on a small device in the out-of-place mode: 4-page zones, so zones
+/// fill, GC moves pages and the journal and snapshots turn over throughout.
+fn model_run_out_of_place(seed: u64, steps: u64, space: u64) {
+    let device_bytes = if space > 5_000 { 32 << 20 } else { 6 << 20 };
+    model_run_with(seed, steps, space, Options::test_min().out_of_place(), device_bytes);
+}
+
+fn model_run_with(seed: u64, steps: u64, space: u64, options: Options, device_bytes: u64) {
+    eprintln!("model seed {seed} (rerun with WAFER_SEED={seed}), {:?}", options.write_mode);
+    let dev = Arc::new(MemoryDevice::new(device_bytes));
+    let db = Db::open_on(dev.clone(), options.clone()).unwrap();
     let mut model: Model = TREES.iter().map(|t| (t.to_string(), BTreeMap::new())).collect();
     for t in TREES {
         db.tree(t).unwrap();
@@ -202,7 +213,7 @@ fn model_run(seed: u64, steps: u64, space: u64) {
     assert!(stats.pool.misses > 100, "the tiny pool must evict: {:?}", stats.pool);
     db.close().unwrap();
 
-    let db = Db::open_on(dev, Options::test_min()).unwrap();
+    let db = Db::open_on(dev, options).unwrap();
     assert_eq!(db.tree_names().unwrap(), TREES.to_vec());
     check_all(&db, &model, seed);
     run(&db, &mut model, seed.wrapping_add(1), steps / 4, space);
@@ -228,9 +239,20 @@ fn model_single_thread_small_key_space() {
 }
 
 #[test]
+fn model_out_of_place_tiny_pool() {
+    model_run_out_of_place(seeds(0xC0FFEE), 20_000, 3_000);
+}
+
+#[test]
+fn model_out_of_place_small_key_space() {
+    model_run_out_of_place(seeds(42), 4_000, 300);
+}
+
+#[test]
 #[ignore = "long: cargo test -p wafer --release --test model -- --ignored"]
 fn model_long() {
     for seed in 1..=20 {
         model_run(seeds(seed), 100_000, 20_000);
+        model_run_out_of_place(seeds(seed), 100_000, 20_000);
     }
 }

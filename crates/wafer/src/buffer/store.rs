@@ -15,6 +15,20 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// Writes sealed page images; not durable until [`PageStore::sync`].
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()>;
     fn sync(&self) -> Result<()>;
+    /// Persists the store's own metadata (the out-of-place page map). A checkpoint calls it
+    /// after every dirty page is written and synced, before the superblock.
+    fn checkpoint(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Out of place: runs DB GC now, until the free-zone target is met or, with `every_zone`,
+    /// on every zone holding an invalid slot; returns the cycles run. In place: nothing to do.
+    fn collect_garbage(&self, _every_zone: bool) -> Result<u32> {
+        Ok(0)
+    }
+    /// Zones, map and GC figures of the out-of-place store; None for in-place stores.
+    fn out_of_place_stats(&self) -> Option<crate::oop::OutOfPlaceStats> {
+        None
+    }
     /// Called once at open, before anything is read: repairs what a crash left half written
     /// (the doublewrite store restores torn pages). Nothing to do by default.
     fn recover(&self) -> Result<StoreRecovery> {

@@ -205,6 +205,8 @@ impl DbInner {
         }
         let store = self.pool.store();
         store.sync()?;
+        // Out of place: the page map, after the pages it points to are durable.
+        store.checkpoint()?;
         logger.commit(l, Durability::Sync)?;
         let meta = Meta {
             write_mode: self.options.write_mode as u8,
@@ -232,6 +234,8 @@ impl DbInner {
         self.pool.flush_all(WritePurpose::UserCheckpoint)?;
         let store = self.pool.store();
         store.sync()?;
+        // Out of place: the page map, after the pages it points to are durable.
+        store.checkpoint()?;
         let a = self.alloc.state();
         let meta = Meta {
             write_mode: self.options.write_mode as u8,

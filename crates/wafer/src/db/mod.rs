@@ -9,13 +9,14 @@ mod batch;
 mod catalog;
 mod durability;
 mod iter;
+mod mode;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use iter::Iter;
 
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::{Env, Exclusive, TreeCore};
-use crate::buffer::{BufferPool, DoublewriteStore, InPlaceStore, PageStore, PoolStats};
+use crate::buffer::{BufferPool, DoublewriteStore, PoolStats};
 use crate::device::{Counted, Device, FileDevice};
 use crate::durable::{redo, EngineState, RecoveryStats, WalLogger};
 use crate::options::Options;
@@ -86,6 +87,8 @@ pub struct DbStats {
     /// in [`Counted`]; the WAL file is counted apart, see `wal_io`); callers of `open_on` wrap and
     /// read their own devices.
     pub io: Option<IoSnapshot>,
+    /// Zones, page map and GC figures in the out-of-place write mode.
+    pub out_of_place: Option<crate::oop::OutOfPlaceStats>,
     /// WAL file I/O for databases opened with [`Db::open`].
     pub wal_io: Option<IoSnapshot>,
     /// WAL counters (appends, flushes, syncs, group sizes), when the database keeps a WAL.
@@ -230,12 +233,7 @@ impl Db {
     ) -> Result<Db> {
         let started = Instant::now();
         check_options(&options)?;
-        let (store, doublewrite): (Arc<dyn PageStore>, _) = if options.doublewrite {
-            let dw = Arc::new(DoublewriteStore::new(device, options.data_offset_bytes)?);
-            (dw.clone(), Some(dw))
-        } else {
-            (Arc::new(InPlaceStore::new(device, options.data_offset_bytes)), None)
-        };
+        let (store, doublewrite) = mode::open_store(device, &options)?;
         let page_capacity = store.page_capacity();
         if page_capacity < 4 {
             return Err(Error::InvalidOptions(format!(
@@ -556,12 +554,21 @@ impl Db {
             trees: inner.trees.read().unwrap_or_else(|e| e.into_inner()).len(),
             last_lsn: inner.logger.last_lsn(),
             io: inner.io_stats.as_ref().map(|s| s.snapshot()),
+            out_of_place: inner.pool.store().out_of_place_stats(),
             wal_io: inner.wal_io_stats.as_ref().map(|s| s.snapshot()),
             wal: inner.wal.as_ref().and_then(|w| w.wal().ok()).map(|w| w.stats().snapshot()),
             checkpoints: inner.checkpoint_count(),
             recovery: inner.recovery,
             doublewrite_pages: inner.doublewrite.as_ref().map_or(0, |d| d.pages_doublewritten()),
         }
+    }
+
+    /// Out-of-place mode: runs DB GC now - until the free-zone target is met, or with
+    /// `every_zone` on every zone holding an invalid page - and returns the cycles run. In place
+    /// there is nothing to collect (0).
+    pub fn collect_garbage(&self, every_zone: bool) -> Result<u32> {
+        self.inner.check_writable()?;
+        self.inner.pool.store().collect_garbage(every_zone)
     }
 
     /// Writes every dirty page and the superblock, and syncs: after `flush` returns, a reopen
@@ -613,7 +620,8 @@ fn check_options(options: &Options) -> Result<()> {
     if !options.data_offset_bytes.is_multiple_of(PAGE_SIZE as u64) {
         return Err(Error::InvalidOptions("data_offset_bytes must be 4 KiB aligned".into()));
     }
-    if options.doublewrite {
+    // Out of place never doublewrites (db/mode.rs).
+    if options.doublewrite && options.write_mode == crate::options::WriteMode::InPlace {
         let slots = (options.data_offset_bytes / PAGE_SIZE as u64).saturating_sub(1);
         if slots < options.eviction_batch_pages as u64 {
             return Err(Error::InvalidOptions(format!(

@@ -1,0 +1,218 @@
+//! Free pages cost no slot. The allocator links free pages through their own headers (`aux` =
+//! next free page), which in place means one 4 KiB page each; out of place a freed page is
+//! unmapped instead (its slot becomes invalid, GC reclaims it) and only its 80-byte header is
+//! kept here, from which `read_page` rebuilds the exact page image (a free page is a header and
+//! zeros). So after deleting everything, mapped pages and used zones return to their baseline.
+//!
+//! Persisted with every map snapshot, in a section after it (same area, tied to it by the
+//! snapshot's LSN), as (page id, next free page, page LSN) triples; the rest of the header
+//! (write history) is dropped there:
+//!
+//! ```text
+//! every block (4096 bytes), all little-endian:
+//!   0 u32 magic "WFRE"   4 u16 version (1)   6 u16 reserved (0)   8 u32 block_index
+//!  12 u32 block_count   16 u32 entries in this block   20 u32 crc32c (block, this field zeroed)
+//!  24 u64 snapshot LSN (equals the map snapshot's header LSN)
+//!  32 entries: u64 page id, u64 next free page (aux), u64 page LSN; 169 per block, zero tail
+//! ```
+use crate::page::{self, PageBuf, PageId, PageKind, HEADER_BYTES, OFF_AUX, OFF_LSN, PAGE_SIZE};
+use std::collections::HashMap;
+
+const MAGIC: u32 = u32::from_le_bytes(*b"WFRE");
+const VERSION: u16 = 1;
+const BLOCK_BYTES: usize = PAGE_SIZE;
+const HEAD_BYTES: usize = 32;
+const ENTRY_BYTES: usize = 24;
+/// Free-page entries per section block.
+pub const ENTRIES_PER_BLOCK: usize = (BLOCK_BYTES - HEAD_BYTES) / ENTRY_BYTES;
+const CRC_AT: usize = 20;
+
+/// Blocks the section takes for `count` free pages (at least one, even when empty).
+pub fn section_blocks(count: u64) -> u64 {
+    count.div_ceil(ENTRIES_PER_BLOCK as u64).max(1)
+}
+
+fn get_u32(b: &[u8], at: usize) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(a)
+}
+fn get_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+fn block_crc(block: &[u8]) -> u32 {
+    let c = crc32c::crc32c(&block[..CRC_AT]);
+    let c = crc32c::crc32c_append(c, &[0u8; 4]);
+    crc32c::crc32c_append(c, &block[CRC_AT + 4..])
+}
+
+#[derive(Debug, Default)]
+pub struct FreePages {
+    headers: HashMap<PageId, [u8; HEADER_BYTES]>,
+}
+
+/// The header of a sealed free page whose body is all zeros, or None if `p` is anything else.
+pub fn free_header(p: &PageBuf) -> Option<[u8; HEADER_BYTES]> {
+    if page::kind(p) != Some(PageKind::Free) || p[HEADER_BYTES..].iter().any(|b| *b != 0) {
+        return None;
+    }
+    let mut h = [0u8; HEADER_BYTES];
+    h.copy_from_slice(&p[..HEADER_BYTES]);
+    Some(h)
+}
+
+impl FreePages {
+    pub fn count(&self) -> usize {
+        self.headers.len()
+    }
+    pub fn pids(&self) -> impl Iterator<Item = PageId> + '_ {
+        self.headers.keys().copied()
+    }
+    pub fn insert(&mut self, pid: PageId, header: [u8; HEADER_BYTES]) {
+        self.headers.insert(pid, header);
+    }
+    pub fn remove(&mut self, pid: PageId) {
+        self.headers.remove(&pid);
+    }
+
+    /// The page image of free page `pid`, if it is one.
+    pub fn read(&self, pid: PageId, buf: &mut PageBuf) -> bool {
+        let Some(h) = self.headers.get(&pid) else { return false };
+        buf.fill(0);
+        buf[..HEADER_BYTES].copy_from_slice(h);
+        true
+    }
+
+    /// The section for snapshot `lsn`, page ids ascending (deterministic bytes).
+    pub fn encode(&self, lsn: u64) -> Vec<u8> {
+        let mut pids: Vec<PageId> = self.headers.keys().copied().collect();
+        pids.sort_unstable();
+        let blocks = section_blocks(pids.len() as u64) as usize;
+        let mut out = vec![0u8; blocks * BLOCK_BYTES];
+        for (index, block) in out.chunks_mut(BLOCK_BYTES).enumerate() {
+            let chunk = pids.chunks(ENTRIES_PER_BLOCK).nth(index).unwrap_or(&[]);
+            block[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+            block[4..6].copy_from_slice(&VERSION.to_le_bytes());
+            block[8..12].copy_from_slice(&(index as u32).to_le_bytes());
+            block[12..16].copy_from_slice(&(blocks as u32).to_le_bytes());
+            block[16..20].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
+            block[24..32].copy_from_slice(&lsn.to_le_bytes());
+            for (i, pid) in chunk.iter().enumerate() {
+                let h = &self.headers[pid];
+                let at = HEAD_BYTES + i * ENTRY_BYTES;
+                block[at..at + 8].copy_from_slice(&pid.to_le_bytes());
+                block[at + 8..at + 16].copy_from_slice(&h[OFF_AUX..OFF_AUX + 8]);
+                block[at + 16..at + 24].copy_from_slice(&h[OFF_LSN..OFF_LSN + 8]);
+            }
+            let crc = block_crc(block);
+            block[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+        }
+        out
+    }
+
+    /// Reads a section written for snapshot `lsn` from `bytes` (which may run longer than the
+    /// section). Every page id must be below `pid_limit`. Never panics on bytes.
+    pub fn decode(bytes: &[u8], lsn: u64, pid_limit: u64) -> Result<FreePages, String> {
+        let mut free = FreePages::default();
+        let mut blocks = 1usize;
+        let mut index = 0usize;
+        // Bound: `blocks` comes from the first block and is checked against the bytes given.
+        while index < blocks {
+            let Some(block) = bytes.get(index * BLOCK_BYTES..(index + 1) * BLOCK_BYTES) else {
+                return Err(format!("free-page section ends before block {index}"));
+            };
+            if get_u32(block, 0) != MAGIC {
+                return Err(format!("free-page block {index}: bad magic"));
+            }
+            if get_u32(block, CRC_AT) != block_crc(block) {
+                return Err(format!("free-page block {index}: checksum mismatch"));
+            }
+            if u16::from_le_bytes([block[4], block[5]]) != VERSION {
+                return Err(format!("free-page block {index}: unsupported version"));
+            }
+            if get_u32(block, 8) as usize != index || get_u64(block, 24) != lsn {
+                return Err(format!("free-page block {index}: index or snapshot LSN mismatch"));
+            }
+            let count = get_u32(block, 12) as usize;
+            if index == 0 {
+                if count == 0 || count.saturating_mul(BLOCK_BYTES) > bytes.len() {
+                    return Err(format!("free-page section claims {count} blocks"));
+                }
+                blocks = count;
+            } else if count != blocks {
+                return Err(format!("free-page block {index}: block count changed"));
+            }
+            let entries = get_u32(block, 16) as usize;
+            if entries > ENTRIES_PER_BLOCK {
+                return Err(format!("free-page block {index}: {entries} entries"));
+            }
+            for i in 0..entries {
+                let at = HEAD_BYTES + i * ENTRY_BYTES;
+                let (pid, aux, page_lsn) =
+                    (get_u64(block, at), get_u64(block, at + 8), get_u64(block, at + 16));
+                if pid == 0 || pid >= pid_limit || aux >= pid_limit {
+                    return Err(format!("free-page entry for page {pid} out of range"));
+                }
+                free.insert(pid, synthesize(pid, aux, page_lsn));
+            }
+            index += 1;
+        }
+        Ok(free)
+    }
+}
+
+/// The header of a sealed free page `pid` -> `aux` stamped `lsn`.
+pub fn synthesize(pid: PageId, aux: u64, lsn: u64) -> [u8; HEADER_BYTES] {
+    let mut p = [0u8; PAGE_SIZE];
+    page::format(&mut p, pid, PageKind::Free, 0, aux);
+    page::set_lsn(&mut p, lsn);
+    page::seal(&mut p);
+    let mut h = [0u8; HEADER_BYTES];
+    h.copy_from_slice(&p[..HEADER_BYTES]);
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_page_round_trips_through_its_header() {
+        let mut p = [0u8; PAGE_SIZE];
+        page::format(&mut p, 9, PageKind::Free, 0, 4);
+        page::push_write_history(&mut p, 77);
+        page::seal(&mut p);
+        let mut f = FreePages::default();
+        f.insert(9, free_header(&p).unwrap());
+        let mut q = [1u8; PAGE_SIZE];
+        assert!(f.read(9, &mut q));
+        assert_eq!(p, q);
+        assert_eq!(page::verify(&q, 9), Ok(PageKind::Free));
+        page::format(&mut p, 9, PageKind::Leaf, 1, 0);
+        assert!(free_header(&p).is_none());
+    }
+
+    #[test]
+    fn section_round_trips_and_refuses_damage() {
+        let mut f = FreePages::default();
+        for pid in 1..400u64 {
+            f.insert(pid * 3, synthesize(pid * 3, pid * 3 + 3, pid + 100));
+        }
+        let bytes = f.encode(42);
+        assert_eq!(bytes.len(), 3 * 4096);
+        let g = FreePages::decode(&bytes, 42, 2000).unwrap();
+        assert_eq!(g.headers, f.headers);
+        assert!(FreePages::decode(&bytes, 43, 2000).is_err(), "other snapshot");
+        assert!(FreePages::decode(&bytes, 42, 100).is_err(), "page ids out of range");
+        for at in [0, 13, 4096 + 40, 2 * 4096 + 4000] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x10;
+            assert!(FreePages::decode(&bad, 42, 2000).is_err(), "flip at {at}");
+        }
+        let empty = FreePages::default().encode(7);
+        assert_eq!(FreePages::decode(&empty, 7, 10).unwrap().count(), 0);
+        assert!(FreePages::decode(&[0u8; 4096], 7, 10).is_err());
+    }
+}

@@ -1,0 +1,196 @@
+//! The map journal: every page-map change is logged as a small record in a log of its own (a
+//! `wal::Wal` on a slice of the data device), so making map changes durable costs a log flush
+//! of a few dozen bytes per page instead of a whole map snapshot. Snapshots (at checkpoints and
+//! when the journal fills) bound replay and let the journal be truncated.
+//!
+//! ```text
+//! record kind 1 SET:  u64 page id, u64 packed location (space/map.rs)   page written at loc
+//! record kind 2 FREE: u64 page id, u64 next free page, u64 page LSN      page freed (unmapped)
+//! record kind 3 MARK: u64 snapshot counter                               a snapshot starts here
+//! ```
+//! Replay applies records in LSN order from the snapshot's LSN; a record appears only after
+//! the page data it points to was synced (store.rs `append`), and the journal's own framing
+//! (checksums, torn-tail rule) decides where the durable log ends.
+use super::free::FreePages;
+use crate::device::{Device, DeviceError, ReadOp, WriteOp};
+use crate::page::PageId;
+use crate::space::{Location, PageMap};
+use crate::wal::{Lsn, Wal, WalOptions, WalRecord};
+use crate::{Error, Result};
+use std::sync::Arc;
+
+pub const KIND_SET: u8 = 1;
+pub const KIND_FREE: u8 = 2;
+/// Written when a snapshot is taken; its LSN is the snapshot's (a record boundary, where replay
+/// starts and before which the journal may be truncated). Replay skips it.
+pub const KIND_MARK: u8 = 3;
+
+/// Journal options: a log buffer of a sixteenth of the journal (4..=256 blocks), no trim (the
+/// region stays allocated, as for a log file).
+pub fn wal_options(journal_bytes: u64) -> WalOptions {
+    let blocks = (journal_bytes / 4096 / 16).clamp(4, 256) as u32;
+    WalOptions { buffer_blocks: blocks, trim: false, ..WalOptions::test_min() }
+}
+
+pub fn set_payload(pid: PageId, loc: Location) -> [u8; 16] {
+    let mut p = [0u8; 16];
+    p[..8].copy_from_slice(&pid.to_le_bytes());
+    p[8..].copy_from_slice(&loc.pack().to_le_bytes());
+    p
+}
+
+pub fn free_payload(pid: PageId, aux: u64, page_lsn: u64) -> [u8; 24] {
+    let mut p = [0u8; 24];
+    p[..8].copy_from_slice(&pid.to_le_bytes());
+    p[8..16].copy_from_slice(&aux.to_le_bytes());
+    p[16..].copy_from_slice(&page_lsn.to_le_bytes());
+    p
+}
+
+fn u64_at(p: &[u8], at: usize) -> Option<u64> {
+    let b: [u8; 8] = p.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
+/// Applies one journal record to the recovered map and free pages. Never panics on bytes.
+pub fn apply(r: &WalRecord, map: &mut PageMap, free: &mut FreePages, pid_limit: u64) -> Result<()> {
+    let bad = |why: &str| Error::Corrupt(format!("map journal record at {}: {why}", r.lsn));
+    if r.kind == KIND_MARK {
+        return Ok(());
+    }
+    let pid = u64_at(&r.payload, 0).ok_or_else(|| bad("short"))?;
+    if pid == 0 || pid >= pid_limit {
+        return Err(bad("page id out of range"));
+    }
+    match r.kind {
+        KIND_SET if r.payload.len() == 16 => {
+            let raw = u64_at(&r.payload, 8).ok_or_else(|| bad("short"))?;
+            let loc = Location::unpack(raw).ok_or_else(|| bad("invalid location"))?;
+            map.set(pid, loc);
+            free.remove(pid);
+        }
+        KIND_FREE if r.payload.len() == 24 => {
+            let aux = u64_at(&r.payload, 8).ok_or_else(|| bad("short"))?;
+            let page_lsn = u64_at(&r.payload, 16).ok_or_else(|| bad("short"))?;
+            if aux >= pid_limit {
+                return Err(bad("next free page out of range"));
+            }
+            map.clear(pid);
+            free.insert(pid, super::free::synthesize(pid, aux, page_lsn));
+        }
+        _ => return Err(bad("unknown kind or length")),
+    }
+    Ok(())
+}
+
+/// Opens the journal and replays it from `from` onto `map` and `free`; returns the log ready
+/// to append after its last valid record.
+pub fn replay(
+    device: Arc<dyn Device>,
+    options: WalOptions,
+    from: u64,
+    map: &mut PageMap,
+    free: &mut FreePages,
+    pid_limit: u64,
+) -> Result<Wal> {
+    let mut rec = Wal::open_from(device, options, Lsn(from))?;
+    // Bound: the journal holds at most capacity / (smallest record) records.
+    while let Some(r) = rec.next_record()? {
+        apply(&r, map, free, pid_limit)?;
+    }
+    let (wal, _report) = rec.finish()?;
+    Ok(wal)
+}
+
+/// `len` bytes of `inner` starting at `offset`, as a device of its own (the journal's region).
+#[derive(Debug)]
+pub struct SliceDevice {
+    inner: Arc<dyn Device>,
+    offset: u64,
+    len: u64,
+}
+
+impl SliceDevice {
+    pub fn new(inner: Arc<dyn Device>, offset: u64, len: u64) -> SliceDevice {
+        assert!(offset.is_multiple_of(4096) && len.is_multiple_of(4096));
+        assert!(offset + len <= inner.capacity_bytes());
+        SliceDevice { inner, offset, len }
+    }
+    fn check(&self, offset: u64, len: u64) -> Result<u64, DeviceError> {
+        if offset.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(DeviceError::OutOfRange { offset, len, capacity_bytes: self.len });
+        }
+        Ok(self.offset + offset)
+    }
+}
+
+impl Device for SliceDevice {
+    fn capacity_bytes(&self) -> u64 {
+        self.len
+    }
+    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+        for op in ops.iter_mut() {
+            op.offset = self.check(op.offset, op.buf.len() as u64)?;
+        }
+        self.inner.read_batch(ops)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        let mut shifted = Vec::with_capacity(ops.len());
+        for op in ops {
+            shifted.push(WriteOp { offset: self.check(op.offset, op.data.len() as u64)?, ..*op });
+        }
+        self.inner.write_batch(&shifted)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.inner.sync()
+    }
+    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        let at = self.check(offset, len)?;
+        self.inner.trim(at, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::MemoryDevice;
+
+    fn record(kind: u8, payload: &[u8]) -> WalRecord {
+        WalRecord { lsn: Lsn(100), kind, payload: payload.to_vec() }
+    }
+
+    #[test]
+    fn records_replay_onto_the_map_and_refuse_garbage() {
+        let (mut map, mut free) = (PageMap::new(), FreePages::default());
+        let loc = Location::new(3, 2, 4096);
+        apply(&record(KIND_SET, &set_payload(7, loc)), &mut map, &mut free, 100).unwrap();
+        assert_eq!(map.get(7), Some(loc));
+        apply(&record(KIND_FREE, &free_payload(7, 9, 55)), &mut map, &mut free, 100).unwrap();
+        assert_eq!((map.get(7), free.count()), (None, 1));
+        apply(&record(KIND_SET, &set_payload(7, loc)), &mut map, &mut free, 100).unwrap();
+        assert_eq!((map.get(7), free.count()), (Some(loc), 0));
+        apply(&record(KIND_MARK, &[1; 8]), &mut map, &mut free, 100).unwrap();
+        for bad in [
+            record(KIND_SET, &set_payload(700, loc)),
+            record(KIND_SET, &set_payload(0, loc)),
+            record(KIND_SET, &[1, 2, 3]),
+            record(KIND_SET, &[0xff; 16]),
+            record(KIND_FREE, &free_payload(7, 700, 1)),
+            record(9, &set_payload(7, loc)),
+        ] {
+            assert!(apply(&bad, &mut map, &mut free, 100).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn slice_device_shifts_and_bounds_requests() {
+        let inner: Arc<dyn Device> = Arc::new(MemoryDevice::new(64 << 10));
+        let slice = SliceDevice::new(inner.clone(), 16 << 10, 8 << 10);
+        slice.write_at(4096, &[7u8; 4096], crate::device::WritePurpose::Wal).unwrap();
+        let mut buf = vec![0u8; 4096];
+        inner.read_at(20 << 10, &mut buf).unwrap();
+        assert_eq!(buf, vec![7u8; 4096]);
+        assert!(slice.write_at(8 << 10, &buf, crate::device::WritePurpose::Wal).is_err());
+        assert!(slice.read_at(4097 + 4096, &mut buf).is_err());
+    }
+}

@@ -1,0 +1,143 @@
+//! Where the out-of-place store puts things on the device:
+//!
+//! ```text
+//! data_offset_bytes
+//! | superblock (page 0, 4 KiB, in place) | snapshot area A | area B | map journal | pad | zone 0 | ...
+//!                                                                                     ^ aligned to zone_bytes
+//! ```
+//!
+//! Zones start at a multiple of `zone_bytes` from device offset 0, so DB zones coincide with the
+//! SSD's GC units (emulator superblocks) and, on ZNS, with device zones. Two snapshot areas
+//! alternate so a crash while one is written leaves the other intact. Page ids are capped so
+//! live data always leaves GC room (`max_fill_percent`, and never more than the zones left
+//! after the GC free target and the open zones).
+use super::options::OutOfPlaceOptions;
+use crate::space::{snapshot, SpaceOptions, SLOT_BYTES};
+use crate::{Error, Result};
+
+/// Write groups: user write-back and GC copyback fill separate open zones, so GC's old pages
+/// do not mix with freshly written ones.
+pub const USER_GROUP: u32 = 0;
+pub const GC_GROUP: u32 = 1;
+const OPEN_ZONES: u32 = 2;
+const JOURNAL_BYTES_MIN: u64 = 64 << 10;
+const JOURNAL_BYTES_MAX: u64 = 64 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Layout {
+    pub superblock_offset_bytes: u64,
+    pub snapshot_offsets_bytes: [u64; 2],
+    /// One area: the map snapshot section, then the free-page section at
+    /// `free_section_offset_bytes` from the area's start.
+    pub snapshot_area_bytes: u64,
+    pub free_section_offset_bytes: u64,
+    /// The map journal's region (after the snapshot areas).
+    pub journal_offset_bytes: u64,
+    pub journal_bytes: u64,
+    pub space: SpaceOptions,
+    /// Page ids `0..page_capacity` (page 0 is the superblock, outside the zones).
+    pub page_capacity: u64,
+}
+
+impl Layout {
+    pub fn compute(
+        device_capacity_bytes: u64,
+        data_offset_bytes: u64,
+        o: &OutOfPlaceOptions,
+    ) -> Result<Layout> {
+        let invalid = |why: String| Err(Error::InvalidOptions(format!("out-of-place: {why}")));
+        if !(1..=99).contains(&o.max_fill_percent) {
+            return invalid(format!("max_fill_percent {} not in 1..=99", o.max_fill_percent));
+        }
+        if o.gc_batch_pages == 0 {
+            return invalid("gc_batch_pages must be at least 1".into());
+        }
+        if o.zone_bytes == 0 || !o.zone_bytes.is_multiple_of(SLOT_BYTES) {
+            return invalid(format!("zone_bytes {} is not a multiple of 4096", o.zone_bytes));
+        }
+        let areas_start = data_offset_bytes + SLOT_BYTES;
+        if device_capacity_bytes <= areas_start {
+            return invalid(format!("device of {device_capacity_bytes} bytes has no data area"));
+        }
+        // Upper bound of page ids: every slot after the superblock. The snapshot areas are sized
+        // for it, so any map the store can hold fits.
+        let slots_bound = (device_capacity_bytes - areas_start) / SLOT_BYTES;
+        let map_section_bytes = snapshot::block_count(slots_bound + 1) * SLOT_BYTES;
+        let free_section_bytes = super::free::section_blocks(slots_bound + 1) * SLOT_BYTES;
+        let snapshot_area_bytes = map_section_bytes + free_section_bytes;
+        let journal_offset_bytes = areas_start + 2 * snapshot_area_bytes;
+        // A 128th of the device, 64 KiB to 64 MiB: a snapshot every quarter of it.
+        let journal_bytes = (device_capacity_bytes / 128 / SLOT_BYTES * SLOT_BYTES)
+            .clamp(JOURNAL_BYTES_MIN, JOURNAL_BYTES_MAX);
+        let zones_start = (journal_offset_bytes + journal_bytes).next_multiple_of(o.zone_bytes);
+        if zones_start >= device_capacity_bytes {
+            return invalid(format!(
+                "device of {device_capacity_bytes} bytes has no room for zones of {} after \
+                 {zones_start} bytes of metadata",
+                o.zone_bytes
+            ));
+        }
+        let zone_count = (device_capacity_bytes - zones_start) / o.zone_bytes;
+        let space = SpaceOptions {
+            data_offset_bytes: zones_start,
+            data_bytes: zone_count * o.zone_bytes,
+            zone_bytes: o.zone_bytes,
+            max_open_zones: OPEN_ZONES,
+            gc_free_zones_low: o.gc_free_zones_low,
+            gc_free_zones_high: o.gc_free_zones_high,
+            gc_reserve_zones: o.gc_reserve_zones,
+            placement_handles: o.placement_handles,
+            policy: o.policy,
+        };
+        space.validate().map_err(Error::from)?;
+        let slots_per_zone = space.slots_per_zone() as u64;
+        let slots = u64::from(space.zone_count()) * slots_per_zone;
+        let by_fill = slots * u64::from(o.max_fill_percent) / 100;
+        // Live pages must leave the GC free target and the open zones' room, or GC could find
+        // no victim with an invalid slot while writers still need zones.
+        let overhead_zones = u64::from(o.gc_free_zones_high) + u64::from(OPEN_ZONES);
+        let by_zones = (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone;
+        let page_capacity = 1 + by_fill.min(by_zones);
+        assert!(snapshot::block_count(page_capacity) * SLOT_BYTES <= map_section_bytes);
+        Ok(Layout {
+            superblock_offset_bytes: data_offset_bytes,
+            snapshot_offsets_bytes: [areas_start, areas_start + snapshot_area_bytes],
+            snapshot_area_bytes,
+            free_section_offset_bytes: map_section_bytes,
+            journal_offset_bytes,
+            journal_bytes,
+            space,
+            page_capacity,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zones_are_aligned_and_areas_do_not_overlap() {
+        let o = OutOfPlaceOptions::production();
+        let l = Layout::compute(4 << 30, 0, &o).unwrap();
+        assert_eq!(l.space.data_offset_bytes % o.zone_bytes, 0);
+        assert!(l.snapshot_offsets_bytes[1] + l.snapshot_area_bytes <= l.space.data_offset_bytes);
+        assert!(l.free_section_offset_bytes < l.snapshot_area_bytes);
+        // Two areas of 2061 map blocks and 6205 free-page blocks (32 MiB each), a 32 MiB
+        // journal and the superblock: seven zones.
+        assert_eq!(l.space.zone_count(), 249);
+        assert!(l.journal_offset_bytes + l.journal_bytes <= l.space.data_offset_bytes);
+        let slots = 249 * 4096u64;
+        assert_eq!(l.page_capacity, 1 + slots * 95 / 100);
+    }
+
+    #[test]
+    fn tiny_devices_are_refused_with_a_reason() {
+        let o = OutOfPlaceOptions::production();
+        let e = Layout::compute(16 << 20, 0, &o).unwrap_err();
+        assert!(matches!(e, Error::InvalidOptions(_)), "{e}");
+        let t = OutOfPlaceOptions::test_min();
+        assert!(Layout::compute(4096, 0, &t).is_err());
+        assert!(Layout::compute(1 << 20, 0, &t).is_ok());
+    }
+}
