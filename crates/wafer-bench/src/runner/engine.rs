@@ -76,6 +76,7 @@ impl WriteModeChoice {
     pub fn of_engine(mode: WriteMode) -> WriteModeChoice {
         match mode {
             WriteMode::InPlace => WriteModeChoice::InPlaceNoDwb,
+            WriteMode::OutOfPlace => WriteModeChoice::OutOfPlace,
         }
     }
 }
