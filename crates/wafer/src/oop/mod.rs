@@ -1,7 +1,7 @@
 //! Out-of-place write mode (000 sec. 2, 4.1, 6): the page store that appends write-back batches
 //! to zones through the space manager (`space/`), the DB GC mechanism, and the page map's
 //! persistence. Protocols and invariants: crates/wafer/src/OUT_OF_PLACE.md.
-mod free;
+pub(crate) mod free;
 mod gc;
 mod journal;
 mod layout;
