@@ -453,6 +453,16 @@ impl Scanner {
                 tail_end = later + 1;
             }
         }
+        if self.block.is_none()
+            && self.pos == self.start_lsn
+            && self.pos != bad_lsn + BLOCK_HEADER_BYTES as u64
+        {
+            // The log starts mid-block: records precede the start in that block, so it was
+            // written and synced (truncation moves the start only to a durable record). Ending
+            // here would resume before the start.
+            let reason = "the block holding the log start is damaged or missing".to_string();
+            return Err(self.corrupt(self.pos, reason));
+        }
         if self.block.is_none() && self.pos > self.start_lsn {
             // Recovery was asked to start past the log start, at a position the log must reach
             // (a checkpoint's LSN): it has to lie at the start of the first unwritten block, right
