@@ -151,10 +151,11 @@ pub fn map_snapshot(data: &[u8]) {
     let (zones, slots) = (u32::from(mode >> 4) + 1, u32::from(mode & 0x0e) * 64 + 1);
     let _ = snapshot::decode_header(&bytes[..BLOCK_BYTES as usize]);
     let _ = snapshot::decode(&bytes, zones, slots);
-    // Round trip: pairs of (pid u16, slot u16) from the input.
+    // Round trip: pairs of (pid, slot) from the input.
     let mut map = PageMap::new();
     for pair in rest.chunks_exact(4).take(2048) {
-        let pid = u64::from(u16::from_le_bytes([pair[0], pair[1]]));
+        // Spans up to 4096 page ids: several entry blocks, fast enough to fuzz.
+        let pid = u64::from(u16::from_le_bytes([pair[0], pair[1]]) % 4096);
         let slot = u32::from(u16::from_le_bytes([pair[2], pair[3]])) % slots;
         map.set(pid, Location::new(slot % zones, slot, PAGE_SIZE as u16));
     }
@@ -188,6 +189,31 @@ pub fn free_pages(data: &[u8]) {
     a.sort_unstable();
     b.sort_unstable();
     assert_eq!(a, b, "free-page round trip");
+}
+
+/// Out-of-place map journal records: `[kind][len][payload]` records from the input applied to
+/// an empty map as recovery replays them, then the map rebuilt into a space (which checks every
+/// location against the geometry).
+pub fn oop_journal(data: &[u8]) {
+    use crate::oop::free::FreePages;
+    use crate::oop::journal;
+    use crate::space::{Space, SpaceOptions};
+    let mut map = PageMap::new();
+    let mut free = FreePages::default();
+    let pid_limit = 1 << 12;
+    let mut rest = data;
+    for lsn in 0..256u64 {
+        let [kind, len, tail @ ..] = rest else { break };
+        let len = usize::from(*len % 32).min(tail.len());
+        let r = crate::wal::WalRecord {
+            lsn: crate::wal::Lsn(lsn),
+            kind: *kind % 4,
+            payload: tail[..len].to_vec(),
+        };
+        rest = &tail[len..];
+        let _ = journal::apply(&r, &mut map, &mut free, pid_limit);
+    }
+    let _ = Space::rebuild_from_map(SpaceOptions::test_min(), map);
 }
 
 /// The doublewrite area: a header block (resealed when the first byte is odd) and slots from the
@@ -374,6 +400,17 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
             vec![[&[0x03u8][..], &free.encode(1)].concat()]
         }
         "doublewrite" => vec![vec![1u8; 1 + 3 * BLOCK_BYTES as usize]],
+        "oop_journal" => {
+            let mut out = Vec::new();
+            for pid in 1..20u64 {
+                out.extend_from_slice(&[crate::oop::journal::KIND_SET, 16]);
+                let loc = Location::new(0, pid as u32, PAGE_SIZE as u16);
+                out.extend_from_slice(&crate::oop::journal::set_payload(pid, loc));
+            }
+            out.extend_from_slice(&[crate::oop::journal::KIND_FREE, 24]);
+            out.extend_from_slice(&crate::oop::journal::free_payload(3, 0, 9));
+            vec![out]
+        }
         "wal_raw" => {
             let device = Arc::new(MemoryDevice::new(WAL_DEVICE_BLOCKS * BLOCK_BYTES));
             let wal = Wal::create(device.clone(), wal_options()).unwrap();
@@ -407,6 +444,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("map_snapshot", map_snapshot),
     ("free_pages", free_pages),
     ("doublewrite", doublewrite),
+    ("oop_journal", oop_journal),
     ("wal_raw", wal_raw),
     ("wal_model", wal_model),
 ];

@@ -3,7 +3,7 @@
 //! persistence. Protocols and invariants: crates/wafer/src/OUT_OF_PLACE.md.
 pub(crate) mod free;
 mod gc;
-mod journal;
+pub(crate) mod journal;
 mod layout;
 mod options;
 mod store;
