@@ -399,7 +399,26 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
             }
             vec![[&[0x03u8][..], &free.encode(1)].concat()]
         }
-        "doublewrite" => vec![vec![1u8; 1 + 3 * BLOCK_BYTES as usize]],
+        "doublewrite" => {
+            // A real doublewrite batch of three pages, as the store leaves it in its area.
+            let data_offset = 8 * BLOCK_BYTES;
+            let device = Arc::new(MemoryDevice::new(data_offset + 16 * BLOCK_BYTES));
+            let store = DoublewriteStore::new(device.clone(), data_offset).unwrap();
+            let pages: Vec<Box<PageBuf>> = (1..4u64)
+                .map(|pid| {
+                    let mut p = Box::new([0u8; PAGE_SIZE]);
+                    page::format(&mut p, pid, PageKind::Leaf, 1, 0);
+                    page::seal(&mut p);
+                    p
+                })
+                .collect();
+            let batch: Vec<(u64, &PageBuf)> =
+                pages.iter().enumerate().map(|(i, p)| (i as u64 + 1, &**p)).collect();
+            store.write_batch(&batch, WritePurpose::UserEviction).unwrap();
+            let mut area = vec![0u8; data_offset as usize];
+            device.read_at(0, &mut area).unwrap();
+            vec![[&[0u8][..], &area].concat(), vec![1u8; 1 + 3 * BLOCK_BYTES as usize]]
+        }
         "oop_journal" => {
             let mut out = Vec::new();
             for pid in 1..20u64 {
