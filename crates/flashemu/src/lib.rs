@@ -12,6 +12,8 @@ pub mod config;
 pub mod counters;
 pub mod error;
 mod ftl;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod layout;
 pub mod rng;
 pub mod ssd;

@@ -12,4 +12,7 @@ pub mod trace;
 pub mod values;
 pub mod ycsb;
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub fn placeholder() {}

@@ -15,6 +15,9 @@ pub mod space;
 pub mod stats;
 pub mod wal;
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use db::{BatchOp, Db, DbStats, Iter, Tree, WriteBatch};
 pub use error::{Error, Result};
 pub use options::{Options, WriteMode};

@@ -279,6 +279,23 @@ fn stop_and_warmup(c: &BenchConfig) -> Result<(Stop, Warmup), SetupError> {
     Ok((stop, warmup.unwrap_or(Warmup::None)))
 }
 
+/// Everything [`prepare`] checks before it builds a device or reads a file, for the decoder
+/// fuzz checks (`crate::fuzzing`): a bench config from a user must fail here with an error,
+/// never panic.
+#[doc(hidden)]
+pub fn check_without_device(c: &BenchConfig) -> Result<(), SetupError> {
+    let device = DeviceChoice::parse(c.device.as_deref().unwrap_or("emu:cns"))?;
+    engine_options(c)?;
+    workload_spec(c, 1)?;
+    stop_and_warmup(c)?;
+    if let DeviceChoice::Emu(arg) = &device {
+        if !arg.ends_with(".toml") {
+            emu_config(arg, c)?;
+        }
+    }
+    Ok(())
+}
+
 /// Builds the target and the run from `c`. Slow only by the pilot (a second or so).
 pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     let device_text = c.device.clone().unwrap_or_else(|| "emu:cns".to_string());

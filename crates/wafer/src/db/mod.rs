@@ -6,7 +6,7 @@
 //! is durable only after [`Db::flush`] / [`Db::close`]. Dropping a `Db` without closing it
 //! behaves like a crash either way.
 mod batch;
-mod catalog;
+pub(crate) mod catalog;
 mod durability;
 mod iter;
 mod mode;

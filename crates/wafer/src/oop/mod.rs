@@ -1,9 +1,9 @@
 //! Out-of-place write mode (000 sec. 2, 4.1, 6): the page store that appends write-back batches
 //! to zones through the space manager (`space/`), the DB GC mechanism, and the page map's
 //! persistence. Protocols and invariants: docs/design.md §9.
-mod free;
+pub(crate) mod free;
 mod gc;
-mod journal;
+pub(crate) mod journal;
 mod layout;
 mod options;
 mod store;

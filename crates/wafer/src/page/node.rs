@@ -350,6 +350,7 @@ pub fn check_structure(p: &PageBuf, kind: PageKind) -> Result<(), String> {
         return Err(format!("slot count {n} and heap start {heap} overlap"));
     }
     let overhead = if leaf { LEAF_CELL_OVERHEAD } else { INNER_CELL_OVERHEAD };
+    let mut live_bytes = 0usize;
     for i in 0..n {
         let off = slot(p, i);
         if off < heap || off + overhead > PAGE_SIZE {
@@ -363,6 +364,7 @@ pub fn check_structure(p: &PageBuf, kind: PageKind) -> Result<(), String> {
         {
             return Err(format!("slot {i} cell at {off} overruns the page"));
         }
+        live_bytes += overhead + klen + vlen;
         if i > 0 && key(p, i - 1) >= key(p, i) {
             return Err(format!("keys out of order at slot {i}"));
         }
@@ -370,8 +372,14 @@ pub fn check_structure(p: &PageBuf, kind: PageKind) -> Result<(), String> {
             return Err(format!("slot {i} key head does not match its key"));
         }
     }
-    if frag(p) > PAGE_SIZE {
-        return Err("fragmentation count exceeds the page".into());
+    // Live cells and dead bytes share the heap without overlapping, so their sum fits in it;
+    // free_bytes and used_bytes rely on this (else used_bytes underflows).
+    if live_bytes + frag(p) > PAGE_SIZE - heap {
+        return Err(format!(
+            "cells ({live_bytes} bytes) and fragmentation ({} bytes) exceed the heap ({} bytes)",
+            frag(p),
+            PAGE_SIZE - heap
+        ));
     }
     Ok(())
 }
@@ -396,6 +404,24 @@ mod tests {
         let mut p = Box::new([0u8; PAGE_SIZE]);
         format(&mut p, 3, PageKind::Leaf, 1, 0);
         p
+    }
+
+    /// Found by the `page_node` fuzz target: a sealed leaf whose fragmentation count exceeded
+    /// its heap passed `check_structure`, and `used_bytes` then underflowed (a panic on disk
+    /// bytes).
+    #[test]
+    fn fuzz_page_node_fragmentation_beyond_the_heap_is_rejected() {
+        let mut p = leaf();
+        assert!(leaf_put(&mut p, b"key", b"value"));
+        assert_eq!(check_structure(&p, PageKind::Leaf), Ok(()));
+        set_frag(&mut p, PAGE_SIZE);
+        let err = check_structure(&p, PageKind::Leaf).unwrap_err();
+        assert!(err.contains("fragmentation"), "{err}");
+        // The largest count a valid page can carry still passes: every heap byte accounted for.
+        let heap_bytes = PAGE_SIZE - heap_start(&p);
+        set_frag(&mut p, heap_bytes - (LEAF_CELL_OVERHEAD + 3 + 5));
+        assert_eq!(check_structure(&p, PageKind::Leaf), Ok(()));
+        let _ = used_bytes(&p);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::device::DeviceError;
 use std::time::Duration;
 use thiserror::Error;
 
-mod format;
+pub(crate) mod format;
 mod reader;
 mod stats;
 mod writer;

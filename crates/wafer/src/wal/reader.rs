@@ -224,10 +224,22 @@ fn read_header(device: &dyn Device) -> Result<Header, WalError> {
         || header.area_blocks < 2
         || (header.start_lsn % BLOCK as u64) < BLOCK_HEADER_BYTES as u64
         || header.max_flush_blocks == 0
+        // Recovery writes the header back with both bumped.
+        || header.epoch == u32::MAX
+        || header.seq == u64::MAX
     {
         return Err(WalError::CorruptHeader);
     }
-    let expected_bytes = (header.area_start_block + header.area_blocks) * BLOCK as u64;
+    // Positions up to one lap past the start must be representable, and so must the area's end.
+    let area_bytes = header.area_blocks.checked_mul(BLOCK as u64);
+    let lap_end = area_bytes.and_then(|a| a.checked_add(header.start_lsn));
+    let expected_bytes = header
+        .area_start_block
+        .checked_add(header.area_blocks)
+        .and_then(|blocks| blocks.checked_mul(BLOCK as u64));
+    let (Some(expected_bytes), Some(_)) = (expected_bytes, lap_end) else {
+        return Err(WalError::CorruptHeader);
+    };
     if capacity_bytes < expected_bytes {
         return Err(WalError::Truncated { expected_bytes, actual_bytes: capacity_bytes });
     }
@@ -452,6 +464,16 @@ impl Scanner {
                 // A straggler of the last, unsynced flush.
                 tail_end = later + 1;
             }
+        }
+        if self.block.is_none()
+            && self.pos == self.start_lsn
+            && self.pos != bad_lsn + BLOCK_HEADER_BYTES as u64
+        {
+            // The log starts mid-block: records precede the start in that block, so it was
+            // written and synced (truncation moves the start only to a durable record). Ending
+            // here would resume before the start.
+            let reason = "the block holding the log start is damaged or missing".to_string();
+            return Err(self.corrupt(self.pos, reason));
         }
         if self.block.is_none() && self.pos > self.start_lsn {
             // Recovery was asked to start past the log start, at a position the log must reach

@@ -602,3 +602,74 @@ fn concurrent_committers_survive_a_power_cut() {
         }
     }
 }
+
+/// Found by the `wal_raw` fuzz target: a valid header whose start lies mid-block, in a block that
+/// is missing, made recovery end before the log start, and `finish` then tripped `Wal::start`'s
+/// assertion (a panic on device bytes). The block holding the start is durable by construction
+/// (truncation only moves the start to a durable record), so this is corruption.
+#[test]
+fn fuzz_wal_raw_start_mid_block_of_missing_block_is_corruption() {
+    let dev = Arc::new(MemoryDevice::new(blocks(26)));
+    let wal = Wal::create(dev.clone(), WalOptions::test_min()).unwrap();
+    let lsn = wal.append(1, b"one record").unwrap();
+    wal.commit(lsn, Durability::Sync).unwrap();
+    wal.close().unwrap();
+    let mut headers = vec![0u8; 2 * BLOCK];
+    dev.read_at(0, &mut headers).unwrap();
+    let mut newest = [0, 1]
+        .iter()
+        .filter_map(|i| match format::decode_header(&headers[i * BLOCK..(i + 1) * BLOCK]) {
+            format::HeaderRead::Valid(h) => Some(h),
+            _ => None,
+        })
+        .max_by_key(|h| h.seq)
+        .unwrap();
+    // Three blocks past the only written one, 60 bytes into it (a record boundary would be).
+    newest.start_lsn = (newest.start_lsn / BLOCK as u64 + 3) * BLOCK as u64 + 60;
+    newest.seq += 1;
+    let mut block = vec![0u8; BLOCK];
+    format::encode_header(&newest, &mut block);
+    dev.write_at(0, &block, WritePurpose::Wal).unwrap();
+    let mut recovery = Wal::open(dev, WalOptions::test_min()).unwrap();
+    let err = read_all(&mut recovery).unwrap_err();
+    assert!(matches!(err, WalError::CorruptRecord { .. }), "{err}");
+}
+
+/// Found by the `wal_raw` fuzz target: a valid header whose area bounds overflow u64 when turned
+/// into bytes made `read_header` panic on an arithmetic overflow; so would a start one lap short
+/// of u64::MAX, or an epoch or sequence number that recovery cannot bump.
+#[test]
+fn fuzz_wal_raw_header_fields_that_overflow_are_corrupt() {
+    type Damage = fn(&mut format::Header);
+    let cases: [(&str, Damage); 5] = [
+        ("area end", |h| h.area_blocks = u64::MAX / 2),
+        ("area start", |h| h.area_start_block = u64::MAX - 1),
+        ("lap end", |h| h.start_lsn = u64::MAX - 100),
+        ("epoch", |h| h.epoch = u32::MAX),
+        ("seq", |h| h.seq = u64::MAX),
+    ];
+    for (name, damage) in cases {
+        let dev = Arc::new(MemoryDevice::new(blocks(26)));
+        let wal = Wal::create(dev.clone(), WalOptions::test_min()).unwrap();
+        wal.close().unwrap();
+        let mut block = vec![0u8; BLOCK];
+        let mut header = [0u64, 1]
+            .iter()
+            .filter_map(|i| {
+                dev.read_at(blocks(*i), &mut block).unwrap();
+                match format::decode_header(&block) {
+                    format::HeaderRead::Valid(h) => Some(h),
+                    _ => None,
+                }
+            })
+            .max_by_key(|h| h.seq)
+            .unwrap();
+        damage(&mut header);
+        // Both copies carry the damage, so neither can be picked instead.
+        format::encode_header(&header, &mut block);
+        dev.write_at(0, &block, WritePurpose::Wal).unwrap();
+        dev.write_at(blocks(1), &block, WritePurpose::Wal).unwrap();
+        let err = Wal::open(dev, WalOptions::test_min()).expect_err(name);
+        assert!(matches!(err, WalError::CorruptHeader), "{name}: {err}");
+    }
+}

@@ -1,0 +1,5 @@
+#![no_main]
+//! See fuzz/README.md; the check is `wafer_bench::fuzzing::job_file`.
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| wafer_bench::fuzzing::job_file(data));

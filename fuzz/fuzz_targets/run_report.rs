@@ -1,0 +1,5 @@
+#![no_main]
+//! See fuzz/README.md; the check is `wafer_bench::fuzzing::run_report`.
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| wafer_bench::fuzzing::run_report(data));
