@@ -14,5 +14,3 @@ pub mod ycsb;
 
 #[doc(hidden)]
 pub mod fuzzing;
-
-pub fn placeholder() {}

@@ -10,7 +10,7 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"WAFERDB\0");
 // Field offsets; bytes 0..6 share the layout of the common page header.
 const OFF_MAGIC: usize = 8;
 const OFF_PAGE_SIZE: usize = 16; // u32
-const OFF_WRITE_MODE: usize = 20; // u8, 0 = in place (placeholder for out-of-place)
+const OFF_WRITE_MODE: usize = 20; // u8: WriteMode (0 in place, 1 out of place)
 const OFF_WAL: usize = 21; // u8, 1 = the database keeps a WAL (redo from checkpoint_lsn)
 const OFF_CATALOG_ROOT: usize = 24;
 const OFF_HIGH_WATER: usize = 32;
