@@ -29,10 +29,14 @@ impl Progress for Silent {
 const REDRAW_INTERVAL: Duration = Duration::from_millis(100);
 const BAR_WIDTH_CHARS: usize = 30;
 
-/// A one-line bar on stderr: `fill  [#########.....]  45.0%  1.23/2.75 GiB  WAF 1.87  12 s`.
+/// A one-line bar on stderr: `fill  [#########.....]  45.0%  1.23/2.75 GiB  WAF 1.87  12 s`
+/// when the phase counts bytes, or without the totals when it counts something else (records
+/// loaded, milliseconds run: the benchmark runner's live line).
 #[derive(Debug)]
 pub struct ProgressBar {
     enabled: bool,
+    /// Units are bytes: show `done/total GiB`.
+    byte_totals: bool,
     label: String,
     total: u64,
     started: Instant,
@@ -44,6 +48,7 @@ impl ProgressBar {
     pub fn new(wanted: bool) -> ProgressBar {
         ProgressBar {
             enabled: wanted && std::io::stderr().is_terminal(),
+            byte_totals: true,
             label: String::new(),
             total: 0,
             started: Instant::now(),
@@ -51,12 +56,22 @@ impl ProgressBar {
         }
     }
 
+    /// A bar whose units are not bytes: fraction, note and time only.
+    pub fn without_totals(wanted: bool) -> ProgressBar {
+        ProgressBar { byte_totals: false, ..ProgressBar::new(wanted) }
+    }
+
     pub fn is_enabled(&self) -> bool {
         self.enabled
     }
 
     fn draw(&mut self, done: u64, note: &str) {
-        let line = render_line(&self.label, done, self.total, note, self.started.elapsed());
+        let elapsed = self.started.elapsed();
+        let line = if self.byte_totals {
+            render_line(&self.label, done, self.total, note, elapsed)
+        } else {
+            render_fraction(&self.label, done, self.total, note, elapsed)
+        };
         // A failed write to stderr is not worth stopping a simulation for.
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r{line}\x1b[K");
@@ -64,11 +79,28 @@ impl ProgressBar {
     }
 }
 
+fn bar(fraction: f64) -> String {
+    let filled = (fraction * BAR_WIDTH_CHARS as f64).round() as usize;
+    (0..BAR_WIDTH_CHARS).map(|i| if i < filled { '#' } else { '.' }).collect()
+}
+
+/// The line of a phase that counts something other than bytes, without control codes.
+pub fn render_fraction(
+    label: &str,
+    done: u64,
+    total: u64,
+    note: &str,
+    elapsed: Duration,
+) -> String {
+    let fraction = if total == 0 { 0.0 } else { (done as f64 / total as f64).min(1.0) };
+    let bar = bar(fraction);
+    format!("{label:<7} [{bar}] {:5.1}%  {:.0} s  {note}", fraction * 100.0, elapsed.as_secs_f64())
+}
+
 /// The bar's text, without terminal control codes.
 pub fn render_line(label: &str, done: u64, total: u64, note: &str, elapsed: Duration) -> String {
     let fraction = if total == 0 { 1.0 } else { (done as f64 / total as f64).min(1.0) };
-    let filled = (fraction * BAR_WIDTH_CHARS as f64).round() as usize;
-    let bar: String = (0..BAR_WIDTH_CHARS).map(|i| if i < filled { '#' } else { '.' }).collect();
+    let bar = bar(fraction);
     let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
     format!(
         "{label:<6} [{bar}] {:5.1}%  {:.2}/{:.2} GiB  {note}  {:.0} s",
@@ -122,5 +154,14 @@ mod tests {
         assert!(line.contains("WAF 2.00"));
         let done = render_line("fill", 10, 0, "", Duration::ZERO);
         assert!(done.contains("100.0%"));
+    }
+
+    #[test]
+    fn line_without_totals_shows_fraction_and_note() {
+        let line = render_fraction("run", 1, 4, "ops/s 12.0k", Duration::from_secs(3));
+        assert!(line.contains(" 25.0%"), "{line}");
+        assert!(line.contains("ops/s 12.0k"), "{line}");
+        assert!(!line.contains("GiB"), "{line}");
+        assert!(render_fraction("load", 9, 0, "", Duration::ZERO).contains("0.0%"));
     }
 }

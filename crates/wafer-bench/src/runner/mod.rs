@@ -30,8 +30,7 @@
 
 pub mod engine;
 mod exec;
-pub mod live;
-mod load;
+pub mod load;
 pub mod plots;
 mod run;
 mod sample;
@@ -46,7 +45,6 @@ mod tests;
 use std::time::Instant;
 
 pub use exec::WorkerError;
-pub use live::LiveLine;
 pub use setup::{BenchConfig, Prepared, SetupError};
 pub use spec::{RunSpec, SpecError, Stop, Warmup};
 pub use target::{KvTarget, MemTarget, TargetError};

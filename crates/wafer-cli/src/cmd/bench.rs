@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use wafer_bench::runner::{self, setup, BenchConfig, LiveLine};
+use wafer_bench::progress::ProgressBar;
+use wafer_bench::runner::{self, setup, BenchConfig};
 
 use super::CliError;
 
@@ -146,7 +147,7 @@ fn ycsb(args: &YcsbArgs) -> Result<(), CliError> {
     super::check_output_path(args.json.as_deref())?;
     let config = args.bench_config()?;
     let prepared = setup::prepare(&config)?;
-    let mut live = LiveLine::new(!args.quiet);
+    let mut live = ProgressBar::without_totals(!args.quiet);
     let report = runner::run(prepared.target.as_ref(), &prepared.spec, prepared.setup, &mut live)?;
     print!("{}", runner::table::render_report(&report));
     if let Some(path) = &args.json {

@@ -3,7 +3,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use wafer_bench::experiment::{table1, Scale};
-use wafer_bench::runner::{table, LiveLine};
+use wafer_bench::progress::ProgressBar;
+use wafer_bench::runner::table;
 
 use super::CliError;
 
@@ -54,7 +55,7 @@ pub fn table1_at(
     if let Some(dir) = &args.json_dir {
         std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
     }
-    let mut live = LiveLine::new(!args.quiet);
+    let mut live = ProgressBar::without_totals(!args.quiet);
     let quiet = args.quiet;
     let rows = table1::run(scale, &mut live, &mut |row| {
         if !quiet {
