@@ -140,7 +140,7 @@ impl DbInner {
     /// padding of partial blocks closed by flushes).
     fn log_free_bytes(&self, logger: &WalLogger) -> Result<u64> {
         let wal = logger.wal()?;
-        let used = wal.next_lsn().0 - wal.start_lsn().0;
+        let used = wal.retained_bytes();
         Ok(wal.capacity_bytes().saturating_sub(used + log_slack_bytes(wal)))
     }
 

@@ -216,6 +216,18 @@ impl Wal {
     pub fn start_lsn(&self) -> Lsn {
         Lsn(self.lock().start_lsn)
     }
+    /// Log bytes retained, `next_lsn - start_lsn`, read under one lock: two separate reads can
+    /// see a truncation that happened after the first, so start past a stale next.
+    pub fn retained_bytes(&self) -> u64 {
+        let st = self.lock();
+        assert!(
+            st.next_lsn >= st.start_lsn,
+            "log start {} past its end {}",
+            st.start_lsn,
+            st.next_lsn
+        );
+        st.next_lsn - st.start_lsn
+    }
     /// Bytes of the circular area: the most log that can be retained between checkpoints.
     pub fn capacity_bytes(&self) -> u64 {
         self.area_blocks * BLOCK as u64
