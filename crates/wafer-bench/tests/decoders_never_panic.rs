@@ -34,9 +34,9 @@ const TOKENS: &[&str] = &[
 
 fn token_mutate(rng: &mut Rng, valid: &[u8]) -> Vec<u8> {
     let mut v = mutate(rng, valid);
-    for _ in 0..rng.below(3) {
-        let at = rng.below(v.len() + 1);
-        let t = TOKENS[rng.below(TOKENS.len())].as_bytes();
+    for _ in 0..rng.index(3) {
+        let at = rng.index(v.len() + 1);
+        let t = TOKENS[rng.index(TOKENS.len())].as_bytes();
         v.splice(at..at, t.iter().copied());
     }
     v

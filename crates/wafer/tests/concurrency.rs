@@ -6,19 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use wafer::device::MemoryDevice;
 use wafer::{Db, Options, WriteBatch};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use wafer_testkit::Rng;
 
 const TREES: [&str; 2] = ["one", "two"];
 

@@ -7,24 +7,11 @@ use std::ops::Bound;
 use std::sync::Arc;
 use wafer::device::MemoryDevice;
 use wafer::{Db, Options, WriteBatch};
+use wafer_testkit::Rng;
 
 type Model = HashMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
 /// A staged batch operation: tree, key, new value (None = delete).
 type Staged = (&'static str, Vec<u8>, Option<Vec<u8>>);
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 const TREES: [&str; 3] = ["alpha", "beta", "gamma"];
 

@@ -9,22 +9,7 @@ use wafer::oop::{GcZones, OutOfPlaceOptions, OutOfPlaceStats};
 use wafer::page::{self, PAGE_SIZE};
 use wafer::stats::IoStats;
 use wafer::{Db, Error, Options, WriteMode};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use wafer_testkit::Rng;
 
 fn seed(default: u64) -> u64 {
     let s = std::env::var("WAFER_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default);
