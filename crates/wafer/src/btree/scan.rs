@@ -4,7 +4,8 @@
 //! writers for long and a caller may write between batches. Not a snapshot: each key is seen at
 //! most once, in order, with a value current at the time its leaf was read.
 use super::{Env, TreeCore, DEPTH_MAX};
-use crate::page::{node, node::Entry, PageKind};
+use crate::buffer::PageRef;
+use crate::page::{node, node::Entry, PageBuf, PageKind};
 use crate::Result;
 use std::ops::Bound;
 
@@ -33,32 +34,44 @@ pub fn above_lo(k: &[u8], lo: &Bound<Vec<u8>>) -> bool {
 }
 
 impl TreeCore {
+    /// Descends from the root to a leaf, latching one node at a time. `choose` picks the child
+    /// position in an inner node and the fence it offers; the deepest fence offered is returned
+    /// with the latched leaf.
+    fn descend<'e>(
+        &self,
+        env: Env<'e>,
+        choose: impl Fn(&PageBuf) -> (usize, Option<Vec<u8>>),
+    ) -> Result<(PageRef<'e>, Option<Vec<u8>>)> {
+        let mut pid = self.root;
+        let mut fence = None;
+        for _ in 0..DEPTH_MAX {
+            let g = env.pool.read(pid)?;
+            if self.check_page(pid, g.bytes())? == PageKind::Leaf {
+                return Ok((g, fence));
+            }
+            let (pos, offered) = choose(g.bytes());
+            if offered.is_some() {
+                fence = offered;
+            }
+            pid = node::child_at_pos(g.bytes(), pos);
+        }
+        Err(self.too_deep())
+    }
+
     /// The next ascending entries within `b` (one leaf's worth); empty when the range is done.
     pub fn scan_forward(&self, env: Env<'_>, b: &Bounds) -> Result<ScanBatch> {
         let _s = self.shared();
         let mut lo = b.lo.clone();
         // Each hop moves to a later leaf, so the leaf count bounds the hops.
         for _ in 0..=env.pool.page_capacity() {
-            let mut pid = self.root;
-            let mut fence: Option<Vec<u8>> = None;
-            let mut leaf = None;
-            for _ in 0..DEPTH_MAX {
-                let g = env.pool.read(pid)?;
-                if self.check_page(pid, g.bytes())? == PageKind::Leaf {
-                    leaf = Some(g);
-                    break;
-                }
-                let p = g.bytes();
+            // The fence: the separator right of the path, where the next leaf's keys begin.
+            let (leaf, fence) = self.descend(env, |p| {
                 let pos = match &lo {
                     Bound::Unbounded => 0,
                     Bound::Included(k) | Bound::Excluded(k) => node::child_pos_for(p, k),
                 };
-                if pos < node::slot_count(p) {
-                    fence = Some(node::key(p, pos).to_vec());
-                }
-                pid = node::child_at_pos(p, pos);
-            }
-            let leaf = leaf.ok_or_else(|| self.too_deep())?;
+                (pos, (pos < node::slot_count(p)).then(|| node::key(p, pos).to_vec()))
+            })?;
             let p = leaf.bytes();
             let start = match &lo {
                 Bound::Unbounded => 0,
@@ -89,27 +102,15 @@ impl TreeCore {
         let _s = self.shared();
         let mut hi = b.hi.clone();
         for _ in 0..=env.pool.page_capacity() {
-            let mut pid = self.root;
-            let mut fence: Option<Vec<u8>> = None;
-            let mut leaf = None;
-            for _ in 0..DEPTH_MAX {
-                let g = env.pool.read(pid)?;
-                if self.check_page(pid, g.bytes())? == PageKind::Leaf {
-                    leaf = Some(g);
-                    break;
-                }
-                let p = g.bytes();
+            // The fence: the separator left of the path, above every earlier leaf's keys.
+            let (leaf, fence) = self.descend(env, |p| {
                 let pos = match &hi {
                     Bound::Unbounded => node::slot_count(p),
                     Bound::Included(k) => node::child_pos_for(p, k),
                     Bound::Excluded(k) => node::child_pos_below(p, k),
                 };
-                if pos > 0 {
-                    fence = Some(node::key(p, pos - 1).to_vec());
-                }
-                pid = node::child_at_pos(p, pos);
-            }
-            let leaf = leaf.ok_or_else(|| self.too_deep())?;
+                (pos, (pos > 0).then(|| node::key(p, pos - 1).to_vec()))
+            })?;
             let p = leaf.bytes();
             let end = match &hi {
                 Bound::Unbounded => node::slot_count(p),

@@ -206,45 +206,36 @@ impl BufferPool {
 
     /// Latches page `pid` shared, loading it on a miss.
     pub fn read(&self, pid: PageId) -> Result<PageRef<'_>> {
-        let idx = self.check_pid(pid)?;
-        let mut missed = false;
-        for _ in 0..FETCH_ATTEMPTS_MAX {
-            let f = self.table[idx].load(Ordering::Acquire);
-            if f != NO_FRAME {
-                let frame = &self.frames[f as usize];
-                let g = read_latch(&frame.latch);
-                if g.pid == pid {
-                    self.touch(frame);
-                    if !missed {
-                        self.counters.hit();
-                    }
-                    return Ok(PageRef { g });
-                }
-                continue; // The frame was reused between the table lookup and the latch.
-            }
-            missed = true;
-            self.miss_load(pid, idx)?;
-        }
-        Err(self.exhausted(pid))
+        self.fix(pid, read_latch).map(|g| PageRef { g })
     }
 
     /// Latches page `pid` exclusive, loading it on a miss.
     pub fn write(&self, pid: PageId) -> Result<PageMut<'_>> {
+        self.fix(pid, write_latch).map(|g| PageMut { g })
+    }
+
+    /// Finds page `pid`'s frame (loading it on a miss) and latches it with `latch`: the one
+    /// lookup both latch modes share.
+    fn fix<'a, G: std::ops::Deref<Target = FrameData>>(
+        &'a self,
+        pid: PageId,
+        latch: fn(&'a RwLock<FrameData>) -> G,
+    ) -> Result<G> {
         let idx = self.check_pid(pid)?;
         let mut missed = false;
         for _ in 0..FETCH_ATTEMPTS_MAX {
             let f = self.table[idx].load(Ordering::Acquire);
             if f != NO_FRAME {
                 let frame = &self.frames[f as usize];
-                let g = write_latch(&frame.latch);
+                let g = latch(&frame.latch);
                 if g.pid == pid {
                     self.touch(frame);
                     if !missed {
                         self.counters.hit();
                     }
-                    return Ok(PageMut { g });
+                    return Ok(g);
                 }
-                continue;
+                continue; // The frame was reused between the table lookup and the latch.
             }
             missed = true;
             self.miss_load(pid, idx)?;
