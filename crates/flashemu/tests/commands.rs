@@ -82,3 +82,45 @@ fn ssd_can_be_shared_behind_a_mutex() {
     assert_send::<Ssd>();
     assert_send::<flashemu::Counters>();
 }
+
+#[test]
+fn scattered_writes_count_and_map_like_single_writes() {
+    // Same LBAs through both calls, GC churning: identical counters and maps.
+    let (mut single, mut queued) = (tiny(), tiny());
+    let n = single.logical_blocks();
+    let mut rng = SplitMix64::new(7);
+    let lbas: Vec<u64> = (0..8 * n).map(|_| rng.below(n)).collect();
+    for &lba in &lbas {
+        single.write(lba, 1, None, Placement::Stream(1)).unwrap();
+    }
+    for queue in lbas.chunks(37) {
+        queued.write_scattered(queue, Placement::Stream(1)).unwrap();
+    }
+    assert!(single.counters().gc_copied_blocks > 0, "the run must exercise GC");
+    assert_eq!(queued.counters(), single.counters());
+    queued.check_consistency().unwrap();
+    let mut buf = vec![1u8; 4096];
+    queued.read(lbas[0], &mut buf).unwrap();
+    assert!(buf.iter().all(|&b| b == 0), "a metadata-only write reads back as zeros");
+
+    // A refused queue changes nothing, even when its bad LBA comes last.
+    let before = queued.counters();
+    let bad = [1, 2, n];
+    assert!(matches!(
+        queued.write_scattered(&bad, Placement::None),
+        Err(EmuError::OutOfRange { lba, .. }) if lba == n
+    ));
+    assert!(matches!(
+        queued.write_scattered(&[1], Placement::Stream(2)),
+        Err(EmuError::BadPlacement(_))
+    ));
+    assert_eq!(queued.counters(), before);
+    queued.write_scattered(&[], Placement::None).unwrap();
+    assert_eq!(queued.counters(), before);
+
+    let mut zns = Ssd::new(Config::preset("zns").unwrap()).unwrap();
+    assert!(matches!(
+        zns.write_scattered(&[0], Placement::None),
+        Err(EmuError::WrongInterface { .. })
+    ));
+}

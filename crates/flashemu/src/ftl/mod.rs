@@ -2,8 +2,9 @@
 //!
 //! Data structures (all flat, allocated once, nothing allocated per write):
 //! - `l2p[lba]`: physical slot of each logical block, or `UNMAPPED`.
-//! - `p2l[slot]`: logical block held by each physical slot, or `UNMAPPED` when the slot is free
-//!   or its data was overwritten / trimmed (stale). GC walks a victim's `p2l` range.
+//! - `valid_bits`: one bit per physical slot, set while it holds its LBA's current copy.
+//! - `p2l[slot]`: logical block last programmed into each physical slot; meaningful only while
+//!   the slot's valid bit is set. GC walks a victim's valid bits and reads `p2l` for those.
 //! - per superblock: `valid` count, `state` (free / open / sealed), `owner` handle, the clock
 //!   when it was sealed (FIFO order and cost-benefit age) and its erase count.
 //! - a FIFO `free` pool (erased superblocks go to the back: simple wear levelling).
@@ -20,10 +21,13 @@ use crate::{Counters, EmuError};
 
 mod buckets;
 pub(crate) mod gc;
+mod prefetch;
+mod valid_bits;
 
 use buckets::ValidBuckets;
+use valid_bits::ValidBits;
 
-/// Map entry for "no mapping" in both `l2p` and `p2l`.
+/// `l2p` entry of an LBA never written or trimmed.
 pub(crate) const UNMAPPED: u32 = u32::MAX;
 /// Owner of GC superblocks that all handles share (initially isolated FDP, plain SSD).
 pub(crate) const OWNER_SHARED: u16 = u16::MAX;
@@ -62,6 +66,7 @@ pub(crate) struct Ftl {
     blocks_per_superblock: u32,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
+    valid_bits: ValidBits,
     valid: Vec<u32>,
     state: Vec<SuperblockState>,
     owner: Vec<u16>,
@@ -107,6 +112,7 @@ impl Ftl {
             blocks_per_superblock: layout.blocks_per_superblock,
             l2p: vec![UNMAPPED; layout.logical_blocks as usize],
             p2l: vec![UNMAPPED; layout.physical_slots as usize],
+            valid_bits: ValidBits::new(layout.physical_slots),
             valid: vec![0; superblocks],
             state: vec![SuperblockState::Free; superblocks],
             owner: vec![OWNER_SHARED; superblocks],
@@ -137,16 +143,31 @@ impl Ftl {
     ) -> Result<(), EmuError> {
         let lba_index = lba as usize;
         // Invalidate first: GC triggered by this write then does not copy data already dead.
+        // `l2p[lba]` may keep naming the stale slot until the end: GC moves valid slots only,
+        // so it never reads or rewrites this LBA's entry meanwhile.
         let old = self.l2p[lba_index];
         if old != UNMAPPED {
             self.invalidate(old);
-            self.l2p[lba_index] = UNMAPPED;
         }
-        let slot = self.take_host_slot(handle, counters)?;
-        debug_assert_eq!(self.p2l[slot as usize], UNMAPPED);
+        let slot = match self.take_host_slot(handle, counters) {
+            Ok(slot) => slot,
+            Err(e) => {
+                self.l2p[lba_index] = UNMAPPED;
+                return Err(e);
+            }
+        };
         self.l2p[lba_index] = slot;
         self.p2l[slot as usize] = lba as u32;
+        self.valid_bits.set(slot);
         Ok(())
+    }
+
+    /// Hints that `lba` is about to be written: starts loading its `l2p` entry's cache line.
+    #[inline]
+    pub(crate) fn prefetch(&self, lba: u64) {
+        if let Some(entry) = self.l2p.get(lba as usize) {
+            prefetch::for_write(entry);
+        }
     }
 
     /// Deallocates `blocks` LBAs: their slots become stale, reads return zeros.
@@ -172,9 +193,8 @@ impl Ftl {
     #[inline]
     fn invalidate(&mut self, slot: u32) {
         let superblock = self.superblock_of(slot);
-        debug_assert_ne!(self.p2l[slot as usize], UNMAPPED);
         debug_assert!(self.valid[superblock] > 0);
-        self.p2l[slot as usize] = UNMAPPED;
+        self.valid_bits.clear(slot);
         self.valid[superblock] -= 1;
         self.buckets.decremented(superblock as u32, self.valid[superblock]);
     }
@@ -244,19 +264,30 @@ impl Ftl {
             if slot == UNMAPPED {
                 continue;
             }
-            if self.p2l[slot as usize] != lba as u32 {
+            if !self.valid_bits.get(slot) || self.p2l[slot as usize] != lba as u32 {
                 return Err(format!(
-                    "l2p[{lba}] = {slot} but p2l[{slot}] = {}",
-                    self.p2l[slot as usize]
+                    "l2p[{lba}] = {slot} but p2l[{slot}] = {} (valid bit {})",
+                    self.p2l[slot as usize],
+                    self.valid_bits.get(slot)
                 ));
             }
             valid[(slot / self.slots_per_superblock) as usize] += 1;
         }
         for (slot, &lba) in self.p2l.iter().enumerate() {
-            if lba != UNMAPPED && self.l2p[lba as usize] != slot as u32 {
+            if self.valid_bits.get(slot as u32) && self.l2p[lba as usize] != slot as u32 {
                 return Err(format!(
-                    "p2l[{slot}] = {lba} but l2p[{lba}] = {}",
+                    "valid p2l[{slot}] = {lba} but l2p[{lba}] = {}",
                     self.l2p[lba as usize]
+                ));
+            }
+        }
+        for (superblock, &kept) in self.valid.iter().enumerate() {
+            let start = superblock as u64 * u64::from(self.slots_per_superblock);
+            let bits =
+                self.valid_bits.count_range(start, start + u64::from(self.slots_per_superblock));
+            if bits != u64::from(kept) {
+                return Err(format!(
+                    "superblock {superblock}: {kept} valid recorded, {bits} bits set"
                 ));
             }
         }

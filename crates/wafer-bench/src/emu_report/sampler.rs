@@ -80,6 +80,12 @@ impl Sampler {
 
     /// Samples when the clock (host bytes issued, fill included) passed the next sample point.
     #[inline]
+    /// Host bytes from `clock_bytes` until the next sample is due (0 when already due): a
+    /// batch of I/Os no larger than this ends on or before the sample point.
+    pub fn bytes_until_due(&self, clock_bytes: u64) -> u64 {
+        self.next_at_bytes.saturating_sub(clock_bytes)
+    }
+
     pub fn maybe_take(&mut self, ssd: &Ssd, phase: Phase, clock_bytes: u64) {
         if clock_bytes >= self.next_at_bytes {
             self.take(ssd, phase, clock_bytes);

@@ -1,5 +1,7 @@
-//! Runs fio-like jobs against an emulated SSD: fill, then the jobs round-robin (one I/O each in
-//! turn) until the stop condition, sampling the counters every N host bytes.
+//! Runs fio-like jobs against an emulated SSD: fill, then the jobs round-robin until the stop
+//! condition, sampling the counters every N host bytes. Each turn a job issues one I/O, or, a
+//! random 4 KiB write-only job, a queue of up to `QUEUE_DEPTH` writes in one
+//! `Ssd::write_scattered` call (the FTL overlaps their map misses).
 use std::time::Instant;
 
 use flashemu::{Interface, Placement, Ssd, LBA_BYTES};
@@ -16,6 +18,9 @@ use crate::progress::Progress;
 pub const SAMPLES_PER_CAPACITY: u64 = 64;
 /// I/Os between progress updates (the bar itself throttles redraws by time).
 const PROGRESS_EVERY_IOS: u64 = 512;
+/// Writes a queued job submits per turn, like fio's iodepth. Small next to the sample period
+/// (1/64 of the capacity), so samples still land where they are due.
+const QUEUE_DEPTH: u64 = 32;
 
 /// A job resolved against the device: blocks, placement and its random state.
 #[derive(Debug)]
@@ -34,6 +39,8 @@ struct ActiveJob {
     /// Set on ZNS: units map onto the writable part of whole zones, and a write at a zone's
     /// start resets the zone first.
     zones: Option<(ZoneShape, u64)>,
+    /// LBAs of the next queued submission (empty unless the job is `queued`).
+    queue: Vec<u64>,
     totals: JobTotals,
 }
 
@@ -139,6 +146,7 @@ fn resolve_jobs(
             rng: Rng::for_thread(spec.seed, index as u64),
             placement,
             zones,
+            queue: Vec::new(),
             totals: JobTotals {
                 name: job.name.clone(),
                 workload: job.workload.to_string(),
@@ -166,6 +174,34 @@ enum Op {
 }
 
 impl ActiveJob {
+    /// Random single-block writes on a conventional or FDP device: nothing between two writes
+    /// depends on the first, so they can be submitted as a queue.
+    fn queued(&self) -> bool {
+        self.read_percent == 0
+            && self.trim_percent == 0
+            && self.bs_blocks == 1
+            && self.pattern == Pattern::Random
+            && self.zones.is_none()
+    }
+
+    /// Issues up to `ios_max` (>= 1) random single-block writes in one submission; returns the
+    /// I/Os and bytes. The LBAs are drawn in the order `step` would draw them.
+    fn step_queue(&mut self, ssd: &mut Ssd, ios_max: u64) -> Result<(u64, u64), JobError> {
+        debug_assert!(self.queued() && ios_max >= 1);
+        let ios = ios_max.min(QUEUE_DEPTH);
+        self.queue.clear();
+        for _ in 0..ios {
+            let unit = self.chooser.next(&mut self.rng);
+            debug_assert!(unit < self.units);
+            self.queue.push(self.start_block + unit);
+        }
+        ssd.write_scattered(&self.queue, self.placement)?;
+        let bytes = ios * LBA_BYTES;
+        self.totals.write_ios += ios;
+        self.totals.write_bytes += bytes;
+        Ok((ios, bytes))
+    }
+
     /// Issues one I/O; returns the bytes it covered.
     #[inline]
     fn step(&mut self, ssd: &mut Ssd, read_buf: &mut [u8]) -> Result<u64, JobError> {
@@ -260,13 +296,25 @@ pub fn run(
     progress.start("run", until_bytes);
     let mut issued_bytes = 0u64;
     let mut ios = 0u64;
-    // Bounded: every I/O issues at least 4 KiB, so the loop ends after until/4096 rounds.
+    let mut progress_at_ios = PROGRESS_EVERY_IOS;
+    // Bounded: every turn issues at least 4 KiB, so the loop ends after until/4096 rounds.
     'run: while issued_bytes < until_bytes {
         for job in jobs.iter_mut() {
-            issued_bytes += job.step(ssd, &mut read_buf)?;
-            ios += 1;
+            if job.queued() {
+                // End the queue at the stop condition and at the next sample point, so both
+                // land exactly where single I/Os would put them.
+                let due = sampler.bytes_until_due(fill_bytes + issued_bytes);
+                let left = (until_bytes - issued_bytes).min(due).max(1);
+                let (count, bytes) = job.step_queue(ssd, left.div_ceil(LBA_BYTES))?;
+                issued_bytes += bytes;
+                ios += count;
+            } else {
+                issued_bytes += job.step(ssd, &mut read_buf)?;
+                ios += 1;
+            }
             sampler.maybe_take(ssd, Phase::Run, fill_bytes + issued_bytes);
-            if ios.is_multiple_of(PROGRESS_EVERY_IOS) {
+            if ios >= progress_at_ios {
+                progress_at_ios = ios + PROGRESS_EVERY_IOS;
                 progress.update(issued_bytes, &|| {
                     sampler
                         .samples()

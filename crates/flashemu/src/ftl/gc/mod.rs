@@ -5,7 +5,8 @@
 //! `free_superblocks_low` free. GC then reclaims victims until `max(high, low + 1)` are free.
 //! At least `low >= 1` superblocks are free when GC starts, and each victim needs at most one
 //! new GC superblock before its own erase gives one back, so GC can always finish a victim.
-use super::{Ftl, OpenSuperblock, SuperblockState, NO_SUPERBLOCK, OWNER_SHARED, UNMAPPED};
+use super::valid_bits::ValidBits;
+use super::{Ftl, OpenSuperblock, SuperblockState, NO_SUPERBLOCK, OWNER_SHARED};
 use crate::{Counters, EmuError};
 
 pub(crate) mod policy;
@@ -51,57 +52,74 @@ impl Ftl {
 
     /// Copies the victim's valid slots, in slot order, into its GC destination.
     ///
-    /// This loop is where a full device spends most of its time (WAF - 1 copies per host
-    /// write), so it copies in runs bounded by the room left in the destination and settles
-    /// the counts once per run instead of once per slot.
+    /// This is where a full device spends most of its time (WAF - 1 copies per host write).
+    /// Each copy's `l2p` update is a store to a random LBA; the loop keeps nothing else on
+    /// its path (valid slots come from the victim's bit words, the destination's bits and
+    /// counts are settled once per run), so the CPU keeps many of those stores in flight.
     fn relocate(&mut self, victim: u32, counters: &mut Counters) -> Result<(), EmuError> {
         let index = victim as usize;
         assert_eq!(self.state[index], SuperblockState::Sealed);
         let slots = self.slots_per_superblock;
-        counters.record_victim(self.valid[index], slots);
+        let valid = self.valid[index];
+        counters.record_victim(valid, slots);
         let destination = if self.gc_open.len() == 1 { 0 } else { usize::from(self.owner[index]) };
         assert!(destination < self.gc_open.len());
-        let base = index * slots as usize;
-        let end = base + slots as usize;
-        let mut slot = base;
-        // Bound: every run either exhausts the destination (at most one new superblock per
-        // victim, since a victim holds at most one superblock of data) or the victim.
-        for _ in 0..=slots {
-            if self.valid[index] == 0 {
-                break;
-            }
-            if self.gc_open[destination].next_offset >= slots {
-                self.replace_gc_superblock(destination)?;
-            }
-            let open = self.gc_open[destination];
-            let room = (slots - open.next_offset).min(self.valid[index]);
-            let target_base = open.superblock * slots + open.next_offset;
-            let mut copied = 0u32;
-            while copied < room && slot < end {
-                let lba = self.p2l[slot];
-                slot += 1;
-                if lba == UNMAPPED {
-                    continue;
+        if self.gc_open[destination].next_offset >= slots {
+            self.replace_gc_superblock(destination)?;
+        }
+        let mut open = self.gc_open[destination];
+        let mut run_start = open.next_offset;
+        let mut copied = 0u32;
+        let base = u64::from(victim) * u64::from(slots);
+        let (first_word, last_word, _) = ValidBits::word_span(base, base + u64::from(slots));
+        // Bound: one pass over the victim's words; one inner step per valid slot.
+        for word_index in first_word..=last_word {
+            let mut bits = self.valid_bits.take_word(word_index, base, base + u64::from(slots));
+            while bits != 0 {
+                let slot = word_index * 64 + u64::from(bits.trailing_zeros());
+                bits &= bits - 1;
+                if open.next_offset >= slots {
+                    // Cold: at most once per victim (it holds at most one superblock of data).
+                    self.finish_gc_run(destination, open, run_start, counters);
+                    self.replace_gc_superblock(destination)?;
+                    open = self.gc_open[destination];
+                    run_start = 0;
                 }
-                let target = target_base + copied;
+                let lba = self.p2l[slot as usize];
+                let target = open.superblock * slots + open.next_offset;
                 self.p2l[target as usize] = lba;
                 self.l2p[lba as usize] = target;
+                open.next_offset += 1;
                 copied += 1;
             }
-            let next_offset = open.next_offset + copied;
-            self.gc_open[destination].next_offset = next_offset;
-            self.valid[open.superblock as usize] += copied;
-            self.valid[index] -= copied;
-            let slots_per_page = self.page_mask + 1;
-            let pages = next_offset / slots_per_page - open.next_offset / slots_per_page;
-            counters.flash_gc_bytes += u64::from(pages) * self.flash_page_bytes;
-            counters.gc_copied_blocks += u64::from(copied);
-            self.clock += u64::from(copied);
         }
-        assert_eq!(self.valid[index], 0);
-        // The copied entries still name their LBAs; the victim is about to be erased.
-        self.p2l[base..end].fill(UNMAPPED);
+        self.finish_gc_run(destination, open, run_start, counters);
+        assert_eq!(copied, valid, "victim {victim}: copied {copied} of {valid} valid slots");
+        self.valid[index] = 0;
         Ok(())
+    }
+
+    /// Settles a run of GC copies into `open` from offset `run_start`: its valid bits and
+    /// count, the flash pages it completed, and the clock.
+    fn finish_gc_run(
+        &mut self,
+        destination: usize,
+        open: OpenSuperblock,
+        run_start: u32,
+        counters: &mut Counters,
+    ) {
+        let copied = open.next_offset - run_start;
+        let slots = self.slots_per_superblock;
+        let first = u64::from(open.superblock) * u64::from(slots);
+        self.valid_bits
+            .set_range(first + u64::from(run_start), first + u64::from(open.next_offset));
+        self.gc_open[destination] = open;
+        self.valid[open.superblock as usize] += copied;
+        let slots_per_page = self.page_mask + 1;
+        let pages = open.next_offset / slots_per_page - run_start / slots_per_page;
+        counters.flash_gc_bytes += u64::from(pages) * self.flash_page_bytes;
+        counters.gc_copied_blocks += u64::from(copied);
+        self.clock += u64::from(copied);
     }
 
     fn replace_gc_superblock(&mut self, destination: usize) -> Result<(), EmuError> {
