@@ -497,6 +497,9 @@ impl OutOfPlaceStore {
     fn write_pages(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
         let inner = &self.inner;
         let _w = inner.lock_writer();
+        // Before the FREE records too: a run of batches holding only freed pages (deleting a
+        // lot) would otherwise fill the journal without ever reaching a snapshot.
+        inner.maybe_snapshot()?;
         let mut data: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
         for (pid, page) in pages {
             assert!(*pid < inner.layout.page_capacity, "page {pid} beyond the page capacity");
@@ -529,7 +532,6 @@ impl OutOfPlaceStore {
         if data.is_empty() {
             return Ok(());
         }
-        inner.maybe_snapshot()?;
         if inner.lock_state().space.needs_gc() {
             super::gc::gc_until_satisfied(inner)?;
         }
