@@ -301,13 +301,19 @@ impl Db {
             (None, Some(l)) => l,
             (None, None) => Arc::new(NoopLogger::new(meta.last_lsn)),
         };
+        // In place there is no GC to keep clean frames for.
+        let reserve_percent = match options.write_mode {
+            crate::options::WriteMode::InPlace => 0,
+            crate::options::WriteMode::OutOfPlace => options.clean_reserve_percent,
+        };
         let pool = BufferPool::new(
             store.clone(),
             options.buffer_pool_bytes,
             options.eviction_batch_pages,
             meta.write_clock,
             logger.clone(),
-        )?;
+        )?
+        .with_clean_reserve_percent(reserve_percent)?;
         let mut state = EngineState {
             alloc: AllocState {
                 high_water: meta.high_water,
@@ -638,6 +644,13 @@ fn check_options(options: &Options) -> Result<()> {
                 options.data_offset_bytes, options.eviction_batch_pages
             )));
         }
+    }
+    if options.clean_reserve_percent > crate::buffer::CLEAN_RESERVE_PERCENT_MAX {
+        return Err(Error::InvalidOptions(format!(
+            "clean_reserve_percent {} is above {}",
+            options.clean_reserve_percent,
+            crate::buffer::CLEAN_RESERVE_PERCENT_MAX
+        )));
     }
     let log_bytes = options.checkpoint_log_bytes;
     if log_bytes == 0 || log_bytes >= options.wal_capacity_bytes {
