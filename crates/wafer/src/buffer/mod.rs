@@ -10,16 +10,18 @@
 //! holding frame latches while it waits for that mutex cannot deadlock with it.
 //! This is the pessimistic design the brief allows instead of optimistic version latches.
 //!
-//! Evictions keep a reserve of clean frames for DB GC (`reserve.rs`): docs/design.md §9, GC.
+//! The pool is also DB GC's page cache (`gc.rs`) and keeps a reserve of clean frames for it
+//! (`reserve.rs`): docs/design.md §9, GC.
 mod counters;
 pub mod doublewrite;
+mod gc;
 mod reserve;
 pub mod store;
 
 pub use counters::PoolStats;
 pub use doublewrite::DoublewriteStore;
 pub use reserve::CLEAN_RESERVE_PERCENT_MAX;
-pub use store::{InPlaceStore, PageStore, StoreRecovery};
+pub use store::{GcCopyCounts, GcIo, GcPage, GcPageCache, InPlaceStore, PageStore, StoreRecovery};
 
 use crate::device::WritePurpose;
 use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};
@@ -126,6 +128,13 @@ fn write_latch(l: &RwLock<FrameData>) -> RwLockWriteGuard<'_, FrameData> {
 }
 fn try_write_latch(l: &RwLock<FrameData>) -> Option<RwLockWriteGuard<'_, FrameData>> {
     match l.try_write() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+fn try_read_latch(l: &RwLock<FrameData>) -> Option<RwLockReadGuard<'_, FrameData>> {
+    match l.try_read() {
         Ok(g) => Some(g),
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
         Err(TryLockError::WouldBlock) => None,
@@ -325,17 +334,38 @@ impl BufferPool {
 
     /// A frame for a page that was never written (fresh allocation): zeroed, latched exclusive,
     /// no device read.
+    ///
+    /// The page may be cached clean already: GC loads the valid pages of its victims, and after
+    /// a crash without a WAL a page beyond the recovered high water can still be mapped (an
+    /// orphan GC keeps copying). Its frame is then reused; a dirty one would be a bug.
     pub fn create(&self, pid: PageId) -> Result<PageMut<'_>> {
         let idx = self.check_pid(pid)?;
         for _ in 0..FETCH_ATTEMPTS_MAX {
+            let cached = self.table[idx].load(Ordering::Acquire);
+            if cached != NO_FRAME {
+                // A blocking latch, without the miss mutex: nobody uses an orphan, so only GC
+                // (which waits for no latch, nor for the allocator) or a reader with a stale
+                // table entry can hold it.
+                let frame = &self.frames[cached as usize];
+                let g = write_latch(&frame.latch);
+                if g.pid != pid {
+                    continue; // Evicted meanwhile.
+                }
+                assert!(!g.dirty, "create: page {pid} is cached dirty");
+                return Ok(self.created(frame, g));
+            }
             let st = self.lock_miss();
-            let (st, f) = self.take_frame(st)?;
-            assert_eq!(self.table[idx].load(Ordering::Acquire), NO_FRAME, "create: {pid} cached");
+            let (mut st, f) = self.take_frame(st)?;
             let Some(f) = f else {
                 drop(st);
                 std::thread::yield_now();
                 continue;
             };
+            if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+                // GC loaded it while our eviction ran unlocked.
+                st.free.push(f);
+                continue;
+            }
             let frame = &self.frames[f as usize];
             let mut g = write_latch(&frame.latch);
             g.pid = pid;

@@ -37,7 +37,8 @@ use std::time::Instant;
 #[derive(Debug)]
 struct DbInner {
     options: Options,
-    pool: BufferPool,
+    /// In an `Arc` so the out-of-place store can hold it weakly as GC's page cache.
+    pool: Arc<BufferPool>,
     logger: Arc<dyn PageLogger>,
     alloc: Allocator,
     catalog: TreeCore,
@@ -306,14 +307,19 @@ impl Db {
             crate::options::WriteMode::InPlace => 0,
             crate::options::WriteMode::OutOfPlace => options.clean_reserve_percent,
         };
-        let pool = BufferPool::new(
-            store.clone(),
-            options.buffer_pool_bytes,
-            options.eviction_batch_pages,
-            meta.write_clock,
-            logger.clone(),
-        )?
-        .with_clean_reserve_percent(reserve_percent)?;
+        let pool = Arc::new(
+            BufferPool::new(
+                store.clone(),
+                options.buffer_pool_bytes,
+                options.eviction_batch_pages,
+                meta.write_clock,
+                logger.clone(),
+            )?
+            .with_clean_reserve_percent(reserve_percent)?,
+        );
+        // Before redo: its evictions may already run GC.
+        let cache: std::sync::Weak<BufferPool> = Arc::downgrade(&pool);
+        store.attach_gc_cache(cache);
         let mut state = EngineState {
             alloc: AllocState {
                 high_water: meta.high_water,
