@@ -34,6 +34,10 @@ pub struct Options {
     pub buffer_pool_bytes: u64,
     /// Dirty pages written back per eviction batch (one store call per batch).
     pub eviction_batch_pages: usize,
+    /// Out of place: share of the pool's frames (percent, rounded up, at most 50) that
+    /// evictions keep clean or free, so DB GC can load pages into the pool without writing a
+    /// dirty page back (000 sec. 6.2). 0: no reserve. In place nothing uses it (no GC).
+    pub clean_reserve_percent: u32,
     /// Size of the data file when `Db::open(path)` creates a database (the page table is sized
     /// for it); an existing file keeps its size.
     pub file_capacity_bytes: u64,
@@ -73,6 +77,7 @@ impl Options {
         Options {
             buffer_pool_bytes: 256 << 20,
             eviction_batch_pages: 64,
+            clean_reserve_percent: 5,
             file_capacity_bytes: 4 << 30,
             file: FileOptions::BUFFERED,
             data_offset_bytes: 1 << 20,
@@ -95,6 +100,7 @@ impl Options {
         Options {
             buffer_pool_bytes: 16 * 4096,
             eviction_batch_pages: 4,
+            clean_reserve_percent: 5,
             file_capacity_bytes: 64 << 20,
             file: FileOptions::BUFFERED,
             data_offset_bytes: 16 * 4096,

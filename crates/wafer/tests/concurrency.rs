@@ -193,6 +193,67 @@ fn out_of_place_threads_on_shared_ranges_keep_trees_well_formed() {
     shared(11, 4, 3_000, true);
 }
 
+/// GC through the pool under contention: a small device kept about three quarters full, a small
+/// pool, a WAL (so dirty pages wait for the write-back limit), the background GC thread and
+/// foreground GC inside evictions, while writer threads update keys. Any latch or mutex cycle
+/// between GC (under the store's writer mutex) and writers (holding latches) would hang here.
+fn gc_through_the_pool(seed: u64, threads: u64, steps: u64) {
+    const KEYS: u64 = 2400;
+    eprintln!("gc through the pool seed {seed}");
+    let o = options(true).with_buffer_pool_bytes(32 * 4096);
+    let dev = Arc::new(MemoryDevice::new(2 << 20));
+    let wal = Arc::new(MemoryDevice::new(o.wal_capacity_bytes));
+    let db = Db::open_on_devices(dev, wal, o).unwrap();
+    let tree = db.tree("one").unwrap();
+    let value = |k: u64, step: u64| vec![(k ^ step) as u8; 300];
+    for k in 0..KEYS {
+        tree.put(format!("{k:06}").as_bytes(), &value(k, 0)).unwrap();
+    }
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let tree = db.tree("one").unwrap();
+                let mut rng = Rng((seed + t) | 1);
+                let mut last = BTreeMap::new();
+                for step in 1..steps {
+                    // Disjoint keys per thread, so each knows its own last values.
+                    let k = rng.below(KEYS / threads) * threads + t;
+                    if rng.below(4) == 0 {
+                        let got = tree.get(format!("{k:06}").as_bytes()).unwrap();
+                        let want = last.get(&k).map_or(value(k, 0), |s| value(k, *s));
+                        assert_eq!(got, Some(want), "seed {seed} thread {t} key {k}");
+                    } else {
+                        tree.put(format!("{k:06}").as_bytes(), &value(k, step)).unwrap();
+                        last.insert(k, step);
+                    }
+                }
+                last
+            })
+        })
+        .collect();
+    let lasts: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let stats = db.stats();
+    let o = stats.out_of_place.unwrap();
+    eprintln!("{:?}\n{o:?}", stats.pool);
+    assert!(o.gc_moved_pages > 0, "GC ran: {o:?}");
+    assert_eq!(
+        o.gc_pool_pages + o.gc_pool_dirty_pages + o.gc_loaded_pages + o.gc_private_reads,
+        o.gc_moved_pages
+    );
+    for last in &lasts {
+        for (k, s) in last {
+            assert_eq!(tree.get(format!("{k:06}").as_bytes()).unwrap(), Some(value(*k, *s)));
+        }
+    }
+    db.close().unwrap();
+}
+
+#[test]
+fn out_of_place_gc_through_the_pool_under_contention() {
+    gc_through_the_pool(3, 4, 3_000);
+}
+
 #[test]
 #[ignore = "long: cargo test -p wafer --release --test concurrency -- --ignored"]
 fn threads_long() {
@@ -201,5 +262,6 @@ fn threads_long() {
         shared(seed, 6, 50_000, false);
         disjoint(seed, 6, 20_000, true);
         shared(seed, 6, 50_000, true);
+        gc_through_the_pool(seed, 6, 30_000);
     }
 }

@@ -618,3 +618,203 @@ fn durable_workload(
     }
     model.done = db.close().is_ok();
 }
+
+/// A counted device and an out-of-place database with a pool of `pool_pages` frames on it.
+fn counted_oop(dev_bytes: u64, pool_pages: u64) -> (Arc<Counted<MemoryDevice>>, Options, Db) {
+    let dev = Arc::new(Counted::new(MemoryDevice::new(dev_bytes), Arc::new(IoStats::default())));
+    let options = Options::test_min().out_of_place().with_buffer_pool_bytes(pool_pages * 4096);
+    let db = Db::open_on(dev.clone(), options.clone()).unwrap();
+    (dev, options, db)
+}
+
+/// Puts keys `0..n` (values about 400 bytes, so about 8 per leaf) at `version`.
+fn put_all(t: &wafer::Tree, n: u64, version: u64) {
+    for i in 0..n {
+        t.put(&key(i), &value(i, version, 400)).unwrap();
+    }
+}
+
+/// Every page resident and clean: GC copies them all from their frames, reading nothing from
+/// the device, and the copies are what a reopen reads.
+#[test]
+fn gc_copies_resident_clean_pages_without_reading_the_device() {
+    let (dev, options, db) = counted_oop(4 << 20, 512);
+    let t = db.tree("t").unwrap();
+    put_all(&t, 400, 0);
+    db.flush().unwrap();
+    // Rewrite every other key: old slots turn invalid, GC victims keep valid pages.
+    for i in (0..400).step_by(2) {
+        t.put(&key(i), &value(i, 1, 400)).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(db.stats().pool.dirty_frames, 0);
+    let (before, pool_before) = (dev.stats().snapshot(), db.stats().pool);
+    let o_before = oop_stats(&db);
+    assert!(db.collect_garbage(true).unwrap() > 0);
+    let io = dev.stats().snapshot().since(&before);
+    let o = oop_stats(&db);
+    let moved = o.gc_moved_pages - o_before.gc_moved_pages;
+    assert!(moved > 0, "{o:?}");
+    assert_eq!(o.gc_pool_pages - o_before.gc_pool_pages, moved, "{o:?}");
+    assert_eq!(o.gc_private_reads, o_before.gc_private_reads, "{o:?}");
+    assert_eq!(io.read_bytes, 0, "resident pages are not read: {io:?}");
+    assert_eq!(io.bytes(WritePurpose::GcCopy), moved * PAGE_SIZE as u64);
+    assert_eq!(db.stats().pool.page_writes, pool_before.page_writes, "GC wrote nothing back");
+    db.close().unwrap();
+    let db = Db::open_on(dev, options).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..400 {
+        assert_eq!(t.get(&key(i)).unwrap(), Some(value(i, u64::from(i % 2 == 0), 400)), "key {i}");
+    }
+    db.close().unwrap();
+}
+
+/// After a reopen nothing is resident: GC reads the valid pages from the device into free
+/// frames, so reading them afterwards is all hits.
+#[test]
+fn gc_loads_the_pages_it_reads_into_free_frames() {
+    let (dev, options, db) = counted_oop(4 << 20, 512);
+    let t = db.tree("t").unwrap();
+    put_all(&t, 400, 0);
+    for i in (0..400).step_by(2) {
+        t.put(&key(i), &value(i, 1, 400)).unwrap();
+    }
+    db.close().unwrap();
+    let db = Db::open_on(dev.clone(), options).unwrap();
+    let before = dev.stats().snapshot();
+    assert!(db.collect_garbage(true).unwrap() > 0);
+    let o = oop_stats(&db);
+    assert!(o.gc_loaded_pages > 0, "{o:?}");
+    assert_eq!(o.gc_private_reads, 0, "free frames abound: {o:?}");
+    assert_eq!(o.gc_pool_pages + o.gc_loaded_pages, o.gc_moved_pages, "{o:?}");
+    let read = dev.stats().snapshot().since(&before).read_bytes;
+    assert_eq!(read, o.gc_loaded_pages * PAGE_SIZE as u64, "one read per loaded page");
+    // Every leaf GC loaded is resident: a scan misses only on pages no victim held.
+    let misses = db.stats().pool.misses;
+    let t = db.tree("t").unwrap();
+    assert_eq!(t.iter().count(), 400);
+    let scan_misses = db.stats().pool.misses - misses;
+    let mapped = o.mapped_pages;
+    assert!(
+        scan_misses + o.gc_loaded_pages <= mapped,
+        "{scan_misses} misses after loading {} of {mapped} pages",
+        o.gc_loaded_pages
+    );
+    db.close().unwrap();
+}
+
+/// A small pool, full of dirty pages (writes after a checkpoint), then GC: it writes nothing
+/// back to make room - no eviction write, no page write - and the dirty pages it did not copy
+/// stay dirty. The reserve keeps a few clean frames, which GC may load into.
+#[test]
+fn gc_never_writes_back_a_dirty_page_to_make_room() {
+    let (dev, options, db) = counted_oop(4 << 20, 32);
+    let t = db.tree("t").unwrap();
+    put_all(&t, 600, 0);
+    db.flush().unwrap();
+    for i in (0..600).step_by(3) {
+        t.put(&key(i), &value(i, 1, 400)).unwrap();
+    }
+    let s = db.stats().pool;
+    assert!(s.dirty_frames > 0 && s.evictions > 0, "{s:?}");
+    assert!(s.frames - s.dirty_frames >= 2, "the reserve (5% of 32) holds: {s:?}");
+    let before = dev.stats().snapshot();
+    let o_before = oop_stats(&db);
+    assert!(db.collect_garbage(true).unwrap() > 0);
+    let after = db.stats().pool;
+    let io = dev.stats().snapshot().since(&before);
+    let o = oop_stats(&db);
+    assert_eq!(after.page_writes, s.page_writes, "{after:?}");
+    assert_eq!(after.evictions, s.evictions, "{after:?}");
+    assert_eq!(io.user_bytes(), 0, "{io:?}");
+    let cleaned = (o.gc_pool_dirty_pages - o_before.gc_pool_dirty_pages) as usize;
+    assert_eq!(after.dirty_frames, s.dirty_frames - cleaned, "only GC copies clean frames");
+    assert!(o.gc_loaded_pages > o_before.gc_loaded_pages, "clean frames were found: {o:?}");
+    db.close().unwrap();
+    let db = Db::open_on(dev, options).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..600 {
+        let version = u64::from(i % 3 == 0);
+        assert_eq!(t.get(&key(i)).unwrap(), Some(value(i, version, 400)), "key {i}");
+    }
+    db.close().unwrap();
+}
+
+/// Resident dirty pages of a victim (committed changes, WAL on): GC writes their newer version
+/// as the GC copy (purpose GcCopy) after making the log durable, and cleans their frames. A
+/// crash right after (drop without close) recovers every change.
+#[test]
+fn gc_writes_resident_dirty_pages_in_their_new_version_and_recovery_agrees() {
+    let options = Options::test_min().out_of_place().with_buffer_pool_bytes(512 * 4096);
+    let wal = Arc::new(MemoryDevice::new(options.wal_capacity_bytes));
+    let dev = Arc::new(Counted::new(MemoryDevice::new(4 << 20), Arc::new(IoStats::default())));
+    let db = Db::open_on_devices(dev.clone(), wal.clone(), options.clone()).unwrap();
+    let t = db.tree("t").unwrap();
+    put_all(&t, 400, 0);
+    for i in (0..400).step_by(2) {
+        t.put(&key(i), &value(i, 1, 400)).unwrap();
+    }
+    db.checkpoint().unwrap();
+    // Dirty a leaf in most zones; their old versions stay valid in the victims.
+    for i in (0..400).step_by(5) {
+        t.put(&key(i), &value(i, 2, 400)).unwrap();
+    }
+    let dirty = db.stats().pool.dirty_frames;
+    assert!(dirty > 0);
+    let before = dev.stats().snapshot();
+    assert!(db.collect_garbage(true).unwrap() > 0);
+    let o = oop_stats(&db);
+    let io = dev.stats().snapshot().since(&before);
+    assert!(o.gc_pool_dirty_pages > 0, "{o:?}");
+    assert_eq!(db.stats().pool.dirty_frames, dirty - o.gc_pool_dirty_pages as usize);
+    assert_eq!(io.user_bytes(), 0, "GC copies are GcCopy: {io:?}");
+    assert_eq!(io.bytes(WritePurpose::GcCopy), o.gc_moved_pages * PAGE_SIZE as u64);
+    drop(t);
+    drop(db); // A crash: no checkpoint after GC.
+    let db = Db::open_on_devices(dev, wal, options).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..400 {
+        let version = if i % 5 == 0 { 2 } else { u64::from(i % 2 == 0) };
+        assert_eq!(t.get(&key(i)).unwrap(), Some(value(i, version, 400)), "key {i}");
+    }
+    db.close().unwrap();
+}
+
+/// Updates of a hot set through a small pool, with a reserve of a quarter of the frames (the
+/// default 5% is met by the frames each eviction frees): evictions write back a few dirty pages
+/// early to keep it, and GC inside those evictions finds clean frames to take pages from or
+/// load into. A reserve above 50% is refused.
+#[test]
+fn evictions_keep_the_clean_frame_reserve_for_gc() {
+    let dev = Arc::new(Counted::new(MemoryDevice::new(2 << 20), Arc::new(IoStats::default())));
+    let options = Options {
+        clean_reserve_percent: 25,
+        ..Options::test_min().out_of_place().with_buffer_pool_bytes(40 * 4096)
+    };
+    let db = Db::open_on(dev.clone(), options.clone()).unwrap();
+    let t = db.tree("t").unwrap();
+    let mut rng = Rng(0x5EED);
+    let mut versions = vec![0u64; 1800];
+    put_all(&t, 1800, 0);
+    for step in 1..4_000u64 {
+        let i = rng.below(1350);
+        t.put(&key(i), &value(i, step, 400)).unwrap();
+        versions[i as usize] = step;
+    }
+    let s = db.stats().pool;
+    let o = oop_stats(&db);
+    eprintln!("{s:?}\n{o:?}");
+    assert!(s.reserve_writes > 0, "{s:?}");
+    assert!(o.gc_moved_pages > 0 && o.gc_loaded_pages + o.gc_pool_pages > 0, "{o:?}");
+    db.close().unwrap();
+    let db = Db::open_on(dev.clone(), options.clone()).unwrap();
+    let t = db.tree("t").unwrap();
+    for (i, v) in versions.iter().enumerate() {
+        let i = i as u64;
+        assert_eq!(t.get(&key(i)).unwrap(), Some(value(i, *v, 400)), "key {i}");
+    }
+    db.close().unwrap();
+    let bad = Options { clean_reserve_percent: 51, ..options };
+    let err = Db::open_on(dev, bad).unwrap_err();
+    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("clean_reserve")), "{err}");
+}

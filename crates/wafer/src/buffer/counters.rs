@@ -15,6 +15,7 @@ pub(super) struct PoolCounters {
     page_writes: AtomicU64,
     write_calls: AtomicU64,
     evictions: AtomicU64,
+    reserve_writes: AtomicU64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -28,6 +29,11 @@ pub struct PoolStats {
     /// `PageStore::write_batch` calls; page_writes / write_calls = mean batch size.
     pub write_calls: u64,
     pub evictions: u64,
+    /// Frames holding a dirty page now.
+    pub dirty_frames: usize,
+    /// Dirty pages an eviction wrote back (and kept cached) because clean-or-free frames were
+    /// below the reserve GC reads into (included in `page_writes`).
+    pub reserve_writes: u64,
 }
 
 impl PoolStats {
@@ -68,7 +74,10 @@ impl PoolCounters {
     pub fn evicted(&self, frames: u64) {
         self.evictions.fetch_add(frames, Ordering::Relaxed);
     }
-    pub fn snapshot(&self, frames: usize) -> PoolStats {
+    pub fn reserve_cleaned(&self, pages: u64) {
+        self.reserve_writes.fetch_add(pages, Ordering::Relaxed);
+    }
+    pub fn snapshot(&self, frames: usize, dirty_frames: usize) -> PoolStats {
         PoolStats {
             frames,
             hits: self.hits.iter().map(|h| h.0.load(Ordering::Relaxed)).sum(),
@@ -76,6 +85,8 @@ impl PoolCounters {
             page_writes: self.page_writes.load(Ordering::Relaxed),
             write_calls: self.write_calls.load(Ordering::Relaxed),
             evictions: self.evictions.load(Ordering::Relaxed),
+            dirty_frames,
+            reserve_writes: self.reserve_writes.load(Ordering::Relaxed),
         }
     }
 }

@@ -6,22 +6,28 @@
 //! frame still holds the page it wanted (eviction may have reused it) and restarts otherwise.
 //! Frame assignment is serialized by one mutex; device reads and eviction write-backs happen
 //! outside it (a loading frame is published latched and waiters block on its latch; victims stay
-//! latched while they are written). The evictor only ever `try_write`s frames, so a thread holding frame latches while it
-//! waits for that mutex cannot deadlock with it.
+//! latched while they are written). The evictor only ever `try_write`s frames, so a thread
+//! holding frame latches while it waits for that mutex cannot deadlock with it.
 //! This is the pessimistic design the brief allows instead of optimistic version latches.
+//!
+//! The pool is also DB GC's page cache (`gc.rs`) and keeps a reserve of clean frames for it
+//! (`reserve.rs`): docs/design.md §9, GC.
 mod counters;
 pub mod doublewrite;
+mod gc;
+mod reserve;
 pub mod store;
 
 pub use counters::PoolStats;
 pub use doublewrite::DoublewriteStore;
-pub use store::{InPlaceStore, PageStore, StoreRecovery};
+pub use reserve::CLEAN_RESERVE_PERCENT_MAX;
+pub use store::{GcCopyCounts, GcIo, GcPage, GcPageCache, InPlaceStore, PageStore, StoreRecovery};
 
 use crate::device::WritePurpose;
 use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};
 use crate::{Error, Result};
 use counters::PoolCounters;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 const NO_FRAME: u32 = u32::MAX;
@@ -70,6 +76,12 @@ pub struct BufferPool {
     poisoned: AtomicBool,
     /// Asked to make the log durable before pages go out (write-ahead rule).
     logger: std::sync::Arc<dyn PageLogger>,
+    /// Frames holding a dirty page: counted at each clean -> dirty and dirty -> clean change,
+    /// so `frames - dirty_frames` is the clean-or-free count the reserve watches.
+    dirty_frames: AtomicUsize,
+    /// Clean-or-free frames an eviction keeps (it cleans more when fewer remain): the frames
+    /// GC may load pages into without writing anything back. 0: no reserve.
+    reserve_frames: usize,
 }
 
 /// A page latched shared.
@@ -81,6 +93,7 @@ pub struct PageRef<'a> {
 #[derive(Debug)]
 pub struct PageMut<'a> {
     g: RwLockWriteGuard<'a, FrameData>,
+    dirty_frames: &'a AtomicUsize,
 }
 
 impl PageRef<'_> {
@@ -99,7 +112,10 @@ impl PageMut<'_> {
         &self.g.bytes.0
     }
     pub fn bytes_mut(&mut self) -> &mut PageBuf {
-        self.g.dirty = true;
+        if !self.g.dirty {
+            self.g.dirty = true;
+            self.dirty_frames.fetch_add(1, Ordering::Relaxed);
+        }
         &mut self.g.bytes.0
     }
 }
@@ -112,6 +128,13 @@ fn write_latch(l: &RwLock<FrameData>) -> RwLockWriteGuard<'_, FrameData> {
 }
 fn try_write_latch(l: &RwLock<FrameData>) -> Option<RwLockWriteGuard<'_, FrameData>> {
     match l.try_write() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+fn try_read_latch(l: &RwLock<FrameData>) -> Option<RwLockReadGuard<'_, FrameData>> {
+    match l.try_read() {
         Ok(g) => Some(g),
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
         Err(TryLockError::WouldBlock) => None,
@@ -161,7 +184,22 @@ impl BufferPool {
             counters: PoolCounters::default(),
             poisoned: AtomicBool::new(false),
             logger,
+            dirty_frames: AtomicUsize::new(0),
+            reserve_frames: 0,
         })
+    }
+
+    /// Keeps `percent` of the frames (rounded up) clean or free for GC reads (`reserve.rs`).
+    pub fn with_clean_reserve_percent(mut self, percent: u32) -> Result<BufferPool> {
+        if percent > CLEAN_RESERVE_PERCENT_MAX {
+            return Err(Error::InvalidOptions(format!(
+                "clean frame reserve of {percent}% (at most {}%)",
+                CLEAN_RESERVE_PERCENT_MAX
+            )));
+        }
+        self.reserve_frames = (self.frames.len() * percent as usize).div_ceil(100);
+        assert!(self.reserve_frames <= self.frames.len() / 2);
+        Ok(self)
     }
 
     pub fn page_capacity(&self) -> u64 {
@@ -184,7 +222,7 @@ impl BufferPool {
         &self.store
     }
     pub fn stats(&self) -> PoolStats {
-        self.counters.snapshot(self.frames.len())
+        self.counters.snapshot(self.frames.len(), self.dirty_frames.load(Ordering::Relaxed))
     }
 
     fn check_pid(&self, pid: PageId) -> Result<usize> {
@@ -211,7 +249,7 @@ impl BufferPool {
 
     /// Latches page `pid` exclusive, loading it on a miss.
     pub fn write(&self, pid: PageId) -> Result<PageMut<'_>> {
-        self.fix(pid, write_latch).map(|g| PageMut { g })
+        self.fix(pid, write_latch).map(|g| PageMut { g, dirty_frames: &self.dirty_frames })
     }
 
     /// Finds page `pid`'s frame (loading it on a miss) and latches it with `latch`: the one
@@ -296,27 +334,55 @@ impl BufferPool {
 
     /// A frame for a page that was never written (fresh allocation): zeroed, latched exclusive,
     /// no device read.
+    ///
+    /// The page may be cached clean already: GC loads the valid pages of its victims, and after
+    /// a crash without a WAL a page beyond the recovered high water can still be mapped (an
+    /// orphan GC keeps copying). Its frame is then reused; a dirty one would be a bug.
     pub fn create(&self, pid: PageId) -> Result<PageMut<'_>> {
         let idx = self.check_pid(pid)?;
         for _ in 0..FETCH_ATTEMPTS_MAX {
+            let cached = self.table[idx].load(Ordering::Acquire);
+            if cached != NO_FRAME {
+                // A blocking latch, without the miss mutex: nobody uses an orphan, so only GC
+                // (which waits for no latch, nor for the allocator) or a reader with a stale
+                // table entry can hold it.
+                let frame = &self.frames[cached as usize];
+                let g = write_latch(&frame.latch);
+                if g.pid != pid {
+                    continue; // Evicted meanwhile.
+                }
+                assert!(!g.dirty, "create: page {pid} is cached dirty");
+                return Ok(self.created(frame, g));
+            }
             let st = self.lock_miss();
-            let (st, f) = self.take_frame(st)?;
-            assert_eq!(self.table[idx].load(Ordering::Acquire), NO_FRAME, "create: {pid} cached");
+            let (mut st, f) = self.take_frame(st)?;
             let Some(f) = f else {
                 drop(st);
                 std::thread::yield_now();
                 continue;
             };
+            if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+                // GC loaded it while our eviction ran unlocked.
+                st.free.push(f);
+                continue;
+            }
             let frame = &self.frames[f as usize];
             let mut g = write_latch(&frame.latch);
-            g.bytes.0.fill(0);
             g.pid = pid;
-            g.dirty = true;
-            frame.referenced.store(true, Ordering::Relaxed);
             self.table[idx].store(f, Ordering::Release);
-            return Ok(PageMut { g });
+            return Ok(self.created(frame, g));
         }
         Err(self.exhausted(pid))
+    }
+
+    /// Zeroes page `g.pid` (clean) in `frame` and hands it out dirty.
+    fn created<'a>(&'a self, frame: &Frame, mut g: RwLockWriteGuard<'a, FrameData>) -> PageMut<'a> {
+        debug_assert!(!g.dirty);
+        g.bytes.0.fill(0);
+        g.dirty = true;
+        self.dirty_frames.fetch_add(1, Ordering::Relaxed);
+        frame.referenced.store(true, Ordering::Relaxed);
+        PageMut { g, dirty_frames: &self.dirty_frames }
     }
 
     fn lock_miss(&self) -> MutexGuard<'_, MissState> {
@@ -333,8 +399,15 @@ impl BufferPool {
             return Ok((st, Some(f)));
         }
         let mut victims = self.pick_victims(&mut st);
+        let evicted = victims.len();
+        // Frames below the reserve are cleaned in the same store call (they stay cached).
+        let cleaning = self.pick_to_clean(&st, &victims);
+        victims.extend(cleaning);
         drop(st);
         self.write_back(&mut victims, WritePurpose::UserEviction)?;
+        self.counters.reserve_cleaned((victims.len() - evicted) as u64);
+        // Cleaned frames are released here; the evicted ones are freed below.
+        victims.truncate(evicted);
         self.counters.evicted(victims.len() as u64);
         for (_, g) in victims.iter_mut() {
             // Waiters holding a stale table entry see the pid change and retry.
@@ -385,10 +458,7 @@ impl BufferPool {
         let mut count = 0u64;
         let mut max_lsn = 0;
         for (_, g) in frames.iter_mut().filter(|(_, g)| g.dirty) {
-            max_lsn = max_lsn.max(page::lsn(&g.bytes.0));
-            let ts = self.write_clock.fetch_add(1, Ordering::Relaxed) + 1;
-            page::push_write_history(&mut g.bytes.0, ts);
-            page::seal(&mut g.bytes.0);
+            max_lsn = max_lsn.max(self.stamp_and_seal(g));
             count += 1;
         }
         if count == 0 {
@@ -410,7 +480,17 @@ impl BufferPool {
         for (_, g) in frames.iter_mut() {
             g.dirty = false;
         }
+        self.dirty_frames.fetch_sub(count as usize, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Stamps the next write-clock tick into a dirty page's write history and seals it for the
+    /// store; returns its LSN (what the log must be durable to before it goes out).
+    fn stamp_and_seal(&self, g: &mut FrameData) -> page::Lsn {
+        let ts = self.write_clock.fetch_add(1, Ordering::Relaxed) + 1;
+        page::push_write_history(&mut g.bytes.0, ts);
+        page::seal(&mut g.bytes.0);
+        page::lsn(&g.bytes.0)
     }
 
     /// Writes every dirty page back (batches of `batch_pages`); pages stay cached.

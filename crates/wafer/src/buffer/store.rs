@@ -2,10 +2,10 @@
 //! (in place, plain); durability adds a doublewrite store, out-of-place a zoned store with a
 //! page-id-to-offset map. A whole eviction batch arrives in one call so a store can compress,
 //! group and append it at once.
-use crate::device::{Device, WriteOp, WritePurpose, BLOCK_BYTES};
+use crate::device::{Device, ReadOp, WriteOp, WritePurpose, BLOCK_BYTES};
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
 use crate::Result;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// Page ids valid in this store are `0..page_capacity()`.
@@ -29,10 +29,66 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     fn out_of_place_stats(&self) -> Option<crate::oop::OutOfPlaceStats> {
         None
     }
+    /// Out of place: the buffer pool DB GC reads through (set once, right after the pool is
+    /// built; a `Weak` because the pool owns the store). In-place stores have no GC.
+    fn attach_gc_cache(&self, _cache: Weak<dyn GcPageCache>) {}
     /// Called once at open, before anything is read: repairs what a crash left half written
     /// (the doublewrite store restores torn pages). Nothing to do by default.
     fn recover(&self) -> Result<StoreRecovery> {
         Ok(StoreRecovery::default())
+    }
+}
+
+/// The buffer pool as DB GC's page cache (000 sec. 6.2, "sharing the buffer pool as a cache
+/// for GC"): the store sits below the pool, so it sees the pool only through this narrow seam.
+/// GC calls it under the store's `writer` mutex, possibly from inside an eviction that holds its
+/// victims' latches: an implementation may only `try_` latch frames and must never wait for
+/// anything a latch holder may wait for (docs/design.md §9, GC).
+pub trait GcPageCache: Send + Sync + std::fmt::Debug {
+    /// Copies the valid pages `pages` (one GC chunk, in slot order) to the GC zone: each page
+    /// comes from its frame when resident, else from the device through `io.read`; pages read
+    /// from the device are kept in clean frames when one is free for the taking. Every copy is
+    /// verified, then all go out in one `io.append`.
+    fn gc_copy(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts>;
+}
+
+/// A valid page of a GC victim and where its valid version is on the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcPage {
+    pub pid: PageId,
+    pub offset_bytes: u64,
+}
+
+/// The store's side of a GC chunk, lent to [`GcPageCache::gc_copy`].
+pub trait GcIo {
+    /// Reads valid page versions from the device (one batch).
+    fn read(&mut self, ops: &mut [ReadOp<'_>]) -> Result<()>;
+    /// Appends the copies (sealed pages, in the chunk's order) with purpose `GcCopy` and commits
+    /// their map entries. Ok(true): every copy is now the page's mapped version.
+    fn append(&mut self, pages: &[(PageId, &PageBuf)]) -> Result<bool>;
+}
+
+/// Where the pages of one GC chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GcCopyCounts {
+    /// Copied from a clean resident frame: no device read.
+    pub from_pool: u64,
+    /// Resident and dirty: the in-memory version was written as the GC copy and its frame
+    /// marked clean (saves its eviction write).
+    pub dirty_from_pool: u64,
+    /// Read from the device and left in a pool frame (GC as prefetcher).
+    pub loaded: u64,
+    /// Read from the device into GC's own buffer only (resident but latched, dirty but not
+    /// writable yet, or no clean frame to take).
+    pub private_reads: u64,
+}
+
+impl GcCopyCounts {
+    pub fn add(&mut self, o: GcCopyCounts) {
+        self.from_pool += o.from_pool;
+        self.dirty_from_pool += o.dirty_from_pool;
+        self.loaded += o.loaded;
+        self.private_reads += o.private_reads;
     }
 }
 

@@ -37,7 +37,8 @@ use std::time::Instant;
 #[derive(Debug)]
 struct DbInner {
     options: Options,
-    pool: BufferPool,
+    /// In an `Arc` so the out-of-place store can hold it weakly as GC's page cache.
+    pool: Arc<BufferPool>,
     logger: Arc<dyn PageLogger>,
     alloc: Allocator,
     catalog: TreeCore,
@@ -301,13 +302,24 @@ impl Db {
             (None, Some(l)) => l,
             (None, None) => Arc::new(NoopLogger::new(meta.last_lsn)),
         };
-        let pool = BufferPool::new(
-            store.clone(),
-            options.buffer_pool_bytes,
-            options.eviction_batch_pages,
-            meta.write_clock,
-            logger.clone(),
-        )?;
+        // In place there is no GC to keep clean frames for.
+        let reserve_percent = match options.write_mode {
+            crate::options::WriteMode::InPlace => 0,
+            crate::options::WriteMode::OutOfPlace => options.clean_reserve_percent,
+        };
+        let pool = Arc::new(
+            BufferPool::new(
+                store.clone(),
+                options.buffer_pool_bytes,
+                options.eviction_batch_pages,
+                meta.write_clock,
+                logger.clone(),
+            )?
+            .with_clean_reserve_percent(reserve_percent)?,
+        );
+        // Before redo: its evictions may already run GC.
+        let cache: std::sync::Weak<BufferPool> = Arc::downgrade(&pool);
+        store.attach_gc_cache(cache);
         let mut state = EngineState {
             alloc: AllocState {
                 high_water: meta.high_water,
@@ -638,6 +650,13 @@ fn check_options(options: &Options) -> Result<()> {
                 options.data_offset_bytes, options.eviction_batch_pages
             )));
         }
+    }
+    if options.clean_reserve_percent > crate::buffer::CLEAN_RESERVE_PERCENT_MAX {
+        return Err(Error::InvalidOptions(format!(
+            "clean_reserve_percent {} is above {}",
+            options.clean_reserve_percent,
+            crate::buffer::CLEAN_RESERVE_PERCENT_MAX
+        )));
     }
     let log_bytes = options.checkpoint_log_bytes;
     if log_bytes == 0 || log_bytes >= options.wal_capacity_bytes {

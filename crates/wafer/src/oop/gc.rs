@@ -1,16 +1,20 @@
 //! DB garbage collection, the mechanism half (the policy is `space::gc`): move a victim zone's
 //! valid pages to a GC zone, then free the zone once the moves are durable.
 //!
-//! Valid pages are read straight from the device into a GC buffer, not through the buffer pool.
-//! Bytes are the same either way: each valid page is written once more (GcCopy); only a device
-//! read of a page that happens to be resident is saved by the pool, and reads do not count in
-//! WAF. It is safe against concurrent eviction because a cycle runs under the store's `writer`
-//! lock, like every write-back batch: no page of the victim can be rewritten or freed while the
-//! cycle runs (and `commit_gc_move` still drops a move whose page changed). Going through the
-//! pool would instead need frames from inside an eviction, which holds latches of its own
-//! victims; the pool's clean-frame reserve that would make that safe is left for later.
+//! Valid pages are read through the buffer pool (000 sec. 4.1, 6.2), bound late as a
+//! `GcPageCache` (the pool owns the store): resident pages are copied from their frames (a dirty
+//! one in its newer version, its frame then clean), the others read from the device and kept in
+//! clean frames when the pool has one to spare (buffer/gc.rs has the rules; the pool's
+//! clean-frame reserve, buffer/reserve.rs, keeps such frames around). Without a pool (the store
+//! alone, or the pool gone) GC reads into its own buffer. A cycle runs under the store's
+//! `writer` lock, like every write-back batch: no page of the victim can be rewritten or freed
+//! while the cycle runs (and `commit_gc_move` still drops a move whose page changed), so the
+//! device version GC reads stays the mapped one. Inside an eviction the pool is reentered with
+//! the victims latched: the pool's side only `try_` latches frames (deadlock argument in
+//! docs/design.md §9, GC).
 use super::layout::GC_GROUP;
 use super::store::Inner;
+use crate::buffer::{GcCopyCounts, GcIo, GcPage};
 use crate::device::{AlignedBuf, ReadOp, WritePurpose};
 use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
 use crate::space::Location;
@@ -38,38 +42,73 @@ pub(super) fn gc_cycle(inner: &Inner) -> Result<bool> {
     Ok(true)
 }
 
-/// Reads the victim's valid pages in slot order, `gc_batch_pages` at a time, and appends them
-/// to the GC group's zone.
+/// Copies the victim's valid pages in slot order, `gc_batch_pages` at a time, to the GC
+/// group's zone: through the pool when one is bound, else read into GC's own buffer.
 fn move_pages(inner: &Inner, valid: &[(PageId, Location)]) -> Result<()> {
     let batch = inner.options.gc_batch_pages as usize;
+    let cache = inner.gc_cache();
     for chunk in valid.chunks(batch) {
-        let mut buf = AlignedBuf::zeroed(chunk.len() * PAGE_SIZE);
-        {
-            let offsets: Vec<u64> = {
-                let st = inner.lock_state();
-                chunk.iter().map(|(_, loc)| st.space.offset_bytes(*loc)).collect()
-            };
-            let mut ops: Vec<ReadOp<'_>> = buf
-                .chunks_mut(PAGE_SIZE)
-                .zip(&offsets)
-                .map(|(b, offset)| ReadOp { offset: *offset, buf: b })
-                .collect();
-            inner.device.read_batch(&mut ops)?;
-        }
-        let mut pages: Vec<(PageId, &PageBuf)> = Vec::with_capacity(chunk.len());
-        for ((pid, _), bytes) in chunk.iter().zip(buf.chunks(PAGE_SIZE)) {
-            let p: &PageBuf = bytes
-                .try_into()
-                .map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
-            // Copying a corrupt page would launder it under a fresh location: stop instead.
-            page::verify(p, *pid).map_err(|reason| Error::CorruptPage { page_id: *pid, reason })?;
-            pages.push((*pid, p));
-        }
+        let pages: Vec<GcPage> = {
+            let st = inner.lock_state();
+            chunk
+                .iter()
+                .map(|(pid, loc)| GcPage { pid: *pid, offset_bytes: st.space.offset_bytes(*loc) })
+                .collect()
+        };
         let froms: Vec<Location> = chunk.iter().map(|(_, l)| *l).collect();
-        inner.maybe_snapshot()?;
-        inner.append(&pages, GC_GROUP, WritePurpose::GcCopy, false, Some(&froms))?;
+        let mut io = ChunkIo { inner, froms: &froms };
+        let counts = match &cache {
+            Some(c) => c.gc_copy(&pages, &mut io)?,
+            None => copy_privately(&pages, &mut io)?,
+        };
+        debug_assert_eq!(
+            counts.from_pool + counts.dirty_from_pool + counts.loaded + counts.private_reads,
+            pages.len() as u64
+        );
+        inner.lock_state().gc_sources.add(counts);
     }
     Ok(())
+}
+
+/// The store's side of one chunk: device reads and the GcCopy append.
+struct ChunkIo<'a> {
+    inner: &'a Inner,
+    froms: &'a [Location],
+}
+
+impl GcIo for ChunkIo<'_> {
+    fn read(&mut self, ops: &mut [ReadOp<'_>]) -> Result<()> {
+        Ok(self.inner.device.read_batch(ops)?)
+    }
+    fn append(&mut self, pages: &[(PageId, &PageBuf)]) -> Result<bool> {
+        assert_eq!(pages.len(), self.froms.len());
+        self.inner.maybe_snapshot()?;
+        self.inner.append(pages, GC_GROUP, WritePurpose::GcCopy, false, Some(self.froms))
+    }
+}
+
+/// No pool to share: every valid page is read from the device into one buffer, verified, and
+/// appended.
+fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
+    let mut buf = AlignedBuf::zeroed(pages.len() * PAGE_SIZE);
+    {
+        let mut ops: Vec<ReadOp<'_>> = buf
+            .chunks_mut(PAGE_SIZE)
+            .zip(pages)
+            .map(|(b, p)| ReadOp { offset: p.offset_bytes, buf: b })
+            .collect();
+        io.read(&mut ops)?;
+    }
+    let mut copies: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
+    for (p, bytes) in pages.iter().zip(buf.chunks(PAGE_SIZE)) {
+        let b: &PageBuf =
+            bytes.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
+        // Copying a corrupt page would launder it under a fresh location: stop instead.
+        page::verify(b, p.pid).map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
+        copies.push((p.pid, b));
+    }
+    io.append(&copies)?;
+    Ok(GcCopyCounts { private_reads: pages.len() as u64, ..GcCopyCounts::default() })
 }
 
 /// GC until the free-zone target is met, a bounded number of cycles. Caller holds `writer`.

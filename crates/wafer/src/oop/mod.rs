@@ -31,6 +31,15 @@ pub struct OutOfPlaceStats {
     pub free_pages: u64,
     pub gc_cycles: u64,
     pub gc_moved_pages: u64,
+    /// Of the moved pages: copied from a clean pool frame (no device read).
+    pub gc_pool_pages: u64,
+    /// Copied from a dirty pool frame, written in its newer version (frame cleaned).
+    pub gc_pool_dirty_pages: u64,
+    /// Read from the device and loaded into the pool (GC as prefetcher).
+    pub gc_loaded_pages: u64,
+    /// Read from the device into GC's own buffer only (no clean frame free, resident but
+    /// latched, or no pool bound).
+    pub gc_private_reads: u64,
     pub zones_reset: u64,
     pub snapshots: u64,
     /// Journal flushes made to release zones (outside checkpoints and snapshots).
@@ -58,6 +67,10 @@ impl OutOfPlaceStats {
             free_pages: st.free.count() as u64,
             gc_cycles: st.gc_cycles,
             gc_moved_pages: st.gc_moved_pages,
+            gc_pool_pages: st.gc_sources.from_pool,
+            gc_pool_dirty_pages: st.gc_sources.dirty_from_pool,
+            gc_loaded_pages: st.gc_sources.loaded,
+            gc_private_reads: st.gc_sources.private_reads,
             zones_reset: st.zones_reset,
             snapshots: st.snapshots,
             journal_flushes: st.journal_flushes,

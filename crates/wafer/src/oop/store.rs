@@ -11,14 +11,14 @@ use super::journal;
 use super::layout::{Layout, USER_GROUP};
 use super::options::OutOfPlaceOptions;
 use super::OutOfPlaceStats;
-use crate::buffer::PageStore;
+use crate::buffer::{GcCopyCounts, GcPageCache, PageStore};
 use crate::device::{AlignedBuf, Device, WriteOp, WritePurpose};
 use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
 use crate::space::{io as space_io, snapshot, Location, Lsn, Space, SpaceError, SLOT_BYTES};
 use crate::wal::{Durability, Lsn as WalLsn, Wal};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 
 /// Map lookups retried when GC moved the page while it was being read.
 const READ_ATTEMPTS_MAX: usize = 16;
@@ -40,6 +40,8 @@ pub(super) struct State {
     pub snapshot_bytes: u64,
     pub gc_cycles: u64,
     pub gc_moved_pages: u64,
+    /// Where GC's copies came from (pool frames, device into the pool, device only).
+    pub gc_sources: GcCopyCounts,
     pub zones_reset: u64,
     pub journal_flushes: u64,
 }
@@ -57,6 +59,9 @@ pub(super) struct Inner {
     pub shutdown: Mutex<bool>,
     pub wake: Condvar,
     pub poisoned: AtomicBool,
+    /// The buffer pool GC reads through, bound after the pool is built (`attach_gc_cache`);
+    /// unset (tests of the store alone) or gone (pool dropped): GC reads into its own buffer.
+    pub gc_cache: OnceLock<Weak<dyn GcPageCache>>,
 }
 
 /// The page store of `WriteMode::OutOfPlace`. See docs/design.md §9.
@@ -184,6 +189,11 @@ impl Inner {
         Ok(())
     }
 
+    /// The pool GC reads through, if bound and alive.
+    pub fn gc_cache(&self) -> Option<Arc<dyn GcPageCache>> {
+        self.gc_cache.get().and_then(Weak::upgrade)
+    }
+
     /// Reserves `n` slots for `purpose`, running GC or making moves durable as the space asks.
     /// Caller holds `writer`. `gc_allowed` is false inside GC (no nested cycles).
     pub fn reserve(
@@ -223,7 +233,8 @@ impl Inner {
     /// Appends `pages` (already sealed) to reserved zone space, syncs, and commits their map
     /// entries. Caller holds `writer`. The write is one `WriteOp` per run: a run is contiguous.
     /// `gc_from`: the pages' old locations when GC moves them (a page that moved meanwhile is
-    /// not moved again: its slot is abandoned and nothing is logged).
+    /// not moved again: its slot is abandoned and nothing is logged). Ok(true): every page's
+    /// map entry now points at its new copy.
     pub fn append(
         &self,
         pages: &[(PageId, &PageBuf)],
@@ -231,7 +242,7 @@ impl Inner {
         purpose: WritePurpose,
         gc_allowed: bool,
         gc_from: Option<&[Location]>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         assert!(gc_from.is_none_or(|f| f.len() == pages.len()));
         assert!(!pages.is_empty());
         let runs = self.reserve(pages.len() as u32, group, purpose, gc_allowed)?;
@@ -272,11 +283,14 @@ impl Inner {
             }
             return Err(e.into());
         }
-        let mut logged: Result<()> = Ok(());
+        let mut logged: Result<bool> = Ok(true);
         for (i, (pid, loc)) in targets.into_iter().enumerate() {
             let moved = gc_from.is_some_and(|f| st.space.location(pid) != Some(f[i]));
             if moved || logged.is_err() {
                 st.space.abandon(loc);
+                if moved {
+                    logged = logged.map(|_| false);
+                }
                 continue;
             }
             // The data is synced: now the record may become durable at any time.
@@ -348,6 +362,7 @@ impl OutOfPlaceStore {
             shutdown: Mutex::new(false),
             wake: Condvar::new(),
             poisoned: AtomicBool::new(false),
+            gc_cache: OnceLock::new(),
         });
         if fresh {
             // Both areas get an empty snapshot, so a stale one from an earlier database on the
@@ -497,6 +512,9 @@ impl OutOfPlaceStore {
     fn write_pages(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
         let inner = &self.inner;
         let _w = inner.lock_writer();
+        // Before the FREE records too: a run of batches holding only freed pages (deleting a
+        // lot) would otherwise fill the journal without ever reaching a snapshot.
+        inner.maybe_snapshot()?;
         let mut data: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
         for (pid, page) in pages {
             assert!(*pid < inner.layout.page_capacity, "page {pid} beyond the page capacity");
@@ -529,7 +547,6 @@ impl OutOfPlaceStore {
         if data.is_empty() {
             return Ok(());
         }
-        inner.maybe_snapshot()?;
         if inner.lock_state().space.needs_gc() {
             super::gc::gc_until_satisfied(inner)?;
         }
@@ -554,6 +571,7 @@ impl State {
             snapshot_bytes: 0,
             gc_cycles: 0,
             gc_moved_pages: 0,
+            gc_sources: GcCopyCounts::default(),
             zones_reset: 0,
             journal_flushes: 0,
         }
@@ -565,7 +583,12 @@ impl Drop for OutOfPlaceStore {
         *self.inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.inner.wake.notify_all();
         if let Some(h) = self.background.take() {
-            let _ = h.join();
+            // The GC thread may hold the last reference to the pool (an upgraded `gc_cache`),
+            // which owns this store: then this drop runs on that thread, which must not join
+            // itself; it sees `shutdown` and returns once its cycle ends.
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
         }
     }
 }
@@ -633,6 +656,12 @@ impl PageStore for OutOfPlaceStore {
             super::gc::gc_until_satisfied(&self.inner)
         };
         self.inner.poison(r)
+    }
+
+    fn attach_gc_cache(&self, cache: Weak<dyn GcPageCache>) {
+        // Bound once per open; a second call would be a wiring bug, and the first pool wins.
+        let bound = self.inner.gc_cache.set(cache).is_ok();
+        debug_assert!(bound, "GC cache bound twice");
     }
 
     fn out_of_place_stats(&self) -> Option<OutOfPlaceStats> {

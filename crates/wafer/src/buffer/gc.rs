@@ -1,0 +1,222 @@
+//! The pool as DB GC's page cache (000 sec. 4.1 step 2, sec. 6.2 "sharing the buffer pool as a
+//! cache for GC"). For each valid page of a GC chunk:
+//!
+//! - resident and clean (frame latched shared with `try_read`): its bytes are the mapped
+//!   version, copied without a device read;
+//! - resident and dirty, the frame latched exclusive with `try_write`, its LSN within the
+//!   logger's write-back limit and not a freed page: the in-memory version is stamped and sealed
+//!   as a write-back would, the log made durable to its LSN, and written AS the GC copy; once
+//!   the copy is committed the frame is marked clean. The newer version replaces the valid
+//!   on-disk one in one write, instead of GC copying the old one and the eviction writing the
+//!   new one later (a second write of the same page). A freed page is not: the store unmaps
+//!   freed pages (write_batch), a GC copy would map it;
+//! - any other resident page (latched by someone, or dirty but not writable yet): the device
+//!   version is copied (read into GC's buffer) - the valid version stays valid either way;
+//! - not resident: read from the device, then kept in a frame if one is free or clean,
+//!   unlatched and unreferenced (`try_write`), so GC prefetches; otherwise only GC's buffer
+//!   holds it. No dirty page is ever written back to make room. The clean frames are taken
+//!   just ahead of the clock hand, which neither moves nor clears reference bits: GC displaces
+//!   only pages the next evictions would drop anyway, and its pages (unreferenced) are the next
+//!   to go unless a reader uses them first. So GC's prefetch costs the hit ratio little (a
+//!   separate GC hand displacing clean pages anywhere cost `demo --quick` about 3 points of hit
+//!   ratio); at most a chunk's worth of its pages sits ahead of the hand.
+//!
+//! Locks: called under the store's `writer` mutex, possibly inside an eviction holding its
+//! victims' latches, by threads that may hold other frame latches. Frames are only ever
+//! `try_` latched, so GC never waits for a latch holder (who may be waiting for `writer`). The
+//! miss mutex is taken blocking: no holder of it waits on the store, and while holding it a
+//! thread only `try_` latches frames or latches a frame just taken off the free list, which
+//! nobody else holds (GC keeps latches only on frames off the free list). Device reads happen
+//! before a frame is claimed, so no frame is held latched across a GC read.
+use super::{try_read_latch, try_write_latch, BufferPool, FrameData, NO_FRAME, NO_PAGE};
+use crate::buffer::store::{GcCopyCounts, GcIo, GcPage, GcPageCache};
+use crate::device::{AlignedBuf, ReadOp};
+use crate::page::{self, PageBuf, PageId, PageKind, PAGE_SIZE};
+use crate::{Error, Result};
+use std::sync::atomic::Ordering;
+use std::sync::RwLockWriteGuard;
+
+/// Frames GC looks at for a clean one to load a page into, per page: bounds its time under the
+/// miss mutex (a full turn of a large pool per page would stall every miss).
+const LOAD_SCAN_FRAMES_MAX: usize = 64;
+
+/// Where one page's GC copy comes from.
+enum Source<'a> {
+    /// Copied from a clean frame.
+    Pool,
+    /// The dirty frame's version, latched exclusive until the copy is committed.
+    Dirty(RwLockWriteGuard<'a, FrameData>),
+    /// The device version; `load`: not resident, keep it in a frame afterwards.
+    Device { load: bool },
+}
+
+impl GcPageCache for BufferPool {
+    fn gc_copy(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
+        assert!(!pages.is_empty());
+        let mut buf = AlignedBuf::zeroed(pages.len() * PAGE_SIZE);
+        let limit = self.logger.write_back_limit();
+        let mut sources = Vec::with_capacity(pages.len());
+        for (p, out) in pages.iter().zip(buf.chunks_mut(PAGE_SIZE)) {
+            sources.push(self.gc_source(p.pid, limit, out)?);
+        }
+        let mut ops: Vec<ReadOp<'_>> = buf
+            .chunks_mut(PAGE_SIZE)
+            .zip(pages.iter().zip(&sources))
+            .filter(|(_, (_, s))| matches!(s, Source::Device { .. }))
+            .map(|(b, (p, _))| ReadOp { offset: p.offset_bytes, buf: b })
+            .collect();
+        if !ops.is_empty() {
+            io.read(&mut ops)?;
+        }
+        drop(ops);
+        // The write-ahead rule for the dirty versions, as write_back does.
+        let mut max_lsn = None;
+        for (s, out) in sources.iter_mut().zip(buf.chunks_mut(PAGE_SIZE)) {
+            if let Source::Dirty(g) = s {
+                let lsn = self.stamp_and_seal(g);
+                max_lsn = max_lsn.max(Some(lsn));
+                out.copy_from_slice(&g.bytes.0);
+            }
+        }
+        if let Some(lsn) = max_lsn {
+            if let Err(e) = self.logger.make_durable(lsn) {
+                self.poisoned.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        let mut counts = GcCopyCounts::default();
+        // Frames ahead of the hand already given to this chunk's loads.
+        let mut ahead = 0usize;
+        let mut copies: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
+        for ((p, s), bytes) in pages.iter().zip(&sources).zip(buf.chunks(PAGE_SIZE)) {
+            let b: &PageBuf = bytes
+                .try_into()
+                .map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
+            // Copying a corrupt page would launder it under a fresh location: stop instead.
+            page::verify(b, p.pid)
+                .map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
+            match s {
+                Source::Pool => counts.from_pool += 1,
+                Source::Dirty(_) => {}
+                Source::Device { load: true } if self.gc_load(p.pid, b, &mut ahead) => {
+                    counts.loaded += 1
+                }
+                Source::Device { .. } => counts.private_reads += 1,
+            }
+            copies.push((p.pid, b));
+        }
+        let all_committed = io.append(&copies)?;
+        for s in sources.iter_mut() {
+            if let Source::Dirty(g) = s {
+                if all_committed {
+                    // Its version is the mapped one now: nothing left to write back.
+                    g.dirty = false;
+                    self.dirty_frames.fetch_sub(1, Ordering::Relaxed);
+                    counts.dirty_from_pool += 1;
+                } else {
+                    // Written but maybe not mapped: stays dirty, the eviction writes it again.
+                    counts.private_reads += 1;
+                }
+            }
+        }
+        Ok(counts)
+    }
+}
+
+impl BufferPool {
+    /// Where page `pid`'s GC copy comes from; a clean resident page is copied into `out` here.
+    fn gc_source<'a>(
+        &'a self,
+        pid: PageId,
+        limit: page::Lsn,
+        out: &mut [u8],
+    ) -> Result<Source<'a>> {
+        let idx = self.check_pid(pid)?;
+        let f = self.table[idx].load(Ordering::Acquire);
+        if f == NO_FRAME {
+            return Ok(Source::Device { load: true });
+        }
+        let frame = &self.frames[f as usize];
+        match try_read_latch(&frame.latch) {
+            Some(g) if g.pid == pid && !g.dirty => {
+                out.copy_from_slice(&g.bytes.0);
+                return Ok(Source::Pool);
+            }
+            // Dirty: needs the exclusive latch, tried below.
+            Some(g) if g.pid == pid => drop(g),
+            // Latched (maybe being loaded or evicted), or the table entry was stale.
+            Some(_) | None => return Ok(Source::Device { load: false }),
+        }
+        let Some(g) = try_write_latch(&frame.latch) else {
+            return Ok(Source::Device { load: false });
+        };
+        if g.pid != pid {
+            return Ok(Source::Device { load: false });
+        }
+        if !g.dirty {
+            // Written back between the two latches.
+            out.copy_from_slice(&g.bytes.0);
+            return Ok(Source::Pool);
+        }
+        let freed = page::kind(&g.bytes.0) == Some(PageKind::Free);
+        if freed || page::lsn(&g.bytes.0) > limit {
+            // Freed pages leave through write_batch (unmapped); a batch in progress holds the
+            // other: the valid version on the device is copied instead.
+            return Ok(Source::Device { load: false });
+        }
+        Ok(Source::Dirty(g))
+    }
+
+    /// Keeps `bytes` (page `pid`'s mapped version, verified) in a free frame or in a clean,
+    /// unlatched, unreferenced one at least `ahead` frames past the clock hand (`ahead` then
+    /// moves past it, so a chunk's loads do not displace each other); false when none is found
+    /// or the page got loaded meanwhile.
+    /// The caller holds the store's `writer`, so `bytes` is still the mapped version: a newer
+    /// one would need a write-back, which waits for `writer`, and whoever would write it holds
+    /// a table entry for the page, which we check.
+    fn gc_load(&self, pid: PageId, bytes: &PageBuf, ahead: &mut usize) -> bool {
+        let idx = pid as usize;
+        let mut st = self.lock_miss();
+        if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+            return false;
+        }
+        let n = self.frames.len();
+        let mut claimed = None;
+        if let Some(f) = st.free.pop() {
+            match try_write_latch(&self.frames[f as usize].latch) {
+                Some(g) => claimed = Some((f, g)),
+                // A reader with a stale table entry is checking it: leave the frame be.
+                None => st.free.push(f),
+            }
+        }
+        // Bound: LOAD_SCAN_FRAMES_MAX frames, and never a second turn.
+        for k in 0..LOAD_SCAN_FRAMES_MAX.min(n.saturating_sub(*ahead)) {
+            if claimed.is_some() {
+                break;
+            }
+            let i = (st.hand + *ahead + k) % n;
+            let frame = &self.frames[i];
+            if frame.referenced.load(Ordering::Relaxed) {
+                continue;
+            }
+            if let Some(g) = try_write_latch(&frame.latch) {
+                if g.pid != NO_PAGE && !g.dirty {
+                    // Waiters with the old page's table entry see the pid change and retry.
+                    self.table[g.pid as usize].store(NO_FRAME, Ordering::Release);
+                    claimed = Some((i as u32, g));
+                    *ahead += k + 1;
+                }
+            }
+        }
+        let Some((f, mut g)) = claimed else { return false };
+        g.bytes.0.copy_from_slice(bytes);
+        g.pid = pid;
+        g.dirty = false;
+        // A prefetched page earns its reference bit when it is used.
+        self.frames[f as usize].referenced.store(false, Ordering::Relaxed);
+        self.table[idx].store(f, Ordering::Release);
+        drop(g);
+        drop(st);
+        true
+    }
+}

@@ -1,0 +1,65 @@
+//! The clean-frame reserve (000 sec. 6.2, "securing clean buffer frames for GC reads"): DB GC
+//! loads pages only into free or clean frames, never writing a dirty page back to make room
+//! (it may run inside an eviction, under the store's `writer` mutex). So evictions keep at
+//! least `reserve_frames` frames clean or free: when fewer would remain after a batch's victims
+//! are freed, the batch also writes back a few dirty, unreferenced frames just ahead of the clock
+//! hand - the pages it would evict soon anyway - and keeps them cached, clean.
+//!
+//! Why in the eviction: it is the normal write-back path (write-ahead rule, write-back limit,
+//! one store call), no GC cycle is running in this thread when it picks (GC runs inside the
+//! store call that follows, and only ever `try_` latches, so the frames being cleaned are just
+//! skipped by it), and the pool is full exactly when evictions happen, which is when the
+//! reserve can run short. Checkpoints clean every frame anyway.
+use super::{try_write_latch, BufferPool, FrameData, MissState, NO_PAGE};
+use crate::page;
+use std::sync::atomic::Ordering;
+use std::sync::RwLockWriteGuard;
+
+/// Upper bound of `Options::clean_reserve_percent`: half the pool kept clean would turn every
+/// eviction into a flush.
+pub const CLEAN_RESERVE_PERCENT_MAX: u32 = 50;
+
+impl BufferPool {
+    /// Dirty frames to write back with `victims` (and keep cached) so that clean-or-free frames
+    /// stay at or above the reserve; at most one eviction batch. Caller holds the miss mutex.
+    pub(super) fn pick_to_clean<'a>(
+        &'a self,
+        st: &MissState,
+        victims: &[(u32, RwLockWriteGuard<'a, FrameData>)],
+    ) -> Vec<(u32, RwLockWriteGuard<'a, FrameData>)> {
+        if self.reserve_frames == 0 {
+            return Vec::new();
+        }
+        let n = self.frames.len();
+        let dirty_victims = victims.iter().filter(|(_, g)| g.dirty).count();
+        // Relaxed counts: a heuristic, off by the few transitions in flight.
+        let dirty_after =
+            self.dirty_frames.load(Ordering::Relaxed).saturating_sub(dirty_victims).min(n);
+        let clean_after = n - dirty_after;
+        if clean_after >= self.reserve_frames {
+            return Vec::new();
+        }
+        let want = (self.reserve_frames - clean_after).min(self.batch_pages);
+        let limit = self.logger.write_back_limit();
+        let mut picked = Vec::with_capacity(want);
+        // Bound: one turn ahead of the hand, which does not move (nor clear reference bits):
+        // the picked frames are the eviction's next candidates, cleaned early.
+        for k in 0..n {
+            if picked.len() >= want {
+                break;
+            }
+            let i = (st.hand + k) % n;
+            let frame = &self.frames[i];
+            if frame.referenced.load(Ordering::Relaxed) {
+                continue;
+            }
+            // The victims are latched by us already: try_write skips them.
+            if let Some(g) = try_write_latch(&frame.latch) {
+                if g.pid != NO_PAGE && g.dirty && page::lsn(&g.bytes.0) <= limit {
+                    picked.push((i as u32, g));
+                }
+            }
+        }
+        picked
+    }
+}
