@@ -105,7 +105,9 @@ impl GcPageCache for BufferPool {
             }
             copies.push((p.pid, b));
         }
-        let all_committed = io.append(&copies)?;
+        let new_versions: Vec<bool> =
+            sources.iter().map(|s| matches!(s, Source::Dirty(_))).collect();
+        let all_committed = io.append(&copies, &new_versions)?;
         for s in sources.iter_mut() {
             if let Source::Dirty(g) = s {
                 if all_committed {

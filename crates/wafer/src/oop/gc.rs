@@ -70,7 +70,7 @@ fn move_pages(inner: &Inner, valid: &[(PageId, Location)]) -> Result<()> {
     Ok(())
 }
 
-/// The store's side of one chunk: device reads and the GcCopy append.
+/// The store's side of one chunk: device reads and the copies' append.
 struct ChunkIo<'a> {
     inner: &'a Inner,
     froms: &'a [Location],
@@ -80,10 +80,12 @@ impl GcIo for ChunkIo<'_> {
     fn read(&mut self, ops: &mut [ReadOp<'_>]) -> Result<()> {
         Ok(self.inner.device.read_batch(ops)?)
     }
-    fn append(&mut self, pages: &[(PageId, &PageBuf)]) -> Result<bool> {
+    fn append(&mut self, pages: &[(PageId, &PageBuf)], new_versions: &[bool]) -> Result<bool> {
         assert_eq!(pages.len(), self.froms.len());
         self.inner.maybe_snapshot()?;
-        self.inner.append(pages, GC_GROUP, WritePurpose::GcCopy, false, Some(self.froms))
+        let new_versions = new_versions.contains(&true).then_some(new_versions);
+        let froms = Some(self.froms);
+        self.inner.append(pages, GC_GROUP, WritePurpose::GcCopy, false, froms, new_versions)
     }
 }
 
@@ -107,7 +109,7 @@ fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
         page::verify(b, p.pid).map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
         copies.push((p.pid, b));
     }
-    io.append(&copies)?;
+    io.append(&copies, &vec![false; copies.len()])?;
     Ok(GcCopyCounts { private_reads: pages.len() as u64, ..GcCopyCounts::default() })
 }
 

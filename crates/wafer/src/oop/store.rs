@@ -231,10 +231,13 @@ impl Inner {
     }
 
     /// Appends `pages` (already sealed) to reserved zone space, syncs, and commits their map
-    /// entries. Caller holds `writer`. The write is one `WriteOp` per run: a run is contiguous.
+    /// entries. Caller holds `writer`. The write is one sequential `WriteOp` per run (a run is
+    /// contiguous), split only where the pages' purpose changes.
     /// `gc_from`: the pages' old locations when GC moves them (a page that moved meanwhile is
-    /// not moved again: its slot is abandoned and nothing is logged). Ok(true): every page's
-    /// map entry now points at its new copy.
+    /// not moved again: its slot is abandoned and nothing is logged). `new_versions` (GC only):
+    /// the pages whose copy is their dirty in-memory version; their bytes count as
+    /// `UserEviction`, the write-back they replace, the others as `purpose`. Ok(true): every
+    /// page's map entry now points at its new copy.
     pub fn append(
         &self,
         pages: &[(PageId, &PageBuf)],
@@ -242,10 +245,24 @@ impl Inner {
         purpose: WritePurpose,
         gc_allowed: bool,
         gc_from: Option<&[Location]>,
+        new_versions: Option<&[bool]>,
     ) -> Result<bool> {
         assert!(gc_from.is_none_or(|f| f.len() == pages.len()));
+        assert!(new_versions.is_none_or(|v| v.len() == pages.len() && gc_from.is_some()));
         assert!(!pages.is_empty());
+        let page_purpose = |i: usize| match new_versions {
+            Some(v) if v[i] => WritePurpose::UserEviction,
+            _ => purpose,
+        };
         let runs = self.reserve(pages.len() as u32, group, purpose, gc_allowed)?;
+        let user_versions = new_versions.map_or(0, |v| v.iter().filter(|&&n| n).count());
+        if user_versions > 0 {
+            self.lock_state().space.reclassify_issue(
+                purpose,
+                WritePurpose::UserEviction,
+                user_versions as u32,
+            );
+        }
         let mut bufs = Vec::with_capacity(runs.len());
         let mut targets = Vec::with_capacity(pages.len());
         let mut next = 0usize;
@@ -262,16 +279,28 @@ impl Inner {
         assert_eq!(next, pages.len());
         let written = {
             let st = self.lock_state();
-            let ops: Vec<WriteOp<'_>> = runs
-                .iter()
-                .zip(&bufs)
-                .map(|(run, buf)| WriteOp {
-                    offset: st.space.run_offset_bytes(run),
-                    data: &buf[..],
-                    purpose,
-                    placement: st.space.placement(run.zone),
-                })
-                .collect();
+            let mut ops: Vec<WriteOp<'_>> = Vec::with_capacity(runs.len());
+            let mut first_page = 0usize;
+            for (run, buf) in runs.iter().zip(&bufs) {
+                let offset = st.space.run_offset_bytes(run);
+                let placement = st.space.placement(run.zone);
+                let mut start = 0usize;
+                // Bound: one op per stretch of equal purpose, at most one per page of the run.
+                for end in 1..=run.slots as usize {
+                    let here = page_purpose(first_page + start);
+                    if end < run.slots as usize && page_purpose(first_page + end) == here {
+                        continue;
+                    }
+                    ops.push(WriteOp {
+                        offset: offset + (start * PAGE_SIZE) as u64,
+                        data: &buf[start * PAGE_SIZE..end * PAGE_SIZE],
+                        purpose: here,
+                        placement,
+                    });
+                    start = end;
+                }
+                first_page += run.slots as usize;
+            }
             drop(st);
             // Page data durable before the map points at it (000 sec. 6.2).
             self.device.write_batch(&ops).and_then(|()| self.device.sync())
@@ -550,7 +579,7 @@ impl OutOfPlaceStore {
         if inner.lock_state().space.needs_gc() {
             super::gc::gc_until_satisfied(inner)?;
         }
-        inner.append(&data, USER_GROUP, purpose, true, None)?;
+        inner.append(&data, USER_GROUP, purpose, true, None, None)?;
         if inner.options.background_gc && inner.free_zones_low_for_background() {
             inner.wake.notify_one();
         }

@@ -29,6 +29,12 @@ impl SlotRun {
 }
 
 impl Space {
+    /// Counts `slots` slots reserved for `from` as written for `to` instead (a GC chunk whose
+    /// pages include dirty versions: those are the user write-backs they replace).
+    pub fn reclassify_issue(&mut self, from: WritePurpose, to: WritePurpose, slots: u32) {
+        self.stats.reclassify_issue(from, to, u64::from(slots));
+    }
+
     /// Reserves `slots` slots for a batch of `group`'s pages written for `purpose`. Only
     /// `GcCopy` may open the last `gc_reserve_zones` empty zones. On error nothing changed:
     /// `NeedsGc` -> run a GC cycle and retry; `AwaitingDurability` -> flush the log, call

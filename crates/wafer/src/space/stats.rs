@@ -83,6 +83,13 @@ impl SpaceStats {
         self.counters.issued_slots[purpose as usize] += slots;
     }
 
+    pub(super) fn reclassify_issue(&mut self, from: WritePurpose, to: WritePurpose, slots: u64) {
+        let counted = &mut self.counters.issued_slots[from as usize];
+        assert!(*counted >= slots, "{slots} {from:?} slots to reclassify, {counted} issued");
+        *counted -= slots;
+        self.counters.issued_slots[to as usize] += slots;
+    }
+
     pub(super) fn record_gc(
         &mut self,
         zone: ZoneId,
