@@ -153,15 +153,12 @@ impl Ssd {
     /// Why a batch: a random write's cost is the cache miss on its `l2p` entry. Seeing the
     /// LBAs ahead, the FTL prefetches a few writes in advance and the misses overlap.
     pub fn write_scattered(&mut self, lbas: &[u64], placement: Placement) -> Result<(), EmuError> {
-        let Backend::Ftl(_) = &self.backend else {
-            return Err(EmuError::WrongInterface { needed: "conventional or FDP" });
-        };
         for &lba in lbas {
             self.check_range(lba, 1)?;
         }
         let handle = self.handle_of(placement)?;
         let Backend::Ftl(ftl) = &mut self.backend else {
-            unreachable!("checked above");
+            return Err(EmuError::WrongInterface { needed: "conventional or FDP" });
         };
         // Ahead far enough to cover a miss's latency with the writes in between, and near
         // enough that the lines are still cached when their write comes.

@@ -37,11 +37,10 @@ impl ValidBits {
         self.words[(slot / 64) as usize] &= !(1u64 << (slot % 64));
     }
 
-    /// The words covering `start..end` (non-empty): first, last, and how many.
-    pub(crate) fn word_span(start: u64, end: u64) -> (u64, u64, u64) {
+    /// The first and last word covering `start..end` (non-empty).
+    pub(crate) fn word_span(start: u64, end: u64) -> (u64, u64) {
         assert!(start < end);
-        let (first, last) = (start / WORD_BITS, (end - 1) / WORD_BITS);
-        (first, last, last - first + 1)
+        (start / WORD_BITS, (end - 1) / WORD_BITS)
     }
 
     /// The bits of word `word_index` that fall in `start..end`, cleared in the map. GC drains
@@ -61,7 +60,7 @@ impl ValidBits {
         if start == end {
             return;
         }
-        let (first, last, _) = Self::word_span(start, end);
+        let (first, last) = Self::word_span(start, end);
         // Bound: one step per word of the range.
         for word_index in first..=last {
             let mask = Self::range_mask(word_index, start, end);
@@ -82,7 +81,8 @@ impl ValidBits {
         below_high & (u64::MAX << low)
     }
 
-    /// Set bits in `start..end` (tests and consistency checks: O(range)).
+    /// Set bits in `start..end` (tests: O(range)).
+    #[cfg(test)]
     pub(crate) fn count_range(&self, start: u64, end: u64) -> u64 {
         (start..end).filter(|&slot| self.get(slot as u32)).count() as u64
     }
@@ -98,8 +98,8 @@ mod tests {
         for slot in [0u32, 5, 63, 64, 65, 127, 130, 199] {
             bits.set(slot);
         }
-        let (first, last, count) = ValidBits::word_span(5, 130);
-        assert_eq!((first, last, count), (0, 2, 3));
+        let (first, last) = ValidBits::word_span(5, 130);
+        assert_eq!((first, last), (0, 2));
         let mut seen = Vec::new();
         for word_index in first..=last {
             let mut word = bits.take_word(word_index, 5, 130);

@@ -71,7 +71,7 @@ impl Ftl {
         let mut run_start = open.next_offset;
         let mut copied = 0u32;
         let base = u64::from(victim) * u64::from(slots);
-        let (first_word, last_word, _) = ValidBits::word_span(base, base + u64::from(slots));
+        let (first_word, last_word) = ValidBits::word_span(base, base + u64::from(slots));
         // Bound: one pass over the victim's words; one inner step per valid slot.
         for word_index in first_word..=last_word {
             let mut bits = self.valid_bits.take_word(word_index, base, base + u64::from(slots));
