@@ -3,6 +3,7 @@
 //!
 //! Run: `cargo bench -p wafer --bench device -- [--dir DIR] [--file-mib 1024] [--batches 2048]`
 //! The machine is shared and noisy: the figures are what one run saw, not a promise.
+use flashemu::rng::SplitMix64;
 use std::time::Instant;
 use wafer::device::{
     AlignedBuf, Device, FileDevice, FileOptions, Placement, ReadOp, WriteOp, WritePurpose,
@@ -34,18 +35,6 @@ fn parse_args() -> Args {
         }
     }
     args
-}
-
-/// splitmix64: the same offsets for every configuration.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 fn mb_per_s(bytes: u64, secs: f64) -> f64 {
@@ -92,13 +81,14 @@ fn run(
     let blocks = capacity_bytes / BLOCK_BYTES;
     let bufs: Vec<AlignedBuf> =
         (0..BATCH_OPS).map(|i| AlignedBuf::copy_of(&[i as u8 + 1; BLOCK_BYTES as usize])).collect();
-    let mut rng = Rng(42);
+    // The same offsets for every configuration.
+    let mut rng = SplitMix64::new(42);
     let bytes = batches * BATCH_OPS as u64 * BLOCK_BYTES;
 
     let start = Instant::now();
     for _ in 0..batches {
         let offsets: Vec<u64> =
-            (0..BATCH_OPS).map(|_| (rng.next() % blocks) * BLOCK_BYTES).collect();
+            (0..BATCH_OPS).map(|_| (rng.next_u64() % blocks) * BLOCK_BYTES).collect();
         let ops: Vec<WriteOp<'_>> = offsets
             .iter()
             .zip(&bufs)
@@ -121,7 +111,7 @@ fn run(
     let start = Instant::now();
     for _ in 0..read_batches {
         let offsets: Vec<u64> =
-            (0..BATCH_OPS).map(|_| (rng.next() % blocks) * BLOCK_BYTES).collect();
+            (0..BATCH_OPS).map(|_| (rng.next_u64() % blocks) * BLOCK_BYTES).collect();
         let mut ops: Vec<ReadOp<'_>> = offsets
             .iter()
             .zip(rbufs.iter_mut())

@@ -9,6 +9,7 @@
 //!
 //! `WAFER_CRASH_SEEDS=N` runs N seeds (default 100); a failure prints its seed, and
 //! `WAFER_CRASH_SEED=s` reruns one.
+use flashemu::rng::SplitMix64;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,14 +19,14 @@ use wafer::{Db, Durability, Error, Options, WriteBatch};
 const TREES: [&str; 3] = ["a", "b", "c"];
 const BATCHES: u64 = 80;
 
-struct Rng(u64);
+/// SplitMix64 with `below` by modulo (the sequences every seed here was run with).
+struct Rng(SplitMix64);
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(SplitMix64::new(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
@@ -136,7 +137,7 @@ fn random_batch(rng: &mut Rng, model: &mut Model) -> WriteBatch {
 /// Runs the workload until it is done or an error (the power cut) stops it. Returns the model
 /// after each batch (index 0: before any) and the index of the last one acknowledged by Sync.
 fn workload(seed: u64, db: &Db) -> (Vec<Model>, usize) {
-    let mut rng = Rng(seed ^ 0xC0FFEE);
+    let mut rng = Rng::new(seed ^ 0xC0FFEE);
     let mut model = Model::new();
     let mut states = vec![model.clone()];
     let mut acked = 0;
@@ -183,7 +184,7 @@ struct Totals {
 }
 
 fn run_seed(seed: u64, totals: &mut Totals) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     // Dry run: how many I/Os the whole workload issues, so the cut lands anywhere in it.
     let (data, wal) =
         (Arc::new(FaultDevice::new(data_bytes())), Arc::new(FaultDevice::new(1 << 20)));

@@ -6,14 +6,7 @@
 //! SplitMix64 expands a single `u64` seed into the 256-bit state, as its authors recommend, so
 //! that nearby seeds (thread 0, thread 1, ...) give unrelated streams.
 
-/// SplitMix64 step: used only to expand seeds into xoshiro state.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use flashemu::rng::SplitMix64;
 
 /// xoshiro256** generator. Not cryptographic; deterministic for a given seed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,9 +21,8 @@ const BELOW_ROUNDS_MAX: u32 = 128;
 impl Rng {
     /// A generator whose whole stream is determined by `seed`.
     pub fn new(seed: u64) -> Self {
-        let mut sm = seed;
-        let s =
-            [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
+        let mut sm = SplitMix64::new(seed);
+        let s = [sm.next_u64(), sm.next_u64(), sm.next_u64(), sm.next_u64()];
         // SplitMix64 is a bijection on its counter, so four consecutive outputs are never all
         // zero (the one state xoshiro cannot leave).
         debug_assert!(s.iter().any(|w| *w != 0));
@@ -40,8 +32,7 @@ impl Rng {
     /// A per-thread stream derived from a run seed and a thread id: the same (seed, thread)
     /// pair always gives the same stream, and different threads get unrelated streams.
     pub fn for_thread(seed: u64, thread_id: u64) -> Self {
-        let mut sm = seed ^ thread_id.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        Rng::new(splitmix64(&mut sm))
+        Rng::new(SplitMix64::new(seed ^ thread_id.wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64())
     }
 
     /// Next 64 uniformly distributed bits.
@@ -107,15 +98,6 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splitmix_reference_values() {
-        // Reference outputs of SplitMix64 seeded with 1234567 (from Vigna's splitmix64.c).
-        let mut s = 1234567u64;
-        assert_eq!(splitmix64(&mut s), 6457827717110365317);
-        assert_eq!(splitmix64(&mut s), 3203168211198807973);
-        assert_eq!(splitmix64(&mut s), 9817491932198370423);
-    }
 
     #[test]
     fn deterministic_and_thread_streams_differ() {

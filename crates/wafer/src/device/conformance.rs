@@ -1,7 +1,7 @@
 //! One conformance suite, run against every backend: whatever the engine sees through the trait
 //! must not depend on which device is underneath.
-use super::fault::SplitMix64;
 use super::*;
+use flashemu::rng::SplitMix64;
 use flashemu::Placement;
 
 /// Ops in the big batch: more than two io_uring submission rounds.
@@ -9,8 +9,8 @@ const BATCH_OPS: usize = 300;
 
 /// Deterministic contents for block `block` written in generation `generation`.
 fn pattern(block: u64, generation: u64, len: usize) -> Vec<u8> {
-    let mut rng = SplitMix64(block.wrapping_mul(0x1000_0001) ^ generation.rotate_left(32));
-    (0..len).map(|_| rng.next() as u8).collect()
+    let mut rng = SplitMix64::new(block.wrapping_mul(0x1000_0001) ^ generation.rotate_left(32));
+    (0..len).map(|_| rng.next_u64() as u8).collect()
 }
 
 fn op(offset: u64, data: &[u8]) -> WriteOp<'_> {

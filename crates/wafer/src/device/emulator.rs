@@ -308,7 +308,7 @@ mod tests {
         let dev = EmuDevice::new(config(Interface::Conventional { streams: 1 })).unwrap();
         let blocks = dev.capacity_bytes() / BLOCK_BYTES * 9 / 10;
         let mut model = vec![0u64; blocks as usize];
-        let mut rng = crate::device::fault::SplitMix64(7);
+        let mut rng = flashemu::rng::SplitMix64::new(7);
         let page = |block: u64, generation: u64| {
             let mut p = vec![generation as u8; BLOCK_BYTES as usize];
             p[..8].copy_from_slice(&block.to_le_bytes());
@@ -318,7 +318,7 @@ mod tests {
         let rounds = blocks * 4 / 64;
         for round in 1..=rounds {
             // One block at most once per batch: ops of a batch may run in any order.
-            let mut targets: Vec<u64> = (0..64).map(|_| rng.next() % blocks).collect();
+            let mut targets: Vec<u64> = (0..64).map(|_| rng.next_u64() % blocks).collect();
             targets.sort_unstable();
             targets.dedup();
             let datas: Vec<Vec<u8>> = targets.iter().map(|b| page(*b, round)).collect();

@@ -12,6 +12,7 @@
 //! I/O n" for a random n below a previous run's `io_count()`. Everything is deterministic from
 //! the test's choices and the power-cut seed.
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
+use flashemu::rng::SplitMix64;
 use std::sync::{Mutex, MutexGuard};
 
 /// Torn writes are torn at this granularity.
@@ -181,13 +182,13 @@ impl FaultDevice {
             frozen,
             ..CrashSummary::default()
         };
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         for write in state.pending.iter() {
             if frozen {
                 summary.dropped_writes += 1;
                 continue;
             }
-            match rng.next() % 3 {
+            match rng.next_u64() % 3 {
                 0 => summary.dropped_writes += 1,
                 1 => {
                     apply(&mut image, write.offset, &write.data);
@@ -195,7 +196,7 @@ impl FaultDevice {
                 }
                 _ => {
                     for (i, sector) in write.data.chunks(SECTOR_BYTES).enumerate() {
-                        if rng.next() & 1 == 1 {
+                        if rng.next_u64() & 1 == 1 {
                             apply(&mut image, write.offset + (i * SECTOR_BYTES) as u64, sector);
                         }
                     }
@@ -359,20 +360,6 @@ impl Device for FaultDevice {
         apply(&mut state.visible, offset, &zeros);
         Self::push_pending(&mut state, offset, zeros);
         Ok(())
-    }
-}
-
-/// A tiny deterministic generator (splitmix64): no dependency, same sequence everywhere.
-#[derive(Debug, Clone)]
-pub(crate) struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
     }
 }
 

@@ -234,7 +234,7 @@ fn unsynced_trim_reads_old_or_zero_after_crash() {
 fn post_crash_sectors_come_from_durable_or_unsynced_writes() {
     const BLOCKS: u64 = 8;
     for seed in 0..40u64 {
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         let dev = FaultDevice::new(BLOCKS * BLOCK_BYTES);
         // Model per sector: the durable fill and the fills written since the last sync.
         let sectors = BLOCKS as usize * SECTORS_PER_PAGE;
@@ -242,7 +242,7 @@ fn post_crash_sectors_come_from_durable_or_unsynced_writes() {
         let mut unsynced: Vec<Vec<u8>> = vec![Vec::new(); sectors];
         let mut fill = 0u8;
         for _ in 0..60 {
-            if rng.next().is_multiple_of(4) {
+            if rng.next_u64().is_multiple_of(4) {
                 dev.sync().unwrap();
                 for (d, u) in durable.iter_mut().zip(unsynced.iter_mut()) {
                     if let Some(last) = u.last() {
@@ -251,7 +251,7 @@ fn post_crash_sectors_come_from_durable_or_unsynced_writes() {
                     u.clear();
                 }
             } else {
-                let block = rng.next() % BLOCKS;
+                let block = rng.next_u64() % BLOCKS;
                 fill = fill.wrapping_add(1).max(1);
                 dev.write_at(block * BLOCK_BYTES, &page(fill), WritePurpose::UserEviction).unwrap();
                 let first = block as usize * SECTORS_PER_PAGE;
