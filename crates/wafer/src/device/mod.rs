@@ -143,55 +143,39 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// A shared device is a device: tests keep a handle to a fault device the database also owns,
-/// and `Counted<Arc<dyn Device>>` / `Counted<Box<dyn Device>>` wrap a backend chosen at run time.
-impl<D: Device + ?Sized> Device for std::sync::Arc<D> {
-    fn capacity_bytes(&self) -> u64 {
-        (**self).capacity_bytes()
-    }
-    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
-        (**self).read_batch(ops)
-    }
-    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        (**self).write_batch(ops)
-    }
-    fn sync(&self) -> Result<(), DeviceError> {
-        (**self).sync()
-    }
-    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
-        (**self).trim(offset, len)
-    }
-    fn zoned(&self) -> Option<&dyn Zoned> {
-        (**self).zoned()
-    }
-    fn flash_counters(&self) -> Option<flashemu::Counters> {
-        (**self).flash_counters()
-    }
+/// A shared or boxed device is a device: tests keep a handle to a fault device the database
+/// also owns, and `Counted<Arc<dyn Device>>` / `Counted<Box<dyn Device>>` wrap a backend chosen
+/// at run time. Every method forwards.
+macro_rules! forward_device {
+    ($pointer:ident) => {
+        impl<D: Device + ?Sized> Device for $pointer<D> {
+            fn capacity_bytes(&self) -> u64 {
+                (**self).capacity_bytes()
+            }
+            fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
+                (**self).read_batch(ops)
+            }
+            fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+                (**self).write_batch(ops)
+            }
+            fn sync(&self) -> Result<(), DeviceError> {
+                (**self).sync()
+            }
+            fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+                (**self).trim(offset, len)
+            }
+            fn zoned(&self) -> Option<&dyn Zoned> {
+                (**self).zoned()
+            }
+            fn flash_counters(&self) -> Option<flashemu::Counters> {
+                (**self).flash_counters()
+            }
+        }
+    };
 }
-
-impl<D: Device + ?Sized> Device for Box<D> {
-    fn capacity_bytes(&self) -> u64 {
-        (**self).capacity_bytes()
-    }
-    fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
-        (**self).read_batch(ops)
-    }
-    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        (**self).write_batch(ops)
-    }
-    fn sync(&self) -> Result<(), DeviceError> {
-        (**self).sync()
-    }
-    fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
-        (**self).trim(offset, len)
-    }
-    fn zoned(&self) -> Option<&dyn Zoned> {
-        (**self).zoned()
-    }
-    fn flash_counters(&self) -> Option<flashemu::Counters> {
-        (**self).flash_counters()
-    }
-}
+use std::sync::Arc;
+forward_device!(Arc);
+forward_device!(Box);
 
 mod aligned;
 #[cfg(test)]
