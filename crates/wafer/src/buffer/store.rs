@@ -64,8 +64,8 @@ pub trait GcIo {
     /// Reads valid page versions from the device (one batch).
     fn read(&mut self, ops: &mut [ReadOp<'_>]) -> Result<()>;
     /// Appends the copies (sealed pages, in the chunk's order) and commits their map entries.
-    /// `new_versions[i]`: copy `i` is the page's dirty in-memory version, counted as the user
-    /// write-back it replaces; the other copies count as `GcCopy`. Ok(true): every copy is now
+    /// `new_versions[i]` (empty: none): copy `i` is the page's dirty in-memory version, counted
+    /// as the user write-back it replaces; the other copies count as `GcCopy`. Ok(true): every copy is now
     /// the page's mapped version.
     fn append(&mut self, pages: &[(PageId, &PageBuf)], new_versions: &[bool]) -> Result<bool>;
 }

@@ -83,7 +83,6 @@ impl GcIo for ChunkIo<'_> {
     fn append(&mut self, pages: &[(PageId, &PageBuf)], new_versions: &[bool]) -> Result<bool> {
         assert_eq!(pages.len(), self.froms.len());
         self.inner.maybe_snapshot()?;
-        let new_versions = new_versions.contains(&true).then_some(new_versions);
         let froms = Some(self.froms);
         self.inner.append(pages, GC_GROUP, WritePurpose::GcCopy, false, froms, new_versions)
     }
@@ -109,7 +108,7 @@ fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
         page::verify(b, p.pid).map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
         copies.push((p.pid, b));
     }
-    io.append(&copies, &vec![false; copies.len()])?;
+    io.append(&copies, &[])?;
     Ok(GcCopyCounts { private_reads: pages.len() as u64, ..GcCopyCounts::default() })
 }
 

@@ -234,8 +234,8 @@ impl Inner {
     /// entries. Caller holds `writer`. The write is one sequential `WriteOp` per run (a run is
     /// contiguous), split only where the pages' purpose changes.
     /// `gc_from`: the pages' old locations when GC moves them (a page that moved meanwhile is
-    /// not moved again: its slot is abandoned and nothing is logged). `new_versions` (GC only):
-    /// the pages whose copy is their dirty in-memory version; their bytes count as
+    /// not moved again: its slot is abandoned and nothing is logged). `new_versions` (GC only,
+    /// else empty): the pages whose copy is their dirty in-memory version; their bytes count as
     /// `UserEviction`, the write-back they replace, the others as `purpose`. Ok(true): every
     /// page's map entry now points at its new copy.
     pub fn append(
@@ -245,17 +245,19 @@ impl Inner {
         purpose: WritePurpose,
         gc_allowed: bool,
         gc_from: Option<&[Location]>,
-        new_versions: Option<&[bool]>,
+        new_versions: &[bool],
     ) -> Result<bool> {
         assert!(gc_from.is_none_or(|f| f.len() == pages.len()));
-        assert!(new_versions.is_none_or(|v| v.len() == pages.len() && gc_from.is_some()));
+        assert!(
+            new_versions.is_empty() || (new_versions.len() == pages.len() && gc_from.is_some())
+        );
         assert!(!pages.is_empty());
-        let page_purpose = |i: usize| match new_versions {
-            Some(v) if v[i] => WritePurpose::UserEviction,
+        let page_purpose = |i: usize| match new_versions.get(i) {
+            Some(true) => WritePurpose::UserEviction,
             _ => purpose,
         };
         let runs = self.reserve(pages.len() as u32, group, purpose, gc_allowed)?;
-        let user_versions = new_versions.map_or(0, |v| v.iter().filter(|&&n| n).count());
+        let user_versions = new_versions.iter().filter(|&&n| n).count();
         if user_versions > 0 {
             self.lock_state().space.reclassify_issue(
                 purpose,
@@ -579,7 +581,7 @@ impl OutOfPlaceStore {
         if inner.lock_state().space.needs_gc() {
             super::gc::gc_until_satisfied(inner)?;
         }
-        inner.append(&data, USER_GROUP, purpose, true, None, None)?;
+        inner.append(&data, USER_GROUP, purpose, true, None, &[])?;
         if inner.options.background_gc && inner.free_zones_low_for_background() {
             inner.wake.notify_one();
         }
