@@ -20,59 +20,71 @@ impl MemoryStore {
     }
 
     pub(crate) fn write(&mut self, lba: u64, data: &[u8]) {
-        let blocks = data.len() as u64 / LBA_BYTES;
-        assert!(
-            (data.len() as u64).is_multiple_of(LBA_BYTES) && lba + blocks <= self.logical_blocks
-        );
-        let mut done = 0usize;
-        while done < data.len() {
-            let byte = lba * LBA_BYTES + done as u64;
-            let chunk = (byte / CHUNK_BYTES as u64) as usize;
-            let within = (byte % CHUNK_BYTES as u64) as usize;
-            let n = (CHUNK_BYTES - within).min(data.len() - done);
-            let slot =
-                self.chunks[chunk].get_or_insert_with(|| vec![0u8; CHUNK_BYTES].into_boxed_slice());
-            slot[within..within + n].copy_from_slice(&data[done..done + n]);
-            done += n;
+        for piece in self.pieces(lba, data.len()) {
+            let slot = self.chunks[piece.chunk]
+                .get_or_insert_with(|| vec![0u8; CHUNK_BYTES].into_boxed_slice());
+            slot[piece.within()].copy_from_slice(&data[piece.done()]);
         }
     }
 
     pub(crate) fn zero(&mut self, lba: u64, blocks: u64) {
-        assert!(lba + blocks <= self.logical_blocks);
-        let total = (blocks * LBA_BYTES) as usize;
-        let mut done = 0usize;
-        while done < total {
-            let byte = lba * LBA_BYTES + done as u64;
-            let chunk = (byte / CHUNK_BYTES as u64) as usize;
-            let within = (byte % CHUNK_BYTES as u64) as usize;
-            let n = (CHUNK_BYTES - within).min(total - done);
-            if n == CHUNK_BYTES {
+        for piece in self.pieces(lba, (blocks * LBA_BYTES) as usize) {
+            if piece.len == CHUNK_BYTES {
                 // A wholly zeroed chunk is freed: TRIM of a large range gives memory back.
-                self.chunks[chunk] = None;
-            } else if let Some(slot) = self.chunks[chunk].as_mut() {
-                slot[within..within + n].fill(0);
+                self.chunks[piece.chunk] = None;
+            } else if let Some(slot) = self.chunks[piece.chunk].as_mut() {
+                slot[piece.within()].fill(0);
             }
-            done += n;
         }
     }
 
     pub(crate) fn read(&self, lba: u64, buf: &mut [u8]) {
-        let blocks = buf.len() as u64 / LBA_BYTES;
-        assert!(
-            (buf.len() as u64).is_multiple_of(LBA_BYTES) && lba + blocks <= self.logical_blocks
-        );
-        let mut done = 0usize;
-        while done < buf.len() {
-            let byte = lba * LBA_BYTES + done as u64;
-            let chunk = (byte / CHUNK_BYTES as u64) as usize;
-            let within = (byte % CHUNK_BYTES as u64) as usize;
-            let n = (CHUNK_BYTES - within).min(buf.len() - done);
-            match &self.chunks[chunk] {
-                Some(slot) => buf[done..done + n].copy_from_slice(&slot[within..within + n]),
-                None => buf[done..done + n].fill(0),
+        for piece in self.pieces(lba, buf.len()) {
+            match &self.chunks[piece.chunk] {
+                Some(slot) => buf[piece.done()].copy_from_slice(&slot[piece.within()]),
+                None => buf[piece.done()].fill(0),
             }
-            done += n;
         }
+    }
+
+    /// The per-chunk pieces of `len_bytes` (whole blocks, inside the device) from `lba`.
+    fn pieces(&self, lba: u64, len_bytes: usize) -> impl Iterator<Item = Piece> {
+        let blocks = len_bytes as u64 / LBA_BYTES;
+        assert!(
+            (len_bytes as u64).is_multiple_of(LBA_BYTES) && lba + blocks <= self.logical_blocks
+        );
+        let start_byte = lba * LBA_BYTES;
+        let mut done = 0usize;
+        // Bound: each piece advances `done` by at least one byte up to `len_bytes`.
+        std::iter::from_fn(move || {
+            if done >= len_bytes {
+                return None;
+            }
+            let byte = start_byte + done as u64;
+            let within = (byte % CHUNK_BYTES as u64) as usize;
+            let len = (CHUNK_BYTES - within).min(len_bytes - done);
+            let piece = Piece { chunk: (byte / CHUNK_BYTES as u64) as usize, within, done, len };
+            done += len;
+            Some(piece)
+        })
+    }
+}
+
+/// One chunk's share of a range: `len` bytes at `within` in the chunk, `done` bytes into the
+/// caller's buffer.
+struct Piece {
+    chunk: usize,
+    within: usize,
+    done: usize,
+    len: usize,
+}
+
+impl Piece {
+    fn within(&self) -> std::ops::Range<usize> {
+        self.within..self.within + self.len
+    }
+    fn done(&self) -> std::ops::Range<usize> {
+        self.done..self.done + self.len
     }
 }
 
