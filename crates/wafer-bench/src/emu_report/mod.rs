@@ -66,7 +66,7 @@ pub struct PhaseTotals {
 impl PhaseTotals {
     pub fn between(before: &Counters, after: &Counters) -> PhaseTotals {
         let host_bytes = after.host_write_bytes - before.host_write_bytes;
-        let flash_bytes = sampler::flash_bytes(after) - sampler::flash_bytes(before);
+        let flash_bytes = after.flash_bytes() - before.flash_bytes();
         PhaseTotals {
             host_bytes,
             flash_bytes,

@@ -1,7 +1,7 @@
 //! Counter samples taken every N host bytes, and the WAF figures derived from them.
 use std::time::Instant;
 
-use flashemu::{Counters, Ssd};
+use flashemu::Ssd;
 use serde::Serialize;
 
 /// Which step of a run a sample belongs to.
@@ -35,9 +35,6 @@ pub struct Sample {
     pub elapsed_seconds: f64,
 }
 
-pub fn flash_bytes(c: &Counters) -> u64 {
-    c.flash_host_bytes + c.flash_gc_bytes + c.flash_pad_bytes
-}
 
 /// flash / host, or `None` when nothing was written (a WAF of 0/0 means nothing).
 pub fn ratio(flash: u64, host: u64) -> Option<f64> {
@@ -98,7 +95,7 @@ impl Sampler {
     /// Samples now, whatever the clock (phase boundaries, the end of a run).
     pub fn take(&mut self, ssd: &Ssd, phase: Phase, clock_bytes: u64) {
         let c = ssd.counters();
-        let flash = flash_bytes(&c);
+        let flash = c.flash_bytes();
         let interval_waf = match self.samples.last() {
             Some(prev) => {
                 ratio(flash - prev.flash_bytes, c.host_write_bytes - prev.host_write_bytes)
