@@ -35,7 +35,6 @@ pub struct Sample {
     pub elapsed_seconds: f64,
 }
 
-
 /// flash / host, or `None` when nothing was written (a WAF of 0/0 means nothing).
 pub fn ratio(flash: u64, host: u64) -> Option<f64> {
     if host == 0 {

@@ -14,7 +14,7 @@ pub struct Row {
     pub figures: Result<Figures, String>,
 }
 
-const HEADERS: [&str; 16] = [
+pub(crate) const HEADERS: [&str; 16] = [
     "config",
     "OPS (K)",
     "DB WAF",
