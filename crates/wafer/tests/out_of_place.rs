@@ -335,6 +335,8 @@ struct WafReport {
     fill: f64,
     updates: u64,
     ssd_waf: Option<f64>,
+    /// Every byte the SSD's flash received, the whole run (load included).
+    flash_bytes: u64,
 }
 
 /// Loads to `fill` of the data slots, then runs zipf(0.8) updates until DB-issued page bytes
@@ -433,6 +435,7 @@ fn ycsb_a_like(
         fill: db.stats().allocated_pages as f64 / slots as f64,
         updates,
         ssd_waf,
+        flash_bytes: 0,
     };
     db.close().unwrap();
     // Every byte the data device's flash receives is a DB-issued byte: the map journal on the
@@ -441,6 +444,7 @@ fn ycsb_a_like(
     assert_eq!(issued.bytes(WritePurpose::Wal), 0);
     let flash = dev.inner().flash_counters().unwrap();
     assert_eq!(flash.host_write_bytes, issued.db_issued_bytes());
+    let r = WafReport { flash_bytes: flash.flash_bytes(), ..r };
     eprintln!(
         "device {} MiB, {} keys, fill {:.3}, {} updates: user {} MiB, gc copy {} MiB, \
          metadata (snapshots, map journal) {} KiB, doublewrite {} B; DB WAF (pages) {:.2}, victim valid ratio {:.3}, \
@@ -479,6 +483,23 @@ fn ycsb_a_like_at_90_percent_fill_with_scaled_gc_thresholds_keeps_running() {
     assert!(r.fill >= 0.88, "fill {}", r.fill);
     assert!(r.db_waf_pages > 1.5, "DB WAF {}", r.db_waf_pages);
 }
+
+/// The byte counts of this run as they were before the out-of-place path was restructured
+/// (placement policy, append executor, GC orchestrator: issue 10): the restructuring moved code,
+/// not bytes. Pinned thresholds and the scaled ones, both single-threaded and deterministic.
+#[test]
+fn restructuring_left_the_byte_counts_unchanged() {
+    for (scaled, want) in [(false, PINNED_BYTES), (true, SCALED_BYTES)] {
+        let r = ycsb_a_like(64, 0.9, 2, 8, scaled);
+        let got = (r.user_bytes, r.gc_bytes, r.metadata_bytes, r.flash_bytes, r.updates);
+        assert_eq!(got, want, "scaled thresholds: {scaled}");
+    }
+}
+/// (user, GC copy, metadata, flash bytes, updates) measured at commit 257b632.
+const PINNED_BYTES: (u64, u64, u64, u64, u64) =
+    (8_380_416, 26_087_424, 1_032_192, 232_833_024, 3000);
+const SCALED_BYTES: (u64, u64, u64, u64, u64) =
+    (11_448_320, 28_925_952, 1_830_912, 256_045_056, 4000);
 
 #[test]
 #[ignore = "long: cargo test -p wafer --release --test out_of_place -- --ignored --nocapture"]
