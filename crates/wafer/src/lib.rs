@@ -11,6 +11,7 @@ pub mod error;
 pub mod oop;
 pub mod options;
 pub mod page;
+pub mod pagestore;
 pub mod space;
 pub mod stats;
 pub mod wal;

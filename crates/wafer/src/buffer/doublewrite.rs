@@ -22,9 +22,9 @@
 //! (any later write of the page would have gone through a later DW batch), so this never goes
 //! back in time. A slot whose crc does not match its entry was torn while the DW area itself was
 //! written: the in-place writes had not started, so it is skipped.
-use super::store::{PageStore, StoreRecovery};
 use crate::device::{Device, Placement, WriteOp, WritePurpose, BLOCK_BYTES};
 use crate::page::{self, get_u32, get_u64, put_u32, put_u64, PageBuf, PageId, PAGE_SIZE};
+use crate::pagestore::{PageStore, StoreRecovery};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -29,9 +29,9 @@
 //! nobody else holds (GC keeps latches only on frames off the free list). Device reads happen
 //! before a frame is claimed, so no frame is held latched across a GC read.
 use super::{try_read_latch, try_write_latch, BufferPool, FrameData, NO_FRAME, NO_PAGE};
-use crate::buffer::store::{GcCopyCounts, GcIo, GcPage, GcPageCache};
-use crate::device::{AlignedBuf, ReadOp};
+use crate::device::AlignedBuf;
 use crate::page::{self, PageBuf, PageId, PageKind, PAGE_SIZE};
+use crate::pagestore::{GcCopyCounts, GcIo, GcPage, GcPageCache};
 use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 use std::sync::RwLockWriteGuard;
@@ -59,16 +59,22 @@ impl GcPageCache for BufferPool {
         for (p, out) in pages.iter().zip(buf.chunks_mut(PAGE_SIZE)) {
             sources.push(self.gc_source(p.pid, limit, out)?);
         }
-        let mut ops: Vec<ReadOp<'_>> = buf
+        let mut wanted = Vec::new();
+        let mut outs: Vec<&mut PageBuf> = Vec::new();
+        for (b, (p, _)) in buf
             .chunks_mut(PAGE_SIZE)
             .zip(pages.iter().zip(&sources))
             .filter(|(_, (_, s))| matches!(s, Source::Device { .. }))
-            .map(|(b, (p, _))| ReadOp { offset: p.offset_bytes, buf: b })
-            .collect();
-        if !ops.is_empty() {
-            io.read(&mut ops)?;
+        {
+            let b: &mut PageBuf =
+                b.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
+            wanted.push(*p);
+            outs.push(b);
         }
-        drop(ops);
+        if !wanted.is_empty() {
+            io.read(&wanted, &mut outs)?;
+        }
+        drop(outs);
         // The write-ahead rule for the dirty versions, as write_back does.
         let mut max_lsn = None;
         for (s, out) in sources.iter_mut().zip(buf.chunks_mut(PAGE_SIZE)) {

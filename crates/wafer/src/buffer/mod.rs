@@ -16,12 +16,11 @@ mod counters;
 pub mod doublewrite;
 mod gc;
 mod reserve;
-pub mod store;
 
+pub use crate::pagestore::{InPlaceStore, PageStore, StoreRecovery};
 pub use counters::PoolStats;
 pub use doublewrite::DoublewriteStore;
 pub use reserve::CLEAN_RESERVE_PERCENT_MAX;
-pub use store::{GcCopyCounts, GcIo, GcPage, GcPageCache, InPlaceStore, PageStore, StoreRecovery};
 
 use crate::device::WritePurpose;
 use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};

@@ -12,12 +12,13 @@
 //! device version GC reads stays the mapped one. Inside an eviction the pool is reentered with
 //! the victims latched: the pool's side only `try_` latches frames (deadlock argument in
 //! docs/design.md §9, GC).
-use super::layout::GC_GROUP;
-use super::store::Inner;
-use crate::buffer::{GcCopyCounts, GcIo, GcPage};
+use super::append::{Append, AppendSteps};
+use super::orchestrate::{self, Collect};
+use super::state::Inner;
 use crate::device::{AlignedBuf, ReadOp, WritePurpose};
 use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
-use crate::space::Location;
+use crate::pagestore::{GcCopyCounts, GcIo, GcPage};
+use crate::space::{GcPlan, Location, WritePlan};
 use crate::{Error, Result};
 use std::time::Duration;
 
@@ -25,9 +26,9 @@ use std::time::Duration;
 const BACKGROUND_PERIOD: Duration = Duration::from_millis(50);
 
 /// One GC cycle under the caller's `writer` lock. Ok(false): no zone would free anything.
-pub(super) fn gc_cycle(inner: &Inner) -> Result<bool> {
+fn gc_cycle(inner: &Inner) -> Result<bool> {
     let Some(plan) = inner.lock_state().space.plan_gc() else { return Ok(false) };
-    let r = move_pages(inner, &plan.valid);
+    let r = move_pages(inner, &plan);
     let mut st = inner.lock_state();
     if let Err(e) = r {
         st.space.abort_victim(plan.zone);
@@ -42,21 +43,18 @@ pub(super) fn gc_cycle(inner: &Inner) -> Result<bool> {
     Ok(true)
 }
 
-/// Copies the victim's valid pages in slot order, `gc_batch_pages` at a time, to the GC
-/// group's zone: through the pool when one is bound, else read into GC's own buffer.
-fn move_pages(inner: &Inner, valid: &[(PageId, Location)]) -> Result<()> {
+/// Copies the victim's valid pages in slot order, `gc_batch_pages` at a time, to the plan's
+/// destination group: through the pool when one is bound, else read into GC's own buffer.
+fn move_pages(inner: &Inner, plan: &GcPlan) -> Result<()> {
     let batch = inner.options.gc_batch_pages as usize;
+    assert!(batch >= 1);
     let cache = inner.gc_cache();
-    for chunk in valid.chunks(batch) {
-        let pages: Vec<GcPage> = {
-            let st = inner.lock_state();
-            chunk
-                .iter()
-                .map(|(pid, loc)| GcPage { pid: *pid, offset_bytes: st.space.offset_bytes(*loc) })
-                .collect()
-        };
+    for chunk in plan.valid.chunks(batch) {
+        let pages: Vec<GcPage> =
+            chunk.iter().enumerate().map(|(index, (pid, _))| GcPage { pid: *pid, index }).collect();
         let froms: Vec<Location> = chunk.iter().map(|(_, l)| *l).collect();
-        let mut io = ChunkIo { inner, froms: &froms };
+        let mut io =
+            ChunkIo { inner, froms: &froms, purpose: plan.purpose, group: plan.dest_group };
         let counts = match &cache {
             Some(c) => c.gc_copy(&pages, &mut io)?,
             None => copy_privately(&pages, &mut io)?,
@@ -70,21 +68,41 @@ fn move_pages(inner: &Inner, valid: &[(PageId, Location)]) -> Result<()> {
     Ok(())
 }
 
-/// The store's side of one chunk: device reads and the copies' append.
+/// The store's side of one chunk: reads of the valid versions and the copies' append.
 struct ChunkIo<'a> {
     inner: &'a Inner,
     froms: &'a [Location],
+    purpose: WritePurpose,
+    group: u32,
 }
 
 impl GcIo for ChunkIo<'_> {
-    fn read(&mut self, ops: &mut [ReadOp<'_>]) -> Result<()> {
-        Ok(self.inner.device.read_batch(ops)?)
+    fn read(&mut self, pages: &[GcPage], out: &mut [&mut PageBuf]) -> Result<()> {
+        assert_eq!(pages.len(), out.len());
+        let offsets: Vec<u64> = {
+            let st = self.inner.lock_state();
+            pages.iter().map(|p| st.space.byte_range(self.froms[p.index]).start).collect()
+        };
+        let mut ops: Vec<ReadOp<'_>> = out
+            .iter_mut()
+            .zip(offsets)
+            .map(|(b, offset)| ReadOp { offset, buf: &mut b[..] })
+            .collect();
+        // Stored uncompressed: the slot's bytes are the decoded page.
+        Ok(self.inner.device.read_batch(&mut ops)?)
     }
     fn append(&mut self, pages: &[(PageId, &PageBuf)], new_versions: &[bool]) -> Result<bool> {
         assert_eq!(pages.len(), self.froms.len());
         self.inner.maybe_snapshot()?;
-        let froms = Some(self.froms);
-        self.inner.append(pages, GC_GROUP, WritePurpose::GcCopy, false, froms, new_versions)
+        let plan = WritePlan::single(pages.len() as u32, self.group);
+        let append = Append {
+            pages,
+            plan: &plan,
+            purpose: self.purpose,
+            gc_from: Some(self.froms),
+            new_versions,
+        };
+        orchestrate::write_copies(&mut AppendSteps { inner: self.inner, append })
     }
 }
 
@@ -93,12 +111,13 @@ impl GcIo for ChunkIo<'_> {
 fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
     let mut buf = AlignedBuf::zeroed(pages.len() * PAGE_SIZE);
     {
-        let mut ops: Vec<ReadOp<'_>> = buf
-            .chunks_mut(PAGE_SIZE)
-            .zip(pages)
-            .map(|(b, p)| ReadOp { offset: p.offset_bytes, buf: b })
-            .collect();
-        io.read(&mut ops)?;
+        let mut outs: Vec<&mut PageBuf> = Vec::with_capacity(pages.len());
+        for b in buf.chunks_mut(PAGE_SIZE) {
+            outs.push(
+                b.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?,
+            );
+        }
+        io.read(pages, &mut outs)?;
     }
     let mut copies: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
     for (p, bytes) in pages.iter().zip(buf.chunks(PAGE_SIZE)) {
@@ -112,19 +131,29 @@ fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
     Ok(GcCopyCounts { private_reads: pages.len() as u64, ..GcCopyCounts::default() })
 }
 
+/// GC as the orchestrator's [`Collect`] steps.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct GcLoop<'a>(pub &'a Inner);
+
+impl Collect for GcLoop<'_> {
+    type Error = Error;
+    fn gc_cycle(&mut self) -> Result<bool> {
+        gc_cycle(self.0)
+    }
+    fn needs_gc(&self) -> bool {
+        self.0.lock_state().space.needs_gc()
+    }
+    fn gc_satisfied(&self) -> bool {
+        self.0.lock_state().space.gc_satisfied()
+    }
+    fn zone_count(&self) -> u32 {
+        self.0.layout.space.zone_count()
+    }
+}
+
 /// GC until the free-zone target is met, a bounded number of cycles. Caller holds `writer`.
 pub(super) fn gc_until_satisfied(inner: &Inner) -> Result<u32> {
-    let mut cycles = 0;
-    for _ in 0..inner.layout.space.zone_count() {
-        if inner.lock_state().space.gc_satisfied() {
-            break;
-        }
-        if !gc_cycle(inner)? {
-            break;
-        }
-        cycles += 1;
-    }
-    Ok(cycles)
+    orchestrate::gc_until_satisfied(&mut GcLoop(inner))
 }
 
 /// GC on every zone holding an invalid slot (tools, leak checks), then a snapshot so the freed

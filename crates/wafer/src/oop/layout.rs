@@ -15,11 +15,6 @@ use super::options::OutOfPlaceOptions;
 use crate::space::{snapshot, SpaceOptions, SLOT_BYTES};
 use crate::{Error, Result};
 
-/// Write groups: user write-back and GC copyback fill separate open zones, so GC's old pages
-/// do not mix with freshly written ones.
-pub const USER_GROUP: u32 = 0;
-pub const GC_GROUP: u32 = 1;
-const OPEN_ZONES: u32 = 2;
 const JOURNAL_BYTES_MIN: u64 = 64 << 10;
 const JOURNAL_BYTES_MAX: u64 = 64 << 20;
 
@@ -94,11 +89,12 @@ impl Layout {
             data_offset_bytes: zones_start,
             data_bytes: zone_count * o.zone_bytes,
             zone_bytes: o.zone_bytes,
-            max_open_zones: OPEN_ZONES,
+            max_open_zones: o.open_zones,
             gc_free_zones_low: gc.free_low,
             gc_free_zones_high: gc.free_high,
             gc_reserve_zones: gc.reserve,
             placement_handles: o.placement_handles,
+            placement: o.placement,
             policy: o.policy,
         };
         space.validate().map_err(Error::from)?;
@@ -107,7 +103,7 @@ impl Layout {
         let by_fill = slots * u64::from(o.max_fill_percent) / 100;
         // Live pages must leave the GC free target and the open zones' room, or GC could find
         // no victim with an invalid slot while writers still need zones.
-        let overhead_zones = u64::from(gc.free_high) + u64::from(OPEN_ZONES);
+        let overhead_zones = u64::from(gc.free_high) + u64::from(o.open_zones);
         let by_zones = (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone;
         let page_capacity = 1 + by_fill.min(by_zones);
         assert!(page_capacity <= pid_bound);

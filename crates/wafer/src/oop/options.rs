@@ -1,7 +1,7 @@
 //! Out-of-place write mode configuration: zone size, GC thresholds and policy, how full the
 //! page-id space may get, and whether GC also runs in a background thread. A plain value with
 //! named presets; `Options::out_of_place` carries it.
-use crate::space::VictimPolicyKind;
+use crate::space::{PlacementKind, VictimPolicyKind};
 
 /// How many free zones GC keeps, as counts of zones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,11 @@ pub struct OutOfPlaceOptions {
     /// GC's free-zone thresholds and reserve (`Layout::space` holds the resolved counts).
     pub gc_zones: GcZones,
     pub policy: VictimPolicyKind,
-    /// FDP reclaim unit handles: zone z writes with placement `Fdp(z % n)`; 0 = no hint.
+    /// Where write-back batches go (the placement policy).
+    pub placement: PlacementKind,
+    /// Zones open for appends at once, GC's included (000: up to 16). At least 2.
+    pub open_zones: u32,
+    /// FDP reclaim unit handles the placement policy hints with; 0 = no hint.
     pub placement_handles: u16,
     /// Pages GC reads and rewrites per device batch (bounds its buffer: this x 4 KiB).
     pub gc_batch_pages: u32,
@@ -74,6 +78,8 @@ impl OutOfPlaceOptions {
             max_fill_percent: 95,
             gc_zones: GcZones::Scaled,
             policy: VictimPolicyKind::Greedy,
+            placement: PlacementKind::Separate,
+            open_zones: 2,
             placement_handles: 0,
             gc_batch_pages: 256,
             background_gc: true,
@@ -88,6 +94,8 @@ impl OutOfPlaceOptions {
             max_fill_percent: 90,
             gc_zones: GcZones::Fixed { free_low: 3, free_high: 5, reserve: 1 },
             policy: VictimPolicyKind::Greedy,
+            placement: PlacementKind::Separate,
+            open_zones: 2,
             placement_handles: 0,
             gc_batch_pages: 3,
             background_gc: false,

@@ -5,6 +5,7 @@
 //! write each). Reservation and commit are apart because the page data must be durable before
 //! the map record that points at it (000 sec. 6.2): reserve, write, sync, log, commit.
 use super::map::{Location, PageId, SlotEntry};
+use super::placement::WritePlan;
 use super::zone::{Lsn, ZoneId, ZoneState};
 use super::{Space, SpaceError};
 use crate::device::WritePurpose;
@@ -35,16 +36,28 @@ impl Space {
         self.stats.reclassify_issue(from, to, u64::from(slots));
     }
 
-    /// Reserves `slots` slots for a batch of `group`'s pages written for `purpose`. Only
-    /// `GcCopy` may open the last `gc_reserve_zones` empty zones. On error nothing changed:
-    /// `NeedsGc` -> run a GC cycle and retry; `AwaitingDurability` -> flush the log, call
-    /// `release_ready`, retry; `OutOfSpace` -> final.
+    /// Reserves `slots` slots for a batch of `group`'s pages written for `purpose` (a plan of
+    /// one stretch: [`Space::reserve_plan`]).
     pub fn reserve_batch(
         &mut self,
         slots: u32,
         group: u32,
         purpose: WritePurpose,
     ) -> Result<Vec<SlotRun>, SpaceError> {
+        self.reserve_plan(&WritePlan::single(slots, group), purpose)
+    }
+
+    /// Reserves slots for every stretch of `plan`, written for `purpose`: the returned runs
+    /// cover `plan.order` in order (run k takes the next `slots` pages). Only `GcCopy` may open
+    /// the last `gc_reserve_zones` empty zones. All or nothing: on error nothing changed;
+    /// `NeedsGc` -> run a GC cycle and retry; `AwaitingDurability` -> flush the log, call
+    /// `release_ready`, retry; `OutOfSpace` -> final.
+    pub fn reserve_plan(
+        &mut self,
+        plan: &WritePlan,
+        purpose: WritePurpose,
+    ) -> Result<Vec<SlotRun>, SpaceError> {
+        let slots = plan.page_count();
         assert!((1..=BATCH_SLOTS_MAX).contains(&slots), "batch of {slots} slots");
         assert!(
             !matches!(
@@ -53,23 +66,48 @@ impl Space {
             ),
             "{purpose:?} writes do not go to the data zones"
         );
-        let slots_per_zone = self.slots_per_zone();
-        let group_index = (group % self.options.max_open_zones) as usize;
-        let current = self.open_by_group[group_index];
-        let room_current =
-            current.map_or(0, |z| slots_per_zone - self.zones.get(z).write_ptr_slots());
-        let zones_needed = slots.saturating_sub(room_current).div_ceil(slots_per_zone);
+        let zones_needed = self.zones_needed(plan);
         let reserve =
             if purpose == WritePurpose::GcCopy { 0 } else { self.options.gc_reserve_zones };
         let usable = self.empty_zone_count().saturating_sub(reserve);
         if zones_needed > usable {
             return Err(self.no_room_error(slots, zones_needed - usable));
         }
+        let mut runs = Vec::with_capacity(plan.groups.len() + zones_needed as usize);
+        for stretch in &plan.groups {
+            self.reserve_group(stretch.pages, stretch.group, &mut runs);
+        }
+        assert_eq!(runs.iter().map(|r| u64::from(r.slots)).sum::<u64>(), u64::from(slots));
+        assert!(self.open_zone_count() <= self.options.max_open_zones);
+        self.stats.record_issue(purpose, u64::from(slots));
+        Ok(runs)
+    }
 
-        let mut runs = Vec::with_capacity(zones_needed as usize + 1);
+    /// Empty zones the plan would open: per group, what does not fit its open zone's tail.
+    fn zones_needed(&self, plan: &WritePlan) -> u32 {
+        let slots_per_zone = self.slots_per_zone();
+        let mut wanted = vec![0u64; self.options.max_open_zones as usize];
+        for stretch in &plan.groups {
+            wanted[(stretch.group % self.options.max_open_zones) as usize] +=
+                u64::from(stretch.pages);
+        }
+        let mut zones = 0u64;
+        for (index, want) in wanted.into_iter().enumerate() {
+            let room = self.open_by_group[index]
+                .map_or(0, |z| slots_per_zone - self.zones.get(z).write_ptr_slots());
+            zones += want.saturating_sub(u64::from(room)).div_ceil(u64::from(slots_per_zone));
+        }
+        u32::try_from(zones).unwrap_or(u32::MAX)
+    }
+
+    /// Appends `slots` slots to `group`'s open zone, opening empty zones as it fills (the
+    /// caller checked they exist), and pushes the runs.
+    fn reserve_group(&mut self, slots: u32, group: u32, runs: &mut Vec<SlotRun>) {
+        let slots_per_zone = self.slots_per_zone();
+        let group_index = (group % self.options.max_open_zones) as usize;
         let mut left = slots;
-        // Each pass fills one zone (or finishes the batch): at most zones_needed + 1 passes.
-        for _ in 0..=zones_needed {
+        // Each pass fills one zone (or finishes the stretch).
+        for _ in 0..=slots.div_ceil(slots_per_zone) {
             if left == 0 {
                 break;
             }
@@ -77,9 +115,10 @@ impl Space {
                 Some(zone) => zone,
                 None => {
                     let zone = self.empty.pop_front();
-                    assert!(zone.is_some(), "free zones were counted above");
+                    assert!(zone.is_some(), "free zones were counted before reserving");
                     let zone = zone.unwrap_or_default();
-                    self.zones.open(zone);
+                    let hint = self.placement.zone_hint(group, zone);
+                    self.zones.open(zone, hint);
                     self.open_by_group[group_index] = Some(zone);
                     zone
                 }
@@ -98,9 +137,6 @@ impl Space {
             left -= take;
         }
         assert_eq!(left, 0);
-        assert!(self.open_zone_count() <= self.options.max_open_zones);
-        self.stats.record_issue(purpose, u64::from(slots));
-        Ok(runs)
     }
 
     /// Why `zones_short` more empty zones are missing: the log (zones wait for durability), GC

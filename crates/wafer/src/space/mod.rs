@@ -51,6 +51,7 @@ mod invariants;
 pub mod io;
 mod map;
 mod options;
+pub mod placement;
 mod recovery;
 pub mod snapshot;
 mod stats;
@@ -61,12 +62,13 @@ mod tests;
 
 pub use alloc::SlotRun;
 pub use error::{SnapshotError, SpaceError};
-pub use gc::{GcPlan, VictimPolicy, VictimPolicyKind};
+pub use gc::{GcPlan, SpaceView, VictimChoice, VictimPolicy, VictimPolicyKind};
 pub use map::{
     Location, PageId, PageMap, ReverseMap, SlotEntry, PAGE_ID_LIMIT, SLOTS_PER_ZONE_LIMIT,
     SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
 };
 pub use options::{SpaceOptions, CNS_SUPERBLOCK_BYTES};
+pub use placement::{GroupRun, PageDesc, PlacementKind, PlacementPolicy, PlacementView, WritePlan};
 pub use stats::{GcRecord, SpaceCounters};
 pub use zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};
 
@@ -86,6 +88,8 @@ pub struct Space {
     pending_reset: Vec<ZoneId>,
     /// The open zone of each write group (`group % max_open_zones`).
     open_by_group: Vec<Option<ZoneId>>,
+    /// Where batches go (decides write plans and zone hints).
+    placement: Box<dyn PlacementPolicy>,
     policy: Box<dyn VictimPolicy>,
     stats: stats::SpaceStats,
     /// Slots reserved so far: the logical clock age-aware policies measure age with.
@@ -100,12 +104,13 @@ impl Space {
         let slots_per_zone = options.slots_per_zone();
         Ok(Space {
             options,
-            zones: ZoneTable::new(zone_count, slots_per_zone, options.placement_handles),
+            zones: ZoneTable::new(zone_count, slots_per_zone),
             map: PageMap::new(),
             reverse: ReverseMap::new(zone_count, slots_per_zone),
             empty: (0..zone_count).collect(),
             pending_reset: Vec::new(),
             open_by_group: vec![None; options.max_open_zones as usize],
+            placement: options.placement.build(options.placement_handles),
             policy: options.policy.build(),
             stats: stats::SpaceStats::default(),
             clock: 0,
@@ -156,10 +161,40 @@ impl Space {
         self.clock
     }
 
+    /// What the placement policy may read.
+    pub fn placement_view(&self) -> PlacementView {
+        PlacementView { clock: self.clock, max_open_zones: self.options.max_open_zones }
+    }
+
+    /// The placement policy's plan for a batch of user write-back pages.
+    pub fn plan_write(&mut self, batch: &[PageDesc]) -> WritePlan {
+        assert!(!batch.is_empty());
+        let view = self.placement_view();
+        let plan = self.placement.plan(batch, &view);
+        if let Err(why) = plan.check(batch.len()) {
+            panic!("placement {} planned wrongly: {why}", self.placement.name());
+        }
+        assert!(plan.groups.iter().all(|g| g.group < self.options.max_open_zones));
+        plan
+    }
+
+    /// The group GC copyback goes to.
+    pub fn gc_group(&self) -> u32 {
+        self.placement.gc_group(&self.placement_view())
+    }
+
     /// Device byte offset of a location.
     pub fn offset_bytes(&self, loc: Location) -> u64 {
         assert!(loc.zone < self.zone_count() && loc.slot < self.slots_per_zone());
         self.zone_offset_bytes(loc.zone) + u64::from(loc.slot) * SLOT_BYTES
+    }
+
+    /// The device bytes to read for a location: its whole 4 KiB slot (the one function that
+    /// turns a location into a byte range).
+    pub fn byte_range(&self, loc: Location) -> std::ops::Range<u64> {
+        let start = self.offset_bytes(loc);
+        assert!(u64::from(loc.stored_bytes) <= SLOT_BYTES);
+        start..start + SLOT_BYTES
     }
 
     /// Device byte offset of a zone's first slot.

@@ -3,6 +3,7 @@
 use super::error::{invalid, SpaceError};
 use super::gc::VictimPolicyKind;
 use super::map::{SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, ZONE_COUNT_LIMIT};
+use super::placement::PlacementKind;
 
 /// Superblock size of the emulator's `cns`/`fdp`/`zns` presets (8 blocks of 128 x 16 KiB pages):
 /// the production zone size, so one DB zone is one SSD GC unit (000 sec. 5.3). A test pins it to
@@ -25,8 +26,10 @@ pub struct SpaceOptions {
     pub gc_free_zones_high: u32,
     /// Empty zones only GC copyback may open, so GC can always move a victim's valid pages.
     pub gc_reserve_zones: u32,
-    /// FDP reclaim unit handles: zone z writes with placement `Fdp(z % n)`; 0 = no hint.
+    /// FDP reclaim unit handles the placement policy may hint with; 0 = no hint.
     pub placement_handles: u16,
+    /// Where write-back batches go (which group, hence which open zone).
+    pub placement: PlacementKind,
     pub policy: VictimPolicyKind,
 }
 
@@ -43,6 +46,7 @@ impl SpaceOptions {
             gc_free_zones_high: 8,
             gc_reserve_zones: 2,
             placement_handles: 0,
+            placement: PlacementKind::Separate,
             policy: VictimPolicyKind::Greedy,
         }
     }
@@ -59,6 +63,7 @@ impl SpaceOptions {
             gc_free_zones_high: 5,
             gc_reserve_zones: 1,
             placement_handles: 0,
+            placement: PlacementKind::Separate,
             policy: VictimPolicyKind::Greedy,
         }
     }
@@ -104,8 +109,16 @@ impl SpaceOptions {
                 format!("{zones} zones exceed the limit of {ZONE_COUNT_LIMIT}; use larger zones"),
             ));
         }
-        if self.max_open_zones == 0 {
-            return Err(invalid("max_open_zones", "must be at least 1".into()));
+        if self.max_open_zones < self.placement.min_open_zones() {
+            return Err(invalid(
+                "max_open_zones",
+                format!(
+                    "{} is below the {} zones placement `{}` needs",
+                    self.max_open_zones,
+                    self.placement.min_open_zones(),
+                    self.placement.name()
+                ),
+            ));
         }
         if self.gc_reserve_zones == 0 {
             return Err(invalid(

@@ -66,7 +66,8 @@ impl Zone {
     pub fn invalidation_lsn_max(&self) -> Lsn {
         self.invalidation_lsn_max
     }
-    /// The placement hint every write to this zone carries (FDP: zone index mod handles).
+    /// The placement hint every write to this zone carries, chosen by the placement policy
+    /// when the zone opened.
     pub fn placement(&self) -> Placement {
         self.placement
     }
@@ -80,11 +81,11 @@ pub struct ZoneTable {
 }
 
 impl ZoneTable {
-    /// `placement_handles` = 0: no placement hint; n > 0: zone z writes with `Fdp(z % n)`.
-    pub fn new(zone_count: u32, slots_per_zone: u32, placement_handles: u16) -> ZoneTable {
+    /// Every zone Empty, no placement hint (a zone gets its hint when it opens).
+    pub fn new(zone_count: u32, slots_per_zone: u32) -> ZoneTable {
         assert!(zone_count >= 1 && slots_per_zone >= 1);
         let zones = (0..zone_count)
-            .map(|z| Zone {
+            .map(|_| Zone {
                 state: ZoneState::Empty,
                 write_ptr_slots: 0,
                 valid_slots: 0,
@@ -92,11 +93,7 @@ impl ZoneTable {
                 erase_count: 0,
                 last_write_clock: 0,
                 invalidation_lsn_max: 0,
-                placement: if placement_handles == 0 {
-                    Placement::None
-                } else {
-                    Placement::Fdp((z % u32::from(placement_handles)) as u16)
-                },
+                placement: Placement::None,
             })
             .collect();
         ZoneTable { zones, slots_per_zone }
@@ -125,12 +122,13 @@ impl ZoneTable {
         &mut self.zones[zone as usize]
     }
 
-    /// Empty -> Open.
-    pub(super) fn open(&mut self, zone: ZoneId) {
+    /// Empty -> Open; every write to the zone carries `hint` until it is reset.
+    pub(super) fn open(&mut self, zone: ZoneId, hint: Placement) {
         let z = self.get_mut(zone);
         assert_eq!(z.state, ZoneState::Empty, "zone {zone} opened while not empty");
         assert_eq!(z.write_ptr_slots, 0);
         z.state = ZoneState::Open;
+        z.placement = hint;
     }
 
     /// Appends `slots` pending slots at the write pointer; returns the first. A zone whose write
@@ -201,10 +199,10 @@ mod tests {
 
     #[test]
     fn zone_life_cycle_counts() {
-        let mut t = ZoneTable::new(3, 4, 2);
+        let mut t = ZoneTable::new(3, 4);
+        assert_eq!(t.get(1).placement(), Placement::None);
+        t.open(1, Placement::Fdp(1));
         assert_eq!(t.get(1).placement(), Placement::Fdp(1));
-        assert_eq!(t.get(2).placement(), Placement::Fdp(0));
-        t.open(1);
         assert_eq!(t.append(1, 3, 7), 0);
         assert_eq!(t.get(1).state(), ZoneState::Open);
         t.commit_slot(1);
@@ -229,7 +227,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "appended while not open")]
     fn appending_to_an_empty_zone_is_a_bug() {
-        let mut t = ZoneTable::new(1, 4, 0);
+        let mut t = ZoneTable::new(1, 4);
         t.append(0, 1, 0);
     }
 }

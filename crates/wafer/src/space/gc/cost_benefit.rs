@@ -2,8 +2,8 @@
 //! ratio, age the space clock since the zone's last append. Old, cold zones are taken at higher
 //! utilisation than young, hot ones, which still lose pages on their own. A zone with u = 0
 //! costs nothing and is taken first.
-use super::{is_candidate, VictimPolicy};
-use crate::space::zone::{ZoneId, ZoneTable};
+use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy};
+use crate::space::zone::ZoneId;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CostBenefit;
@@ -13,7 +13,8 @@ impl VictimPolicy for CostBenefit {
         "cost-benefit"
     }
 
-    fn choose(&self, zones: &ZoneTable, now: u64) -> Option<ZoneId> {
+    fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
+        let (zones, now) = (view.zones, view.clock);
         let slots = f64::from(zones.slots_per_zone());
         let mut best: Option<(f64, ZoneId)> = None;
         for (id, z) in zones.iter().filter(|(_, z)| is_candidate(z)) {
@@ -27,6 +28,6 @@ impl VictimPolicy for CostBenefit {
                 best = Some((score, id));
             }
         }
-        best.map(|(_, id)| id)
+        best.map(|(_, id)| VictimChoice::copyback(id, view))
     }
 }

@@ -1,8 +1,7 @@
 //! Greedy victim selection: the candidate with the fewest valid slots; the least recently written
 //! on a tie, then the lowest id, so runs are deterministic. Optimal for uniform random writes
 //! (000 sec. 4.1); one O(zones) scan per choice (a few hundred zones at production scale).
-use super::{is_candidate, VictimPolicy};
-use crate::space::zone::{ZoneId, ZoneTable};
+use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Greedy;
@@ -12,11 +11,11 @@ impl VictimPolicy for Greedy {
         "greedy"
     }
 
-    fn choose(&self, zones: &ZoneTable, _now: u64) -> Option<ZoneId> {
-        zones
+    fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
+        view.zones
             .iter()
             .filter(|(_, z)| is_candidate(z))
             .min_by_key(|(id, z)| (z.valid_slots(), z.last_write_clock(), *id))
-            .map(|(id, _)| id)
+            .map(|(id, _)| VictimChoice::copyback(id, view))
     }
 }

@@ -6,6 +6,7 @@
 use super::map::{Location, PageId, SlotEntry};
 use super::zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};
 use super::Space;
+use crate::device::WritePurpose;
 
 mod cost_benefit;
 mod greedy;
@@ -13,13 +14,39 @@ mod greedy;
 pub use cost_benefit::CostBenefit;
 pub use greedy::Greedy;
 
-/// Chooses GC victims. Policies read the zone table only; they never change state, so they can
-/// be swapped by configuration and tested alone (GDT- and NoWA-aware ones will follow).
+/// What a victim policy may read of the space.
+#[derive(Debug, Clone, Copy)]
+pub struct SpaceView<'a> {
+    pub zones: &'a ZoneTable,
+    /// The space clock (slots reserved so far), for age-aware policies.
+    pub clock: u64,
+    /// The group the placement policy gives GC copyback.
+    pub gc_group: u32,
+}
+
+/// A whole GC decision: the victim, and where and as what its valid pages are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VictimChoice {
+    pub zone: ZoneId,
+    /// What the copies count as (GC copyback; NoWA compensation later).
+    pub purpose: WritePurpose,
+    pub dest_group: u32,
+}
+
+impl VictimChoice {
+    /// `zone`'s valid pages copied back to the view's GC group.
+    pub fn copyback(zone: ZoneId, view: &SpaceView<'_>) -> VictimChoice {
+        VictimChoice { zone, purpose: WritePurpose::GcCopy, dest_group: view.gc_group }
+    }
+}
+
+/// Chooses GC victims. Policies read a view of the space only; they never change state, so
+/// they can be swapped by configuration and tested alone (GDT- and NoWA-aware ones will
+/// follow).
 pub trait VictimPolicy: std::fmt::Debug + Send + Sync {
     fn name(&self) -> &'static str;
-    /// A zone for which [`is_candidate`] holds, or None when no zone would free anything.
-    /// `now` is the space clock (slots reserved so far), for age-aware policies.
-    fn choose(&self, zones: &ZoneTable, now: u64) -> Option<ZoneId>;
+    /// A choice whose zone satisfies [`is_candidate`], or None when no zone would free anything.
+    fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice>;
 }
 
 /// A zone GC may take: Full, no reservation in flight, at least one invalid slot (taking a zone
@@ -51,6 +78,9 @@ impl VictimPolicyKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GcPlan {
     pub zone: ZoneId,
+    /// What the copies count as, and the group they go to.
+    pub purpose: WritePurpose,
+    pub dest_group: u32,
     /// The victim's valid pages and where they are now, in slot order (one sequential read).
     pub valid: Vec<(PageId, Location)>,
     /// valid slots / zone slots at the time of choice.
@@ -77,12 +107,15 @@ impl Space {
     /// None: no zone would free anything (every Full zone is entirely valid) - if writes still
     /// need room, live data fills the device and `reserve_batch` reports out of space.
     pub fn plan_gc(&mut self) -> Option<GcPlan> {
-        let zone = self.policy.choose(&self.zones, self.clock)?;
+        let view = SpaceView { zones: &self.zones, clock: self.clock, gc_group: self.gc_group() };
+        let choice = self.policy.choose(&view)?;
+        let zone = choice.zone;
         assert!(
             is_candidate(self.zones.get(zone)),
             "policy {} chose zone {zone}",
             self.policy.name()
         );
+        assert!(choice.dest_group < self.options.max_open_zones);
         self.zones.get_mut(zone).state = ZoneState::Victim;
         let mut valid = Vec::with_capacity(self.zones.get(zone).valid_slots() as usize);
         for (slot, entry) in self.reverse.zone(zone).enumerate() {
@@ -98,7 +131,13 @@ impl Space {
         assert_eq!(valid.len(), valid_slots as usize);
         self.stats.record_gc(zone, valid_slots, self.slots_per_zone(), self.clock);
         let valid_ratio = f64::from(valid_slots) / f64::from(self.slots_per_zone());
-        Some(GcPlan { zone, valid, valid_ratio })
+        Some(GcPlan {
+            zone,
+            purpose: choice.purpose,
+            dest_group: choice.dest_group,
+            valid,
+            valid_ratio,
+        })
     }
 
     /// The mechanism gave up on a victim (e.g. out of space mid-copy): it is an ordinary Full
@@ -149,8 +188,12 @@ impl Space {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::WritePurpose;
     use crate::space::{SpaceError, SpaceOptions};
+
+    fn chosen(policy: &dyn VictimPolicy, space: &Space) -> Option<ZoneId> {
+        let view = SpaceView { zones: space.zones(), clock: space.clock(), gc_group: 1 };
+        policy.choose(&view).map(|c| c.zone)
+    }
 
     /// test_min space with zones 0..n Full; zone z keeps `valid[z]` of its 4 pages.
     fn space_with_valid(valid: &[u32]) -> Space {
@@ -173,18 +216,18 @@ mod tests {
     #[test]
     fn greedy_takes_the_fewest_valid_and_skips_all_valid_zones() {
         let space = space_with_valid(&[3, 1, 4, 2]);
-        assert_eq!(Greedy.choose(space.zones(), space.clock()), Some(1));
+        assert_eq!(chosen(&Greedy, &space), Some(1));
         let space = space_with_valid(&[4, 4]);
-        assert_eq!(Greedy.choose(space.zones(), space.clock()), None);
+        assert_eq!(chosen(&Greedy, &space), None);
     }
 
     #[test]
     fn cost_benefit_prefers_old_zones_at_equal_utilisation() {
         let space = space_with_valid(&[2, 2, 3]);
         // Zones 0 and 1 have the same u; zone 0 was written earlier, so it is older.
-        assert_eq!(CostBenefit.choose(space.zones(), space.clock()), Some(0));
+        assert_eq!(chosen(&CostBenefit, &space), Some(0));
         let space = space_with_valid(&[3, 0]);
-        assert_eq!(CostBenefit.choose(space.zones(), space.clock()), Some(1), "u = 0 wins");
+        assert_eq!(chosen(&CostBenefit, &space), Some(1), "u = 0 wins");
     }
 
     #[test]

@@ -1,5 +1,4 @@
-//! Whole-module tests: a model-based test against a HashMap model, GC simulations measuring the
-//! DB WAF greedy reaches, out-of-space behaviour, and recovery rebuild against incremental state.
-mod driver;
+//! Whole-module tests: a model-based test against a HashMap model and recovery rebuild against
+//! incremental state. The GC simulations drive the out-of-place orchestrator and live in
+//! `oop::sim_tests`.
 mod model;
-mod sim;

@@ -11,7 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use flashemu::rng::SplitMix64;
 
-use super::driver::GC_GROUP;
+/// The group GC copyback goes to in these tests (user batches use even groups).
+const GC_GROUP: u32 = 1;
 use crate::device::WritePurpose;
 use crate::space::{
     snapshot, Location, Lsn, PageId, PageMap, SlotRun, Space, SpaceError, SpaceOptions,
@@ -258,6 +259,11 @@ fn run(seed: u64, steps: u32) {
         gc_free_zones_high: 4 + rng.below(3) as u32,
         gc_reserve_zones: 2,
         placement_handles: rng.below(3) as u16,
+        placement: if rng.below(2) == 0 {
+            crate::space::PlacementKind::Separate
+        } else {
+            crate::space::PlacementKind::Random { seed: rng.next_u64() }
+        },
         policy: if rng.below(2) == 0 {
             VictimPolicyKind::Greedy
         } else {

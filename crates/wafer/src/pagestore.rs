@@ -1,9 +1,12 @@
-//! The write-path seam: the buffer pool does all page I/O through [`PageStore`]. One store now
-//! (in place, plain); durability adds a doublewrite store, out-of-place a zoned store with a
-//! page-id-to-offset map. A whole eviction batch arrives in one call so a store can compress,
-//! group and append it at once.
-use crate::device::{Device, ReadOp, WriteOp, WritePurpose, BLOCK_BYTES};
+//! The write-path seam, below both the buffer pool and the stores: the pool does all page I/O
+//! through [`PageStore`], and DB GC sees the pool only through [`GcPageCache`]. Stores: in place
+//! ([`InPlaceStore`]), in place through a doublewrite area (`buffer::DoublewriteStore`), out of
+//! place (`oop::OutOfPlaceStore`: zones, a page map, DB GC). A whole eviction batch arrives in
+//! one call so a store can compress, group and append it at once. This module names no store's
+//! internals: the buffer pool depends on it, never on `oop`.
+use crate::device::{Device, WriteOp, WritePurpose, BLOCK_BYTES};
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
+use crate::space::SpaceCounters;
 use crate::Result;
 use std::sync::{Arc, Weak};
 
@@ -26,7 +29,7 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
         Ok(0)
     }
     /// Zones, map and GC figures of the out-of-place store; None for in-place stores.
-    fn out_of_place_stats(&self) -> Option<crate::oop::OutOfPlaceStats> {
+    fn out_of_place_stats(&self) -> Option<OutOfPlaceStats> {
         None
     }
     /// Out of place: the buffer pool DB GC reads through (set once, right after the pool is
@@ -52,17 +55,19 @@ pub trait GcPageCache: Send + Sync + std::fmt::Debug {
     fn gc_copy(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts>;
 }
 
-/// A valid page of a GC victim and where its valid version is on the device.
+/// A valid page of a GC victim (`index`: its position in the chunk, which [`GcIo::read`] takes
+/// back; where it lies on the device is the store's business).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GcPage {
     pub pid: PageId,
-    pub offset_bytes: u64,
+    pub index: usize,
 }
 
 /// The store's side of a GC chunk, lent to [`GcPageCache::gc_copy`].
 pub trait GcIo {
-    /// Reads valid page versions from the device (one batch).
-    fn read(&mut self, ops: &mut [ReadOp<'_>]) -> Result<()>;
+    /// Reads the valid versions of the chunk's pages `pages` (by [`GcPage::index`]) from the
+    /// device, decoded as the pool holds them (one batch): `out[i]` receives `pages[i]`.
+    fn read(&mut self, pages: &[GcPage], out: &mut [&mut PageBuf]) -> Result<()>;
     /// Appends the copies (sealed pages, in the chunk's order) and commits their map entries.
     /// `new_versions[i]` (empty: none): copy `i` is the page's dirty in-memory version, counted
     /// as the user write-back it replaces; the other copies count as `GcCopy`. Ok(true): every copy is now
@@ -150,4 +155,40 @@ impl PageStore for InPlaceStore {
     fn sync(&self) -> Result<()> {
         Ok(self.device.sync()?)
     }
+}
+
+/// What the out-of-place store reports (`Db::stats().out_of_place`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutOfPlaceStats {
+    /// Slots issued by purpose, GC victims and their valid slots (DB WAF by slots).
+    pub space: SpaceCounters,
+    pub zone_count: u32,
+    pub slots_per_zone: u32,
+    pub zones_empty: u32,
+    pub zones_pending_reset: u32,
+    pub zones_open: u32,
+    /// Zones holding data: neither empty nor waiting for reset.
+    pub zones_used: u32,
+    pub mapped_pages: u64,
+    /// Free pages kept as headers only (no slot).
+    pub free_pages: u64,
+    pub gc_cycles: u64,
+    pub gc_moved_pages: u64,
+    /// Of the moved pages: copied from a clean pool frame (no device read).
+    pub gc_pool_pages: u64,
+    /// Copied from a dirty pool frame, written in its newer version (frame cleaned).
+    pub gc_pool_dirty_pages: u64,
+    /// Read from the device and loaded into the pool (GC as prefetcher).
+    pub gc_loaded_pages: u64,
+    /// Read from the device into GC's own buffer only (no clean frame free, resident but
+    /// latched, or no pool bound).
+    pub gc_private_reads: u64,
+    pub zones_reset: u64,
+    pub snapshots: u64,
+    /// Journal flushes made to release zones (outside checkpoints and snapshots).
+    pub journal_flushes: u64,
+    pub snapshot_bytes: u64,
+    /// LSN of the last map change and of the last durable snapshot.
+    pub map_lsn: u64,
+    pub durable_lsn: u64,
 }

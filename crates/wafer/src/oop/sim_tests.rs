@@ -8,7 +8,7 @@
 //! tests are in docs/design.md §8 "Measured".
 use flashemu::rng::SplitMix64;
 
-use super::driver::{gc_until_satisfied, write_batch};
+use super::model_device::{gc_until_satisfied, write_batch};
 use crate::space::{
     snapshot, Lsn, PageId, Space, SpaceError, SpaceOptions, VictimPolicyKind, SLOT_BYTES,
 };
@@ -40,6 +40,7 @@ fn sim_options(slots_per_zone: u32, zone_count: u32, policy: VictimPolicyKind) -
         gc_free_zones_high: 4,
         gc_reserve_zones: 2,
         placement_handles: 0,
+        placement: crate::space::PlacementKind::Separate,
         policy,
     }
 }

@@ -1,0 +1,180 @@
+//! The orchestrator (orchestrate.rs) over a model device, for the space's GC simulations: the
+//! space alone, page bytes dropped, a log whose records are durable as soon as a cycle ends or
+//! the orchestrator asks for a flush. The loops that decide when GC runs and when the log is
+//! flushed are the store's own; only the steps are models.
+use super::orchestrate::{self, Collect, Durable, Outcome};
+use crate::device::WritePurpose;
+use crate::space::{Lsn, PageId, SlotRun, Space, SpaceError, WritePlan};
+
+/// One batch on the model device: where it goes, what it counts as, and (GC) where each page
+/// was when the victim was planned.
+struct ModelBatch<'a> {
+    space: &'a mut Space,
+    lsn: &'a mut Lsn,
+    pids: &'a [PageId],
+    plan: WritePlan,
+    purpose: WritePurpose,
+    gc_from: Option<&'a [crate::space::Location]>,
+}
+
+impl ModelBatch<'_> {
+    fn commit(&mut self, runs: &[SlotRun]) -> bool {
+        let targets = runs.iter().flat_map(|r| (0..r.slots).map(move |i| r.location(i, 4096)));
+        let mut all = true;
+        for (k, to) in targets.enumerate() {
+            let index = self.plan.order[k] as usize;
+            *self.lsn += 1;
+            let pid = self.pids[index];
+            match self.gc_from {
+                Some(from) => all &= self.space.commit_gc_move(pid, from[index], to, *self.lsn),
+                None => {
+                    self.space.commit(pid, to, *self.lsn);
+                }
+            }
+        }
+        all
+    }
+}
+
+impl Durable for ModelBatch<'_> {
+    type Error = SpaceError;
+    fn try_append(&mut self) -> Result<Outcome, SpaceError> {
+        match self.space.reserve_plan(&self.plan, self.purpose) {
+            Ok(runs) => Ok(Outcome::Done { all_committed: self.commit(&runs) }),
+            Err(SpaceError::NeedsGc { .. }) => Ok(Outcome::NeedsGc),
+            Err(SpaceError::AwaitingDurability { lsn_needed }) => {
+                assert!(lsn_needed <= *self.lsn);
+                Ok(Outcome::AwaitingDurability)
+            }
+            Err(e) => Err(e),
+        }
+    }
+    fn make_durable(&mut self) -> Result<(), SpaceError> {
+        self.space.release_ready(*self.lsn);
+        Ok(())
+    }
+    fn out_of_space(&self) -> SpaceError {
+        SpaceError::OutOfSpace {
+            needed_slots: self.pids.len() as u64,
+            free_slots: u64::from(self.space.empty_zone_count())
+                * u64::from(self.space.slots_per_zone()),
+            live_slots: self.space.live_slots(),
+            capacity_slots: self.space.capacity_slots(),
+        }
+    }
+}
+
+/// GC on the model device: the victim's valid pages copied in one batch to the plan's group.
+struct ModelGc<'a> {
+    space: &'a mut Space,
+    lsn: &'a mut Lsn,
+}
+
+impl Collect for ModelGc<'_> {
+    type Error = SpaceError;
+    fn gc_cycle(&mut self) -> Result<bool, SpaceError> {
+        let Some(plan) = self.space.plan_gc() else { return Ok(false) };
+        if !plan.valid.is_empty() {
+            let pids: Vec<PageId> = plan.valid.iter().map(|(p, _)| *p).collect();
+            let froms: Vec<_> = plan.valid.iter().map(|(_, l)| *l).collect();
+            let mut batch = ModelBatch {
+                space: self.space,
+                lsn: self.lsn,
+                pids: &pids,
+                plan: WritePlan::single(pids.len() as u32, plan.dest_group),
+                purpose: plan.purpose,
+                gc_from: Some(&froms),
+            };
+            if let Err(e) = orchestrate::write_copies(&mut batch) {
+                self.space.abort_victim(plan.zone);
+                return Err(e);
+            }
+        }
+        self.space.finish_victim(plan.zone, *self.lsn);
+        // The model's log is durable at the end of every cycle.
+        self.space.release_ready(*self.lsn);
+        Ok(true)
+    }
+    fn needs_gc(&self) -> bool {
+        self.space.needs_gc()
+    }
+    fn gc_satisfied(&self) -> bool {
+        self.space.gc_satisfied()
+    }
+    fn zone_count(&self) -> u32 {
+        self.space.zone_count()
+    }
+}
+
+/// GC until satisfied on the model device.
+pub fn gc_until_satisfied(space: &mut Space, lsn: &mut Lsn) -> Result<u32, SpaceError> {
+    orchestrate::gc_until_satisfied(&mut ModelGc { space, lsn })
+}
+
+/// A user batch on the model device, through the store's orchestration: GC first when free
+/// zones run short, then the placement policy's plan, retried after GC or a flush.
+pub fn write_batch(space: &mut Space, pids: &[PageId], lsn: &mut Lsn) -> Result<(), SpaceError> {
+    let descs: Vec<_> = pids
+        .iter()
+        .map(|p| crate::space::PageDesc::plain(*p, WritePurpose::UserEviction))
+        .collect();
+    let plan = space.plan_write(&descs);
+    let mut both = Both { space, lsn, pids, plan };
+    orchestrate::write(&mut both).map(|_| ())
+}
+
+/// The write entry point's steps on the model device (a batch and GC over one space).
+struct Both<'a> {
+    space: &'a mut Space,
+    lsn: &'a mut Lsn,
+    pids: &'a [PageId],
+    plan: WritePlan,
+}
+
+impl Both<'_> {
+    fn batch(&mut self) -> ModelBatch<'_> {
+        ModelBatch {
+            space: self.space,
+            lsn: self.lsn,
+            pids: self.pids,
+            plan: self.plan.clone(),
+            purpose: WritePurpose::UserEviction,
+            gc_from: None,
+        }
+    }
+}
+
+impl Durable for Both<'_> {
+    type Error = SpaceError;
+    fn try_append(&mut self) -> Result<Outcome, SpaceError> {
+        self.batch().try_append()
+    }
+    fn make_durable(&mut self) -> Result<(), SpaceError> {
+        self.batch().make_durable()
+    }
+    fn out_of_space(&self) -> SpaceError {
+        SpaceError::OutOfSpace {
+            needed_slots: self.pids.len() as u64,
+            free_slots: u64::from(self.space.empty_zone_count())
+                * u64::from(self.space.slots_per_zone()),
+            live_slots: self.space.live_slots(),
+            capacity_slots: self.space.capacity_slots(),
+        }
+    }
+}
+
+impl Collect for Both<'_> {
+    type Error = SpaceError;
+    fn gc_cycle(&mut self) -> Result<bool, SpaceError> {
+        ModelGc { space: self.space, lsn: self.lsn }.gc_cycle()
+    }
+    fn needs_gc(&self) -> bool {
+        self.space.needs_gc()
+    }
+    fn gc_satisfied(&self) -> bool {
+        self.space.gc_satisfied()
+    }
+    fn zone_count(&self) -> u32 {
+        self.space.zone_count()
+    }
+}
