@@ -9,6 +9,7 @@ use crate::ConfigError;
 
 mod keys;
 mod presets;
+pub use presets::PRESET_NAMES;
 
 /// Physical layout of the flash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

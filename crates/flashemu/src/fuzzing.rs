@@ -31,7 +31,7 @@ pub fn valid_inputs() -> Vec<Vec<u8>> {
         b"preset = \"cns\"\nop = 0.2\n[geometry]\nchannels = 4\n".to_vec(),
         b"op=0.1\ngc-policy=greedy\ngeometry.channels=2\n".to_vec(),
     ];
-    for name in ["cns", "zns", "fdp", "tiny"] {
+    for name in crate::PRESET_NAMES {
         if let Ok(t) = Config::preset(name).and_then(|c| c.to_toml()) {
             out.push(t.into_bytes());
         }

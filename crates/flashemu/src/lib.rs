@@ -20,7 +20,9 @@ pub mod ssd;
 mod store;
 mod zns;
 
-pub use config::{Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, StoreKind};
+pub use config::{
+    Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, StoreKind, PRESET_NAMES,
+};
 pub use counters::Counters;
 pub use error::{ConfigError, EmuError};
 pub use layout::Layout;

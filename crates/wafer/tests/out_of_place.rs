@@ -222,12 +222,14 @@ fn map_snapshot_survives_power_cuts_with_every_page_intact() {
         workload(&dev, &options, s);
         let crashed = Arc::new(dev.power_cut(s.wrapping_add(cut)));
         let offset = options.data_offset_bytes;
-        let layout = wafer::oop::Layout::compute(capacity, offset, &options.out_of_place).unwrap();
+        let layout =
+            wafer::oop::Layout::compute(capacity, offset, &options.out_of_place, true).unwrap();
         let slots = layout.space.slots_per_zone();
         let map = match wafer::oop::OutOfPlaceStore::recovered_map(
             crashed.clone(),
             offset,
             &options.out_of_place,
+            None,
         ) {
             Ok(map) => map,
             // Cut before creation wrote its first snapshot: nothing to check.
@@ -365,7 +367,7 @@ fn ycsb_a_like(
         background_gc: false,
         ..OutOfPlaceOptions::production()
     };
-    let layout = wafer::oop::Layout::compute(device_bytes, 0, &oop).unwrap();
+    let layout = wafer::oop::Layout::compute(device_bytes, 0, &oop, true).unwrap();
     eprintln!(
         "{} zones, GC reserve {} low {} high {}",
         layout.space.zone_count(),

@@ -290,7 +290,7 @@ fn presets() -> Result<(), CliError> {
         "{:<6}  {:>12}  {:>12}  {:>6}  {:<12}  interface",
         "preset", "logical", "physical", "OP", "GC"
     );
-    for name in ["cns", "fdp", "zns", "tiny"] {
+    for name in flashemu::PRESET_NAMES {
         let ssd = Ssd::new(device::for_simulation(Config::preset(name)?))?;
         let summary = wafer_bench::emu_report::DeviceSummary::of(&ssd);
         println!(

@@ -157,6 +157,27 @@ impl DbInner {
     }
 }
 
+/// Out of place with a log device, the map journal takes the log device's tail (map changes are
+/// logged beside the WAL, outside the data device and its WAF figures, as 000 sec. 6.2 logs
+/// them in the WAL): returns the WAL's part and the journal's. Otherwise the log device as it is.
+fn split_log_device(
+    data: &Arc<dyn Device>,
+    wal: Option<Arc<dyn Device>>,
+    options: &Options,
+) -> (Option<Arc<dyn Device>>, Option<Arc<dyn Device>>) {
+    let Some(wal) = wal else { return (None, None) };
+    if options.write_mode != crate::options::WriteMode::OutOfPlace {
+        return (Some(wal), None);
+    }
+    let log_bytes = wal.capacity_bytes() / PAGE_SIZE as u64 * PAGE_SIZE as u64;
+    let journal_bytes = crate::oop::journal_bytes_on_log(data.capacity_bytes(), log_bytes);
+    let wal_bytes = log_bytes - journal_bytes;
+    let journal: Arc<dyn Device> =
+        Arc::new(crate::oop::journal::SliceDevice::new(wal.clone(), wal_bytes, journal_bytes));
+    let wal: Arc<dyn Device> = Arc::new(crate::oop::journal::SliceDevice::new(wal, 0, wal_bytes));
+    (Some(wal), Some(journal))
+}
+
 impl Db {
     /// Opens or creates a database in the file at `path` with its WAL in `<path>.wal` (both
     /// [`FileDevice`]s driven as `options.file` says, each counted by its own [`Counted`]
@@ -240,7 +261,8 @@ impl Db {
         let started = Instant::now();
         check_options(&options)?;
         let data_device = device.clone();
-        let (store, doublewrite) = mode::open_store(device, &options)?;
+        let (wal_device, journal_device) = split_log_device(&data_device, wal_device, &options);
+        let (store, doublewrite) = mode::open_store(device, &options, journal_device)?;
         let page_capacity = store.page_capacity();
         if page_capacity < 4 {
             return Err(Error::InvalidOptions(format!(

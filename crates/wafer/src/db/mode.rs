@@ -15,7 +15,12 @@ use std::sync::Arc;
 /// new one is durable, so `options.doublewrite` does not apply.
 pub(super) type Stores = (Arc<dyn PageStore>, Option<Arc<DoublewriteStore>>);
 
-pub(super) fn open_store(device: Arc<dyn Device>, options: &Options) -> Result<Stores> {
+/// `journal`: out of place, the map journal's slice of the log device (None: on `device`).
+pub(super) fn open_store(
+    device: Arc<dyn Device>,
+    options: &Options,
+    journal: Option<Arc<dyn Device>>,
+) -> Result<Stores> {
     let offset = options.data_offset_bytes;
     if device.capacity_bytes() < offset + PAGE_SIZE as u64 {
         return Err(Error::InvalidOptions(format!(
@@ -48,7 +53,8 @@ pub(super) fn open_store(device: Arc<dyn Device>, options: &Options) -> Result<S
         }
         WriteMode::InPlace => (Arc::new(InPlaceStore::new(device, offset)), None),
         WriteMode::OutOfPlace => {
-            (Arc::new(OutOfPlaceStore::open(device, offset, options.out_of_place)?), None)
+            let store = OutOfPlaceStore::open(device, offset, options.out_of_place, journal)?;
+            (Arc::new(store), None)
         }
     })
 }

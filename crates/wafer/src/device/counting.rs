@@ -66,6 +66,9 @@ impl<D: Device> Device for Counted<D> {
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         self.inner.flash_counters()
     }
+    fn capabilities(&self) -> super::DeviceCapabilities {
+        self.inner.capabilities()
+    }
 }
 
 impl<D: Device> Counted<D> {

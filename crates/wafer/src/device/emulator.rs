@@ -121,6 +121,35 @@ impl Device for EmuDevice {
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         Some(self.ssd().counters())
     }
+
+    fn capabilities(&self) -> super::DeviceCapabilities {
+        let ssd = self.ssd();
+        let config = ssd.config();
+        let superblock_bytes = config.layout().superblock_bytes();
+        let (gc_unit_bytes, fdp, zones) = match config.interface {
+            Interface::Conventional { .. } => (Some(superblock_bytes), None, None),
+            Interface::Fdp { ruh_count, .. } => (
+                Some(superblock_bytes),
+                Some(super::FdpGeometry {
+                    reclaim_unit_bytes: superblock_bytes,
+                    handles: u16::try_from(ruh_count).unwrap_or(u16::MAX),
+                }),
+                None,
+            ),
+            Interface::Zns { max_open_zones, max_active_zones, .. } => (
+                None,
+                None,
+                self.zones.map(|z| super::ZoneGeometry {
+                    zone_bytes: z.zone_bytes,
+                    zone_capacity_bytes: z.zone_capacity_bytes,
+                    zone_count: z.zone_count,
+                    max_open_zones,
+                    max_active_zones,
+                }),
+            ),
+        };
+        super::DeviceCapabilities { gc_unit_bytes, fdp, zones, in_storage_compression: false }
+    }
 }
 
 /// A full device is `DeviceError::NoSpace` whatever the backend, so the engine's out-of-space
@@ -347,5 +376,25 @@ mod tests {
         let flash = dev.flash_counters().unwrap();
         assert!(flash.flash_gc_bytes > 0, "four device-fulls of overwrites must trigger GC");
         assert!(flash.flash_host_bytes + flash.flash_gc_bytes >= flash.host_write_bytes);
+    }
+
+    #[test]
+    fn capabilities_report_the_superblock_reclaim_unit_and_zones() {
+        let cns = Config::preset("cns").unwrap();
+        let superblock_bytes = cns.layout().superblock_bytes();
+        let caps = EmuDevice::new(cns).unwrap().capabilities();
+        assert_eq!(caps.gc_unit_bytes, Some(superblock_bytes));
+        assert_eq!((caps.fdp, caps.zones, caps.in_storage_compression), (None, None, false));
+        let fdp = EmuDevice::new(Config::preset("fdp").unwrap()).unwrap().capabilities();
+        let ru = fdp.fdp.unwrap();
+        assert_eq!((ru.reclaim_unit_bytes, ru.handles), (superblock_bytes, 8));
+        let zns = EmuDevice::new(Config::preset("zns").unwrap()).unwrap().capabilities();
+        let z = zns.zones.unwrap();
+        assert_eq!((z.zone_bytes, z.max_open_zones), (superblock_bytes, 14));
+        assert_eq!(zns.gc_unit_bytes, None, "ZNS has no device GC");
+        let tiny = Config::preset("tiny").unwrap();
+        let tiny_superblock = tiny.layout().superblock_bytes();
+        let caps = EmuDevice::new(tiny).unwrap().capabilities();
+        assert_eq!(caps.gc_unit_bytes, Some(tiny_superblock));
     }
 }

@@ -118,6 +118,38 @@ pub trait Zoned: Send + Sync {
     fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError>;
 }
 
+/// What a device tells the engine about itself (000 sec. 5): the unit its GC reclaims, FDP and
+/// zone geometry, in-storage compression. Unknown facts are None; the engine falls back to its
+/// options (or, for the GC unit, to inference).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DeviceCapabilities {
+    /// Bytes the device's own GC reclaims as one unit (an SSD superblock), when known.
+    pub gc_unit_bytes: Option<u64>,
+    pub fdp: Option<FdpGeometry>,
+    pub zones: Option<ZoneGeometry>,
+    /// The device compresses what it stores (CCZNS-style compressed writes).
+    pub in_storage_compression: bool,
+}
+
+/// Flexible data placement: reclaim unit size and the handles a write may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FdpGeometry {
+    pub reclaim_unit_bytes: u64,
+    pub handles: u16,
+}
+
+/// A zoned device's zones and limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneGeometry {
+    /// Address stride of a zone.
+    pub zone_bytes: u64,
+    /// Writable bytes per zone (at most `zone_bytes`).
+    pub zone_capacity_bytes: u64,
+    pub zone_count: u32,
+    pub max_open_zones: u32,
+    pub max_active_zones: u32,
+}
+
 /// The storage trait. Implementations are shared between threads.
 pub trait Device: Send + Sync + std::fmt::Debug {
     fn capacity_bytes(&self) -> u64;
@@ -133,6 +165,11 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     /// Physical flash counters when the device is the emulator.
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         None
+    }
+    /// What the device reports of its GC unit, FDP, zones and compression (nothing by
+    /// default: a plain file or memory knows none of it).
+    fn capabilities(&self) -> DeviceCapabilities {
+        DeviceCapabilities::default()
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
@@ -169,6 +206,9 @@ macro_rules! forward_device {
             }
             fn flash_counters(&self) -> Option<flashemu::Counters> {
                 (**self).flash_counters()
+            }
+            fn capabilities(&self) -> DeviceCapabilities {
+                (**self).capabilities()
             }
         }
     };

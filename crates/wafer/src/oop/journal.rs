@@ -1,5 +1,6 @@
 //! The map journal: every page-map change is logged as a small record in a log of its own (a
-//! `wal::Wal` on a slice of the data device), so making map changes durable costs a log flush
+//! `wal::Wal` on the tail of the log device when the database has one, else on a slice of the
+//! data device), so making map changes durable costs a log flush
 //! of a few dozen bytes per page instead of a whole map snapshot. Snapshots (at checkpoints and
 //! when the journal fills) bound replay and let the journal be truncated.
 //!
@@ -27,15 +28,16 @@ pub const KIND_MARK: u8 = 3;
 
 /// Journal options: a log buffer of a sixteenth of the journal (4..=256 blocks), no trim (the
 /// region stays allocated, as for a log file).
-pub fn wal_options(journal_bytes: u64) -> WalOptions {
+pub fn wal_options(journal_bytes: u64, on_data: bool) -> WalOptions {
     let blocks = (journal_bytes / 4096 / 16).clamp(4, 256) as u32;
-    // Its blocks live on the data device: DB-issued metadata, not log bytes kept out of WAF.
-    WalOptions {
-        buffer_blocks: blocks,
-        trim: false,
-        purpose: crate::device::WritePurpose::Metadata,
-        ..WalOptions::test_min()
-    }
+    // On the data device its blocks are DB-issued metadata; on the log device they are log
+    // bytes like the WAL's, outside the WAF figures (000 sec. 6.2 logs map changes in the WAL).
+    let purpose = if on_data {
+        crate::device::WritePurpose::Metadata
+    } else {
+        crate::device::WritePurpose::Wal
+    };
+    WalOptions { buffer_blocks: blocks, trim: false, purpose, ..WalOptions::test_min() }
 }
 
 pub fn set_payload(pid: PageId, loc: Location) -> [u8; 16] {

@@ -26,21 +26,29 @@ pub struct Layout {
     /// `free_section_offset_bytes` from the area's start.
     pub snapshot_area_bytes: u64,
     pub free_section_offset_bytes: u64,
-    /// The map journal's region (after the snapshot areas).
+    /// The map journal's region (after the snapshot areas) when it lives on the data device;
+    /// with a log device it is a slice of that device instead (`journal_on_data` false) and
+    /// takes nothing here.
     pub journal_offset_bytes: u64,
     pub journal_bytes: u64,
+    pub journal_on_data: bool,
     pub space: SpaceOptions,
     /// Page ids `0..page_capacity` (page 0 is the superblock, outside the zones).
     pub page_capacity: u64,
 }
 
 impl Layout {
+    /// `journal_on_data`: the map journal takes a region of this device (no log device);
+    /// otherwise it is on the log device ([`journal_bytes_on_log`]).
     pub fn compute(
         device_capacity_bytes: u64,
         data_offset_bytes: u64,
         o: &OutOfPlaceOptions,
+        journal_on_data: bool,
     ) -> Result<Layout> {
         let invalid = |why: String| Err(Error::InvalidOptions(format!("out-of-place: {why}")));
+        // Nothing reported by a device: the default zone size.
+        let o = &o.for_device(&crate::device::DeviceCapabilities::default());
         if !(1..=99).contains(&o.max_fill_percent) {
             return invalid(format!("max_fill_percent {} not in 1..=99", o.max_fill_percent));
         }
@@ -72,10 +80,9 @@ impl Layout {
         let free_section_bytes = super::free::section_blocks(pid_bound - 1) * SLOT_BYTES;
         let snapshot_area_bytes = map_section_bytes + free_section_bytes;
         let journal_offset_bytes = areas_start + 2 * snapshot_area_bytes;
-        // A 128th of the device, 64 KiB to 64 MiB: a snapshot every quarter of it.
-        let journal_bytes = (device_capacity_bytes / 128 / SLOT_BYTES * SLOT_BYTES)
-            .clamp(JOURNAL_BYTES_MIN, JOURNAL_BYTES_MAX);
-        let zones_start = (journal_offset_bytes + journal_bytes).next_multiple_of(o.zone_bytes);
+        let journal_bytes = journal_bytes_for(device_capacity_bytes);
+        let journal_here = if journal_on_data { journal_bytes } else { 0 };
+        let zones_start = (journal_offset_bytes + journal_here).next_multiple_of(o.zone_bytes);
         if zones_start >= device_capacity_bytes {
             return invalid(format!(
                 "device of {device_capacity_bytes} bytes has no room for zones of {} after \
@@ -116,10 +123,26 @@ impl Layout {
             free_section_offset_bytes: map_section_bytes,
             journal_offset_bytes,
             journal_bytes,
+            journal_on_data,
             space,
             page_capacity,
         })
     }
+}
+
+/// The map journal for a data device of `device_capacity_bytes`: a 128th of it, 64 KiB to
+/// 64 MiB (a snapshot is taken every quarter of it, so this sets the snapshot cadence).
+pub fn journal_bytes_for(device_capacity_bytes: u64) -> u64 {
+    (device_capacity_bytes / 128 / SLOT_BYTES * SLOT_BYTES)
+        .clamp(JOURNAL_BYTES_MIN, JOURNAL_BYTES_MAX)
+}
+
+/// The slice of a log device of `log_capacity_bytes` the map journal takes (its tail), for a
+/// data device of `data_capacity_bytes`: the usual journal, but never more than a quarter of
+/// the log device, so the WAL keeps most of it.
+pub fn journal_bytes_on_log(data_capacity_bytes: u64, log_capacity_bytes: u64) -> u64 {
+    let quarter = log_capacity_bytes / 4 / SLOT_BYTES * SLOT_BYTES;
+    journal_bytes_for(data_capacity_bytes).min(quarter)
 }
 
 #[cfg(test)]
@@ -129,8 +152,9 @@ mod tests {
     #[test]
     fn zones_are_aligned_and_areas_do_not_overlap() {
         let o = OutOfPlaceOptions::production();
-        let l = Layout::compute(4 << 30, 0, &o).unwrap();
-        assert_eq!(l.space.data_offset_bytes % o.zone_bytes, 0);
+        let l = Layout::compute(4 << 30, 0, &o, true).unwrap();
+        assert_eq!(l.space.data_offset_bytes % l.space.zone_bytes, 0);
+        assert_eq!(l.space.zone_bytes, crate::space::ZONE_BYTES_DEFAULT);
         assert!(l.snapshot_offsets_bytes[1] + l.snapshot_area_bytes <= l.space.data_offset_bytes);
         assert!(l.free_section_offset_bytes < l.snapshot_area_bytes);
         // Two areas of 1959 map blocks and 3922 free-page blocks (23 MiB each, sized for 95%
@@ -168,7 +192,8 @@ mod tests {
                 zone_bytes: cfg.layout().superblock_bytes(),
                 ..OutOfPlaceOptions::production()
             };
-            let l = Layout::compute(logical_slots * SLOT_BYTES, data_offset_bytes, &o).unwrap();
+            let l =
+                Layout::compute(logical_slots * SLOT_BYTES, data_offset_bytes, &o, true).unwrap();
             assert_eq!((l.space.zone_count(), l.page_capacity), (zones, page_capacity));
             let got = l.page_capacity as f64 / logical_slots as f64;
             assert!((got - share).abs() < 0.0005, "{got} vs {share}");
@@ -178,10 +203,10 @@ mod tests {
     #[test]
     fn tiny_devices_are_refused_with_a_reason() {
         let o = OutOfPlaceOptions::production();
-        let e = Layout::compute(16 << 20, 0, &o).unwrap_err();
+        let e = Layout::compute(16 << 20, 0, &o, true).unwrap_err();
         assert!(matches!(e, Error::InvalidOptions(_)), "{e}");
         let t = OutOfPlaceOptions::test_min();
-        assert!(Layout::compute(4096, 0, &t).is_err());
-        assert!(Layout::compute(1 << 20, 0, &t).is_ok());
+        assert!(Layout::compute(4096, 0, &t, true).is_err());
+        assert!(Layout::compute(1 << 20, 0, &t, true).is_ok());
     }
 }

@@ -16,7 +16,7 @@ mod model_device;
 #[cfg(test)]
 mod sim_tests;
 
-pub use layout::Layout;
+pub use layout::{journal_bytes_on_log, Layout};
 pub use options::{GcZoneCounts, GcZones, OutOfPlaceOptions};
 pub use store::OutOfPlaceStore;
 

@@ -1,7 +1,8 @@
 //! Out-of-place write mode configuration: zone size, GC thresholds and policy, how full the
 //! page-id space may get, and whether GC also runs in a background thread. A plain value with
 //! named presets; `Options::out_of_place` carries it.
-use crate::space::{PlacementKind, VictimPolicyKind};
+use crate::device::DeviceCapabilities;
+use crate::space::{PlacementKind, VictimPolicyKind, ZONE_BYTES_DEFAULT};
 
 /// How many free zones GC keeps, as counts of zones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +46,9 @@ impl GcZones {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutOfPlaceOptions {
-    /// GC unit; a multiple of 4096. On a zoned device it must equal the device zone size.
+    /// DB zone size, the DB GC unit; a multiple of 4096. 0: the device's GC unit (its
+    /// superblock or reclaim unit), or its zone size on a zoned device, as the device reports
+    /// them ([`OutOfPlaceOptions::for_device`]); `ZONE_BYTES_DEFAULT` when it reports neither.
     pub zone_bytes: u64,
     /// Page ids are capped at this share of the data area's slots, so live data can never
     /// exceed what GC can keep up with; the allocator refuses beyond it with `OutOfSpace`
@@ -69,12 +72,12 @@ pub struct OutOfPlaceOptions {
 }
 
 impl OutOfPlaceOptions {
-    /// 16 MiB zones (the emulator's `cns` superblock: one DB zone = one SSD GC unit, 000 sec.
-    /// 5.3), GC thresholds scaled with the zone count (between 4 and 8 free zones from 256
-    /// zones on), 95% fill cap, background GC.
+    /// Zones of the device's GC unit (one DB zone = one SSD GC unit, 000 sec. 5.3), GC
+    /// thresholds scaled with the zone count (between 4 and 8 free zones from 256 zones on),
+    /// 95% fill cap, background GC.
     pub fn production() -> OutOfPlaceOptions {
         OutOfPlaceOptions {
-            zone_bytes: crate::space::CNS_SUPERBLOCK_BYTES,
+            zone_bytes: 0,
             max_fill_percent: 95,
             gc_zones: GcZones::Scaled,
             policy: VictimPolicyKind::Greedy,
@@ -100,6 +103,18 @@ impl OutOfPlaceOptions {
             gc_batch_pages: 3,
             background_gc: false,
         }
+    }
+}
+
+impl OutOfPlaceOptions {
+    /// The options with every "ask the device" field settled from what `device` reports.
+    pub fn for_device(self, device: &DeviceCapabilities) -> OutOfPlaceOptions {
+        let reported = device.zones.map(|z| z.zone_bytes).or(device.gc_unit_bytes);
+        let zone_bytes = match self.zone_bytes {
+            0 => reported.unwrap_or(ZONE_BYTES_DEFAULT),
+            fixed => fixed,
+        };
+        OutOfPlaceOptions { zone_bytes, ..self }
     }
 }
 

@@ -37,10 +37,13 @@ impl OutOfPlaceStore {
     /// snapshots (map and free pages) is loaded, the zones rebuilt from it
     /// (`Space::rebuild_from_map`) and the empty ones reset. The superblock itself is the
     /// caller's to check.
+    /// `journal`: the map journal's device (the log device's tail, [`super::journal_bytes_on_log`]);
+    /// None: a region of `device`.
     pub fn open(
         device: Arc<dyn Device>,
         data_offset_bytes: u64,
         options: OutOfPlaceOptions,
+        journal: Option<Arc<dyn Device>>,
     ) -> Result<OutOfPlaceStore> {
         if device.zoned().is_some() {
             // The superblock and the snapshot areas are rewritten in place, which a zone
@@ -51,16 +54,12 @@ impl OutOfPlaceStore {
                     .into(),
             ));
         }
-        let layout = Layout::compute(device.capacity_bytes(), data_offset_bytes, &options)?;
+        let options = options.for_device(&device.capabilities());
+        let (layout, slice) = Self::layout_on(&device, data_offset_bytes, &options, journal)?;
         let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
         device.read_at(layout.superblock_offset_bytes, &mut sb)?;
         let fresh = sb.iter().all(|b| *b == 0);
-        let slice: Arc<dyn Device> = Arc::new(journal::SliceDevice::new(
-            device.clone(),
-            layout.journal_offset_bytes,
-            layout.journal_bytes,
-        ));
-        let wal_options = journal::wal_options(layout.journal_bytes);
+        let wal_options = journal::wal_options(layout.journal_bytes, layout.journal_on_data);
         let (state, journal) = if fresh {
             let journal = Wal::create(slice, wal_options)?;
             let lsn = journal.next_lsn().0;
@@ -147,7 +146,7 @@ impl OutOfPlaceStore {
         let mut map = snap.map;
         let journal = journal::replay(
             journal_device,
-            journal::wal_options(layout.journal_bytes),
+            journal::wal_options(layout.journal_bytes, layout.journal_on_data),
             snap.header.lsn,
             &mut map,
             &mut free,
@@ -162,14 +161,42 @@ impl OutOfPlaceStore {
         device: Arc<dyn Device>,
         data_offset_bytes: u64,
         options: &OutOfPlaceOptions,
+        journal: Option<Arc<dyn Device>>,
     ) -> Result<crate::space::PageMap> {
-        let layout = Layout::compute(device.capacity_bytes(), data_offset_bytes, options)?;
-        let slice: Arc<dyn Device> = Arc::new(journal::SliceDevice::new(
-            device.clone(),
-            layout.journal_offset_bytes,
-            layout.journal_bytes,
-        ));
+        let options = options.for_device(&device.capabilities());
+        let (layout, slice) = Self::layout_on(&device, data_offset_bytes, &options, journal)?;
         Ok(Self::recover_map(&*device, slice, &layout)?.0)
+    }
+
+    /// The layout on `device` and the map journal's device: `journal` when given (its whole
+    /// capacity), else the layout's region of `device`.
+    fn layout_on(
+        device: &Arc<dyn Device>,
+        data_offset_bytes: u64,
+        options: &OutOfPlaceOptions,
+        journal: Option<Arc<dyn Device>>,
+    ) -> Result<(Layout, Arc<dyn Device>)> {
+        let capacity = device.capacity_bytes();
+        let mut layout = Layout::compute(capacity, data_offset_bytes, options, journal.is_none())?;
+        let journal: Arc<dyn Device> = match journal {
+            Some(j) => {
+                layout.journal_offset_bytes = 0;
+                layout.journal_bytes = j.capacity_bytes();
+                j
+            }
+            None => Arc::new(journal::SliceDevice::new(
+                device.clone(),
+                layout.journal_offset_bytes,
+                layout.journal_bytes,
+            )),
+        };
+        if layout.journal_bytes < 4 * SLOT_BYTES {
+            return Err(Error::InvalidOptions(format!(
+                "out-of-place: a map journal of {} bytes is too small (4 blocks at least)",
+                layout.journal_bytes
+            )));
+        }
+        Ok((layout, journal))
     }
 
     fn read_area(

@@ -67,7 +67,7 @@ pub use map::{
     Location, PageId, PageMap, ReverseMap, SlotEntry, PAGE_ID_LIMIT, SLOTS_PER_ZONE_LIMIT,
     SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
 };
-pub use options::{SpaceOptions, CNS_SUPERBLOCK_BYTES};
+pub use options::{SpaceOptions, ZONE_BYTES_DEFAULT};
 pub use placement::{GroupRun, PageDesc, PlacementKind, PlacementPolicy, PlacementView, WritePlan};
 pub use stats::{GcRecord, SpaceCounters};
 pub use zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};

@@ -5,10 +5,9 @@ use super::gc::VictimPolicyKind;
 use super::map::{SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, ZONE_COUNT_LIMIT};
 use super::placement::PlacementKind;
 
-/// Superblock size of the emulator's `cns`/`fdp`/`zns` presets (8 blocks of 128 x 16 KiB pages):
-/// the production zone size, so one DB zone is one SSD GC unit (000 sec. 5.3). A test pins it to
-/// the emulator's layout.
-pub const CNS_SUPERBLOCK_BYTES: u64 = 16 << 20;
+/// Zone size when neither the options nor the device say better: 16 MiB. The out-of-place
+/// store asks the device for its GC unit first (`DeviceCapabilities`).
+pub const ZONE_BYTES_DEFAULT: u64 = 16 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpaceOptions {
@@ -34,13 +33,12 @@ pub struct SpaceOptions {
 }
 
 impl SpaceOptions {
-    /// Zones aligned to the emulator's `cns` superblock (16 MiB), 16 open zones as in 000 sec.
-    /// 7.2, GC between 4 and 8 free zones.
+    /// 16 MiB zones, 16 open zones as in 000 sec. 7.2, GC between 4 and 8 free zones.
     pub fn production(data_offset_bytes: u64, data_bytes: u64) -> SpaceOptions {
         SpaceOptions {
             data_offset_bytes,
             data_bytes,
-            zone_bytes: CNS_SUPERBLOCK_BYTES,
+            zone_bytes: ZONE_BYTES_DEFAULT,
             max_open_zones: 16,
             gc_free_zones_low: 4,
             gc_free_zones_high: 8,
@@ -175,12 +173,6 @@ mod tests {
     fn presets_are_valid() {
         SpaceOptions::test_min().validate().unwrap();
         SpaceOptions::production(1 << 20, 3 << 30).validate().unwrap();
-    }
-
-    #[test]
-    fn production_zone_is_the_emulator_superblock() {
-        let cns = flashemu::Config::preset("cns").unwrap();
-        assert_eq!(cns.layout().superblock_bytes(), CNS_SUPERBLOCK_BYTES);
     }
 
     /// docs/design.md §8 "Memory" quotes these sizes.
