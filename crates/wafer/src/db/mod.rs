@@ -157,6 +157,8 @@ impl DbInner {
     }
 }
 
+type SharedDevice = Arc<dyn Device>;
+
 /// Out of place with a log device, the map journal takes the log device's tail (map changes are
 /// logged beside the WAL, outside the data device and its WAF figures, as 000 sec. 6.2 logs
 /// them in the WAL): returns the WAL's part and the journal's. Otherwise the log device as it is.
@@ -164,7 +166,7 @@ fn split_log_device(
     data: &Arc<dyn Device>,
     wal: Option<Arc<dyn Device>>,
     options: &Options,
-) -> (Option<Arc<dyn Device>>, Option<Arc<dyn Device>>) {
+) -> (Option<SharedDevice>, Option<SharedDevice>) {
     let Some(wal) = wal else { return (None, None) };
     if options.write_mode != crate::options::WriteMode::OutOfPlace {
         return (Some(wal), None);
