@@ -35,6 +35,8 @@ pub struct Layout {
     pub space: SpaceOptions,
     /// Page ids `0..page_capacity` (page 0 is the superblock, outside the zones).
     pub page_capacity: u64,
+    /// Free pages the free-page section holds (`free_pages_max_percent` of the page ids).
+    pub free_pages_max: u64,
 }
 
 impl Layout {
@@ -51,6 +53,12 @@ impl Layout {
         let o = &o.for_device(&crate::device::DeviceCapabilities::default());
         if !(1..=99).contains(&o.max_fill_percent) {
             return invalid(format!("max_fill_percent {} not in 1..=99", o.max_fill_percent));
+        }
+        if !(1..=100).contains(&o.free_pages_max_percent) {
+            return invalid(format!(
+                "free_pages_max_percent {} not in 1..=100",
+                o.free_pages_max_percent
+            ));
         }
         if o.gc_batch_pages == 0 {
             return invalid("gc_batch_pages must be at least 1".into());
@@ -77,7 +85,8 @@ impl Layout {
         }
         let map_section_bytes = snapshot::block_count(pid_bound) * SLOT_BYTES;
         // Page 0 (the superblock) is never free.
-        let free_section_bytes = super::free::section_blocks(pid_bound - 1) * SLOT_BYTES;
+        let free_pages_max = (pid_bound - 1) * u64::from(o.free_pages_max_percent) / 100;
+        let free_section_bytes = super::free::section_blocks(free_pages_max) * SLOT_BYTES;
         let snapshot_area_bytes = map_section_bytes + free_section_bytes;
         let journal_offset_bytes = areas_start + 2 * snapshot_area_bytes;
         let journal_bytes = journal_bytes_for(device_capacity_bytes);
@@ -115,7 +124,7 @@ impl Layout {
         let page_capacity = 1 + by_fill.min(by_zones);
         assert!(page_capacity <= pid_bound);
         assert!(snapshot::block_count(page_capacity) * SLOT_BYTES <= map_section_bytes);
-        assert!(super::free::section_blocks(page_capacity - 1) * SLOT_BYTES <= free_section_bytes);
+        assert!(super::free::section_blocks(free_pages_max) * SLOT_BYTES <= free_section_bytes);
         Ok(Layout {
             superblock_offset_bytes: data_offset_bytes,
             snapshot_offsets_bytes: [areas_start, areas_start + snapshot_area_bytes],
@@ -126,7 +135,25 @@ impl Layout {
             journal_on_data,
             space,
             page_capacity,
+            free_pages_max,
         })
+    }
+}
+
+impl Layout {
+    /// On-device metadata: the store's superblock, both snapshot areas, and the map journal
+    /// when it lives on the data device.
+    pub fn metadata_bytes(&self) -> u64 {
+        let journal = if self.journal_on_data { self.journal_bytes } else { 0 };
+        SLOT_BYTES + 2 * self.snapshot_area_bytes + journal
+    }
+
+    /// Device bytes neither metadata nor zones: the padding that aligns the first zone to the
+    /// zone size, and the tail after the last whole zone.
+    pub fn unused_bytes(&self, device_capacity_bytes: u64) -> u64 {
+        let used = self.superblock_offset_bytes + self.metadata_bytes() + self.space.data_bytes;
+        assert!(used <= device_capacity_bytes);
+        device_capacity_bytes - used
     }
 }
 
@@ -152,51 +179,77 @@ mod tests {
     #[test]
     fn zones_are_aligned_and_areas_do_not_overlap() {
         let o = OutOfPlaceOptions::production();
-        let l = Layout::compute(4 << 30, 0, &o, true).unwrap();
-        assert_eq!(l.space.data_offset_bytes % l.space.zone_bytes, 0);
-        assert_eq!(l.space.zone_bytes, crate::space::ZONE_BYTES_DEFAULT);
-        assert!(l.snapshot_offsets_bytes[1] + l.snapshot_area_bytes <= l.space.data_offset_bytes);
-        assert!(l.free_section_offset_bytes < l.snapshot_area_bytes);
-        // Two areas of 1959 map blocks and 3922 free-page blocks (23 MiB each, sized for 95%
-        // of the slots), a 32 MiB journal and the superblock: five zones (seven when the areas
-        // were sized for every slot with 24-byte free-page entries).
-        assert_eq!(l.free_section_offset_bytes, 1959 * 4096);
-        assert_eq!(l.snapshot_area_bytes, (1959 + 3922) * 4096);
-        assert_eq!(l.space.zone_count(), 251);
-        assert!(l.journal_offset_bytes + l.journal_bytes <= l.space.data_offset_bytes);
-        let slots = 251 * 4096u64;
-        assert_eq!(l.page_capacity, 1 + slots * 95 / 100);
+        for journal_on_data in [true, false] {
+            let l = Layout::compute(4 << 30, 0, &o, journal_on_data).unwrap();
+            assert_eq!(l.space.data_offset_bytes % l.space.zone_bytes, 0);
+            assert_eq!(l.space.zone_bytes, crate::space::ZONE_BYTES_DEFAULT);
+            let areas_end = l.snapshot_offsets_bytes[1] + l.snapshot_area_bytes;
+            assert!(areas_end <= l.space.data_offset_bytes);
+            assert!(l.free_section_offset_bytes < l.snapshot_area_bytes);
+            // Map sections of 1959 blocks (95% of the slots), free-page sections for 5% of
+            // those page ids (197 blocks).
+            assert_eq!(l.free_section_offset_bytes, 1959 * 4096);
+            assert_eq!(l.snapshot_area_bytes, (1959 + 197) * 4096);
+            if journal_on_data {
+                assert!(l.journal_offset_bytes + l.journal_bytes <= l.space.data_offset_bytes);
+            }
+            let slots = u64::from(l.space.zone_count()) * 4096;
+            assert_eq!(l.page_capacity, 1 + slots * 95 / 100);
+            assert_eq!(
+                l.superblock_offset_bytes
+                    + l.metadata_bytes()
+                    + l.space.data_bytes
+                    + l.unused_bytes(4 << 30),
+                4 << 30
+            );
+        }
+        let on_log = Layout::compute(4 << 30, 0, &o, false).unwrap();
+        assert_eq!(on_log.space.zone_count(), 254, "the 32 MiB journal leaves the device");
     }
 
-    /// The page-id cap as a share of the logical capacity on the emulator devices the
-    /// experiments use, each with one DB zone per SSD superblock and the engine's data offset
-    /// there: `tiny` (8 MiB flash, OP 25%, 128 KiB zones, the bench's 17-page offset), `demo`
-    /// (`cns` with 32 blocks of 32 pages: 512 MiB, 4 MiB zones) and full `cns` (4 GiB, 16 MiB
-    /// zones). A 90% dataset (000 Table 1) needs a share above 0.9 plus the B+tree's slack.
-    /// Before the snapshot areas were sized for the fill cap and the GC thresholds scaled:
-    /// tiny 1249 of 1638 (0.763), demo 107521 of 122496 (0.878), cns 906650 of 979976 (0.925, 233
-    /// zones; the 16-byte free-page entries gave cns its 234th).
+    /// 000 keeps its metadata in memory and checkpoints; here it is on the device, and with the
+    /// journal on the log device it stays under 0.5% of every experiment device (issue 10).
+    /// Before the free-page section was bounded and the journal could move: 2.2% on cns.
     #[test]
-    fn page_capacity_shares_of_the_experiment_devices() {
-        let mut demo = flashemu::Config::preset("cns").unwrap();
-        demo.geometry.pages_per_block = 32;
-        demo.geometry.blocks_per_chip = 32;
-        let cases = [
-            (flashemu::Config::preset("tiny").unwrap(), 17 * 4096u64, (49, 1409, 0.860)),
-            (demo, 1 << 20, (116, 112_845, 0.921)),
-            (flashemu::Config::preset("cns").unwrap(), 1 << 20, (234, 910_541, 0.929)),
-        ];
-        for (cfg, data_offset_bytes, (zones, page_capacity, share)) in cases {
-            let logical_slots = cfg.layout().logical_blocks;
+    fn metadata_takes_under_half_a_percent_of_the_experiment_devices() {
+        for (cfg, data_offset_bytes) in experiment_devices() {
+            let capacity = cfg.layout().logical_blocks * SLOT_BYTES;
             let o = OutOfPlaceOptions {
                 zone_bytes: cfg.layout().superblock_bytes(),
                 ..OutOfPlaceOptions::production()
             };
-            let l =
-                Layout::compute(logical_slots * SLOT_BYTES, data_offset_bytes, &o, true).unwrap();
-            assert_eq!((l.space.zone_count(), l.page_capacity), (zones, page_capacity));
-            let got = l.page_capacity as f64 / logical_slots as f64;
-            assert!((got - share).abs() < 0.0005, "{got} vs {share}");
+            let l = Layout::compute(capacity, data_offset_bytes, &o, false).unwrap();
+            let share = l.metadata_bytes() as f64 / capacity as f64;
+            assert!(share <= 0.005, "{share} of {capacity}");
+        }
+    }
+
+    /// `tiny` (8 MiB flash, OP 25%, the bench's 17-page offset), `demo` (`cns` with 32 blocks
+    /// of 32 pages: 512 MiB, 4 MiB zones), full `cns` and `ent` (4 GiB, 16 MiB zones).
+    fn experiment_devices() -> Vec<(flashemu::Config, u64)> {
+        let mut demo = flashemu::Config::preset("ent").unwrap();
+        demo.geometry.pages_per_block = 32;
+        demo.geometry.blocks_per_chip = 32;
+        vec![
+            (flashemu::Config::preset("cns").unwrap(), 1 << 20),
+            (flashemu::Config::preset("ent").unwrap(), 1 << 20),
+            (demo, 1 << 20),
+        ]
+    }
+
+    /// The page-id cap as a share of the zone space: 95% (`max_fill_percent`) on every
+    /// experiment device, above the 90% fill of 000's Table 1 plus the top-up's slack.
+    #[test]
+    fn page_capacity_is_the_fill_cap_of_the_zone_space() {
+        for (cfg, data_offset_bytes) in experiment_devices() {
+            let capacity = cfg.layout().logical_blocks * SLOT_BYTES;
+            let o = OutOfPlaceOptions {
+                zone_bytes: cfg.layout().superblock_bytes(),
+                ..OutOfPlaceOptions::production()
+            };
+            let l = Layout::compute(capacity, data_offset_bytes, &o, false).unwrap();
+            let slots = u64::from(l.space.zone_count()) * u64::from(l.space.slots_per_zone());
+            assert_eq!(l.page_capacity, 1 + slots * 95 / 100);
         }
     }
 

@@ -15,6 +15,11 @@ pub enum GcZones {
     Scaled,
     /// Fixed counts (tests pin them so byte counts do not depend on the device size).
     Fixed { free_low: u32, free_high: u32, reserve: u32 },
+    /// As 000 and its artifact do: GC starts only when no empty zone is left beyond the one
+    /// zone reserved for GC's copies, and each cycle frees about one zone (reserve 1, low 2,
+    /// high 2). So the space GC holds idle is the reserve and the open zones' tails, not a
+    /// free-zone target (000 sec. 7.3: DB GC works with the 10.5% the dataset leaves).
+    OnExhaustion,
 }
 
 /// Resolved thresholds.
@@ -34,6 +39,7 @@ impl GcZones {
             GcZones::Fixed { free_low, free_high, reserve } => {
                 GcZoneCounts { free_low, free_high, reserve }
             }
+            GcZones::OnExhaustion => GcZoneCounts { free_low: 2, free_high: 2, reserve: 1 },
             GcZones::Scaled => {
                 let reserve = if zone_count < 256 { 1 } else { 2 };
                 let free_low = (zone_count / 64).clamp(reserve + 1, 4);
@@ -63,6 +69,11 @@ pub struct OutOfPlaceOptions {
     pub open_zones: u32,
     /// FDP reclaim unit handles the placement policy hints with; 0 = no hint.
     pub placement_handles: u16,
+    /// Free pages kept as headers only (no slot, persisted in the snapshots' free-page
+    /// section), as a percent of the page ids: the section is sized for this many, so it costs
+    /// 16 bytes per page id at 100 and 0.8 at 5. Pages freed beyond it are written like any
+    /// page (a free page is a header and zeros) until the tree reuses them.
+    pub free_pages_max_percent: u32,
     /// Pages GC reads and rewrites per device batch (bounds its buffer: this x 4 KiB).
     pub gc_batch_pages: u32,
     /// A background thread starts GC once free zones fall below the high mark, so
@@ -72,18 +83,19 @@ pub struct OutOfPlaceOptions {
 }
 
 impl OutOfPlaceOptions {
-    /// Zones of the device's GC unit (one DB zone = one SSD GC unit, 000 sec. 5.3), GC
-    /// thresholds scaled with the zone count (between 4 and 8 free zones from 256 zones on),
-    /// 95% fill cap, background GC.
+    /// Zones of the device's GC unit (one DB zone = one SSD GC unit, 000 sec. 5.3), GC on
+    /// exhaustion (one zone per cycle), 95% fill cap, background GC, free-page headers for at
+    /// most 5% of the page ids.
     pub fn production() -> OutOfPlaceOptions {
         OutOfPlaceOptions {
             zone_bytes: 0,
             max_fill_percent: 95,
-            gc_zones: GcZones::Scaled,
+            gc_zones: GcZones::OnExhaustion,
             policy: VictimPolicyKind::Greedy,
             placement: PlacementKind::Separate,
             open_zones: 2,
             placement_handles: 0,
+            free_pages_max_percent: 5,
             gc_batch_pages: 256,
             background_gc: true,
         }
@@ -100,6 +112,7 @@ impl OutOfPlaceOptions {
             placement: PlacementKind::Separate,
             open_zones: 2,
             placement_handles: 0,
+            free_pages_max_percent: 100,
             gc_batch_pages: 3,
             background_gc: false,
         }

@@ -269,7 +269,9 @@ impl OutOfPlaceStore {
                     purpose,
                     placement: crate::device::Placement::None,
                 }])?;
-            } else if let Some(h) = free_header(page) {
+            } else if let Some(h) = free_header(page)
+                .filter(|_| inner.lock_state().free.count() < inner.layout.free_pages_max as usize)
+            {
                 // The allocator links a free page only to a page id it handed out (or 0);
                 // recovery refuses anything else, so it must never reach the journal.
                 assert!(
