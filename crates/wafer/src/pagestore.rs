@@ -8,6 +8,7 @@ use crate::device::{Device, WriteOp, WritePurpose, BLOCK_BYTES};
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
 use crate::space::SpaceCounters;
 use crate::Result;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 pub trait PageStore: Send + Sync + std::fmt::Debug {
@@ -35,6 +36,8 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// Out of place: the buffer pool DB GC reads through (set once, right after the pool is
     /// built; a `Weak` because the pool owns the store). In-place stores have no GC.
     fn attach_gc_cache(&self, _cache: Weak<dyn GcPageCache>) {}
+    /// Page bytes handed to this store so far, by purpose, before any transformation.
+    fn logical_bytes(&self) -> LogicalBytes;
     /// Called once at open, before anything is read: repairs what a crash left half written
     /// (the doublewrite store restores torn pages). Nothing to do by default.
     fn recover(&self) -> Result<StoreRecovery> {
@@ -99,6 +102,37 @@ impl GcCopyCounts {
     }
 }
 
+/// Page bytes handed to a store, by purpose, counted at the store boundary before the store
+/// transforms them (compression, packing): the logical side of DB WAF, which device counters
+/// cannot give once stored bytes differ from page bytes.
+#[derive(Debug, Default)]
+pub struct LogicalCounter {
+    bytes: [AtomicU64; WritePurpose::COUNT],
+}
+
+impl LogicalCounter {
+    pub fn add_pages(&self, purpose: WritePurpose, pages: usize) {
+        self.bytes[purpose as usize].fetch_add((pages * PAGE_SIZE) as u64, Ordering::Relaxed);
+    }
+    pub fn snapshot(&self) -> LogicalBytes {
+        LogicalBytes { by_purpose: std::array::from_fn(|i| self.bytes[i].load(Ordering::Relaxed)) }
+    }
+}
+
+/// A reading of a [`LogicalCounter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LogicalBytes {
+    pub by_purpose: [u64; WritePurpose::COUNT],
+}
+
+impl LogicalBytes {
+    /// User write-back: eviction and checkpoint.
+    pub fn user(&self) -> u64 {
+        self.by_purpose[WritePurpose::UserEviction as usize]
+            + self.by_purpose[WritePurpose::UserCheckpoint as usize]
+    }
+}
+
 /// What [`PageStore::recover`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StoreRecovery {
@@ -116,6 +150,7 @@ pub struct InPlaceStore {
     device: Arc<dyn Device>,
     data_offset_bytes: u64,
     page_capacity: u64,
+    logical: LogicalCounter,
 }
 
 const _: () = assert!(PAGE_SIZE as u64 == BLOCK_BYTES);
@@ -125,7 +160,12 @@ impl InPlaceStore {
         assert!(data_offset_bytes.is_multiple_of(BLOCK_BYTES));
         let data_bytes = device.capacity_bytes().saturating_sub(data_offset_bytes);
         let page_capacity = data_bytes / PAGE_SIZE as u64;
-        InPlaceStore { device, data_offset_bytes, page_capacity }
+        InPlaceStore {
+            device,
+            data_offset_bytes,
+            page_capacity,
+            logical: LogicalCounter::default(),
+        }
     }
     fn offset(&self, pid: PageId) -> u64 {
         assert!(pid < self.page_capacity, "page {pid} beyond capacity {}", self.page_capacity);
@@ -141,6 +181,7 @@ impl PageStore for InPlaceStore {
         Ok(self.device.read_at(self.offset(pid), buf)?)
     }
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
+        self.logical.add_pages(purpose, pages.len());
         let ops: Vec<WriteOp<'_>> = pages
             .iter()
             .map(|(pid, data)| WriteOp {
@@ -154,6 +195,9 @@ impl PageStore for InPlaceStore {
     }
     fn sync(&self) -> Result<()> {
         Ok(self.device.sync()?)
+    }
+    fn logical_bytes(&self) -> LogicalBytes {
+        self.logical.snapshot()
     }
 }
 
@@ -191,4 +235,8 @@ pub struct OutOfPlaceStats {
     /// LSN of the last map change and of the last durable snapshot.
     pub map_lsn: u64,
     pub durable_lsn: u64,
+    /// Data device bytes the store's metadata takes (superblock, snapshot areas, the map
+    /// journal when it is on this device), and bytes neither metadata nor zones.
+    pub metadata_device_bytes: u64,
+    pub unused_device_bytes: u64,
 }

@@ -16,14 +16,14 @@ pub enum Scale {
     /// The 8 MiB `tiny` emulator at 85% fill, 2 capacities of writes: seconds (tests, smoke
     /// runs).
     Tiny,
-    /// 512 MiB of flash (the `cns` flash with 32-page blocks and 32 blocks per chip: 128
+    /// 512 MiB of flash (the `ent` flash with 32-page blocks and 32 blocks per chip: 128
     /// superblocks of 4 MiB), measured from 1x to 3x: `wafer demo`, tens of seconds.
     Demo,
-    /// 2 GiB of flash (the `cns` preset with 32 blocks per chip: 128 superblocks of 16 MiB),
+    /// 2 GiB of flash (the `ent` preset with 32 blocks per chip: 128 superblocks of 16 MiB),
     /// measured from 1x to 3x capacities of DB writes: minutes on a 2-core machine.
     Small,
-    /// The full `cns` preset (4 GiB of flash, 256 superblocks), measured from 2x to 4x as
-    /// 000 sec. 7.1 does (steady state after 4x in total).
+    /// The full `ent` preset (4 GiB of flash at OP 17%, 256 superblocks), measured from 2x to
+    /// 4x as 000 sec. 7.1 does (steady state after 4x in total).
     Full,
 }
 
@@ -61,10 +61,6 @@ impl Scale {
         match self {
             Scale::Tiny => {
                 c.device = Some("emu:tiny".into());
-                // 85%, not 90%: on 8 MiB the out-of-place metadata and GC reserve leave a page
-                // cap of 1489 pages, too close to a 90% dataset (1475) for a multi-threaded
-                // load. The measuring scales (demo, small, full) keep 000's 90%.
-                c.fill = Some(0.85);
                 // An 8 MiB device: a doublewrite area of one 16-page batch (not 1 MiB) and a
                 // 16 MiB WAL in memory checkpointed every 2 MiB.
                 let int = |v: i64| toml::Value::Integer(v);
@@ -72,15 +68,12 @@ impl Scale {
                 c.engine.insert("data_offset_bytes".into(), int(17 * 4096));
                 c.engine.insert("wal_capacity_bytes".into(), int(16 << 20));
                 c.engine.insert("checkpoint_log_bytes".into(), int(2 << 20));
-                // 64 KiB DB zones (half a superblock): with 128 KiB zones the 49 zones left
-                // after the metadata cannot keep GC's free target beside a 90% dataset.
-                c.engine.insert("zone_bytes".into(), int(64 << 10));
                 c.until = Some("2x".into());
                 c.warmup = Some("1x".into());
                 c.interval = Some("100ms".into());
             }
             Scale::Demo => {
-                c.device = Some("emu:cns".into());
+                c.device = Some("emu:ent".into());
                 let int = |v: i64| toml::Value::Integer(v);
                 c.engine.insert("wal_capacity_bytes".into(), int(256 << 20));
                 c.engine.insert("checkpoint_log_bytes".into(), int(64 << 20));
@@ -91,14 +84,14 @@ impl Scale {
                 c.interval = Some("500ms".into());
             }
             Scale::Small => {
-                c.device = Some("emu:cns".into());
+                c.device = Some("emu:ent".into());
                 c.emu.insert("blocks-per-chip".into(), toml::Value::Integer(32));
                 c.until = Some("3x".into());
                 c.warmup = Some("1x".into());
                 c.interval = Some("1s".into());
             }
             Scale::Full => {
-                c.device = Some("emu:cns".into());
+                c.device = Some("emu:ent".into());
                 c.until = Some("4x".into());
                 c.warmup = Some("2x".into());
                 c.interval = Some("5s".into());
@@ -108,45 +101,62 @@ impl Scale {
     }
 }
 
+/// How a row configures the engine and the device beyond the scale's base configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowSetup {
+    /// The write mode alone.
+    Mode,
+    /// 000's naive out-of-place row (sec. 7.2): zones 1/32 of the SSD's GC unit (250 MB zones
+    /// on an 8 GB unit there), 16 open zones with random placement, greedy GC (at the tiny
+    /// scale, whose unit is 32 slots: 1/4 and 4 open zones).
+    NaiveOutOfPlace,
+}
+
 /// One row of the table: its name in 000 and what it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowPlan {
     pub label: &'static str,
     pub write_mode: WriteModeChoice,
+    pub setup: RowSetup,
+    /// Another emulator preset than the scale's (sensitivity rows).
+    pub preset: Option<&'static str>,
     /// An optimization the engine does not offer yet (None: the write mode is all it needs).
     pub missing: Option<&'static str>,
 }
 
+const fn row(label: &'static str, write_mode: WriteModeChoice, setup: RowSetup) -> RowPlan {
+    RowPlan { label, write_mode, setup, preset: None, missing: None }
+}
+
+const fn later(label: &'static str, missing: &'static str) -> RowPlan {
+    RowPlan {
+        label,
+        write_mode: WriteModeChoice::OutOfPlace,
+        setup: RowSetup::Mode,
+        preset: None,
+        missing: Some(missing),
+    }
+}
+
 /// The rows of 000 Table 1 in order, plus the engine's in-place mode without a doublewrite
-/// buffer (not a row of 000: the baseline's writes minus the doublewrite copies).
-pub const ROWS: [RowPlan; 8] = [
-    RowPlan { label: "in-place", write_mode: WriteModeChoice::InPlace, missing: None },
+/// buffer (not a row of 000: the baseline's writes minus the doublewrite copies), and the
+/// first two rows again on `cns` (OP 7%): how much the SSD's unstated OP moves them.
+pub const ROWS: [RowPlan; 10] = [
+    row("in-place", WriteModeChoice::InPlace, RowSetup::Mode),
+    row("(in-place, no doublewrite)", WriteModeChoice::InPlaceNoDwb, RowSetup::Mode),
+    row("-> out-of-place", WriteModeChoice::OutOfPlace, RowSetup::NaiveOutOfPlace),
+    later("+ comp. + pagepack", "compression and page packing"),
+    later("+ GDT", "grouping by deathtime"),
+    later("+ NoWA", "NoWA"),
+    later("+ aligning GC unit", "GC unit alignment"),
+    later("- comp.", "NoWA and GC unit alignment"),
     RowPlan {
-        label: "(in-place, no doublewrite)",
-        write_mode: WriteModeChoice::InPlaceNoDwb,
-        missing: None,
-    },
-    RowPlan { label: "-> out-of-place", write_mode: WriteModeChoice::OutOfPlace, missing: None },
-    RowPlan {
-        label: "+ comp. + pagepack",
-        write_mode: WriteModeChoice::OutOfPlace,
-        missing: Some("compression and page packing"),
-    },
-    RowPlan {
-        label: "+ GDT",
-        write_mode: WriteModeChoice::OutOfPlace,
-        missing: Some("grouping by deathtime"),
-    },
-    RowPlan { label: "+ NoWA", write_mode: WriteModeChoice::OutOfPlace, missing: Some("NoWA") },
-    RowPlan {
-        label: "+ aligning GC unit",
-        write_mode: WriteModeChoice::OutOfPlace,
-        missing: Some("GC unit alignment"),
+        preset: Some("cns"),
+        ..row("(in-place, OP 7%)", WriteModeChoice::InPlace, RowSetup::Mode)
     },
     RowPlan {
-        label: "- comp.",
-        write_mode: WriteModeChoice::OutOfPlace,
-        missing: Some("NoWA and GC unit alignment"),
+        preset: Some("cns"),
+        ..row("(-> out-of-place, OP 7%)", WriteModeChoice::OutOfPlace, RowSetup::NaiveOutOfPlace)
     },
 ];
 
@@ -154,6 +164,27 @@ impl RowPlan {
     /// Why this build cannot run the row, if it cannot.
     pub fn unavailable(&self) -> Option<String> {
         self.missing.map(|m| format!("not yet implemented ({m})"))
+    }
+
+    /// The scale's configuration with this row's write mode, device and engine settings.
+    pub fn config(&self, scale: Scale) -> BenchConfig {
+        let mut config = scale.base_config();
+        config.write_mode = Some(self.write_mode.name().to_string());
+        config.label = Some(format!("{} [{}]", self.label, scale.name()));
+        if let (Some(preset), Some(device)) = (self.preset, &config.device) {
+            if device.starts_with("emu:") && scale != Scale::Tiny {
+                config.device = Some(format!("emu:{preset}"));
+            }
+        }
+        if self.setup == RowSetup::NaiveOutOfPlace {
+            // The tiny device's 8 MiB cannot spare 16 open zones; 4 zones per unit, 4 open.
+            let (per_unit, open) = if scale == Scale::Tiny { (4, 4) } else { (32, 16) };
+            let e = &mut config.engine;
+            e.insert("zones_per_gc_unit".into(), toml::Value::Integer(per_unit));
+            e.insert("open_zones".into(), toml::Value::Integer(open));
+            e.insert("placement".into(), toml::Value::String("random".into()));
+        }
+        config
     }
 }
 
@@ -214,9 +245,7 @@ pub fn run(
         let (row, report) = match plan.unavailable() {
             Some(reason) => (Row { label: plan.label.to_string(), figures: Err(reason) }, None),
             None => {
-                let mut config = scale.base_config();
-                config.write_mode = Some(plan.write_mode.name().to_string());
-                config.label = Some(format!("{} [{}]", plan.label, scale.name()));
+                let config = plan.config(scale);
                 let prepared = setup::prepare(&config)
                     .map_err(|source| ExperimentError::Setup { row: plan.label, source })?;
                 let report =
@@ -238,8 +267,8 @@ mod tests {
     #[test]
     fn rows_follow_000_and_unavailable_ones_say_why() {
         assert_eq!(ROWS[0].label, "in-place");
-        // in-place, in-place without doublewrite, out-of-place.
-        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 3);
+        // in-place, in-place without doublewrite, out-of-place, and the first and third on cns.
+        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 5);
         for r in ROWS.iter().filter_map(|r| r.unavailable()) {
             assert!(r.starts_with("not yet implemented"), "{r}");
         }
@@ -253,7 +282,7 @@ mod tests {
         let rows = run(Scale::Tiny, &mut crate::progress::Silent, &mut |_| {}).unwrap();
         assert_eq!(rows.len(), ROWS.len());
         let ran: Vec<_> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
-        assert_eq!(ran.len(), 3, "in-place, in-place without doublewrite, out-of-place");
+        assert_eq!(ran.len(), 5, "in-place, no doublewrite, out-of-place, and two on cns");
         let (dwb, plain, oop) = (&ran[0].summary, &ran[1].summary, &ran[2].summary);
         // Every page written back is written twice (doublewrite area, then in place), plus one
         // doublewrite header block per batch: 1/16 more with this scale's 16-page batches, a

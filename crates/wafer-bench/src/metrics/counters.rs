@@ -38,6 +38,24 @@ pub struct CounterSnapshot {
     pub cpu_system_ns: u64,
     /// Resident memory now (a gauge, not a counter: intervals report the latest value).
     pub rss_bytes: u64,
+    /// DB GC victims chosen, and the sums of their valid slots and of their sizes in slots
+    /// at choice time (out of place; 0 otherwise).
+    #[serde(default)]
+    pub gc_victims: u64,
+    #[serde(default)]
+    pub gc_victim_valid_slots: u64,
+    #[serde(default)]
+    pub gc_victim_slots: u64,
+    /// Gauges of the out-of-place space: live pages, slots of all zones, and the data device
+    /// bytes on-device metadata takes, with the device's capacity (0 in place).
+    #[serde(default)]
+    pub live_pages: u64,
+    #[serde(default)]
+    pub zone_slots: u64,
+    #[serde(default)]
+    pub metadata_device_bytes: u64,
+    #[serde(default)]
+    pub device_capacity_bytes: u64,
 }
 
 impl CounterSnapshot {
@@ -82,6 +100,13 @@ impl CounterSnapshot {
             cpu_user_ns: d(self.cpu_user_ns, earlier.cpu_user_ns),
             cpu_system_ns: d(self.cpu_system_ns, earlier.cpu_system_ns),
             rss_bytes: self.rss_bytes,
+            gc_victims: d(self.gc_victims, earlier.gc_victims),
+            gc_victim_valid_slots: d(self.gc_victim_valid_slots, earlier.gc_victim_valid_slots),
+            gc_victim_slots: d(self.gc_victim_slots, earlier.gc_victim_slots),
+            live_pages: self.live_pages,
+            zone_slots: self.zone_slots,
+            metadata_device_bytes: self.metadata_device_bytes,
+            device_capacity_bytes: self.device_capacity_bytes,
         }
     }
 }

@@ -11,6 +11,8 @@ use std::time::Duration;
 use wafer::device::{Counted, Device, MemoryDevice};
 use wafer::stats::IoStats;
 
+use wafer::oop::GcZones;
+use wafer::space::PlacementKind;
 use wafer::{Db, Durability, Options, Tree, WriteMode};
 
 use super::target::{KvTarget, TargetError};
@@ -86,6 +88,7 @@ impl WriteModeChoice {
 /// Sets one engine option by name (`--engine KEY=VALUE`, `[engine]` in the TOML file).
 pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Result<(), String> {
     let bytes = |v: &str| crate::jobs::parse_bytes(v).map_err(|e| format!("{key}: {e}"));
+    let count = |v: &str| count_of(key, v);
     let flag = |v: &str| match v.trim() {
         "true" | "1" | "yes" | "on" => Ok(true),
         "false" | "0" | "no" | "off" => Ok(false),
@@ -109,15 +112,61 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "wal_capacity_bytes" => options.wal_capacity_bytes = bytes(value)?,
         "checkpoint_log_bytes" => options.checkpoint_log_bytes = bytes(value)?,
         "zone_bytes" => options.out_of_place.zone_bytes = bytes(value)?,
+        "zones_per_gc_unit" => options.out_of_place.zones_per_gc_unit = count(value)?,
+        "open_zones" => options.out_of_place.open_zones = count(value)?,
+        "placement" => options.out_of_place.placement = parse_placement(value)?,
+        "gc_zones" => options.out_of_place.gc_zones = parse_gc_zones(value)?,
         other => {
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
-                 doublewrite, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes)"
+                 doublewrite, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
+                 zones_per_gc_unit, open_zones, placement, gc_zones)"
             ))
         }
     }
     Ok(())
+}
+
+/// A positive count.
+fn count_of(key: &str, value: &str) -> Result<u32, String> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{key}: `{value}` is not a count of at least 1")),
+    }
+}
+
+/// `separate` (user and GC zones apart) or `random[:SEED]` (000's naive placement).
+fn parse_placement(value: &str) -> Result<PlacementKind, String> {
+    match value.trim() {
+        "separate" => Ok(PlacementKind::Separate),
+        "random" => Ok(PlacementKind::Random { seed: 42 }),
+        other => match other.strip_prefix("random:").map(str::parse::<u64>) {
+            Some(Ok(seed)) => Ok(PlacementKind::Random { seed }),
+            _ => Err(format!("placement: `{value}` is not separate, random or random:SEED")),
+        },
+    }
+}
+
+/// `exhaustion` (000's trigger), `scaled`, or `LOW/HIGH/RESERVE` free zones.
+fn parse_gc_zones(value: &str) -> Result<GcZones, String> {
+    match value.trim() {
+        "exhaustion" => Ok(GcZones::OnExhaustion),
+        "scaled" => Ok(GcZones::Scaled),
+        other => {
+            let n: Vec<Option<u32>> = other.split('/').map(|p| p.trim().parse().ok()).collect();
+            match n.as_slice() {
+                [Some(free_low), Some(free_high), Some(reserve)] => Ok(GcZones::Fixed {
+                    free_low: *free_low,
+                    free_high: *free_high,
+                    reserve: *reserve,
+                }),
+                _ => Err(format!(
+                    "gc_zones: `{value}` is not exhaustion, scaled or LOW/HIGH/RESERVE"
+                )),
+            }
+        }
+    }
 }
 
 /// `sync`, `none`, or `group:MICROS` (group commit waiting at most that long).
@@ -148,6 +197,11 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "wal_capacity_bytes": options.wal_capacity_bytes,
         "checkpoint_log_bytes": options.checkpoint_log_bytes,
         "zone_bytes": options.out_of_place.zone_bytes,
+        "zones_per_gc_unit": options.out_of_place.zones_per_gc_unit,
+        "open_zones": options.out_of_place.open_zones,
+        "placement": format!("{:?}", options.out_of_place.placement),
+        "gc_zones": format!("{:?}", options.out_of_place.gc_zones),
+        "gc_policy": format!("{:?}", options.out_of_place.policy),
     })
 }
 
@@ -229,9 +283,20 @@ impl KvTarget for EngineTarget {
         if let Some(flash) = self.device.flash_counters() {
             apply_flash_counters(&flash, &mut s);
         }
-        let pool = self.db.stats().pool;
-        s.buffer_hits = pool.hits;
-        s.buffer_misses = pool.misses;
+        let stats = self.db.stats();
+        // Logical user bytes: what the pool handed to the page store, before any transformation.
+        s.user_bytes = stats.logical.user();
+        s.buffer_hits = stats.pool.hits;
+        s.buffer_misses = stats.pool.misses;
+        if let Some(o) = stats.out_of_place {
+            s.gc_victims = o.space.gc_victims;
+            s.gc_victim_valid_slots = o.space.gc_victim_valid_slots;
+            s.gc_victim_slots = o.space.gc_victim_slots;
+            s.live_pages = o.mapped_pages;
+            s.zone_slots = u64::from(o.zone_count) * u64::from(o.slots_per_zone);
+            s.metadata_device_bytes = o.metadata_device_bytes;
+            s.device_capacity_bytes = self.device.capacity_bytes();
+        }
         s
     }
 

@@ -224,6 +224,49 @@ fn emu_config(arg: &str, c: &BenchConfig) -> Result<flashemu::Config, SetupError
     Ok(config)
 }
 
+/// What `fill` is a fraction of.
+struct FillBasis {
+    bytes: u64,
+    what: &'static str,
+}
+
+/// In place: the device's logical capacity. Out of place: the space DB GC manages (the zones),
+/// as 000 sizes its dataset (800 GB on an 894 GB device whose whole capacity is zone space,
+/// sec. 7.3): the on-device metadata is not part of it. A fill the engine cannot hold (its
+/// page-id cap, or the device) is refused here with the largest that fits.
+fn fill_basis(device: &dyn Device, options: &Options, fill: f64) -> Result<FillBasis, SetupError> {
+    let capacity = device.capacity_bytes();
+    let page_bytes = wafer::device::BLOCK_BYTES;
+    let (basis, page_cap) = match options.write_mode {
+        wafer::WriteMode::OutOfPlace => {
+            let oop = options.out_of_place.for_device(&device.capabilities());
+            // The runner's database keeps a WAL device, which takes the map journal.
+            let layout =
+                wafer::oop::Layout::compute(capacity, options.data_offset_bytes, &oop, false)
+                    .map_err(|e| invalid(format!("out-of-place layout: {e}")))?;
+            (FillBasis { bytes: layout.space.data_bytes, what: "zone space" }, layout.page_capacity)
+        }
+        wafer::WriteMode::InPlace => {
+            let pages = capacity.saturating_sub(options.data_offset_bytes) / page_bytes;
+            (FillBasis { bytes: capacity, what: "device capacity" }, pages)
+        }
+    };
+    // Room for the top-up's overshoot and the tree's growth under updates: 2% of the pages.
+    let usable = page_cap.saturating_sub(page_cap / 50) * page_bytes;
+    let largest = usable as f64 / basis.bytes.max(1) as f64;
+    if fill > largest {
+        return Err(invalid(format!(
+            "fill {fill} does not fit: the {} is {} bytes and the engine holds at most {} pages \
+             there; the largest fill that fits is {:.3}",
+            basis.what,
+            basis.bytes,
+            page_cap,
+            (largest * 1000.0).floor() / 1000.0
+        )));
+    }
+    Ok(basis)
+}
+
 fn engine_options(c: &BenchConfig) -> Result<Options, SetupError> {
     let mut options = Options::production();
     for (key, value) in &c.engine {
@@ -311,12 +354,6 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
                 let config = emu_config(arg, c)?;
                 let json = serde_json::json!({"kind": "emu", "source": arg,
                     "config": serde_json::to_value(&config).unwrap_or_default()});
-                // One DB zone per SSD GC unit (000 sec. 5.3) unless the user chose a size: the
-                // production 16 MiB zones would not even fit the small presets.
-                if !c.engine.contains_key("zone_bytes") {
-                    options.out_of_place.zone_bytes =
-                        u64::from(config.layout().slots_per_superblock) * flashemu::LBA_BYTES;
-                }
                 let dev = EmuDevice::new(config)?;
                 let capacity = dev.capacity_bytes();
                 (Some(Box::new(dev)), capacity, json)
@@ -362,10 +399,17 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
             if !(fill > 0.0 && fill <= 1.0) {
                 return Err(invalid(format!("fill {fill} must be in (0, 1]")));
             }
+            let basis = match &backend {
+                Some(dev) => fill_basis(dev.as_ref(), &options, fill)?,
+                None => FillBasis { bytes: capacity_bytes, what: "device capacity" },
+            };
             if backend.is_some() {
-                fill_target_bytes = Some((fill * capacity_bytes as f64) as u64);
+                fill_target_bytes = Some((fill * basis.bytes as f64) as u64);
             }
-            ((fill * capacity_bytes as f64 / bytes_per_record) as u64, format!("fill {fill}"))
+            (
+                (fill * basis.bytes as f64 / bytes_per_record) as u64,
+                format!("fill {fill} of the {} ({} bytes)", basis.what, basis.bytes),
+            )
         }
         _ => return Err(invalid("give one of records, dataset_bytes and fill")),
     };

@@ -24,7 +24,7 @@
 //! written: the in-place writes had not started, so it is skipped.
 use crate::device::{Device, Placement, WriteOp, WritePurpose, BLOCK_BYTES};
 use crate::page::{self, get_u32, get_u64, put_u32, put_u64, PageBuf, PageId, PAGE_SIZE};
-use crate::pagestore::{PageStore, StoreRecovery};
+use crate::pagestore::{LogicalBytes, LogicalCounter, PageStore, StoreRecovery};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -50,6 +50,7 @@ pub struct DoublewriteStore {
     serial: Mutex<u64>,
     /// Pages copied through the DW area (for tests and stats).
     pages_doublewritten: AtomicU64,
+    logical: LogicalCounter,
 }
 
 impl DoublewriteStore {
@@ -70,6 +71,7 @@ impl DoublewriteStore {
             page_capacity,
             serial: Mutex::new(0),
             pages_doublewritten: AtomicU64::new(0),
+            logical: LogicalCounter::default(),
         })
     }
 
@@ -132,6 +134,7 @@ impl PageStore for DoublewriteStore {
         Ok(self.device.read_at(self.offset(pid), buf)?)
     }
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
+        self.logical.add_pages(purpose, pages.len());
         let mut seq = self.serial.lock().unwrap_or_else(|e| e.into_inner());
         for chunk in pages.chunks(self.slots as usize) {
             *seq += 1;
@@ -141,6 +144,9 @@ impl PageStore for DoublewriteStore {
     }
     fn sync(&self) -> Result<()> {
         Ok(self.device.sync()?)
+    }
+    fn logical_bytes(&self) -> LogicalBytes {
+        self.logical.snapshot()
     }
 
     fn recover(&self) -> Result<StoreRecovery> {

@@ -92,6 +92,9 @@ pub struct DbStats {
     pub io: Option<IoSnapshot>,
     /// Zones, page map and GC figures in the out-of-place write mode.
     pub out_of_place: Option<crate::oop::OutOfPlaceStats>,
+    /// Page bytes handed to the page store by purpose, before any transformation (the
+    /// logical side of DB WAF).
+    pub logical: crate::pagestore::LogicalBytes,
     /// WAL file I/O for databases opened with [`Db::open`].
     pub wal_io: Option<IoSnapshot>,
     /// WAL counters (appends, flushes, syncs, group sizes), when the database keeps a WAL.
@@ -598,6 +601,7 @@ impl Db {
             last_lsn: inner.logger.last_lsn(),
             io: inner.io_stats.as_ref().map(|s| s.snapshot()),
             out_of_place: inner.pool.store().out_of_place_stats(),
+            logical: inner.pool.store().logical_bytes(),
             wal_io: inner.wal_io_stats.as_ref().map(|s| s.snapshot()),
             wal: inner.wal.as_ref().and_then(|w| w.wal().ok()).map(|w| w.stats().snapshot()),
             checkpoints: inner.checkpoint_count(),

@@ -102,7 +102,13 @@ impl GcIo for ChunkIo<'_> {
             gc_from: Some(self.froms),
             new_versions,
         };
-        orchestrate::write_copies(&mut AppendSteps { inner: self.inner, append })
+        let all = orchestrate::write_copies(&mut AppendSteps { inner: self.inner, append })?;
+        if all {
+            // The dirty versions replaced their write-backs (the pool marks them clean now).
+            let versions = new_versions.iter().filter(|&&n| n).count();
+            self.inner.logical.add_pages(WritePurpose::UserEviction, versions);
+        }
+        Ok(all)
     }
 }
 

@@ -23,7 +23,7 @@ pub use store::OutOfPlaceStore;
 pub use crate::pagestore::OutOfPlaceStats;
 
 /// The stats of a store state.
-pub(crate) fn stats_of(st: &state::State) -> OutOfPlaceStats {
+pub(crate) fn stats_of(st: &state::State, layout: &Layout, capacity_bytes: u64) -> OutOfPlaceStats {
     let s = &st.space;
     let empty = s.empty_zone_count();
     let pending = s.pending_reset_zone_count();
@@ -49,5 +49,7 @@ pub(crate) fn stats_of(st: &state::State) -> OutOfPlaceStats {
         snapshot_bytes: st.snapshot_bytes,
         map_lsn: st.map_lsn,
         durable_lsn: st.durable_lsn,
+        metadata_device_bytes: layout.metadata_bytes(),
+        unused_device_bytes: layout.unused_bytes(capacity_bytes),
     }
 }

@@ -56,6 +56,9 @@ pub struct OutOfPlaceOptions {
     /// superblock or reclaim unit), or its zone size on a zoned device, as the device reports
     /// them ([`OutOfPlaceOptions::for_device`]); `ZONE_BYTES_DEFAULT` when it reports neither.
     pub zone_bytes: u64,
+    /// With `zone_bytes` 0: DB zones per device GC unit (1 aligns a zone to the unit; 000's
+    /// naive row has 32: 250 MB zones on an 8 GB GC unit).
+    pub zones_per_gc_unit: u32,
     /// Page ids are capped at this share of the data area's slots, so live data can never
     /// exceed what GC can keep up with; the allocator refuses beyond it with `OutOfSpace`
     /// before anything changes (000 runs at 90%).
@@ -89,6 +92,7 @@ impl OutOfPlaceOptions {
     pub fn production() -> OutOfPlaceOptions {
         OutOfPlaceOptions {
             zone_bytes: 0,
+            zones_per_gc_unit: 1,
             max_fill_percent: 95,
             gc_zones: GcZones::OnExhaustion,
             policy: VictimPolicyKind::Greedy,
@@ -106,6 +110,7 @@ impl OutOfPlaceOptions {
     pub fn test_min() -> OutOfPlaceOptions {
         OutOfPlaceOptions {
             zone_bytes: 4 * 4096,
+            zones_per_gc_unit: 1,
             max_fill_percent: 90,
             gc_zones: GcZones::Fixed { free_low: 3, free_high: 5, reserve: 1 },
             policy: VictimPolicyKind::Greedy,
@@ -124,7 +129,11 @@ impl OutOfPlaceOptions {
     pub fn for_device(self, device: &DeviceCapabilities) -> OutOfPlaceOptions {
         let reported = device.zones.map(|z| z.zone_bytes).or(device.gc_unit_bytes);
         let zone_bytes = match self.zone_bytes {
-            0 => reported.unwrap_or(ZONE_BYTES_DEFAULT),
+            0 => {
+                let unit = reported.unwrap_or(ZONE_BYTES_DEFAULT);
+                // A whole number of 4 KiB slots; never below one slot.
+                (unit / u64::from(self.zones_per_gc_unit.max(1)) / 4096).max(1) * 4096
+            }
             fixed => fixed,
         };
         OutOfPlaceOptions { zone_bytes, ..self }

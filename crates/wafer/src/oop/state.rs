@@ -12,7 +12,7 @@ use super::journal;
 use super::layout::Layout;
 use super::options::OutOfPlaceOptions;
 use crate::device::{AlignedBuf, Device};
-use crate::pagestore::{GcCopyCounts, GcPageCache};
+use crate::pagestore::{GcCopyCounts, GcPageCache, LogicalCounter};
 use crate::space::{io as space_io, snapshot, Lsn, Space};
 use crate::wal::{Durability, Lsn as WalLsn, Wal};
 use crate::{Error, Result};
@@ -59,6 +59,9 @@ pub(crate) struct Inner {
     /// The buffer pool GC reads through, bound after the pool is built (`attach_gc_cache`);
     /// unset (tests of the store alone) or gone (pool dropped): GC reads into its own buffer.
     pub gc_cache: OnceLock<Weak<dyn GcPageCache>>,
+    /// Page bytes handed to the store by purpose (GC's dirty versions count as the eviction
+    /// they replace).
+    pub logical: LogicalCounter,
 }
 
 impl Inner {

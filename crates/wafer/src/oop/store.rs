@@ -14,7 +14,7 @@ use super::state::{Inner, State};
 use super::OutOfPlaceStats;
 use crate::device::{AlignedBuf, Device, WriteOp, WritePurpose};
 use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
-use crate::pagestore::{GcPageCache, PageStore};
+use crate::pagestore::{GcPageCache, LogicalBytes, LogicalCounter, PageStore};
 use crate::space::{io as space_io, snapshot, Lsn, PageDesc, Space, SpaceError, SLOT_BYTES};
 use crate::wal::Wal;
 use crate::{Error, Result};
@@ -78,6 +78,7 @@ impl OutOfPlaceStore {
             wake: Condvar::new(),
             poisoned: AtomicBool::new(false),
             gc_cache: OnceLock::new(),
+            logical: LogicalCounter::default(),
         });
         if fresh {
             // Both areas get an empty snapshot, so a stale one from an earlier database on the
@@ -231,7 +232,7 @@ impl OutOfPlaceStore {
 
     pub fn stats(&self) -> OutOfPlaceStats {
         let st = self.inner.lock_state();
-        super::stats_of(&st)
+        super::stats_of(&st, &self.inner.layout, self.inner.device.capacity_bytes())
     }
 
     /// Runs GC cycles until the free-zone target is met or no victim remains (what the
@@ -360,6 +361,7 @@ impl PageStore for OutOfPlaceStore {
         if pages.is_empty() {
             return Ok(());
         }
+        self.inner.logical.add_pages(purpose, pages.len());
         let r = self.write_pages(pages, purpose);
         self.inner.poison(r)
     }
@@ -390,6 +392,10 @@ impl PageStore for OutOfPlaceStore {
         // Bound once per open; a second call would be a wiring bug, and the first pool wins.
         let bound = self.inner.gc_cache.set(cache).is_ok();
         debug_assert!(bound, "GC cache bound twice");
+    }
+
+    fn logical_bytes(&self) -> LogicalBytes {
+        self.inner.logical.snapshot()
     }
 
     fn out_of_place_stats(&self) -> Option<OutOfPlaceStats> {
