@@ -63,3 +63,36 @@ fn ycsb_a_on_tiny_emulator_is_consistent() {
     assert!(report.latency["read"].count > 0 && report.latency["update"].count > 0);
     print!("{}", runner::table::render_report(&report));
 }
+
+/// `--fill 0.9` on the smallest preset with the bench's own defaults, in both write modes: the
+/// load fits and the run goes on (it once stopped at load with "out of space" out of place).
+/// Out of place the fill is live pages over the zone space, which the report shows; a fill
+/// that cannot fit is refused before anything is loaded, naming the largest that does.
+#[test]
+fn fill_90_percent_fits_the_tiny_preset_in_both_write_modes() {
+    for mode in ["in-place", "out-of-place"] {
+        let config = BenchConfig {
+            device: Some("emu:tiny".into()),
+            fill: Some(0.9),
+            until: Some("1x".into()),
+            threads: Some(1),
+            write_mode: Some(mode.into()),
+            ..BenchConfig::default()
+        };
+        let prepared = setup::prepare(&config).unwrap();
+        let report =
+            runner::run(prepared.target.as_ref(), &prepared.spec, prepared.setup, &mut Silent)
+                .unwrap();
+        assert!(report.summary.ops > 0, "{mode}");
+        if mode == "out-of-place" {
+            let live = report.summary.live_pages_per_zone_slot.unwrap();
+            assert!((0.89..0.93).contains(&live), "live pages per zone slot {live}");
+            assert!(report.summary.metadata_device_share.unwrap() < 0.02);
+        }
+        let too_full = BenchConfig { fill: Some(0.99), ..config };
+        match setup::prepare(&too_full) {
+            Err(e) => assert!(e.to_string().contains("largest fill that fits"), "{e}"),
+            Ok(_) => panic!("{mode}: fill 0.99 accepted"),
+        }
+    }
+}

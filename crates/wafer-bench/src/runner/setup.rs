@@ -224,6 +224,20 @@ fn emu_config(arg: &str, c: &BenchConfig) -> Result<flashemu::Config, SetupError
     Ok(config)
 }
 
+/// Where page 0 goes when the configuration does not say: in place with a doublewrite
+/// area, room for one eviction batch and at most 1 MiB or 1/256 of the device beyond it (an
+/// area only bounds the batch it holds, so a small device keeps its pages); otherwise one
+/// block (out of place writes no doublewrite area).
+fn data_offset_for(capacity_bytes: u64, options: &Options) -> u64 {
+    let block = wafer::device::BLOCK_BYTES;
+    if options.write_mode == wafer::WriteMode::OutOfPlace || !options.doublewrite {
+        return block;
+    }
+    let batch = (options.eviction_batch_pages as u64 + 1) * block;
+    let share = (capacity_bytes / 256 / block * block).min(1 << 20);
+    share.max(batch)
+}
+
 /// What `fill` is a fraction of.
 struct FillBasis {
     bytes: u64,
@@ -381,6 +395,11 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
             ),
             DeviceChoice::Model(bytes) => (None, *bytes, serde_json::json!({"kind": "model"})),
         };
+    if let Some(dev) = &backend {
+        if !c.engine.contains_key("data_offset_bytes") {
+            options.data_offset_bytes = data_offset_for(dev.capacity_bytes(), &options);
+        }
+    }
     let nominal_record_bytes =
         nominal.key_format.nominal_len_bytes() as f64 + f64::from(nominal.value_size_bytes);
     let bytes_per_record = match backend {

@@ -36,6 +36,13 @@ pub(super) fn open_store(
                 .into(),
         ));
     }
+    if options.write_mode == WriteMode::InPlace && device.zoned().is_some() {
+        return Err(Error::InvalidOptions(
+            "in-place mode overwrites pages where they are, which a zoned device refuses (a \
+             zone is written only at its write pointer); use a conventional or FDP device"
+                .into(),
+        ));
+    }
     let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
     device.read_at(offset, &mut sb)?;
     if sb.iter().any(|b| *b != 0) {
