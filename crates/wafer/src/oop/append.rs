@@ -177,13 +177,7 @@ impl Durable for AppendSteps<'_> {
         self.inner.make_durable()
     }
     fn out_of_space(&self) -> SpaceError {
-        let st = self.inner.lock_state();
-        SpaceError::OutOfSpace {
-            needed_slots: u64::from(self.append.plan.page_count()),
-            free_slots: u64::from(st.space.empty_zone_count())
-                * u64::from(st.space.slots_per_zone()),
-            live_slots: st.space.live_slots(),
-            capacity_slots: st.space.capacity_slots(),
-        }
+        let needed = u64::from(self.append.plan.page_count());
+        self.inner.lock_state().space.out_of_space(needed)
     }
 }

@@ -212,42 +212,42 @@ mod tests {
     /// Before the free-page section was bounded and the journal could move: 2.2% on cns.
     #[test]
     fn metadata_takes_under_half_a_percent_of_the_experiment_devices() {
-        for (cfg, data_offset_bytes) in experiment_devices() {
-            let capacity = cfg.layout().logical_blocks * SLOT_BYTES;
-            let o = OutOfPlaceOptions {
-                zone_bytes: cfg.layout().superblock_bytes(),
-                ..OutOfPlaceOptions::production()
-            };
-            let l = Layout::compute(capacity, data_offset_bytes, &o, false).unwrap();
+        for (l, capacity) in experiment_layouts() {
             let share = l.metadata_bytes() as f64 / capacity as f64;
             assert!(share <= 0.005, "{share} of {capacity}");
         }
     }
 
-    /// `tiny` (8 MiB flash, OP 25%, the bench's 17-page offset), `demo` (`cns` with 32 blocks
-    /// of 32 pages: 512 MiB, 4 MiB zones), full `cns` and `ent` (4 GiB, 16 MiB zones).
-    fn experiment_devices() -> Vec<(flashemu::Config, u64)> {
+    /// The production layout, journal on the log device, one zone per superblock, on `demo`
+    /// (`ent` with 32 blocks of 32 pages: 512 MiB, 4 MiB zones), full `cns` and `ent` (4 GiB,
+    /// 16 MiB zones); with each device's capacity.
+    fn experiment_layouts() -> Vec<(Layout, u64)> {
         let mut demo = flashemu::Config::preset("ent").unwrap();
         demo.geometry.pages_per_block = 32;
         demo.geometry.blocks_per_chip = 32;
-        vec![
-            (flashemu::Config::preset("cns").unwrap(), 1 << 20),
-            (flashemu::Config::preset("ent").unwrap(), 1 << 20),
-            (demo, 1 << 20),
-        ]
+        let devices = [
+            flashemu::Config::preset("cns").unwrap(),
+            flashemu::Config::preset("ent").unwrap(),
+            demo,
+        ];
+        devices
+            .into_iter()
+            .map(|cfg| {
+                let capacity = cfg.layout().logical_blocks * SLOT_BYTES;
+                let o = OutOfPlaceOptions {
+                    zone_bytes: cfg.layout().superblock_bytes(),
+                    ..OutOfPlaceOptions::production()
+                };
+                (Layout::compute(capacity, 1 << 20, &o, false).unwrap(), capacity)
+            })
+            .collect()
     }
 
     /// The page-id cap as a share of the zone space: 95% (`max_fill_percent`) on every
     /// experiment device, above the 90% fill of 000's Table 1 plus the top-up's slack.
     #[test]
     fn page_capacity_is_the_fill_cap_of_the_zone_space() {
-        for (cfg, data_offset_bytes) in experiment_devices() {
-            let capacity = cfg.layout().logical_blocks * SLOT_BYTES;
-            let o = OutOfPlaceOptions {
-                zone_bytes: cfg.layout().superblock_bytes(),
-                ..OutOfPlaceOptions::production()
-            };
-            let l = Layout::compute(capacity, data_offset_bytes, &o, false).unwrap();
+        for (l, _) in experiment_layouts() {
             let slots = u64::from(l.space.zone_count()) * u64::from(l.space.slots_per_zone());
             assert_eq!(l.page_capacity, 1 + slots * 95 / 100);
         }

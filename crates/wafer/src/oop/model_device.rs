@@ -54,13 +54,7 @@ impl Durable for ModelBatch<'_> {
         Ok(())
     }
     fn out_of_space(&self) -> SpaceError {
-        SpaceError::OutOfSpace {
-            needed_slots: self.pids.len() as u64,
-            free_slots: u64::from(self.space.empty_zone_count())
-                * u64::from(self.space.slots_per_zone()),
-            live_slots: self.space.live_slots(),
-            capacity_slots: self.space.capacity_slots(),
-        }
+        self.space.out_of_space(self.pids.len() as u64)
     }
 }
 
@@ -119,14 +113,13 @@ pub fn write_batch(space: &mut Space, pids: &[PageId], lsn: &mut Lsn) -> Result<
         .map(|p| crate::space::PageDesc::plain(*p, WritePurpose::UserEviction))
         .collect();
     let plan = space.plan_write(&descs);
-    let mut both = Both { space, lsn, pids, plan };
+    let mut both = Both { gc: ModelGc { space, lsn }, pids, plan };
     orchestrate::write(&mut both).map(|_| ())
 }
 
 /// The write entry point's steps on the model device (a batch and GC over one space).
 struct Both<'a> {
-    space: &'a mut Space,
-    lsn: &'a mut Lsn,
+    gc: ModelGc<'a>,
     pids: &'a [PageId],
     plan: WritePlan,
 }
@@ -134,8 +127,8 @@ struct Both<'a> {
 impl Both<'_> {
     fn batch(&mut self) -> ModelBatch<'_> {
         ModelBatch {
-            space: self.space,
-            lsn: self.lsn,
+            space: self.gc.space,
+            lsn: self.gc.lsn,
             pids: self.pids,
             plan: self.plan.clone(),
             purpose: WritePurpose::UserEviction,
@@ -153,28 +146,22 @@ impl Durable for Both<'_> {
         self.batch().make_durable()
     }
     fn out_of_space(&self) -> SpaceError {
-        SpaceError::OutOfSpace {
-            needed_slots: self.pids.len() as u64,
-            free_slots: u64::from(self.space.empty_zone_count())
-                * u64::from(self.space.slots_per_zone()),
-            live_slots: self.space.live_slots(),
-            capacity_slots: self.space.capacity_slots(),
-        }
+        self.gc.space.out_of_space(self.pids.len() as u64)
     }
 }
 
 impl Collect for Both<'_> {
     type Error = SpaceError;
     fn gc_cycle(&mut self) -> Result<bool, SpaceError> {
-        ModelGc { space: self.space, lsn: self.lsn }.gc_cycle()
+        self.gc.gc_cycle()
     }
     fn needs_gc(&self) -> bool {
-        self.space.needs_gc()
+        self.gc.needs_gc()
     }
     fn gc_satisfied(&self) -> bool {
-        self.space.gc_satisfied()
+        self.gc.gc_satisfied()
     }
     fn zone_count(&self) -> u32 {
-        self.space.zone_count()
+        self.gc.zone_count()
     }
 }

@@ -157,8 +157,13 @@ impl Space {
         if self.zones.iter().any(|(_, z)| super::gc::is_candidate(z)) {
             return SpaceError::NeedsGc { zones_short };
         }
+        self.out_of_space(u64::from(slots))
+    }
+
+    /// The final error for a batch of `needed_slots` that no GC or flush can make room for.
+    pub fn out_of_space(&self, needed_slots: u64) -> SpaceError {
         SpaceError::OutOfSpace {
-            needed_slots: u64::from(slots),
+            needed_slots,
             free_slots: u64::from(self.empty_zone_count()) * u64::from(self.slots_per_zone()),
             live_slots: self.live_slots(),
             capacity_slots: self.capacity_slots(),
