@@ -409,4 +409,27 @@ mod tests {
         // 23 + 1000 bytes per record, at most 4 per 4 KiB leaf, at least ~1 per leaf.
         assert!((1023.0..4096.0).contains(&bpr), "{bpr}");
     }
+
+    #[test]
+    fn out_of_place_options_parse_and_bad_values_say_why() {
+        let mut o = Options::production();
+        set_engine_option(&mut o, "placement", "random:7").unwrap();
+        assert_eq!(o.out_of_place.placement, PlacementKind::Random { seed: 7 });
+        set_engine_option(&mut o, "placement", "separate").unwrap();
+        assert_eq!(o.out_of_place.placement, PlacementKind::Separate);
+        set_engine_option(&mut o, "open_zones", "16").unwrap();
+        set_engine_option(&mut o, "zones_per_gc_unit", "32").unwrap();
+        assert_eq!((o.out_of_place.open_zones, o.out_of_place.zones_per_gc_unit), (16, 32));
+        set_engine_option(&mut o, "gc_zones", "3/6/2").unwrap();
+        assert_eq!(
+            o.out_of_place.gc_zones,
+            GcZones::Fixed { free_low: 3, free_high: 6, reserve: 2 }
+        );
+        set_engine_option(&mut o, "gc_zones", "exhaustion").unwrap();
+        assert_eq!(o.out_of_place.gc_zones, GcZones::OnExhaustion);
+        for (key, bad) in [("placement", "x"), ("open_zones", "0"), ("gc_zones", "1/2")] {
+            let e = set_engine_option(&mut o, key, bad).unwrap_err();
+            assert!(e.starts_with(key), "{e}");
+        }
+    }
 }

@@ -52,10 +52,11 @@ pub struct BenchConfig {
     pub label: Option<String>,
     /// a..f or ycsb-a..ycsb-f.
     pub workload: Option<String>,
-    /// `emu:PRESET` (cns, fdp, zns, tiny) or `emu:FILE.toml`, `file:PATH`, `memory:SIZE`
+    /// `emu:PRESET` (cns, ent, fdp, zns, tiny) or `emu:FILE.toml`, `file:PATH`, `memory:SIZE`
     /// (the engine on RAM, no flash counters), `model:SIZE` (a BTreeMap, no engine).
     pub device: Option<String>,
-    /// Fraction of the device's logical capacity the dataset takes.
+    /// Fraction the dataset takes: of the device's logical capacity in place, of the zone
+    /// space DB GC manages out of place (as 000 sizes it).
     pub fill: Option<f64>,
     pub records: Option<u64>,
     /// Logical dataset size (keys + values), e.g. "1GiB".

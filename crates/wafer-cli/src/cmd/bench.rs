@@ -34,8 +34,8 @@ pub struct YcsbArgs {
     /// [default: emu:cns].
     #[arg(long)]
     device: Option<String>,
-    /// Dataset size as a fraction of the device's logical capacity, as the engine stores it
-    /// [default: 0.9].
+    /// Dataset size as the engine stores it: a fraction of the device's logical capacity in
+    /// place, of the zone space DB GC manages out of place (as 000 sizes it) [default: 0.9].
     #[arg(long)]
     fill: Option<f64>,
     /// Dataset size in records (instead of --fill).
@@ -82,7 +82,9 @@ pub struct YcsbArgs {
     /// in-place (doublewrite), in-place-no-dwb, out-of-place.
     #[arg(long)]
     write_mode: Option<String>,
-    /// Engine option KEY=VALUE (buffer_pool_bytes, eviction_batch_pages, ...), repeatable.
+    /// Engine option KEY=VALUE (buffer_pool_bytes, eviction_batch_pages, open_zones,
+    /// placement=separate|random, zones_per_gc_unit, gc_zones=exhaustion|scaled|L/H/R, ...),
+    /// repeatable.
     #[arg(long = "engine", value_name = "KEY=VALUE")]
     engine: Vec<String>,
     /// Emulator configuration override KEY=VALUE (op=0.28, blocks-per-chip=16), repeatable.
