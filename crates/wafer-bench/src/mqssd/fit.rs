@@ -1,0 +1,225 @@
+//! Small least squares: the affine fit of one k (cost per page against r, 001 sec. 4.2) and the
+//! rational functions across k (001 eq. 5-6). Hand-written: the systems are at most 7x7.
+//!
+//! Rational fits minimise the *relative* error, because the costs span orders of magnitude
+//! across k (001 Table 2: t(k) falls 700x) and an absolute fit would ignore the large k.
+
+/// Largest system solved; eq. 6 has 4 + 3 unknowns (d0 is fixed to 1).
+const UNKNOWNS_MAX: usize = 8;
+/// Sanathan-Koerner reweighting rounds: each re-solves the linearised problem with weights from
+/// the previous denominator, converging to the true relative least squares in a few rounds.
+const REWEIGHT_ROUNDS: usize = 12;
+/// Points at which a fitted denominator must stay positive (no pole inside the fitted range).
+const POLE_CHECK_POINTS: usize = 256;
+
+/// y = intercept + slope * x, with the coefficient of determination of the fit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AffineFit {
+    pub intercept: f64,
+    pub slope: f64,
+    pub r2: f64,
+}
+
+/// Ordinary least squares of y on x. None with fewer than two distinct x or non-finite input.
+pub fn affine_fit(xs: &[f64], ys: &[f64]) -> Option<AffineFit> {
+    affine_fit_weighted(xs, ys, &vec![1.0; xs.len()])
+}
+
+/// Weighted least squares of y on x (weights > 0); R^2 is the weighted one. With weights
+/// 1 / y^2 it minimises relative error, which is what a measurement with relative noise needs:
+/// an unweighted fit lets the slowest points (r = 1) decide the intercept too.
+pub fn affine_fit_weighted(xs: &[f64], ys: &[f64], ws: &[f64]) -> Option<AffineFit> {
+    let sizes_ok = xs.len() == ys.len() && ys.len() == ws.len() && xs.len() >= 2;
+    if !sizes_ok || !all_finite(xs) || !all_finite(ys) || ws.iter().any(|w| !(*w > 0.0)) {
+        return None;
+    }
+    let w_sum: f64 = ws.iter().sum();
+    let mean_x = xs.iter().zip(ws).map(|(x, w)| w * x).sum::<f64>() / w_sum;
+    let mean_y = ys.iter().zip(ws).map(|(y, w)| w * y).sum::<f64>() / w_sum;
+    let points = || xs.iter().zip(ys).zip(ws).map(|((x, y), w)| (*x, *y, *w));
+    let sxx: f64 = points().map(|(x, _, w)| w * (x - mean_x).powi(2)).sum();
+    let sxy: f64 = points().map(|(x, y, w)| w * (x - mean_x) * (y - mean_y)).sum();
+    let spread_x = xs.iter().fold(0.0f64, |m, x| m.max((x - mean_x).abs()));
+    if spread_x <= f64::EPSILON * mean_x.abs().max(1.0) || sxx <= 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let intercept = mean_y - slope * mean_x;
+    let ss_res: f64 = points().map(|(x, y, w)| w * (y - intercept - slope * x).powi(2)).sum();
+    let ss_tot: f64 = points().map(|(_, y, w)| w * (y - mean_y).powi(2)).sum();
+    let r2 = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 };
+    Some(AffineFit { intercept, slope, r2 })
+}
+
+fn all_finite(values: &[f64]) -> bool {
+    values.iter().all(|v| v.is_finite())
+}
+
+/// f(k) = P(x) / Q(x) with x = k / k_scale; `num` and `den` are the coefficients c_i and d_i
+/// from the constant term up (`den[0]` is 1). The scale keeps k^3 terms well conditioned.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Rational {
+    pub num: Vec<f64>,
+    pub den: Vec<f64>,
+    pub k_scale: f64,
+}
+
+impl Rational {
+    pub fn eval(&self, k: f64) -> f64 {
+        let x = k / self.k_scale;
+        horner(&self.num, x) / horner(&self.den, x)
+    }
+
+    /// The largest-degree rational fit of (ks, ys) up to `degree` (001 uses 2 for s, t, alpha
+    /// and 3 for beta) that the points determine (2 * degree + 1 unknowns need as many points)
+    /// and whose denominator has no pole in the fitted range. None for empty or bad input.
+    pub fn fit(ks: &[f64], ys: &[f64], degree: usize) -> Option<Rational> {
+        let ok_input = ks.len() == ys.len()
+            && !ks.is_empty()
+            && all_finite(ks)
+            && all_finite(ys)
+            && ks.iter().all(|&k| k > 0.0)
+            && ys.iter().all(|&y| y > 0.0);
+        if !ok_input {
+            return None;
+        }
+        let k_max = ks.iter().copied().fold(0.0, f64::max);
+        let k_min = ks.iter().copied().fold(f64::INFINITY, f64::min);
+        let mut d = degree.min((ks.len() - 1) / 2);
+        // Bounded: d decreases every round and degree 0 (a weighted mean) always succeeds.
+        loop {
+            if let Some(fit) = fit_degree(ks, ys, d, k_max) {
+                if fit.pole_free(k_min, k_max) {
+                    return Some(fit);
+                }
+            }
+            if d == 0 {
+                return None;
+            }
+            d -= 1;
+        }
+    }
+
+    fn pole_free(&self, k_min: f64, k_max: f64) -> bool {
+        (0..=POLE_CHECK_POINTS).all(|i| {
+            let k = k_min + (k_max - k_min) * i as f64 / POLE_CHECK_POINTS as f64;
+            let q = horner(&self.den, k / self.k_scale);
+            let v = self.eval(k);
+            q > 0.0 && v.is_finite() && v > 0.0
+        })
+    }
+}
+
+fn horner(coefficients: &[f64], x: f64) -> f64 {
+    coefficients.iter().rev().fold(0.0, |acc, c| acc * x + c)
+}
+
+/// Degree-`d` rational fit, relative error, by Sanathan-Koerner reweighting of the linearised
+/// problem P(x) - y (Q(x) - 1) = y.
+fn fit_degree(ks: &[f64], ys: &[f64], d: usize, k_scale: f64) -> Option<Rational> {
+    let unknowns = 2 * d + 1;
+    assert!(unknowns <= UNKNOWNS_MAX, "degree {d} is beyond the solver's size");
+    let mut den = vec![1.0; 1];
+    den.resize(d + 1, 0.0);
+    let mut num = vec![0.0; d + 1];
+    for _ in 0..REWEIGHT_ROUNDS {
+        let mut rows = Vec::with_capacity(ks.len());
+        let mut rhs = Vec::with_capacity(ks.len());
+        for (&k, &y) in ks.iter().zip(ys) {
+            let x = k / k_scale;
+            // Relative residual of the linearised form, with the last denominator's weight.
+            let weight = 1.0 / (y * horner(&den, x).abs().max(1e-12));
+            let mut row = Vec::with_capacity(unknowns);
+            row.extend((0..=d).map(|i| weight * x.powi(i as i32)));
+            row.extend((1..=d).map(|i| -weight * y * x.powi(i as i32)));
+            rows.push(row);
+            rhs.push(weight * y);
+        }
+        let solution = solve_least_squares(&rows, &rhs)?;
+        num = solution[..=d].to_vec();
+        den = std::iter::once(1.0).chain(solution[d + 1..].iter().copied()).collect();
+    }
+    Some(Rational { num, den, k_scale })
+}
+
+/// Least squares of an overdetermined (or square) system by the normal equations and Gaussian
+/// elimination with partial pivoting. None if singular.
+pub fn solve_least_squares(rows: &[Vec<f64>], rhs: &[f64]) -> Option<Vec<f64>> {
+    let n = rows.first()?.len();
+    if n == 0 || n > UNKNOWNS_MAX || rows.len() < n || rows.len() != rhs.len() {
+        return None;
+    }
+    let mut a = vec![vec![0.0; n + 1]; n];
+    for (row, &b) in rows.iter().zip(rhs) {
+        if row.len() != n {
+            return None;
+        }
+        for i in 0..n {
+            for j in 0..n {
+                a[i][j] += row[i] * row[j];
+            }
+            a[i][n] += row[i] * b;
+        }
+    }
+    gauss(a)
+}
+
+fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+    let n = a.len();
+    let scale = a.iter().flat_map(|r| r.iter()).fold(0.0f64, |m, v| m.max(v.abs()));
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() <= scale * 1e-15 {
+            return None;
+        }
+        a.swap(col, pivot);
+        for row in col + 1..n {
+            let factor = a[row][col] / a[col][col];
+            for j in col..=n {
+                a[row][j] -= factor * a[col][j];
+            }
+        }
+    }
+    let mut x = vec![0.0; n];
+    for row in (0..n).rev() {
+        let tail: f64 = (row + 1..n).map(|j| a[row][j] * x[j]).sum();
+        x[row] = (a[row][n] - tail) / a[row][row];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affine_recovers_line_and_r2() {
+        let xs = [0.001, 0.01, 0.1, 0.5, 1.0];
+        let ys: Vec<f64> = xs.iter().map(|x| 2.5 + 40.0 * x).collect();
+        let fit = affine_fit(&xs, &ys).expect("fit");
+        assert!((fit.intercept - 2.5).abs() < 1e-9 && (fit.slope - 40.0).abs() < 1e-9);
+        assert!((fit.r2 - 1.0).abs() < 1e-12);
+        assert!(affine_fit(&[1.0, 1.0], &[2.0, 3.0]).is_none());
+    }
+
+    #[test]
+    fn rational_recovers_a_known_function() {
+        // 001 Table 2's t(k) shape: a steep fall that flattens.
+        let truth =
+            Rational { num: vec![150.0, 2.0, 30.0], den: vec![1.0, 60.0, 150.0], k_scale: 128.0 };
+        let ks = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+        let ys: Vec<f64> = ks.iter().map(|&k| truth.eval(k)).collect();
+        let fit = Rational::fit(&ks, &ys, 2).expect("fit");
+        for (&k, &y) in ks.iter().zip(&ys) {
+            assert!((fit.eval(k) / y - 1.0).abs() < 0.01, "k {k}: {} vs {y}", fit.eval(k));
+        }
+    }
+
+    #[test]
+    fn rational_degree_falls_with_few_points() {
+        let fit = Rational::fit(&[1.0, 2.0], &[10.0, 6.0], 3).expect("fit");
+        assert_eq!(fit.num.len(), 1);
+        assert!(Rational::fit(&[], &[], 2).is_none());
+        assert!(Rational::fit(&[1.0], &[-1.0], 2).is_none());
+    }
+}
