@@ -6,7 +6,8 @@
 //! sequentially (one setup plus beta per page). Out of place, a write-back batch is appended as
 //! one run: one setup per run plus beta per page, and DB GC copies ride in the same runs but read
 //! their victims first.
-use super::Costs;
+use super::{Costs, DeviceProfile};
+use crate::metrics::RunReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteLayout {
@@ -25,6 +26,8 @@ pub struct OpMix {
     pub gc_copy_pages: f64,
     /// Pages per write-back run: the eviction batch (out of place, doublewrite).
     pub batch_pages: f64,
+    /// Write-ahead log pages per operation: sequential appends.
+    pub wal_pages: f64,
 }
 
 /// Device microseconds one operation costs, all k threads sharing the device.
@@ -45,12 +48,82 @@ pub fn cost_per_op_us(costs: &Costs, layout: WriteLayout, mix: &OpMix) -> f64 {
             appended_pages * sequential_page_us + gc_read_us
         }
     };
-    lookup_us + write_us
+    lookup_us + write_us + mix.wal_pages * sequential_page_us
 }
 
 /// Operations per second the device sustains for `mix` (infinite when nothing touches it).
 pub fn ops_per_s(costs: &Costs, layout: WriteLayout, mix: &OpMix) -> f64 {
     1e6 / cost_per_op_us(costs, layout, mix)
+}
+
+/// A `wafer bench ycsb` run beside what the profile predicts for its operation mix.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunComparison {
+    pub label: String,
+    pub k: u32,
+    pub write_mode: String,
+    pub read_pages_per_op: f64,
+    pub write_pages_per_op: f64,
+    pub measured_ops_per_s: f64,
+    pub predicted_ops_per_s: f64,
+    /// (predicted - measured) / measured.
+    pub relative_error: f64,
+}
+
+const PAGE_BYTES: f64 = 4096.0;
+/// The engine's default eviction batch when the report does not say.
+const BATCH_PAGES_DEFAULT: f64 = 64.0;
+
+/// The mix of `report`'s measured phase (pages per operation by purpose) costed at k = the
+/// run's threads. None when the run did no operations.
+pub fn compare_run(profile: &DeviceProfile, report: &RunReport) -> Option<RunComparison> {
+    let figures = &report.summary;
+    let measured = figures.ops_per_sec?;
+    if figures.ops == 0 {
+        return None;
+    }
+    let engine = find_key(&report.config, "write_mode");
+    let write_mode = engine.and_then(|v| v.as_str()).unwrap_or("in-place").to_string();
+    let layout = match write_mode.as_str() {
+        "out-of-place" => WriteLayout::OutOfPlace,
+        "in-place-no-dwb" => WriteLayout::InPlace { doublewrite: false },
+        _ => WriteLayout::InPlace { doublewrite: true },
+    };
+    let batch_pages = find_key(&report.config, "eviction_batch_pages")
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(BATCH_PAGES_DEFAULT);
+    let per_op = |bytes: u64| bytes as f64 / PAGE_BYTES / figures.ops as f64;
+    let b = &figures.bytes;
+    let mix = OpMix {
+        read_pages: per_op(b.db_read),
+        user_write_pages: per_op(b.user + b.metadata + b.compensation + b.padding),
+        gc_copy_pages: per_op(b.gc_copy),
+        batch_pages,
+        wal_pages: per_op(b.wal),
+    };
+    let k = report.threads.max(1);
+    let predicted = ops_per_s(&profile.costs_at(k), layout, &mix);
+    Some(RunComparison {
+        label: report.label.clone(),
+        k,
+        write_mode,
+        read_pages_per_op: mix.read_pages,
+        write_pages_per_op: per_op(b.db_issued),
+        measured_ops_per_s: measured,
+        predicted_ops_per_s: predicted,
+        relative_error: (predicted - measured) / measured,
+    })
+}
+
+/// The first value under `key` anywhere in a JSON tree (depth-first, bounded by the tree).
+fn find_key<'a>(value: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.get(key).or_else(|| map.values().find_map(|v| find_key(v, key)))
+        }
+        serde_json::Value::Array(items) => items.iter().find_map(|v| find_key(v, key)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -30,7 +30,8 @@ pub fn affine_fit(xs: &[f64], ys: &[f64]) -> Option<AffineFit> {
 /// an unweighted fit lets the slowest points (r = 1) decide the intercept too.
 pub fn affine_fit_weighted(xs: &[f64], ys: &[f64], ws: &[f64]) -> Option<AffineFit> {
     let sizes_ok = xs.len() == ys.len() && ys.len() == ws.len() && xs.len() >= 2;
-    if !sizes_ok || !all_finite(xs) || !all_finite(ys) || ws.iter().any(|w| !(*w > 0.0)) {
+    if !sizes_ok || !all_finite(xs) || !all_finite(ys) || ws.iter().any(|w| w.is_nan() || *w <= 0.0)
+    {
         return None;
     }
     let w_sum: f64 = ws.iter().sum();
@@ -173,10 +174,12 @@ fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(col, pivot);
-        for row in col + 1..n {
-            let factor = a[row][col] / a[col][col];
-            for j in col..=n {
-                a[row][j] -= factor * a[col][j];
+        let (top, bottom) = a.split_at_mut(col + 1);
+        let pivot_row = &top[col];
+        for row in bottom.iter_mut() {
+            let factor = row[col] / pivot_row[col];
+            for (cell, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                *cell -= factor * p;
             }
         }
     }

@@ -245,7 +245,8 @@ mod tests {
         for k in [1u32, 2, 4, 8, 16, 32, 64, 128] {
             for (i, &r) in rs.iter().enumerate() {
                 // Deterministic +-noise alternating by point.
-                let wobble = if (i + k as usize) % 2 == 0 { 1.0 + noise } else { 1.0 - noise };
+                let wobble =
+                    if (i + k as usize).is_multiple_of(2) { 1.0 + noise } else { 1.0 - noise };
                 let c = truth(k);
                 points.push(Point {
                     op: Op::Write,

@@ -71,7 +71,8 @@ fn throughput_chart(profile: &DeviceProfile, op: Op, model: bool) -> LineChart {
 fn cost_chart(profile: &DeviceProfile) -> LineChart {
     let k_max = profile.fits.iter().map(|f| f.k).max().unwrap_or(1);
     let mut series = Vec::new();
-    let names: [(&str, fn(&super::KFit) -> f64, fn(&super::Costs) -> f64); 4] = [
+    type Getters = (&'static str, fn(&super::KFit) -> f64, fn(&super::Costs) -> f64);
+    let names: [Getters; 4] = [
         ("s", |f| f.s, |c| c.s_us),
         ("beta", |f| f.beta, |c| c.beta_us),
         ("t", |f| f.t, |c| c.t_us),
