@@ -115,6 +115,9 @@ pub struct PredictionError {
     pub predicted_bytes_per_s: f64,
     /// (predicted - measured) / measured.
     pub relative_error: f64,
+    /// The same by the affine fit of the point's own k (Table 2's row), not eq. 5-6.
+    pub per_k_bytes_per_s: f64,
+    pub per_k_relative_error: f64,
 }
 
 impl DeviceProfile {
@@ -158,7 +161,19 @@ impl DeviceProfile {
                     Op::Write => self.write_bytes_per_s(p.r, p.k),
                     Op::Read => self.read_bytes_per_s(p.r, p.k),
                 };
+                let row = self.fits.iter().find(|f| f.k == p.k).map(|f| Costs {
+                    s_us: f.s,
+                    beta_us: f.beta,
+                    t_us: f.t,
+                    alpha_us: f.alpha,
+                });
+                let per_k = row.map_or(f64::NAN, |c| match p.op {
+                    Op::Write => c.write_bytes_per_s(p.r, self.info.page_bytes),
+                    Op::Read => c.read_bytes_per_s(p.r, self.info.page_bytes),
+                });
                 PredictionError {
+                    per_k_bytes_per_s: per_k,
+                    per_k_relative_error: (per_k - p.bytes_per_s) / p.bytes_per_s,
                     op: p.op,
                     k: p.k,
                     r: p.r,

@@ -7,7 +7,7 @@ use clap::Args;
 use wafer_bench::metrics::RunReport;
 use wafer_bench::mqssd::bench::{self, BenchOptions};
 use wafer_bench::mqssd::cost::compare_run;
-use wafer_bench::mqssd::{plots, DeviceProfile, Op};
+use wafer_bench::mqssd::{plots, DeviceProfile, Op, PredictionError};
 use wafer_bench::progress::ProgressBar;
 
 use super::CliError;
@@ -20,6 +20,9 @@ pub struct ProfileArgs {
     /// Read this profile (TOML) instead of measuring.
     #[arg(long, value_name = "FILE.toml", conflicts_with = "device")]
     from: Option<PathBuf>,
+    /// With --from: fit the profile's measured points again (after a change to the fitting).
+    #[arg(long, requires = "from")]
+    refit: bool,
     /// N: the file size shared out between the threads, e.g. 1GiB [default: 1GiB; quick 256MiB].
     #[arg(long, value_name = "BYTES")]
     size: Option<String>,
@@ -68,7 +71,12 @@ pub fn run(args: ProfileArgs) -> Result<(), CliError> {
         (Some(path), _) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
-            DeviceProfile::from_toml(&text)?
+            let stored = DeviceProfile::from_toml(&text)?;
+            if args.refit {
+                DeviceProfile::fit(stored.info, stored.points)?
+            } else {
+                stored
+            }
         }
         (None, Some(device)) => measure(&args, device)?,
         (None, None) => {
@@ -171,19 +179,25 @@ fn print_table(profile: &DeviceProfile) {
     }
     let errors = profile.prediction_errors();
     for op in [Op::Write, Op::Read] {
-        let e: Vec<f64> =
-            errors.iter().filter(|e| e.op == op).map(|e| e.relative_error.abs()).collect();
-        if e.is_empty() {
+        let mine: Vec<_> = errors.iter().filter(|e| e.op == op).collect();
+        if mine.is_empty() {
             continue;
         }
-        let mean = e.iter().sum::<f64>() / e.len() as f64;
-        let max = e.iter().copied().fold(0.0, f64::max);
+        let stats = |get: fn(&&PredictionError) -> f64| {
+            let e: Vec<f64> = mine.iter().map(get).map(f64::abs).collect();
+            let mean = e.iter().sum::<f64>() / e.len() as f64;
+            (mean, e.iter().copied().fold(0.0, f64::max), e.len())
+        };
+        let (mean, max, count) = stats(|e| e.relative_error);
+        let (mean_k, max_k, _) = stats(|e| e.per_k_relative_error);
         println!(
-            "eq. {} ({op:?}) vs measured: mean |error| {:.1}%, max {:.1}% over {} points",
+            "eq. {} ({op:?}) vs measured, {count} points: with eq. 5-6 mean |error| {:.1}% \
+             (max {:.1}%); with each k's own fit mean {:.1}% (max {:.1}%)",
             if op == Op::Write { 7 } else { 8 },
             mean * 100.0,
             max * 100.0,
-            e.len()
+            mean_k * 100.0,
+            max_k * 100.0,
         );
     }
 }
