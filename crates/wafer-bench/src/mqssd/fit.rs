@@ -10,7 +10,9 @@ const UNKNOWNS_MAX: usize = 8;
 /// the previous denominator, converging to the true relative least squares in a few rounds.
 const REWEIGHT_ROUNDS: usize = 12;
 /// Points at which a fitted denominator must stay positive (no pole inside the fitted range).
-const POLE_CHECK_POINTS: usize = 256;
+const POLE_CHECK_POINTS: usize = 1024;
+/// How far outside the data's range a fitted function may go between the points.
+const OVERSHOOT_FACTOR: f64 = 1.25;
 
 /// y = intercept + slope * x, with the coefficient of determination of the fit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -87,9 +89,13 @@ impl Rational {
         let k_max = ks.iter().copied().fold(0.0, f64::max);
         let k_min = ks.iter().copied().fold(f64::INFINITY, f64::min);
         let degree_max = degree.min((ks.len() - 1) / 2);
-        // Every reweighting round of every degree is a candidate; the pole-free one with the
-        // least relative error wins. Reweighting usually converges, but with noisy points it
-        // can wander off a good early iterate, and a lower degree can beat a pole-ridden one.
+        let y_min = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        let y_max = ys.iter().copied().fold(0.0, f64::max);
+        let shape =
+            Shape { k_min, k_max, bounds: (y_min / OVERSHOOT_FACTOR, y_max * OVERSHOOT_FACTOR) };
+        // Every reweighting round of every degree, refined, is a candidate; among the
+        // well-behaved ones the least Akaike score wins: relative error, with a price per
+        // unknown so noisy points (6 k, 5 unknowns) do not buy a wiggle through every one.
         let mut best: Option<(f64, Rational)> = None;
         for d in 0..=degree_max {
             let mut starts = fit_degree(ks, ys, d, k_max);
@@ -100,11 +106,11 @@ impl Rational {
             (flat.num[0], flat.den[0]) = (mean, 1.0);
             starts.push(flat);
             for start in starts {
-                if !start.pole_free(k_min, k_max) {
+                if !shape.admits(&start) {
                     continue;
                 }
-                let fit = refine(start, ks, ys, (k_min, k_max));
-                let error = fit.relative_sse(ks, ys);
+                let fit = refine(start, ks, ys, &shape);
+                let error = aic(fit.relative_sse(ks, ys), ks.len(), 2 * d + 1);
                 if best.as_ref().is_none_or(|(e, _)| error < *e) {
                     best = Some((error, fit));
                 }
@@ -118,14 +124,19 @@ impl Rational {
     }
 
     /// The denominator keeps one sign over the range (P and Q may both be negative: only a
-    /// sign change is a pole) and the value stays positive and finite.
-    fn pole_free(&self, k_min: f64, k_max: f64) -> bool {
+    /// sign change is a pole) and the value stays within `bounds` (a near-double root of Q
+    /// makes a spike no sample of the sign test may catch). Sampled evenly in k and in log k,
+    /// because the measured k are powers of two.
+    fn well_behaved(&self, k_min: f64, k_max: f64, bounds: (f64, f64)) -> bool {
         let q_first = horner(&self.den, k_min / self.k_scale);
+        let ratio = k_max / k_min;
         (0..=POLE_CHECK_POINTS).all(|i| {
-            let k = k_min + (k_max - k_min) * i as f64 / POLE_CHECK_POINTS as f64;
-            let q = horner(&self.den, k / self.k_scale);
-            let v = self.eval(k);
-            q * q_first > 0.0 && v.is_finite() && v > 0.0
+            let t = i as f64 / POLE_CHECK_POINTS as f64;
+            [k_min + (k_max - k_min) * t, k_min * ratio.powf(t)].iter().all(|&k| {
+                let q = horner(&self.den, k / self.k_scale);
+                let v = self.eval(k);
+                q * q_first > 0.0 && v.is_finite() && v >= bounds.0 && v <= bounds.1
+            })
         })
     }
 }
@@ -163,12 +174,32 @@ fn fit_degree(ks: &[f64], ys: &[f64], d: usize, k_scale: f64) -> Vec<Rational> {
     fits
 }
 
+/// Akaike's information criterion of a least-squares fit with `unknowns` parameters.
+fn aic(sse: f64, points: usize, unknowns: usize) -> f64 {
+    let n = points as f64;
+    n * (sse / n).max(1e-30).ln() + 2.0 * unknowns as f64
+}
+
+/// Where a fitted function must behave: the fitted k range and the values allowed in it.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    k_min: f64,
+    k_max: f64,
+    bounds: (f64, f64),
+}
+
+impl Shape {
+    fn admits(&self, fit: &Rational) -> bool {
+        fit.well_behaved(self.k_min, self.k_max, self.bounds)
+    }
+}
+
 /// Levenberg-Marquardt rounds refining a rational fit in true relative error.
 const REFINE_ROUNDS: usize = 200;
 
 /// Levenberg-Marquardt on r_i = P(x_i) / (Q(x_i) y_i) - 1, taking only steps that lower the
 /// error and keep the range pole free, so the result is never worse than `fit`.
-fn refine(mut fit: Rational, ks: &[f64], ys: &[f64], range: (f64, f64)) -> Rational {
+fn refine(mut fit: Rational, ks: &[f64], ys: &[f64], shape: &Shape) -> Rational {
     let d = fit.num.len() - 1;
     let unknowns = 2 * d + 1;
     let mut error = fit.relative_sse(ks, ys);
@@ -195,7 +226,7 @@ fn refine(mut fit: Rational, ks: &[f64], ys: &[f64], range: (f64, f64)) -> Ratio
             }
         }
         let trial_error = trial.relative_sse(ks, ys);
-        if trial_error < error && trial.pole_free(range.0, range.1) {
+        if trial_error < error && shape.admits(&trial) {
             (fit, error, lambda) = (trial, trial_error, (lambda * 0.3).max(1e-12));
         } else {
             lambda *= 10.0;
