@@ -210,8 +210,17 @@ fn compare(profile: &DeviceProfile, reports: &[PathBuf]) -> Result<(), CliError>
             continue;
         };
         println!(
-            "{}: {} k={} read {:.3} + write {:.3} pages/op: measured {:.0} ops/s, MQSSD {:.0} ops/s ({:+.1}%)",
-            c.label, c.write_mode, c.k, c.read_pages_per_op, c.write_pages_per_op, c.measured_ops_per_s, c.predicted_ops_per_s, c.relative_error * 100.0
+            "{}: {} k={} read {:.3} + write {:.3} pages/op: measured {:.0} ops/s, MQSSD {:.0} \
+             ops/s ({:+.1}%); at k=1 {:.0} ops/s",
+            c.label,
+            c.write_mode,
+            c.k,
+            c.read_pages_per_op,
+            c.write_pages_per_op,
+            c.measured_ops_per_s,
+            c.predicted_ops_per_s,
+            c.relative_error * 100.0,
+            c.predicted_k1_ops_per_s,
         );
     }
     Ok(())
