@@ -258,7 +258,7 @@ fn damped_step(rows: &[Vec<f64>], residuals: &[f64], lambda: f64) -> Option<Vec<
 
 /// Least squares of an overdetermined (or square) system by the normal equations and Gaussian
 /// elimination with partial pivoting. None if singular.
-pub fn solve_least_squares(rows: &[Vec<f64>], rhs: &[f64]) -> Option<Vec<f64>> {
+fn solve_least_squares(rows: &[Vec<f64>], rhs: &[f64]) -> Option<Vec<f64>> {
     let n = rows.first()?.len();
     if n == 0 || n > UNKNOWNS_MAX || rows.len() < n || rows.len() != rhs.len() {
         return None;

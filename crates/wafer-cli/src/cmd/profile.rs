@@ -143,6 +143,8 @@ fn measure(args: &ProfileArgs, device: &str) -> Result<DeviceProfile, CliError> 
         None => return Err(CliError(format!("--device {device}: expected file:PATH or /dev/..."))),
     };
     let options = options_of(args, path.clone())?;
+    // Refuse before announcing a run (bench::run checks again, for library callers).
+    bench::check_target(&path, options.force)?;
     let created = !path.exists();
     let plan = options.plan().len();
     eprintln!(
