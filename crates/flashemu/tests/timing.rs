@@ -73,7 +73,7 @@ fn random_read_throughput(queue_depth: u32) -> (f64, f64) {
 #[test]
 fn throughput_grows_with_queue_depth_and_flattens_at_the_chip_limit() {
     for measure in [fill_throughput, random_read_throughput] {
-        let depths = [1u32, 2, 4, 8, 16, 32, 64, 128];
+        let depths = [1u32, 2, 4, 8, 16, 32, 64, 128, 256];
         let rates: Vec<(f64, f64)> = depths.iter().map(|&qd| measure(qd)).collect();
         let limit = rates[0].1;
         let mb: Vec<String> = rates.iter().map(|r| format!("{:.0}", r.0 / 1e6)).collect();
