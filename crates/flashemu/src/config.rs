@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::layout::Layout;
+pub use crate::timing::TimingConfig;
 use crate::ConfigError;
 
 mod keys;
@@ -92,6 +93,10 @@ pub struct Config {
     pub store: StoreKind,
     /// Seed for every random choice the device makes (random-d victims).
     pub seed: u64,
+    /// Device time (off by default; left out of the TOML and JSON while off, so configs and
+    /// their hashes read as before).
+    #[serde(default, skip_serializing_if = "TimingConfig::is_off")]
+    pub timing: TimingConfig,
 }
 
 /// Upper bounds that keep every derived quantity inside its integer type and every per-device
@@ -249,6 +254,9 @@ impl Config {
                     self.op, layout.logical_blocks, layout.reserved_superblocks
                 )
             })?;
+        }
+        if let Some((field, reason)) = self.timing.problem() {
+            return Err(ConfigError::Invalid { field, reason });
         }
         if let StoreKind::File(path) = &self.store {
             check(!path.as_os_str().is_empty(), "store.path", || "is empty".into())?;

@@ -18,6 +18,7 @@ pub mod layout;
 pub mod rng;
 pub mod ssd;
 mod store;
+pub mod timing;
 mod zns;
 
 pub use config::{
@@ -27,6 +28,7 @@ pub use counters::Counters;
 pub use error::{ConfigError, EmuError};
 pub use layout::Layout;
 pub use ssd::Ssd;
+pub use timing::{TimingConfig, TimingMode, TimingReport};
 
 /// Logical block size in bytes. Every host address and length is in these units.
 pub const LBA_BYTES: u64 = 4096;

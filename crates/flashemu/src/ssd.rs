@@ -8,6 +8,7 @@ use crate::config::{Config, Interface};
 use crate::ftl::Ftl;
 use crate::layout::Layout;
 use crate::store::Store;
+use crate::timing::{Timing, TimingReport};
 use crate::zns::Zns;
 use crate::{Counters, EmuError, FdpReport, FdpStats, Placement, ZoneInfo, LBA_BYTES};
 
@@ -30,6 +31,8 @@ pub struct Ssd {
     counters: Counters,
     store: Store,
     backend: Backend,
+    /// Device time; None (the default) keeps every command on the untimed path.
+    timing: Option<Box<Timing>>,
 }
 
 impl Ssd {
@@ -47,7 +50,9 @@ impl Ssd {
             Interface::Zns { .. } => (Backend::Zns(Box::new(Zns::new(&config, &layout))), 1),
         };
         let store = Store::open(&config.store, layout.logical_blocks)?;
-        Ok(Ssd { config, layout, counters: Counters::new(handles as usize), store, backend })
+        let timing = Timing::new(&config, &layout);
+        let counters = Counters::new(handles as usize);
+        Ok(Ssd { config, layout, counters, store, backend, timing })
     }
 
     pub fn config(&self) -> &Config {
@@ -133,11 +138,17 @@ impl Ssd {
                 for offset in 0..count {
                     ftl.write(lba + offset, handle, &mut self.counters)?;
                 }
+                if let Some(timing) = &mut self.timing {
+                    timing.write(lba, count, &|l| ftl.slot_of(l), &self.counters);
+                }
             }
             Backend::Zns(zns) => {
                 let zone = zns.check_write(lba, count)?;
                 self.store.write(lba, count, data)?;
                 zns.apply_write(zone, count, &mut self.counters);
+                if let Some(timing) = &mut self.timing {
+                    timing.write(lba, count, &zns_slot, &self.counters);
+                }
             }
         }
         self.counters.host_write_bytes += count * LBA_BYTES;
@@ -172,6 +183,12 @@ impl Ssd {
             self.counters.host_write_bytes += LBA_BYTES;
         }
         self.counters.stream_host_bytes[handle] += lbas.len() as u64 * LBA_BYTES;
+        if let Some(timing) = &mut self.timing {
+            // Each queued write is its own command; GC of the batch is charged to the first.
+            for &lba in lbas {
+                timing.write(lba, 1, &|l| ftl.slot_of(l), &self.counters);
+            }
+        }
         Ok(())
     }
 
@@ -188,6 +205,12 @@ impl Ssd {
         }
         self.store.read(lba, buf)?;
         self.counters.host_read_bytes += count * LBA_BYTES;
+        if let Some(timing) = &mut self.timing {
+            match &self.backend {
+                Backend::Ftl(ftl) => timing.read(lba, count, &|l| ftl.slot_of(l)),
+                Backend::Zns(_) => timing.read(lba, count, &zns_slot),
+            }
+        }
         Ok(())
     }
 
@@ -257,6 +280,9 @@ impl Ssd {
         }
         self.counters.host_write_bytes += count * LBA_BYTES;
         self.counters.stream_host_bytes[0] += count * LBA_BYTES;
+        if let Some(timing) = &mut self.timing {
+            timing.write(lba, count, &zns_slot, &self.counters);
+        }
         Ok(lba)
     }
 
@@ -317,6 +343,19 @@ impl Ssd {
         }
     }
 
+    /// Device-time throughput and latencies, when the config turns timing on.
+    pub fn timing_report(&self) -> Option<TimingReport> {
+        self.timing.as_ref().map(|t| t.report())
+    }
+
+    /// Starts a new device-time window (throughput and latencies count from here), e.g. after
+    /// a fill, to measure the steady state alone.
+    pub fn restart_timing_window(&mut self) {
+        if let Some(timing) = &mut self.timing {
+            timing.restart_window();
+        }
+    }
+
     /// Snapshot of all counters. Cheap: call it every sample.
     pub fn counters(&self) -> Counters {
         self.counters.clone()
@@ -347,4 +386,9 @@ impl Ssd {
             Backend::Zns(_) => Ok(()),
         }
     }
+}
+
+/// ZNS zones are laid onto superblocks in address order: an LBA is its own physical slot.
+fn zns_slot(lba: u64) -> Option<u32> {
+    u32::try_from(lba).ok()
 }

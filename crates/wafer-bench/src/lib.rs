@@ -5,6 +5,7 @@ pub mod emu_report;
 pub mod experiment;
 pub mod jobs;
 pub mod metrics;
+pub mod mqssd;
 pub mod plot;
 pub mod progress;
 pub mod runner;

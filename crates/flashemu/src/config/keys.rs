@@ -106,6 +106,28 @@ pub(super) fn set(config: &mut Config, key: &str, value: &str) -> Result<(), Con
             config.store = StoreKind::File(PathBuf::from(value));
         }
         "seed" => config.seed = parse_u64("seed", value)?,
+        "timing" | "timing.mode" => config.timing.mode = parse_timing_mode(value)?,
+        "timing.read-ns" | "read-ns" => config.timing.read_ns = parse_u64("timing.read_ns", value)?,
+        "timing.program-ns" | "program-ns" => {
+            config.timing.program_ns = parse_u64("timing.program_ns", value)?;
+        }
+        "timing.erase-ns" | "erase-ns" => {
+            config.timing.erase_ns = parse_u64("timing.erase_ns", value)?;
+        }
+        "timing.transfer-ns" | "transfer-ns" => {
+            config.timing.transfer_ns = parse_u64("timing.transfer_ns", value)?;
+        }
+        "timing.queue-depth" | "queue-depth" | "qd" => {
+            config.timing.queue_depth = parse_u32("timing.queue_depth", value)?;
+        }
+        "timing.mqssd.s-ns" => config.timing.mqssd.s_ns = parse_f64("timing.mqssd.s_ns", value)?,
+        "timing.mqssd.beta-ns" => {
+            config.timing.mqssd.beta_ns = parse_f64("timing.mqssd.beta_ns", value)?;
+        }
+        "timing.mqssd.t-ns" => config.timing.mqssd.t_ns = parse_f64("timing.mqssd.t_ns", value)?,
+        "timing.mqssd.alpha-ns" => {
+            config.timing.mqssd.alpha_ns = parse_f64("timing.mqssd.alpha_ns", value)?;
+        }
         _ => return Err(ConfigError::UnknownKey(key.to_string())),
     }
     Ok(())
@@ -261,4 +283,18 @@ fn invalid(field: &'static str, reason: String) -> ConfigError {
 
 fn not_for_interface(field: &'static str, needed: &str) -> ConfigError {
     invalid(field, format!("only applies to a {needed} interface; set `interface` first"))
+}
+
+fn parse_f64(field: &'static str, value: &str) -> Result<f64, ConfigError> {
+    value.parse::<f64>().map_err(|e| invalid(field, format!("`{value}`: {e}")))
+}
+
+fn parse_timing_mode(value: &str) -> Result<crate::timing::TimingMode, ConfigError> {
+    use crate::timing::TimingMode;
+    match value.to_ascii_lowercase().as_str() {
+        "off" | "false" | "none" => Ok(TimingMode::Off),
+        "chips" | "on" | "true" => Ok(TimingMode::Chips),
+        "mqssd" => Ok(TimingMode::Mqssd),
+        _ => Err(invalid("timing.mode", format!("`{value}` is not off, chips or mqssd"))),
+    }
 }

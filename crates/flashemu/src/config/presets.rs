@@ -4,7 +4,9 @@
 //! 8 channels x 4 chips, 64 blocks per chip, 128 pages of 16 KiB per block (2 MiB blocks);
 //! a superblock spans one chip per channel: 8 blocks = 16 MiB. 4 chip groups x 64 blocks = 256
 //! superblocks = 4 GiB of flash. With OP 7% the logical capacity is 4 GiB / 1.07 = 3.74 GiB.
-use crate::config::{Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, StoreKind};
+use crate::config::{
+    Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, StoreKind, TimingConfig,
+};
 use crate::ConfigError;
 
 const SEED_DEFAULT: u64 = 0x5EED_F1A5;
@@ -43,6 +45,7 @@ pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
         interface: Interface::Conventional { streams: 1 },
         store: StoreKind::Memory,
         seed: SEED_DEFAULT,
+        timing: TimingConfig::default(),
     };
     match name {
         "cns" => Ok(base),

@@ -164,6 +164,12 @@ impl Ftl {
 
     /// Hints that `lba` is about to be written: starts loading its `l2p` entry's cache line.
     #[inline]
+    /// The physical slot holding `lba`, for the timing model (which chip serves a read).
+    pub(crate) fn slot_of(&self, lba: u64) -> Option<u32> {
+        let slot = self.l2p[lba as usize];
+        (slot != UNMAPPED).then_some(slot)
+    }
+
     pub(crate) fn prefetch(&self, lba: u64) {
         if let Some(entry) = self.l2p.get(lba as usize) {
             prefetch::for_write(entry);

@@ -288,6 +288,8 @@ pub fn run(
     let fill_bytes = fill(ssd, filled_blocks, shape, &mut sampler, progress)?;
     sampler.take(ssd, Phase::Fill, fill_bytes);
     let after_fill = ssd.counters();
+    // Device time (when the config turns it on) counts the jobs, not the precondition.
+    ssd.restart_timing_window();
 
     let max_bs = jobs.iter().map(|j| j.bs_blocks * LBA_BYTES).max().unwrap_or(LBA_BYTES);
     let needs_read = jobs.iter().any(|j| j.read_percent > 0);

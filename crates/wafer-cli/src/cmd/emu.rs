@@ -56,6 +56,10 @@ struct DeviceArgs {
     /// Open streams of a conventional device (each job writes to its own).
     #[arg(long)]
     streams: Option<String>,
+    /// Time the device by 001's MQSSD model: costs of this profile (from `wafer profile
+    /// --out`) at k = timing.queue-depth (--set queue-depth=8). Chip timing: --set timing=chips.
+    #[arg(long, value_name = "PROFILE.toml")]
+    mqssd_profile: Option<PathBuf>,
 }
 
 impl DeviceArgs {
@@ -76,7 +80,11 @@ impl DeviceArgs {
             .filter_map(|(key, value)| value.as_ref().map(|v| format!("{key}={v}")))
             .collect();
         overrides.extend(self.set.iter().cloned());
-        Ok(jobs::resolve_config(&source, &overrides)?)
+        let mut config = jobs::resolve_config(&source, &overrides)?;
+        if let Some(path) = &self.mqssd_profile {
+            apply_mqssd_profile(&mut config, path)?;
+        }
+        Ok(config)
     }
 }
 
@@ -130,6 +138,44 @@ impl OutputArgs {
         }
         Ok(())
     }
+}
+
+/// Sets MQSSD timing from a fitted profile's cost functions at the configured queue depth.
+fn apply_mqssd_profile(config: &mut Config, path: &Path) -> Result<(), CliError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    let profile = wafer_bench::mqssd::DeviceProfile::from_toml(&text)?;
+    let costs = profile.costs_at(config.timing.queue_depth);
+    const NS_PER_US: f64 = 1000.0;
+    config.timing.mode = flashemu::TimingMode::Mqssd;
+    config.timing.mqssd = flashemu::timing::MqssdCosts {
+        s_ns: costs.s_us * NS_PER_US,
+        beta_ns: costs.beta_us * NS_PER_US,
+        t_ns: costs.t_us * NS_PER_US,
+        alpha_ns: costs.alpha_us * NS_PER_US,
+    };
+    config.validate()?;
+    Ok(())
+}
+
+/// One line of device-time results when the device was timed.
+fn print_timing(ssd: &Ssd) {
+    let Some(t) = ssd.timing_report() else { return };
+    let us = |ns: u64| ns as f64 / 1000.0;
+    println!(
+        "device time ({:?}, queue depth {}): {:.3} s, {:.1} MB/s; write latency p50 {:.0} us \
+         p99 {:.0} us p99.9 {:.0} us; read p50 {:.0} us p99 {:.0} us; GC {:.1}% of chip time",
+        t.mode,
+        t.queue_depth,
+        t.device_ns as f64 / 1e9,
+        t.bytes_per_s / 1e6,
+        us(t.write_latency.p50_ns),
+        us(t.write_latency.p99_ns),
+        us(t.write_latency.p999_ns),
+        us(t.read_latency.p50_ns),
+        us(t.read_latency.p99_ns),
+        100.0 * t.gc_busy_ns as f64 / t.chip_busy_ns.max(1) as f64,
+    );
 }
 
 /// Prefixes an error with the flag it came from: `--until: ...`.
@@ -266,7 +312,9 @@ fn run_jobs(args: &RunArgs) -> Result<(), CliError> {
     let mut ssd = build_ssd(&args.device)?;
     let mut progress = ProgressBar::new(!args.output.quiet);
     let report = jobs::run(&mut ssd, &spec, &mut progress)?;
-    args.output.emit(&report)
+    args.output.emit(&report)?;
+    print_timing(&ssd);
+    Ok(())
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
@@ -282,7 +330,9 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let mut progress = ProgressBar::new(!args.output.quiet);
     let report = trace::replay(&mut ssd, &mut reader, &options, &mut progress)
         .map_err(|e| CliError(format!("{}: {e}", args.trace.display())))?;
-    args.output.emit(&report)
+    args.output.emit(&report)?;
+    print_timing(&ssd);
+    Ok(())
 }
 
 fn presets() -> Result<(), CliError> {

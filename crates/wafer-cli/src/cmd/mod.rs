@@ -3,6 +3,7 @@ pub mod bench;
 pub mod demo;
 pub mod emu;
 pub mod experiment;
+pub mod profile;
 pub mod report;
 
 use clap::Subcommand;
@@ -20,6 +21,9 @@ pub enum Command {
     Report(report::ReportArgs),
     /// One-command reproductions of the papers' tables.
     Experiment(experiment::ExperimentArgs),
+    /// 001's MQSSD device profiler: file benchmark over k threads and random fraction r, fitted
+    /// costs s, beta, t, alpha per k and across k, a TOML profile and Figures 1, 3, 4.
+    Profile(profile::ProfileArgs),
 }
 
 /// A failed command: the message is printed after `wafer: error: `.
@@ -45,6 +49,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
         Command::Bench(args) => bench::run(args),
         Command::Report(args) => report::run(args),
         Command::Experiment(args) => experiment::run(args),
+        Command::Profile(args) => profile::run(args),
     }
 }
 

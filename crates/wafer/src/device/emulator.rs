@@ -236,6 +236,7 @@ mod tests {
             interface,
             store: StoreKind::Memory,
             seed: 1,
+            timing: flashemu::TimingConfig::default(),
         }
     }
 

@@ -1,0 +1,235 @@
+//! `wafer profile`: 001 sec. 3.3's file benchmark on a file or block device, the MQSSD fits per
+//! k and across k, a TOML device profile, JSON, and Figures 1, 3 and 4. With `--from` it reads a
+//! profile instead of measuring, and `--compare` costs `wafer bench ycsb` reports with it.
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use wafer_bench::metrics::RunReport;
+use wafer_bench::mqssd::bench::{self, BenchOptions};
+use wafer_bench::mqssd::cost::compare_run;
+use wafer_bench::mqssd::{plots, DeviceProfile, Op, PredictionError};
+use wafer_bench::progress::ProgressBar;
+
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// file:PATH or a block device path (/dev/...). Refused if it holds data, unless --force.
+    #[arg(long)]
+    device: Option<String>,
+    /// Read this profile (TOML) instead of measuring.
+    #[arg(long, value_name = "FILE.toml", conflicts_with = "device")]
+    from: Option<PathBuf>,
+    /// With --from: fit the profile's measured points again (after a change to the fitting).
+    #[arg(long, requires = "from")]
+    refit: bool,
+    /// N: the file size shared out between the threads, e.g. 1GiB [default: 1GiB; quick 256MiB].
+    #[arg(long, value_name = "BYTES")]
+    size: Option<String>,
+    /// Largest thread count; k runs 1, 2, 4, ... up to it [default: 16; quick 4].
+    #[arg(long)]
+    k_max: Option<u32>,
+    /// Random fractions r, comma-separated [default: 0.001,0.01,0.1,0.5,1; quick 0.01,0.1,1].
+    #[arg(long, value_delimiter = ',')]
+    r: Option<Vec<f64>>,
+    /// Seconds of each (op, k, r) point [default: 1; quick 0.4].
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Small and short: finishes within a minute.
+    #[arg(long)]
+    quick: bool,
+    /// Overwrite an existing non-empty file or a block device.
+    #[arg(long)]
+    force: bool,
+    /// Without O_DIRECT (for filesystems that refuse it; measures the page cache too).
+    #[arg(long)]
+    buffered: bool,
+    /// Keep the benchmark file (by default a file the run created is removed at the end).
+    #[arg(long)]
+    keep: bool,
+    /// Write the device profile (TOML).
+    #[arg(long, value_name = "FILE.toml")]
+    out: Option<PathBuf>,
+    /// Write fits, cost functions, points and prediction errors as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write Figures 1, 3 and 4 as STEM-fig1-write.png, ... (.svg stem for SVG).
+    #[arg(long, value_name = "STEM")]
+    plots: Option<PathBuf>,
+    /// `wafer bench ycsb --json` reports to cost with the profile.
+    #[arg(long, value_name = "REPORT.json")]
+    compare: Vec<PathBuf>,
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub fn run(args: ProfileArgs) -> Result<(), CliError> {
+    for path in [&args.out, &args.json, &args.plots] {
+        super::check_output_path(path.as_deref())?;
+    }
+    let profile = match (&args.from, &args.device) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+            let stored = DeviceProfile::from_toml(&text)?;
+            if args.refit {
+                DeviceProfile::fit(stored.info, stored.points)?
+            } else {
+                stored
+            }
+        }
+        (None, Some(device)) => measure(&args, device)?,
+        (None, None) => {
+            return Err(CliError("give --device file:PATH or --from PROFILE.toml".into()))
+        }
+    };
+    print_table(&profile);
+    if let Some(path) = &args.out {
+        super::write_file(path, profile.to_toml()?.as_bytes())?;
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({
+            "info": profile.info,
+            "fits": profile.fits,
+            "functions": profile.functions,
+            "points": profile.points,
+            "prediction_errors": profile.prediction_errors(),
+        });
+        super::write_file(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
+    }
+    if let Some(stem) = &args.plots {
+        let extension = if wafer_bench::plot::is_svg_path(stem) { "svg" } else { "png" };
+        let stem = stem.with_extension("");
+        for path in plots::write_figures(&profile, &stem, extension)? {
+            println!("wrote {}", path.display());
+        }
+    }
+    compare(&profile, &args.compare)
+}
+
+fn options_of(args: &ProfileArgs, path: PathBuf) -> Result<BenchOptions, CliError> {
+    let mut options =
+        if args.quick { BenchOptions::quick(path) } else { BenchOptions::standard(path) };
+    if let Some(size) = &args.size {
+        options.file_bytes = wafer_bench::jobs::parse_bytes(size)?;
+    }
+    if let Some(k_max) = args.k_max {
+        if k_max == 0 || k_max > bench::THREADS_MAX {
+            return Err(CliError(format!("--k-max must be in 1..={}", bench::THREADS_MAX)));
+        }
+        // 1, 2, 4, ... and k_max itself when it is not a power of two.
+        let mut ks: Vec<u32> = (0..32).map(|i| 1u32 << i).take_while(|&k| k <= k_max).collect();
+        if ks.last() != Some(&k_max) {
+            ks.push(k_max);
+        }
+        options.ks = ks;
+    }
+    if let Some(rs) = &args.r {
+        options.rs = rs.clone();
+    }
+    if let Some(seconds) = args.seconds {
+        options.seconds_per_point = seconds;
+    }
+    options.direct = !args.buffered;
+    options.force = args.force;
+    options.validate()?;
+    Ok(options)
+}
+
+fn measure(args: &ProfileArgs, device: &str) -> Result<DeviceProfile, CliError> {
+    let path = match device.strip_prefix("file:") {
+        Some(path) => PathBuf::from(path),
+        None if device.starts_with("/dev/") => PathBuf::from(device),
+        None => return Err(CliError(format!("--device {device}: expected file:PATH or /dev/..."))),
+    };
+    let options = options_of(args, path.clone())?;
+    // Refuse before announcing a run (bench::run checks again, for library callers).
+    bench::check_target(&path, options.force)?;
+    let created = !path.exists();
+    let plan = options.plan().len();
+    eprintln!(
+        "profiling {}: {} bytes, k {:?}, r {:?}, {plan} points of {} s",
+        path.display(),
+        options.file_bytes,
+        options.ks,
+        options.rs,
+        options.seconds_per_point
+    );
+    let mut progress = ProgressBar::without_totals(!args.quiet);
+    let measured = bench::run(&options, &mut progress);
+    if created && !args.keep {
+        // Only a file this run created: anything else was the user's (and --force said so).
+        let _ = std::fs::remove_file(&path);
+    }
+    Ok(DeviceProfile::fit(options.info(), measured?)?)
+}
+
+fn print_table(profile: &DeviceProfile) {
+    println!(
+        "MQSSD costs per k (us; s, t per random access, beta, alpha per {} B page)",
+        profile.info.page_bytes
+    );
+    println!(
+        "{:>5} {:>10} {:>9} {:>7} {:>10} {:>9} {:>7}",
+        "k", "s", "beta", "R2", "t", "alpha", "R2"
+    );
+    for f in &profile.fits {
+        println!(
+            "{:>5} {:>10.3} {:>9.4} {:>7.3} {:>10.3} {:>9.4} {:>7.3}",
+            f.k, f.s, f.beta, f.r2_write, f.t, f.alpha, f.r2_read
+        );
+    }
+    let errors = profile.prediction_errors();
+    for op in [Op::Write, Op::Read] {
+        let mine: Vec<_> = errors.iter().filter(|e| e.op == op).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let stats = |get: fn(&&PredictionError) -> f64| {
+            let e: Vec<f64> = mine.iter().map(get).map(f64::abs).collect();
+            let mean = e.iter().sum::<f64>() / e.len() as f64;
+            (mean, e.iter().copied().fold(0.0, f64::max), e.len())
+        };
+        let (mean, max, count) = stats(|e| e.relative_error);
+        let (mean_k, max_k, _) = stats(|e| e.per_k_relative_error);
+        println!(
+            "eq. {} ({op:?}) vs measured, {count} points: with eq. 5-6 mean |error| {:.1}% \
+             (max {:.1}%); with each k's own fit mean {:.1}% (max {:.1}%)",
+            if op == Op::Write { 7 } else { 8 },
+            mean * 100.0,
+            max * 100.0,
+            mean_k * 100.0,
+            max_k * 100.0,
+        );
+    }
+}
+
+fn compare(profile: &DeviceProfile, reports: &[PathBuf]) -> Result<(), CliError> {
+    for path in reports {
+        let report = load_report(path)?;
+        let Some(c) = compare_run(profile, &report) else {
+            println!("{}: no operations to compare", path.display());
+            continue;
+        };
+        println!(
+            "{}: {} k={} read {:.3} + write {:.3} pages/op: measured {:.0} ops/s, MQSSD {:.0} \
+             ops/s ({:+.1}%); at k=1 {:.0} ops/s",
+            c.label,
+            c.write_mode,
+            c.k,
+            c.read_pages_per_op,
+            c.write_pages_per_op,
+            c.measured_ops_per_s,
+            c.predicted_ops_per_s,
+            c.relative_error * 100.0,
+            c.predicted_k1_ops_per_s,
+        );
+    }
+    Ok(())
+}
+
+fn load_report(path: &Path) -> Result<RunReport, CliError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    RunReport::from_json(&text).map_err(|e| CliError(format!("{}: {e}", path.display())))
+}
