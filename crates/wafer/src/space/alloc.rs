@@ -4,7 +4,7 @@
 //! in a freshly opened zone, so one batch becomes a few contiguous runs (one sequential device
 //! write each). Reservation and commit are apart because the page data must be durable before
 //! the map record that points at it (000 sec. 6.2): reserve, write, sync, log, commit.
-use super::map::{Location, PageId, SlotEntry};
+use super::map::{Location, PageId, SharedSlot, SlotEntry};
 use super::placement::WritePlan;
 use super::zone::{Lsn, ZoneId, ZoneState};
 use super::{Space, SpaceError};
@@ -170,16 +170,32 @@ impl Space {
         }
     }
 
+    /// Declares that the packer put `pages` (at least 2) pages into the reserved slot: it is
+    /// shared from now on, and counts as written (valid or dead) once every one of them is
+    /// committed or abandoned. A slot of one page needs no declaration.
+    pub fn share_slot(&mut self, zone: ZoneId, slot: u32, pages: u16) {
+        assert!(pages >= 2, "a shared slot holds at least two pages, not {pages}");
+        assert_eq!(self.reverse.get(zone, slot), SlotEntry::Reserved, "share of {zone}/{slot}");
+        self.reverse.set_shared(zone, slot, SharedSlot { pages: Vec::new(), pending: pages });
+    }
+
     /// Points `pid` at the reserved slot `loc` (its data is durable and the map record at `lsn`
     /// is logged); returns the location it replaced, now invalid.
     pub fn commit(&mut self, pid: PageId, loc: Location, lsn: Lsn) -> Option<Location> {
-        assert_eq!(
-            self.reverse.get(loc.zone, loc.slot),
-            SlotEntry::Reserved,
-            "commit of page {pid} to {loc:?}: slot not reserved"
-        );
-        self.zones.commit_slot(loc.zone);
-        self.reverse.set(loc.zone, loc.slot, SlotEntry::Page(pid));
+        match self.reverse.get(loc.zone, loc.slot) {
+            SlotEntry::Reserved => {
+                self.zones.commit_slot(loc.zone);
+                self.reverse.set(loc.zone, loc.slot, SlotEntry::Page(pid));
+            }
+            SlotEntry::Shared => {
+                let shared = self.reverse.shared_mut(loc.zone, loc.slot);
+                assert!(shared.pending >= 1, "commit of page {pid} to {loc:?}: nothing pending");
+                shared.pending -= 1;
+                shared.pages.push(pid);
+                self.settle_shared(loc.zone, loc.slot);
+            }
+            other => panic!("commit of page {pid} to {loc:?}: slot not reserved ({other:?})"),
+        }
         let old = self.map.set(pid, loc);
         if let Some(old) = old {
             self.invalidate(pid, old, lsn);
@@ -199,11 +215,37 @@ impl Space {
         true
     }
 
-    /// A reserved slot that will never be committed (write failed, page dropped): it is dead.
+    /// A reserved page that will never be committed (write failed, page dropped): its slot is
+    /// dead, or for a packed slot one fewer page is pending.
     pub fn abandon(&mut self, loc: Location) {
-        assert_eq!(self.reverse.get(loc.zone, loc.slot), SlotEntry::Reserved, "abandon {loc:?}");
-        self.zones.abandon_slot(loc.zone);
-        self.reverse.set(loc.zone, loc.slot, SlotEntry::Dead);
+        match self.reverse.get(loc.zone, loc.slot) {
+            SlotEntry::Reserved => {
+                self.zones.abandon_slot(loc.zone);
+                self.reverse.set(loc.zone, loc.slot, SlotEntry::Dead);
+            }
+            SlotEntry::Shared => {
+                let shared = self.reverse.shared_mut(loc.zone, loc.slot);
+                assert!(shared.pending >= 1, "abandon {loc:?}: nothing pending");
+                shared.pending -= 1;
+                self.settle_shared(loc.zone, loc.slot);
+            }
+            other => panic!("abandon {loc:?}: slot not reserved ({other:?})"),
+        }
+    }
+
+    /// A packed slot whose last pending page just resolved: valid if a page of it is current,
+    /// else dead. Nothing while pages are pending.
+    fn settle_shared(&mut self, zone: ZoneId, slot: u32) {
+        let Some(shared) = self.reverse.shared(zone, slot) else { return };
+        if shared.pending > 0 {
+            return;
+        }
+        if shared.pages.is_empty() {
+            self.zones.abandon_slot(zone);
+            self.reverse.unshare(zone, slot, SlotEntry::Dead);
+        } else {
+            self.zones.commit_slot(zone);
+        }
     }
 
     /// The tree deallocated `pid` (record at `lsn`): its slot becomes invalid.
@@ -214,13 +256,26 @@ impl Space {
     }
 
     fn invalidate(&mut self, pid: PageId, old: Location, lsn: Lsn) {
-        assert_eq!(
-            self.reverse.get(old.zone, old.slot),
-            SlotEntry::Page(pid),
-            "reverse map disagrees for page {pid} at {old:?}"
-        );
-        self.reverse.set(old.zone, old.slot, SlotEntry::Dead);
-        self.zones.invalidate_slot(old.zone, lsn);
+        match self.reverse.get(old.zone, old.slot) {
+            SlotEntry::Page(p) if p == pid => {
+                self.reverse.set(old.zone, old.slot, SlotEntry::Dead);
+                self.zones.invalidate_slot(old.zone, lsn);
+            }
+            SlotEntry::Shared => {
+                let shared = self.reverse.shared_mut(old.zone, old.slot);
+                let at = shared.pages.iter().position(|p| *p == pid);
+                assert!(at.is_some(), "packed slot {old:?} does not hold page {pid}");
+                shared.pages.swap_remove(at.unwrap_or_default());
+                let (empty, pending) = (shared.pages.is_empty(), shared.pending);
+                if empty && pending == 0 {
+                    self.reverse.unshare(old.zone, old.slot, SlotEntry::Dead);
+                    self.zones.invalidate_slot(old.zone, lsn);
+                } else {
+                    self.zones.note_invalidation(old.zone, lsn);
+                }
+            }
+            other => panic!("reverse map disagrees for page {pid} at {old:?}: {other:?}"),
+        }
     }
 
     /// Device byte offset of a run's first slot.
@@ -343,5 +398,46 @@ mod tests {
         // GC copyback may still use the reserve.
         space.reserve_batch(1, 1, WritePurpose::GcCopy).unwrap();
         space.check_invariants().unwrap();
+    }
+
+    /// Three pages packed into one slot: the slot counts as valid once every page resolved,
+    /// stays valid while one page of it is current, and dies with the last; GC lists every
+    /// current page; a rebuild from the map finds the same packed slot.
+    #[test]
+    fn packed_slot_lives_until_its_last_page_dies() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let runs = space.reserve_batch(1, 0, USER).unwrap();
+        let (zone, slot) = (runs[0].zone, runs[0].first_slot);
+        space.share_slot(zone, slot, 3);
+        let at = |off: u16, size: u16| Location::packed(zone, slot, off, size);
+        assert_eq!(space.zones().get(zone).pending_slots(), 1);
+        space.commit(1, at(0, 1000), 5);
+        space.abandon(at(1024, 100));
+        assert_eq!(space.zones().get(zone).valid_slots(), 0, "one page still pending");
+        space.commit(2, at(2048, 2000), 6);
+        let z = space.zones().get(zone);
+        assert_eq!((z.valid_slots(), z.pending_slots()), (1, 0));
+        space.check_invariants().unwrap();
+        let rebuilt = Space::rebuild_from_map(SpaceOptions::test_min(), space.map().clone());
+        let (rebuilt, _) = rebuilt.unwrap();
+        rebuilt.check_invariants().unwrap();
+        assert_eq!(rebuilt.reverse().shared(zone, slot).map(|s| s.pages.len()), Some(2));
+        assert_eq!(space.free_pid(1, 7), Some(at(0, 1000)));
+        assert_eq!(space.zones().get(zone).valid_slots(), 1, "page 2 is still current");
+        assert_eq!(space.zones().get(zone).invalidation_lsn_max(), 7);
+        space.check_invariants().unwrap();
+        assert_eq!(space.free_pid(2, 8), Some(at(2048, 2000)));
+        assert_eq!(space.reverse().get(zone, slot), SlotEntry::Dead);
+        assert_eq!(space.zones().get(zone).valid_slots(), 0);
+        space.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn overlapping_packed_pages_make_a_map_corrupt() {
+        let mut map = crate::space::PageMap::new();
+        map.set(1, Location::packed(0, 0, 0, 2000));
+        map.set(2, Location::packed(0, 0, 1024, 2000));
+        let r = Space::rebuild_from_map(SpaceOptions::test_min(), map);
+        assert!(matches!(r, Err(SpaceError::CorruptMap { .. })), "{r:?}");
     }
 }

@@ -33,6 +33,8 @@ impl Space {
         let mut valid_total = 0u64;
         for (z, zone) in self.zones.iter() {
             let (mut pages, mut reserved, mut dead) = (0u32, 0u32, 0u32);
+            // Current page versions in the zone (a packed slot holds several).
+            let mut page_count = 0u64;
             for (slot, entry) in self.reverse.zone(z).enumerate() {
                 let slot = slot as u32;
                 let written = slot < zone.write_ptr_slots();
@@ -56,6 +58,15 @@ impl Space {
                             ));
                         }
                         pages += 1;
+                        page_count += 1;
+                    }
+                    SlotEntry::Shared => {
+                        let n = self.check_shared(z, slot)?;
+                        page_count += n;
+                        match self.reverse.shared(z, slot) {
+                            Some(s) if s.pending > 0 => reserved += 1,
+                            _ => pages += 1,
+                        }
                     }
                 }
             }
@@ -72,7 +83,7 @@ impl Space {
                     zone.invalid_slots()
                 ));
             }
-            valid_total += u64::from(pages);
+            valid_total += page_count;
             let full = zone.write_ptr_slots() == spz;
             let ok = match zone.state() {
                 ZoneState::Empty => zone.write_ptr_slots() == 0 && empty.contains(&z),
@@ -101,15 +112,51 @@ impl Space {
         }
         if valid_total != self.map.mapped_count() {
             return Err(format!(
-                "{valid_total} valid slots, {} mapped pages",
+                "{valid_total} current pages in the zones, {} mapped pages",
                 self.map.mapped_count()
             ));
         }
         for (pid, loc) in self.map.iter() {
-            if self.reverse.get(loc.zone, loc.slot) != SlotEntry::Page(pid) {
+            let agrees = match self.reverse.get(loc.zone, loc.slot) {
+                SlotEntry::Page(p) => p == pid,
+                SlotEntry::Shared => {
+                    self.reverse.shared(loc.zone, loc.slot).is_some_and(|s| s.pages.contains(&pid))
+                }
+                _ => false,
+            };
+            if !agrees {
                 return Err(format!("page {pid} mapped at {loc:?}, reverse map disagrees"));
             }
         }
         Ok(())
+    }
+
+    /// A packed slot: every page it names is mapped into it, their byte ranges do not overlap,
+    /// and a settled slot holds at least one page. Returns its current pages.
+    fn check_shared(&self, z: ZoneId, slot: u32) -> Result<u64, String> {
+        let Some(shared) = self.reverse.shared(z, slot) else {
+            return Err(format!("zone {z} slot {slot} is shared without a page list"));
+        };
+        if shared.pending == 0 && shared.pages.is_empty() {
+            return Err(format!("zone {z} slot {slot} is shared, settled and empty"));
+        }
+        let mut ranges = Vec::with_capacity(shared.pages.len());
+        for pid in &shared.pages {
+            match self.map.get(*pid) {
+                Some(l) if (l.zone, l.slot) == (z, slot) => {
+                    ranges.push((l.offset_bytes, l.offset_bytes + l.stored_bytes))
+                }
+                other => {
+                    return Err(format!(
+                        "zone {z} slot {slot} holds page {pid}, mapped at {other:?}"
+                    ))
+                }
+            }
+        }
+        ranges.sort_unstable();
+        if ranges.windows(2).any(|w| w[0].1 > w[1].0) {
+            return Err(format!("zone {z} slot {slot}: packed pages overlap: {ranges:?}"));
+        }
+        Ok(shared.pages.len() as u64)
     }
 }

@@ -19,7 +19,7 @@ pub const PAGE_ID_LIMIT: PageId = 1 << 48;
 // Packed location, one u64 (little-endian bit numbering, bit 0 = least significant):
 //
 //   bits  0..13  stored_bytes      1..=4096 (13 bits hold 0..8191)
-//   bits 13..20  sub-slot offset   reserved for page packing, in 32-byte units; 0 today
+//   bits 13..20  sub-slot offset   where a packed page starts in its slot, in 32-byte units
 //   bits 20..43  slot in zone      23 bits: zones up to 2^23 slots = 32 GiB
 //   bits 43..64  zone              21 bits: up to 2^21 - 1 zones
 //
@@ -40,14 +40,21 @@ pub const SLOTS_PER_ZONE_LIMIT: u32 = 1 << SLOT_BITS;
 /// Largest zone count the packed location can address.
 pub const ZONE_COUNT_LIMIT: u32 = (1 << ZONE_BITS) - 1;
 
-/// Where a page version lives: a slot of a zone, and how many bytes of it the page occupies.
+/// Where a page version lives: a slot of a zone, where in the slot it starts, and how many
+/// bytes it takes. A packed page never crosses its slot's end (000 sec. 3.2): it is read with
+/// one aligned 4 KiB read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Location {
     pub zone: ZoneId,
     pub slot: u32,
-    /// Stored size: 4096 for an uncompressed page; less once compression lands.
+    /// Start within the slot: a multiple of [`PACK_ALIGN_BYTES`], 0 for a whole slot.
+    pub offset_bytes: u16,
+    /// Stored size: 4096 for an uncompressed page, less for a compressed one.
     pub stored_bytes: u16,
 }
+
+/// Packed pages start at multiples of this within their slot (the sub-slot field's unit).
+pub const PACK_ALIGN_BYTES: u16 = 32;
 
 impl Location {
     pub fn new(zone: ZoneId, slot: u32, stored_bytes: u16) -> Location {
@@ -57,27 +64,45 @@ impl Location {
             stored_bytes >= 1 && u64::from(stored_bytes) <= SLOT_BYTES,
             "stored size {stored_bytes} not in 1..=4096"
         );
-        Location { zone, slot, stored_bytes }
+        Location { zone, slot, offset_bytes: 0, stored_bytes }
+    }
+
+    /// A page packed at `offset_bytes` of its slot (a multiple of 32, ending within the slot).
+    pub fn packed(zone: ZoneId, slot: u32, offset_bytes: u16, stored_bytes: u16) -> Location {
+        let loc = Location::new(zone, slot, stored_bytes);
+        assert!(offset_bytes.is_multiple_of(PACK_ALIGN_BYTES), "offset {offset_bytes}");
+        assert!(
+            u64::from(offset_bytes) + u64::from(stored_bytes) <= SLOT_BYTES,
+            "page of {stored_bytes} bytes at {offset_bytes} crosses its slot's end"
+        );
+        Location { offset_bytes, ..loc }
     }
 
     pub fn pack(self) -> u64 {
         (u64::from(self.zone) << ZONE_SHIFT)
             | (u64::from(self.slot) << SLOT_SHIFT)
+            | (u64::from(self.offset_bytes / PACK_ALIGN_BYTES) << SUB_SHIFT)
             | u64::from(self.stored_bytes)
     }
 
     /// The location a packed value names, or None for `UNMAPPED` and any malformed value
-    /// (size 0 or above 4096, reserved sub-slot bits set, zone at the limit). Never panics:
-    /// snapshot decoding feeds it untrusted bytes.
+    /// (size 0 or above 4096, a page crossing its slot's end, zone at the limit). Never
+    /// panics: snapshot decoding feeds it untrusted bytes.
     pub fn unpack(raw: u64) -> Option<Location> {
         let size = raw & ((1 << SIZE_BITS) - 1);
         let sub = (raw >> SUB_SHIFT) & ((1 << SUB_BITS) - 1);
         let slot = (raw >> SLOT_SHIFT) & ((1 << SLOT_BITS) - 1);
         let zone = raw >> ZONE_SHIFT;
-        if size == 0 || size > SLOT_BYTES || sub != 0 || zone >= u64::from(ZONE_COUNT_LIMIT) {
+        let offset = sub * u64::from(PACK_ALIGN_BYTES);
+        if size == 0 || offset + size > SLOT_BYTES || zone >= u64::from(ZONE_COUNT_LIMIT) {
             return None;
         }
-        Some(Location { zone: zone as u32, slot: slot as u32, stored_bytes: size as u16 })
+        Some(Location {
+            zone: zone as u32,
+            slot: slot as u32,
+            offset_bytes: offset as u16,
+            stored_bytes: size as u16,
+        })
     }
 }
 
@@ -170,12 +195,24 @@ pub enum SlotEntry {
     Dead,
     /// Holds the current version of this page.
     Page(PageId),
+    /// Packed: two or more pages (current or not yet committed) share it; which ones is in
+    /// [`ReverseMap::shared`].
+    Shared,
+}
+
+/// The pages of a packed slot: the current versions it holds, and how many of the pages the
+/// append packed into it are not yet committed or abandoned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SharedSlot {
+    pub pages: Vec<PageId>,
+    pub pending: u16,
 }
 
 const SLOT_FREE: u64 = u64::MAX;
 const SLOT_RESERVED: u64 = u64::MAX - 1;
 const SLOT_DEAD: u64 = u64::MAX - 2;
-const _: () = assert!(PAGE_ID_LIMIT < SLOT_DEAD);
+const SLOT_SHARED: u64 = u64::MAX - 3;
+const _: () = assert!(PAGE_ID_LIMIT < SLOT_SHARED);
 
 /// Global slot -> page id (or a sentinel). Extension for page packing: a slot would hold the
 /// first page id, and a side table (slot -> further ids) the rare extra ones.
@@ -183,13 +220,16 @@ const _: () = assert!(PAGE_ID_LIMIT < SLOT_DEAD);
 pub struct ReverseMap {
     slots: Vec<u64>,
     slots_per_zone: u32,
+    /// Per zone: its packed slots' pages (most slots hold one page and need no entry here).
+    shared: Vec<std::collections::HashMap<u32, SharedSlot>>,
 }
 
 impl ReverseMap {
     pub fn new(zone_count: u32, slots_per_zone: u32) -> ReverseMap {
         assert!(zone_count >= 1 && slots_per_zone >= 1);
         let total = zone_count as usize * slots_per_zone as usize;
-        ReverseMap { slots: vec![SLOT_FREE; total], slots_per_zone }
+        let shared = vec![std::collections::HashMap::new(); zone_count as usize];
+        ReverseMap { slots: vec![SLOT_FREE; total], slots_per_zone, shared }
     }
 
     fn index(&self, zone: ZoneId, slot: u32) -> usize {
@@ -207,6 +247,7 @@ impl ReverseMap {
             SlotEntry::Free => SLOT_FREE,
             SlotEntry::Reserved => SLOT_RESERVED,
             SlotEntry::Dead => SLOT_DEAD,
+            SlotEntry::Shared => SLOT_SHARED,
             SlotEntry::Page(pid) => {
                 assert!(pid < PAGE_ID_LIMIT);
                 pid
@@ -224,6 +265,35 @@ impl ReverseMap {
     pub fn reset_zone(&mut self, zone: ZoneId) {
         let start = self.index(zone, 0);
         self.slots[start..start + self.slots_per_zone as usize].fill(SLOT_FREE);
+        self.shared[zone as usize].clear();
+    }
+
+    /// The pages of a packed slot (None unless the entry is `Shared`).
+    pub fn shared(&self, zone: ZoneId, slot: u32) -> Option<&SharedSlot> {
+        self.shared.get(zone as usize)?.get(&slot)
+    }
+
+    pub(super) fn shared_mut(&mut self, zone: ZoneId, slot: u32) -> &mut SharedSlot {
+        assert_eq!(self.get(zone, slot), SlotEntry::Shared, "zone {zone} slot {slot} not shared");
+        self.shared[zone as usize].entry(slot).or_default()
+    }
+
+    /// Makes a slot shared (its side entry starts as `entry`).
+    pub(super) fn set_shared(&mut self, zone: ZoneId, slot: u32, entry: SharedSlot) {
+        self.set(zone, slot, SlotEntry::Shared);
+        self.shared[zone as usize].insert(slot, entry);
+    }
+
+    /// A shared slot becomes `entry` (Dead, or a single page) and loses its side entry.
+    pub(super) fn unshare(&mut self, zone: ZoneId, slot: u32, entry: SlotEntry) {
+        assert!(!matches!(entry, SlotEntry::Shared));
+        self.shared[zone as usize].remove(&slot);
+        self.set(zone, slot, entry);
+    }
+
+    /// Packed slots of `zone` and their pages (for checks).
+    pub fn shared_slots(&self, zone: ZoneId) -> impl Iterator<Item = (u32, &SharedSlot)> + '_ {
+        self.shared[zone as usize].iter().map(|(s, e)| (*s, e))
     }
 }
 
@@ -232,6 +302,7 @@ fn decode_slot(raw: u64) -> SlotEntry {
         SLOT_FREE => SlotEntry::Free,
         SLOT_RESERVED => SlotEntry::Reserved,
         SLOT_DEAD => SlotEntry::Dead,
+        SLOT_SHARED => SlotEntry::Shared,
         pid => SlotEntry::Page(pid),
     }
 }
@@ -258,7 +329,11 @@ mod tests {
         assert_eq!(Location::unpack(UNMAPPED), None);
         assert_eq!(Location::unpack(0), None, "size 0");
         assert_eq!(Location::unpack(4097), None, "size above 4096");
-        assert_eq!(Location::unpack(4096 | (1 << 13)), None, "sub-slot bits set");
+        assert_eq!(Location::unpack(4096 | (1 << 13)), None, "a whole page past offset 32");
+        assert_eq!(Location::unpack(4065 | (1 << 13)), None, "crosses the slot's end");
+        let packed = Location::packed(3, 9, 4064, 32);
+        assert_eq!(Location::unpack(packed.pack()), Some(packed));
+        assert_eq!(Location::unpack(4064 | (1 << 13)).map(|l| l.offset_bytes), Some(32));
     }
 
     #[test]

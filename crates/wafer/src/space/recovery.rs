@@ -1,6 +1,6 @@
 //! Recovery: the zone table and reverse map are derived state, rebuilt from the final page map
 //! (snapshot + replayed log records), never persisted themselves.
-use super::map::{PageMap, SlotEntry};
+use super::map::{PageMap, SharedSlot, SlotEntry};
 use super::zone::{ZoneId, ZoneState};
 use super::{Space, SpaceError, SpaceOptions};
 
@@ -17,6 +17,9 @@ impl Space {
     /// - holds no mapped page: **Empty**, listed for reset. Every record that moved its pages out
     ///   is in the recovered log, hence durable, so it may be reused at once; the reset clears
     ///   whatever it held (partial writes, old versions; ZNS needs it before any append).
+    ///
+    /// - a slot several mapped pages name (packed): **Shared**, each page listed; pages whose
+    ///   byte ranges overlap make the map corrupt.
     ///
     /// Lost on purpose (statistics only): erase counts, write clocks, GC history.
     pub fn rebuild_from_map(
@@ -36,7 +39,21 @@ impl Space {
                 });
             }
             match space.reverse.get(loc.zone, loc.slot) {
-                SlotEntry::Free => {}
+                SlotEntry::Free => {
+                    space.reverse.set(loc.zone, loc.slot, SlotEntry::Page(pid));
+                    space.zones.get_mut(loc.zone).valid_slots += 1;
+                }
+                // A packed slot: its pages arrive one by one, none may overlap another.
+                SlotEntry::Page(first) => {
+                    overlap_check(&map, pid, loc, &[first])?;
+                    let shared = SharedSlot { pages: vec![first, pid], pending: 0 };
+                    space.reverse.set_shared(loc.zone, loc.slot, shared);
+                }
+                SlotEntry::Shared => {
+                    let pages = space.reverse.shared_mut(loc.zone, loc.slot);
+                    overlap_check(&map, pid, loc, &pages.pages)?;
+                    pages.pages.push(pid);
+                }
                 other => {
                     return Err(SpaceError::CorruptMap {
                         pid,
@@ -44,8 +61,6 @@ impl Space {
                     })
                 }
             }
-            space.reverse.set(loc.zone, loc.slot, SlotEntry::Page(pid));
-            space.zones.get_mut(loc.zone).valid_slots += 1;
         }
         space.empty.clear();
         let mut to_reset = Vec::new();
@@ -67,4 +82,24 @@ impl Space {
         space.map = map;
         Ok((space, to_reset))
     }
+}
+
+/// `pid` at `loc` must not overlap any of `others` (pages already placed in the same slot).
+fn overlap_check(
+    map: &PageMap,
+    pid: super::map::PageId,
+    loc: super::map::Location,
+    others: &[super::map::PageId],
+) -> Result<(), SpaceError> {
+    let (start, end) = (loc.offset_bytes, loc.offset_bytes + loc.stored_bytes);
+    for other in others {
+        let Some(o) = map.get(*other) else { continue };
+        if start < o.offset_bytes + o.stored_bytes && o.offset_bytes < end {
+            return Err(SpaceError::CorruptMap {
+                pid,
+                reason: format!("{loc:?} overlaps page {other} at {o:?}"),
+            });
+        }
+    }
+    Ok(())
 }

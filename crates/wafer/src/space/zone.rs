@@ -176,6 +176,18 @@ impl ZoneTable {
         z.invalidation_lsn_max = z.invalidation_lsn_max.max(lsn);
     }
 
+    /// One of the pages of a packed slot that stays live was overwritten or freed at `lsn`:
+    /// the zone's slot counts do not change, but its reuse must still wait for that record.
+    pub(super) fn note_invalidation(&mut self, zone: ZoneId, lsn: Lsn) {
+        let z = self.get_mut(zone);
+        assert!(
+            !matches!(z.state, ZoneState::Empty | ZoneState::PendingReset { .. }),
+            "zone {zone}: invalidation in state {:?}",
+            z.state
+        );
+        z.invalidation_lsn_max = z.invalidation_lsn_max.max(lsn);
+    }
+
     /// PendingReset -> Empty: the zone's old contents are forgotten; wear + 1.
     pub(super) fn reset(&mut self, zone: ZoneId) {
         let z = self.get_mut(zone);

@@ -117,18 +117,9 @@ impl Space {
         );
         assert!(choice.dest_group < self.options.max_open_zones);
         self.zones.get_mut(zone).state = ZoneState::Victim;
-        let mut valid = Vec::with_capacity(self.zones.get(zone).valid_slots() as usize);
-        for (slot, entry) in self.reverse.zone(zone).enumerate() {
-            if let SlotEntry::Page(pid) = entry {
-                let loc = self.map.get(pid);
-                assert_eq!(loc.map(|l| (l.zone, l.slot)), Some((zone, slot as u32)));
-                if let Some(loc) = loc {
-                    valid.push((pid, loc));
-                }
-            }
-        }
+        let valid = self.current_pages(zone);
         let valid_slots = self.zones.get(zone).valid_slots();
-        assert_eq!(valid.len(), valid_slots as usize);
+        assert!(valid.len() >= valid_slots as usize, "fewer current pages than valid slots");
         self.stats.record_gc(zone, valid_slots, self.slots_per_zone(), self.clock);
         let valid_ratio = f64::from(valid_slots) / f64::from(self.slots_per_zone());
         Some(GcPlan {
@@ -138,6 +129,33 @@ impl Space {
             valid,
             valid_ratio,
         })
+    }
+
+    /// The current pages of `zone` and their locations, in slot order (packed slots by
+    /// offset): a victim's pages, read in one sequential pass.
+    fn current_pages(&self, zone: ZoneId) -> Vec<(PageId, Location)> {
+        let mut valid = Vec::with_capacity(self.zones.get(zone).valid_slots() as usize);
+        for (slot, entry) in self.reverse.zone(zone).enumerate() {
+            let first = valid.len();
+            match entry {
+                SlotEntry::Page(pid) => valid.push(pid),
+                SlotEntry::Shared => {
+                    let shared = self.reverse.shared(zone, slot as u32);
+                    valid.extend(shared.map_or(&[][..], |s| &s.pages[..]).iter().copied());
+                }
+                _ => continue,
+            }
+            let here = &mut valid[first..];
+            here.sort_unstable_by_key(|pid| self.map.get(*pid).map(|l| l.offset_bytes));
+        }
+        valid
+            .into_iter()
+            .filter_map(|pid| {
+                let loc = self.map.get(pid);
+                assert!(loc.is_some_and(|l| l.zone == zone), "page {pid} listed in zone {zone}");
+                loc.map(|l| (pid, l))
+            })
+            .collect()
     }
 
     /// The mechanism gave up on a victim (e.g. out of space mid-copy): it is an ordinary Full
