@@ -2,6 +2,7 @@
 //! to zones through the space manager (`space/`), the DB GC mechanism, and the page map's
 //! persistence. Protocols and invariants: docs/design.md §9.
 mod append;
+pub mod codec;
 pub(crate) mod free;
 mod gc;
 pub(crate) mod journal;

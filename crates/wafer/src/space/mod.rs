@@ -51,6 +51,7 @@ mod invariants;
 pub mod io;
 mod map;
 mod options;
+pub mod pack;
 pub mod placement;
 mod recovery;
 pub mod snapshot;

@@ -1,0 +1,194 @@
+//! Page compression (000 sec. 3.1): every 4 KiB page is compressed on its own, so it can be
+//! read alone, with LZ4 (000's choice) or ZSTD at a chosen level; a page that does not shrink
+//! enough to save packing space is stored raw, never an error.
+//!
+//! ```text
+//! stored page, `stored_bytes` long (the map's size field):
+//!   4096 bytes: the page as it is (raw)
+//!   fewer:      u8 codec (1 = LZ4 block, 2 = ZSTD frame), then the compressed bytes; it
+//!               decompresses to exactly 4096 bytes, whose page checksum the reader verifies
+//! ```
+use crate::page::{PageBuf, PAGE_SIZE};
+use std::cell::RefCell;
+
+const TAG_LZ4: u8 = 1;
+const TAG_ZSTD: u8 = 2;
+/// A compressed page is kept only if it saves at least this much (one packing unit):
+/// otherwise it would take a whole slot anyway.
+const SAVING_MIN_BYTES: usize = 32;
+/// Highest ZSTD level accepted (the library's maximum).
+pub const ZSTD_LEVEL_MAX: i32 = 22;
+
+/// How pages are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    #[default]
+    None,
+    Lz4,
+    Zstd {
+        level: i32,
+    },
+}
+
+impl Compression {
+    /// `none`, `lz4`, `zstd` (level 1, as CCZNS uses) or `zstd:LEVEL` (1..=22).
+    pub fn parse(text: &str) -> Result<Compression, String> {
+        match text.trim() {
+            "none" => Ok(Compression::None),
+            "lz4" => Ok(Compression::Lz4),
+            "zstd" => Ok(Compression::Zstd { level: 1 }),
+            other => match other.strip_prefix("zstd:").map(str::parse::<i32>) {
+                Some(Ok(level)) if (1..=ZSTD_LEVEL_MAX).contains(&level) => {
+                    Ok(Compression::Zstd { level })
+                }
+                _ => Err(format!(
+                    "compression `{text}` is not none, lz4, zstd or zstd:LEVEL (1..={ZSTD_LEVEL_MAX})"
+                )),
+            },
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Compression::None => "none".into(),
+            Compression::Lz4 => "lz4".into(),
+            Compression::Zstd { level } => format!("zstd:{level}"),
+        }
+    }
+}
+
+/// A stored page that cannot be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("stored page of {0} bytes is empty or longer than a page")]
+    Size(usize),
+    #[error("unknown codec tag {0}")]
+    Tag(u8),
+    #[error("{codec} data does not decompress to one page: {reason}")]
+    Data { codec: &'static str, reason: String },
+}
+
+thread_local! {
+    /// ZSTD contexts are costly to set up; one per thread and level.
+    static ZSTD: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+}
+
+/// `page` as stored with `c`: raw when `c` is None or the page does not shrink by at least 32
+/// bytes. Returns None for raw (store the page itself), else the tagged compressed bytes.
+pub fn encode(c: Compression, page: &PageBuf) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(PAGE_SIZE);
+    out.push(0);
+    match c {
+        Compression::None => return None,
+        Compression::Lz4 => {
+            out[0] = TAG_LZ4;
+            out.extend_from_slice(&lz4_flex::block::compress(&page[..]));
+        }
+        Compression::Zstd { level } => {
+            out[0] = TAG_ZSTD;
+            let compressed = ZSTD.with(|cell| {
+                let mut slot = cell.borrow_mut();
+                if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+                    *slot = zstd::bulk::Compressor::new(level).ok().map(|z| (level, z));
+                }
+                slot.as_mut().and_then(|(_, z)| z.compress(&page[..]).ok())
+            })?;
+            out.extend_from_slice(&compressed);
+        }
+    }
+    (out.len() + SAVING_MIN_BYTES <= PAGE_SIZE).then_some(out)
+}
+
+/// Decodes a stored page (`stored.len()` is the map's size) into `out`.
+pub fn decode(stored: &[u8], out: &mut PageBuf) -> Result<(), DecodeError> {
+    if stored.len() == PAGE_SIZE {
+        out.copy_from_slice(stored);
+        return Ok(());
+    }
+    let (tag, data) = match stored.split_first() {
+        Some((tag, data)) if stored.len() < PAGE_SIZE => (*tag, data),
+        _ => return Err(DecodeError::Size(stored.len())),
+    };
+    let written = match tag {
+        TAG_LZ4 => lz4_flex::block::decompress_into(data, &mut out[..])
+            .map_err(|e| DecodeError::Data { codec: "lz4", reason: e.to_string() })?,
+        TAG_ZSTD => zstd::bulk::decompress_to_buffer(data, &mut out[..])
+            .map_err(|e| DecodeError::Data { codec: "zstd", reason: e.to_string() })?,
+        other => return Err(DecodeError::Tag(other)),
+    };
+    if written != PAGE_SIZE {
+        let codec = if tag == TAG_LZ4 { "lz4" } else { "zstd" };
+        return Err(DecodeError::Data { codec, reason: format!("{written} bytes, not 4096") });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn page_from(seed_bytes: &[u8], random_share: usize) -> Box<PageBuf> {
+        // The first `random_share` bytes from the seed bytes (cycled), the rest zeros.
+        let mut p = Box::new([0u8; PAGE_SIZE]);
+        for (i, b) in p.iter_mut().take(random_share).enumerate() {
+            *b = seed_bytes[i % seed_bytes.len()].wrapping_mul(31).wrapping_add(i as u8);
+        }
+        p
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any page content and compressibility round-trips through every codec, and a stored
+        /// page is never larger than a raw one.
+        #[test]
+        fn every_page_round_trips(seed in proptest::collection::vec(any::<u8>(), 1..64),
+                                  share in 0usize..=PAGE_SIZE) {
+            let page = page_from(&seed, share);
+            for c in [Compression::None, Compression::Lz4, Compression::Zstd { level: 1 },
+                      Compression::Zstd { level: 9 }] {
+                let stored = encode(c, &page);
+                let bytes = stored.as_deref().unwrap_or(&page[..]);
+                prop_assert!(bytes.len() <= PAGE_SIZE);
+                let mut back = Box::new([0u8; PAGE_SIZE]);
+                decode(bytes, &mut back).unwrap();
+                prop_assert_eq!(&back[..], &page[..]);
+            }
+        }
+
+        /// Garbage never panics the decoder and never decodes to a page of another length.
+        #[test]
+        fn garbage_is_refused_or_decodes_to_a_page(bytes in proptest::collection::vec(any::<u8>(), 0..5000)) {
+            let mut out = Box::new([0u8; PAGE_SIZE]);
+            let _ = decode(&bytes, &mut out);
+        }
+    }
+
+    #[test]
+    fn incompressible_pages_stay_raw_and_zero_pages_shrink() {
+        let mut noise = Box::new([0u8; PAGE_SIZE]);
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for b in noise.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        assert_eq!(encode(Compression::Lz4, &noise), None);
+        assert_eq!(encode(Compression::Zstd { level: 3 }, &noise), None);
+        let zeros = Box::new([0u8; PAGE_SIZE]);
+        assert!(encode(Compression::Lz4, &zeros).is_some_and(|b| b.len() < 64));
+        assert!(matches!(decode(&[9, 1, 2], &mut noise), Err(DecodeError::Tag(9))));
+        assert!(matches!(decode(&[], &mut noise), Err(DecodeError::Size(0))));
+    }
+
+    #[test]
+    fn names_parse_back() {
+        for c in [Compression::None, Compression::Lz4, Compression::Zstd { level: 7 }] {
+            assert_eq!(Compression::parse(&c.name()), Ok(c));
+        }
+        assert_eq!(Compression::parse("zstd"), Ok(Compression::Zstd { level: 1 }));
+        assert!(Compression::parse("zstd:0").is_err());
+        assert!(Compression::parse("gzip").is_err());
+    }
+}
