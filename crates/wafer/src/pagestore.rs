@@ -239,4 +239,6 @@ pub struct OutOfPlaceStats {
     /// journal when it is on this device), and bytes neither metadata nor zones.
     pub metadata_device_bytes: u64,
     pub unused_device_bytes: u64,
+    /// Compression and packing: pages in, bytes stored, CPU time, slack, reads per page read.
+    pub codec: crate::oop::codec::CodecStats,
 }

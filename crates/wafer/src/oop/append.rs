@@ -1,6 +1,7 @@
-//! The append executor: carries out one write plan. Reserve the plan's slots (all or nothing),
-//! write each slot run as one sequential device write (split only where the pages' purpose
-//! changes), sync, log one map record per page, commit. It never runs GC and never flushes the
+//! The append executor: carries out one write plan. Pack each write group's pages into slots
+//! (best-fit decreasing when they are compressed and packing is on, else one page per slot),
+//! reserve the slots (all or nothing), write each slot run as one sequential device write
+//! (split only where the slots' purpose changes), sync, log one map record per page, commit. It never runs GC and never flushes the
 //! journal: when the space has no room it reports why ([`Outcome`]) and changes nothing, and
 //! the orchestrator (orchestrate.rs) decides what to do. Caller holds `writer`.
 use super::journal;
@@ -8,13 +9,19 @@ use super::orchestrate::{Durable, Outcome};
 use super::state::Inner;
 use crate::device::{AlignedBuf, WriteOp, WritePurpose};
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
-use crate::space::{Location, SlotRun, SpaceError, WritePlan};
+use crate::space::pack::{self, SlotFill};
+use crate::space::{GroupRun, Location, SlotRun, SpaceError, WritePlan};
 use crate::{Error, Result};
 
-/// One batch to append: sealed pages, where the plan puts them, and what they count as.
+/// One batch to append: sealed pages, their stored form, where the plan puts them, and what
+/// they count as.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Append<'a> {
     pub pages: &'a [(PageId, &'a PageBuf)],
+    /// Each page's stored form by batch index (codec.rs); None, or an empty slice: raw.
+    pub stored: &'a [Option<Vec<u8>>],
+    /// Pack compressed pages several to a slot.
+    pub packing: bool,
     pub plan: &'a WritePlan,
     pub purpose: WritePurpose,
     /// GC only: each page's location when the victim was planned (by batch index). A page
@@ -26,11 +33,50 @@ pub(crate) struct Append<'a> {
 }
 
 impl Append<'_> {
-    fn page_purpose(&self, index: usize) -> WritePurpose {
-        match self.new_versions.get(index) {
-            Some(true) => WritePurpose::UserEviction,
-            _ => self.purpose,
+    /// The bytes page `index` is stored as.
+    fn stored_bytes(&self, index: usize) -> &[u8] {
+        match self.stored.get(index) {
+            Some(Some(bytes)) => bytes,
+            _ => &self.pages[index].1[..],
         }
+    }
+
+    /// A slot counts as the user write-back it replaces only when every page in it is a
+    /// dirty version GC wrote (000's accounting of GC through the pool); else as `purpose`.
+    fn slot_purpose(&self, fill: &SlotFill) -> WritePurpose {
+        let all_new = fill.iter().all(|(i, _)| self.new_versions.get(*i as usize) == Some(&true));
+        if all_new {
+            WritePurpose::UserEviction
+        } else {
+            self.purpose
+        }
+    }
+
+    /// Each group's pages cut into slots: the slot plan to reserve (one stretch per group, in
+    /// slots) and, slot by slot in its order, the pages in each (batch index, offset).
+    fn slots(&self) -> (WritePlan, Vec<SlotFill>) {
+        let mut fills: Vec<SlotFill> = Vec::with_capacity(self.pages.len());
+        let mut groups = Vec::with_capacity(self.plan.groups.len());
+        let mut next = 0usize;
+        for stretch in &self.plan.groups {
+            let indices = &self.plan.order[next..next + stretch.pages as usize];
+            next += stretch.pages as usize;
+            let sizes: Vec<u16> =
+                indices.iter().map(|&i| self.stored_bytes(i as usize).len() as u16).collect();
+            let compressed = sizes.iter().any(|&s| usize::from(s) < PAGE_SIZE);
+            let local = if self.packing && compressed {
+                pack::best_fit_decreasing(&sizes)
+            } else {
+                pack::one_per_slot(sizes.len())
+            };
+            groups.push(GroupRun { group: stretch.group, pages: local.len() as u32 });
+            fills.extend(local.into_iter().map(|fill| {
+                fill.into_iter().map(|(k, offset)| (indices[k as usize], offset)).collect()
+            }));
+        }
+        assert_eq!(next, self.pages.len());
+        let plan = WritePlan { order: (0..fills.len() as u32).collect(), groups };
+        (plan, fills)
     }
 }
 
@@ -42,61 +88,91 @@ pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
     assert!(
         a.new_versions.is_empty() || (a.new_versions.len() == a.pages.len() && a.gc_from.is_some())
     );
-    let runs = match reserve(inner, a) {
+    let (slot_plan, fills) = a.slots();
+    let runs = match reserve(inner, a, &slot_plan, &fills) {
         Ok(runs) => runs,
         Err(SpaceError::NeedsGc { .. }) => return Ok(Outcome::NeedsGc),
         Err(SpaceError::AwaitingDurability { .. }) => return Ok(Outcome::AwaitingDurability),
         Err(e) => return Err(e.into()),
     };
-    let (bufs, targets) = fill_runs(a, &runs);
-    let written = write_runs(inner, a, &runs, &bufs);
+    let (bufs, targets) = fill_runs(a, &runs, &fills);
+    let written = write_runs(inner, a, &runs, &bufs, &fills);
+    if written.is_ok() {
+        let packed: usize = (0..a.pages.len()).map(|i| a.stored_bytes(i).len()).sum();
+        inner.codec.note_slots(fills.len() as u64, packed as u64);
+    }
     let all_committed = commit(inner, a, targets, written)?;
     Ok(Outcome::Done { all_committed })
 }
 
-/// Reserves the plan's slots; dirty versions in a GC chunk are counted as the user write-back
-/// they replace.
-fn reserve(inner: &Inner, a: &Append<'_>) -> std::result::Result<Vec<SlotRun>, SpaceError> {
+/// Reserves the slots, declares the packed ones shared, and counts slots holding only dirty
+/// versions GC wrote as the user write-back they replace.
+fn reserve(
+    inner: &Inner,
+    a: &Append<'_>,
+    slot_plan: &WritePlan,
+    fills: &[SlotFill],
+) -> std::result::Result<Vec<SlotRun>, SpaceError> {
     let mut st = inner.lock_state();
-    let runs = st.space.reserve_plan(a.plan, a.purpose)?;
-    let user_versions = a.new_versions.iter().filter(|&&n| n).count() as u32;
-    if user_versions > 0 {
-        st.space.reclassify_issue(a.purpose, WritePurpose::UserEviction, user_versions);
+    let runs = st.space.reserve_plan(slot_plan, a.purpose)?;
+    let slots = runs.iter().flat_map(|r| (0..r.slots).map(move |i| (r.zone, r.first_slot + i)));
+    for ((zone, slot), fill) in slots.zip(fills) {
+        if fill.len() >= 2 {
+            st.space.share_slot(zone, slot, fill.len() as u16);
+        }
+    }
+    let user_slots = fills.iter().filter(|f| a.slot_purpose(f) != a.purpose).count() as u32;
+    if user_slots > 0 {
+        st.space.reclassify_issue(a.purpose, WritePurpose::UserEviction, user_slots);
     }
     Ok(runs)
 }
 
-/// The runs' buffers and, in slot order, each slot's batch index and location.
-fn fill_runs(a: &Append<'_>, runs: &[SlotRun]) -> (Vec<AlignedBuf>, Vec<(usize, Location)>) {
+/// The runs' buffers and each page's batch index and location, in slot order.
+fn fill_runs(
+    a: &Append<'_>,
+    runs: &[SlotRun],
+    fills: &[SlotFill],
+) -> (Vec<AlignedBuf>, Vec<(usize, Location)>) {
     let mut bufs = Vec::with_capacity(runs.len());
     let mut targets = Vec::with_capacity(a.pages.len());
     let mut next = 0usize;
     for run in runs {
         let mut buf = AlignedBuf::zeroed(run.slots as usize * PAGE_SIZE);
-        for i in 0..run.slots as usize {
-            let index = a.plan.order[next + i] as usize;
-            let data = a.pages[index].1;
-            buf[i * PAGE_SIZE..(i + 1) * PAGE_SIZE].copy_from_slice(&data[..]);
-            targets.push((index, run.location(i as u32, PAGE_SIZE as u16)));
+        for i in 0..run.slots {
+            for &(index, offset) in &fills[next + i as usize] {
+                let bytes = a.stored_bytes(index as usize);
+                let at = i as usize * PAGE_SIZE + usize::from(offset);
+                buf[at..at + bytes.len()].copy_from_slice(bytes);
+                let size = bytes.len() as u16;
+                let slot = run.first_slot + i;
+                targets.push((index as usize, Location::packed(run.zone, slot, offset, size)));
+            }
         }
         next += run.slots as usize;
         bufs.push(buf);
     }
-    assert_eq!(next, a.pages.len());
+    assert_eq!(next, fills.len());
     assert_eq!(targets.len(), a.pages.len());
     (bufs, targets)
 }
 
 /// One sequential write per stretch of equal purpose of each run, then a sync: page data is
 /// durable before the map points at it (000 sec. 6.2).
-fn write_runs(inner: &Inner, a: &Append<'_>, runs: &[SlotRun], bufs: &[AlignedBuf]) -> Result<()> {
+fn write_runs(
+    inner: &Inner,
+    a: &Append<'_>,
+    runs: &[SlotRun],
+    bufs: &[AlignedBuf],
+    fills: &[SlotFill],
+) -> Result<()> {
     let st = inner.lock_state();
     let mut ops: Vec<WriteOp<'_>> = Vec::with_capacity(runs.len());
     let mut first_page = 0usize;
     for (run, buf) in runs.iter().zip(bufs) {
         let offset = st.space.run_offset_bytes(run);
         let placement = st.space.placement(run.zone);
-        let purpose_at = |i: usize| a.page_purpose(a.plan.order[first_page + i] as usize);
+        let purpose_at = |i: usize| a.slot_purpose(&fills[first_page + i]);
         let mut start = 0usize;
         // Bound: one op per stretch of equal purpose, at most one per page of the run.
         for end in 1..=run.slots as usize {

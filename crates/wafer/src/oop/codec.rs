@@ -10,6 +10,8 @@
 //! ```
 use crate::page::{PageBuf, PAGE_SIZE};
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 const TAG_LZ4: u8 = 1;
 const TAG_ZSTD: u8 = 2;
@@ -121,6 +123,85 @@ pub fn decode(stored: &[u8], out: &mut PageBuf) -> Result<(), DecodeError> {
         return Err(DecodeError::Data { codec, reason: format!("{written} bytes, not 4096") });
     }
     Ok(())
+}
+
+/// What the store's codec did, counted where it happens (compression runs outside the
+/// store's locks, so atomics).
+#[derive(Debug, Default)]
+pub struct CodecCounters {
+    pages_in: AtomicU64,
+    bytes_stored: AtomicU64,
+    compress_ns: AtomicU64,
+    decompress_ns: AtomicU64,
+    page_reads: AtomicU64,
+    device_reads: AtomicU64,
+    slot_bytes: AtomicU64,
+    packed_bytes: AtomicU64,
+}
+
+/// A reading of [`CodecCounters`] (`Db::stats().out_of_place.codec`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CodecStats {
+    /// Pages handed to the codec, and the bytes they are stored as (a raw page: 4096).
+    pub pages_in: u64,
+    pub bytes_stored: u64,
+    /// Time spent compressing and decompressing (the calls are CPU-bound on their thread).
+    pub compress_ns: u64,
+    pub decompress_ns: u64,
+    /// Page reads served by the store and the device reads they took (one each when every
+    /// page lies inside one slot).
+    pub page_reads: u64,
+    pub device_reads: u64,
+    /// Slot bytes appended, and the stored page bytes in them (the rest is slack).
+    pub slot_bytes: u64,
+    pub packed_bytes: u64,
+}
+
+impl CodecCounters {
+    /// `page` stored with `c` (see [`encode`]), counted and timed.
+    pub fn encode(&self, c: Compression, page: &PageBuf) -> Option<Vec<u8>> {
+        let started = Instant::now();
+        let stored = encode(c, page);
+        let ns = started.elapsed().as_nanos() as u64;
+        self.compress_ns.fetch_add(ns, Ordering::Relaxed);
+        self.pages_in.fetch_add(1, Ordering::Relaxed);
+        let len = stored.as_ref().map_or(PAGE_SIZE, Vec::len) as u64;
+        self.bytes_stored.fetch_add(len, Ordering::Relaxed);
+        stored
+    }
+
+    /// [`decode`], timed.
+    pub fn decode(&self, stored: &[u8], out: &mut PageBuf) -> Result<(), DecodeError> {
+        let started = Instant::now();
+        let r = decode(stored, out);
+        self.decompress_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r
+    }
+
+    pub fn note_read(&self, device_reads: u64) {
+        self.page_reads.fetch_add(1, Ordering::Relaxed);
+        self.device_reads.fetch_add(device_reads, Ordering::Relaxed);
+    }
+
+    pub fn note_slots(&self, slots: u64, packed_bytes: u64) {
+        assert!(packed_bytes <= slots * PAGE_SIZE as u64);
+        self.slot_bytes.fetch_add(slots * PAGE_SIZE as u64, Ordering::Relaxed);
+        self.packed_bytes.fetch_add(packed_bytes, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> CodecStats {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        CodecStats {
+            pages_in: get(&self.pages_in),
+            bytes_stored: get(&self.bytes_stored),
+            compress_ns: get(&self.compress_ns),
+            decompress_ns: get(&self.decompress_ns),
+            page_reads: get(&self.page_reads),
+            device_reads: get(&self.device_reads),
+            slot_bytes: get(&self.slot_bytes),
+            packed_bytes: get(&self.packed_bytes),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! the victims latched: the pool's side only `try_` latches frames (deadlock argument in
 //! docs/design.md §9, GC).
 use super::append::{Append, AppendSteps};
+use super::codec::Compression;
 use super::orchestrate::{self, Collect};
 use super::state::Inner;
 use crate::device::{AlignedBuf, ReadOp, WritePurpose};
@@ -53,8 +54,13 @@ fn move_pages(inner: &Inner, plan: &GcPlan) -> Result<()> {
         let pages: Vec<GcPage> =
             chunk.iter().enumerate().map(|(index, (pid, _))| GcPage { pid: *pid, index }).collect();
         let froms: Vec<Location> = chunk.iter().map(|(_, l)| *l).collect();
-        let mut io =
-            ChunkIo { inner, froms: &froms, purpose: plan.purpose, group: plan.dest_group };
+        let mut io = ChunkIo {
+            inner,
+            froms: &froms,
+            purpose: plan.purpose,
+            group: plan.dest_group,
+            stored: vec![None; froms.len()],
+        };
         let counts = match &cache {
             Some(c) => c.gc_copy(&pages, &mut io)?,
             None => copy_privately(&pages, &mut io)?,
@@ -74,29 +80,54 @@ struct ChunkIo<'a> {
     froms: &'a [Location],
     purpose: WritePurpose,
     group: u32,
+    /// By chunk index: the stored (compressed) bytes read from the device, moved as they are.
+    stored: Vec<Option<Vec<u8>>>,
 }
 
 impl GcIo for ChunkIo<'_> {
     fn read(&mut self, pages: &[GcPage], out: &mut [&mut PageBuf]) -> Result<()> {
         assert_eq!(pages.len(), out.len());
-        let offsets: Vec<u64> = {
+        // Each slot once: packed pages share them.
+        let mut slot_offsets: Vec<u64> = {
             let st = self.inner.lock_state();
             pages.iter().map(|p| st.space.byte_range(self.froms[p.index]).start).collect()
         };
-        let mut ops: Vec<ReadOp<'_>> = out
-            .iter_mut()
-            .zip(offsets)
-            .map(|(b, offset)| ReadOp { offset, buf: &mut b[..] })
-            .collect();
-        // Stored uncompressed: the slot's bytes are the decoded page.
-        Ok(self.inner.device.read_batch(&mut ops)?)
+        let at: Vec<u64> = slot_offsets.clone();
+        slot_offsets.sort_unstable();
+        slot_offsets.dedup();
+        let mut slots = AlignedBuf::zeroed(slot_offsets.len() * PAGE_SIZE);
+        {
+            let mut ops: Vec<ReadOp<'_>> = slots
+                .chunks_mut(PAGE_SIZE)
+                .zip(&slot_offsets)
+                .map(|(buf, offset)| ReadOp { offset: *offset, buf })
+                .collect();
+            self.inner.device.read_batch(&mut ops)?;
+        }
+        for ((p, page_out), offset) in pages.iter().zip(out.iter_mut()).zip(at) {
+            let k = slot_offsets.binary_search(&offset).unwrap_or_default();
+            let loc = self.froms[p.index];
+            let start = k * PAGE_SIZE + usize::from(loc.offset_bytes);
+            let stored = &slots[start..start + usize::from(loc.stored_bytes)];
+            self.inner
+                .codec
+                .decode(stored, page_out)
+                .map_err(|e| Error::CorruptPage { page_id: p.pid, reason: e.to_string() })?;
+            if stored.len() < PAGE_SIZE {
+                self.stored[p.index] = Some(stored.to_vec());
+            }
+        }
+        Ok(())
     }
     fn append(&mut self, pages: &[(PageId, &PageBuf)], new_versions: &[bool]) -> Result<bool> {
         assert_eq!(pages.len(), self.froms.len());
         self.inner.maybe_snapshot()?;
         let plan = WritePlan::single(pages.len() as u32, self.group);
+        let stored = self.stored_forms(pages, new_versions);
         let append = Append {
             pages,
+            stored: &stored,
+            packing: self.inner.options.packing,
             plan: &plan,
             purpose: self.purpose,
             gc_from: Some(self.froms),
@@ -109,6 +140,30 @@ impl GcIo for ChunkIo<'_> {
             self.inner.logical.add_pages(WritePurpose::UserEviction, versions);
         }
         Ok(all)
+    }
+}
+
+impl ChunkIo<'_> {
+    /// Each copy's stored form: the bytes read from the device as they are (no recompression);
+    /// a dirty version, or a page copied from a pool frame, compressed now (the codecs are
+    /// deterministic: a clean page compresses to the bytes it was stored as).
+    fn stored_forms(
+        &mut self,
+        pages: &[(PageId, &PageBuf)],
+        new_versions: &[bool],
+    ) -> Vec<Option<Vec<u8>>> {
+        let compression = self.inner.options.compression;
+        let mut forms = Vec::with_capacity(pages.len());
+        for (i, (_, page)) in pages.iter().enumerate() {
+            let fresh = new_versions.get(i) == Some(&true);
+            let kept = if fresh { None } else { self.stored.get_mut(i).and_then(Option::take) };
+            forms.push(match kept {
+                Some(bytes) => Some(bytes),
+                None if compression == Compression::None => None,
+                None => self.inner.codec.encode(compression, page),
+            });
+        }
+        forms
     }
 }
 

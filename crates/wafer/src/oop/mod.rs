@@ -24,7 +24,8 @@ pub use store::OutOfPlaceStore;
 pub use crate::pagestore::OutOfPlaceStats;
 
 /// The stats of a store state.
-pub(crate) fn stats_of(st: &state::State, layout: &Layout, capacity_bytes: u64) -> OutOfPlaceStats {
+pub(crate) fn stats_of(inner: &state::Inner, st: &state::State) -> OutOfPlaceStats {
+    let (layout, capacity_bytes) = (&inner.layout, inner.device.capacity_bytes());
     let s = &st.space;
     let empty = s.empty_zone_count();
     let pending = s.pending_reset_zone_count();
@@ -52,5 +53,6 @@ pub(crate) fn stats_of(st: &state::State, layout: &Layout, capacity_bytes: u64) 
         durable_lsn: st.durable_lsn,
         metadata_device_bytes: layout.metadata_bytes(),
         unused_device_bytes: layout.unused_bytes(capacity_bytes),
+        codec: inner.codec.snapshot(),
     }
 }

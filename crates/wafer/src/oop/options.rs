@@ -77,6 +77,11 @@ pub struct OutOfPlaceOptions {
     /// 16 bytes per page id at 100 and 0.8 at 5. Pages freed beyond it are written like any
     /// page (a free page is a header and zeros) until the tree reuses them.
     pub free_pages_max_percent: u32,
+    /// Page compression (000 sec. 3.1): each page on its own; GC moves stored pages as they are.
+    pub compression: super::codec::Compression,
+    /// Pack compressed pages several to a 4 KiB slot by best-fit decreasing (000 sec. 3.2);
+    /// off: one page per slot (compression then saves no space).
+    pub packing: bool,
     /// Pages GC reads and rewrites per device batch (bounds its buffer: this x 4 KiB).
     pub gc_batch_pages: u32,
     /// A background thread starts GC once free zones fall below the high mark, so
@@ -100,6 +105,8 @@ impl OutOfPlaceOptions {
             open_zones: 2,
             placement_handles: 0,
             free_pages_max_percent: 5,
+            compression: super::codec::Compression::None,
+            packing: true,
             gc_batch_pages: 256,
             background_gc: true,
         }
@@ -118,6 +125,8 @@ impl OutOfPlaceOptions {
             open_zones: 2,
             placement_handles: 0,
             free_pages_max_percent: 100,
+            compression: super::codec::Compression::None,
+            packing: true,
             gc_batch_pages: 3,
             background_gc: false,
         }

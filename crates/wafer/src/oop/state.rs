@@ -62,6 +62,8 @@ pub(crate) struct Inner {
     /// Page bytes handed to the store by purpose (GC's dirty versions count as the eviction
     /// they replace).
     pub logical: LogicalCounter,
+    /// Compression, packing and read counters.
+    pub codec: super::codec::CodecCounters,
 }
 
 impl Inner {

@@ -79,6 +79,7 @@ impl OutOfPlaceStore {
             poisoned: AtomicBool::new(false),
             gc_cache: OnceLock::new(),
             logical: LogicalCounter::default(),
+            codec: super::codec::CodecCounters::default(),
         });
         if fresh {
             // Both areas get an empty snapshot, so a stale one from an earlier database on the
@@ -232,7 +233,7 @@ impl OutOfPlaceStore {
 
     pub fn stats(&self) -> OutOfPlaceStats {
         let st = self.inner.lock_state();
-        super::stats_of(&st, &self.inner.layout, self.inner.device.capacity_bytes())
+        super::stats_of(&self.inner, &st)
     }
 
     /// Runs GC cycles until the free-zone target is met or no victim remains (what the
@@ -253,14 +254,23 @@ impl OutOfPlaceStore {
         Ok(())
     }
 
-    fn write_pages(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
+    /// `stored[i]`: page i compressed (None: raw, or not a data page), made before the
+    /// writer lock by `write_batch`.
+    fn write_pages(
+        &self,
+        pages: &[(PageId, &PageBuf)],
+        mut stored: Vec<Option<Vec<u8>>>,
+        purpose: WritePurpose,
+    ) -> Result<()> {
         let inner = &self.inner;
+        assert_eq!(stored.len(), pages.len());
         let _w = inner.lock_writer();
         // Before the FREE records too: a run of batches holding only freed pages (deleting a
         // lot) would otherwise fill the journal without ever reaching a snapshot.
         inner.maybe_snapshot()?;
         let mut data: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
-        for (pid, page) in pages {
+        let mut data_stored = Vec::with_capacity(pages.len());
+        for (i, (pid, page)) in pages.iter().enumerate() {
             assert!(*pid < inner.layout.page_capacity, "page {pid} beyond the page capacity");
             if *pid == crate::page::meta::META_PAGE_ID {
                 let buf = AlignedBuf::copy_of(&page[..]);
@@ -270,40 +280,87 @@ impl OutOfPlaceStore {
                     purpose,
                     placement: crate::device::Placement::None,
                 }])?;
-            } else if let Some(h) = free_header(page)
-                .filter(|_| inner.lock_state().free.count() < inner.layout.free_pages_max as usize)
-            {
-                // The allocator links a free page only to a page id it handed out (or 0);
-                // recovery refuses anything else, so it must never reach the journal.
-                assert!(
-                    page::aux(page) < inner.layout.page_capacity,
-                    "free page {pid} links to page {} beyond the page capacity",
-                    page::aux(page)
-                );
-                let mut st = inner.lock_state();
-                let payload = journal::free_payload(*pid, page::aux(page), page::lsn(page));
-                let lsn = inner.journal.append(journal::KIND_FREE, &payload)?.0;
-                st.map_lsn = lsn;
-                st.space.free_pid(*pid, lsn);
-                st.free.insert(*pid, h);
-            } else {
+            } else if !self.keep_free_header(*pid, page)? {
                 data.push((*pid, *page));
+                data_stored.push(stored[i].take());
             }
         }
         if data.is_empty() {
             return Ok(());
         }
-        let descs: Vec<PageDesc> =
-            data.iter().map(|(pid, _)| PageDesc::plain(*pid, purpose)).collect();
+        let descs: Vec<PageDesc> = data
+            .iter()
+            .zip(&data_stored)
+            .map(|((pid, _), s)| PageDesc {
+                stored_bytes: s.as_ref().map_or(PAGE_SIZE, Vec::len) as u32,
+                ..PageDesc::plain(*pid, purpose)
+            })
+            .collect();
         let plan = inner.lock_state().space.plan_write(&descs);
-        let append =
-            Append { pages: &data, plan: &plan, purpose, gc_from: None, new_versions: &[] };
+        let append = Append {
+            pages: &data,
+            stored: &data_stored,
+            packing: inner.options.packing,
+            plan: &plan,
+            purpose,
+            gc_from: None,
+            new_versions: &[],
+        };
         let mut steps = Writing { append: AppendSteps { inner, append }, gc: GcLoop(inner) };
         orchestrate::write(&mut steps)?;
         if inner.options.background_gc && !inner.lock_state().space.gc_satisfied() {
             inner.wake.notify_one();
         }
         Ok(())
+    }
+
+    /// Page `pid` stored at `loc` (its slot at `slot_offset_bytes`): one aligned 4 KiB read,
+    /// into `buf` directly when the page is stored raw, else decoded from the slot.
+    fn read_stored(
+        &self,
+        pid: PageId,
+        loc: crate::space::Location,
+        slot_offset_bytes: u64,
+        buf: &mut PageBuf,
+    ) -> Result<()> {
+        let inner = &self.inner;
+        inner.codec.note_read(1);
+        if usize::from(loc.stored_bytes) == PAGE_SIZE {
+            return Ok(inner.device.read_at(slot_offset_bytes, buf)?);
+        }
+        let mut slot = AlignedBuf::zeroed(PAGE_SIZE);
+        inner.device.read_at(slot_offset_bytes, &mut slot)?;
+        let start = usize::from(loc.offset_bytes);
+        let stored = &slot[start..start + usize::from(loc.stored_bytes)];
+        inner
+            .codec
+            .decode(stored, buf)
+            .map_err(|e| Error::CorruptPage { page_id: pid, reason: e.to_string() })
+    }
+
+    /// A free page within the free-page section's bound is kept as its header only: unmapped,
+    /// a FREE record logged. Returns false for any other page (it is written as data).
+    fn keep_free_header(&self, pid: PageId, page: &PageBuf) -> Result<bool> {
+        let inner = &self.inner;
+        let Some(h) = free_header(page)
+            .filter(|_| inner.lock_state().free.count() < inner.layout.free_pages_max as usize)
+        else {
+            return Ok(false);
+        };
+        // The allocator links a free page only to a page id it handed out (or 0); recovery
+        // refuses anything else, so it must never reach the journal.
+        assert!(
+            page::aux(page) < inner.layout.page_capacity,
+            "free page {pid} links to page {} beyond the page capacity",
+            page::aux(page)
+        );
+        let mut st = inner.lock_state();
+        let payload = journal::free_payload(pid, page::aux(page), page::lsn(page));
+        let lsn = inner.journal.append(journal::KIND_FREE, &payload)?.0;
+        st.map_lsn = lsn;
+        st.space.free_pid(pid, lsn);
+        st.free.insert(pid, h);
+        Ok(true)
     }
 }
 
@@ -346,11 +403,11 @@ impl PageStore for OutOfPlaceStore {
                     }
                 }
             };
-            let r = inner.device.read_at(range.start, buf);
+            let r = self.read_stored(pid, loc, range.start, buf);
             // GC may have moved the page and reset its old zone during the read: the result
             // counts only if the map still points where we read.
             if inner.lock_state().space.location(pid) == Some(loc) {
-                return Ok(r?);
+                return r;
             }
         }
         Err(Error::Corrupt(format!("page {pid} kept moving while it was read")))
@@ -362,7 +419,17 @@ impl PageStore for OutOfPlaceStore {
             return Ok(());
         }
         self.inner.logical.add_pages(purpose, pages.len());
-        let r = self.write_pages(pages, purpose);
+        // Compressed here, off the writer lock: the batch is already copied out of the frames.
+        let compression = self.inner.options.compression;
+        let stored: Vec<Option<Vec<u8>>> = pages
+            .iter()
+            .map(|(pid, page)| {
+                let data = *pid != crate::page::meta::META_PAGE_ID && free_header(page).is_none();
+                let compress = data && compression != super::codec::Compression::None;
+                compress.then(|| self.inner.codec.encode(compression, page)).flatten()
+            })
+            .collect();
+        let r = self.write_pages(pages, stored, purpose);
         self.inner.poison(r)
     }
 
