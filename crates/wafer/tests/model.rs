@@ -185,6 +185,18 @@ fn model_run_out_of_place(seed: u64, steps: u64, space: u64) {
     model_run_with(seed, steps, space, Options::test_min().out_of_place(), device_bytes);
 }
 
+/// Out of place with LZ4 pages packed several to a slot.
+fn model_run_compressed(seed: u64, steps: u64, space: u64) {
+    let mut options = Options::test_min().out_of_place();
+    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+    model_run_with(seed, steps, space, options, 6 << 20);
+}
+
+#[test]
+fn model_out_of_place_compressed_and_packed() {
+    model_run_compressed(seeds(0xC0DE), 20_000, 3_000);
+}
+
 fn model_run_with(seed: u64, steps: u64, space: u64, options: Options, device_bytes: u64) {
     eprintln!("model seed {seed} (rerun with WAFER_SEED={seed}), {:?}", options.write_mode);
     let dev = Arc::new(MemoryDevice::new(device_bytes));

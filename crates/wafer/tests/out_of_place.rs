@@ -68,11 +68,26 @@ fn a_database_refuses_to_open_in_the_other_mode() {
 /// zone turnover and GC happen constantly; clean reopens in between. Checked against a model.
 #[test]
 fn churn_with_gc_matches_the_model_across_reopens() {
-    let s = seed(0x0D0F);
+    churn(Options::test_min().out_of_place(), seed(0x0D0F));
+}
+
+/// The same with ZSTD pages packed several to a slot: GC moves packed slots, reopens rebuild
+/// them from the map, every read decodes.
+#[test]
+fn compressed_packed_churn_matches_the_model_across_reopens() {
+    let mut options = Options::test_min().out_of_place();
+    options.out_of_place.compression = wafer::oop::codec::Compression::Zstd { level: 3 };
+    churn(options, seed(0x0D10));
+}
+
+fn churn(options: Options, s: u64) {
+    let oop = |dev: Arc<dyn Device>| Db::open_on(dev, options.clone()).unwrap();
     let mut rng = Rng(s | 1);
     let dev = Arc::new(Counted::new(MemoryDevice::new(3 << 20), Arc::new(IoStats::default())));
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut db = oop(dev.clone());
+    // The codec counters of each open (they start at zero with every open).
+    let mut codecs = Vec::new();
     for round in 0..6u64 {
         let t = db.tree("t").unwrap();
         for step in 0..3_000u64 {
@@ -94,6 +109,7 @@ fn churn_with_gc_matches_the_model_across_reopens() {
         }
         db.flush().unwrap();
         check_accounting(&db);
+        codecs.push(oop_stats(&db).codec);
         db.close().unwrap();
         db = oop(dev.clone());
         let got: BTreeMap<_, _> = db.tree("t").unwrap().iter().map(|r| r.unwrap()).collect();
@@ -102,6 +118,15 @@ fn churn_with_gc_matches_the_model_across_reopens() {
     let o = oop_stats(&db);
     let io = dev.stats().snapshot();
     eprintln!("{o:?}\n{io:?}");
+    if options.out_of_place.compression != wafer::oop::codec::Compression::None {
+        let sum = |f: fn(&wafer::oop::codec::CodecStats) -> u64| codecs.iter().map(f).sum::<u64>();
+        let (pages_in, stored) = (sum(|c| c.pages_in), sum(|c| c.bytes_stored));
+        let (slots, packed) = (sum(|c| c.slot_bytes), sum(|c| c.packed_bytes));
+        assert!(stored < pages_in * 4096 / 2, "pages compress: {stored} of {pages_in} pages");
+        assert!(slots < packed * 2, "slots are packed: {packed} bytes in {slots}");
+        assert_eq!(sum(|c| c.page_reads), sum(|c| c.device_reads), "one read per page read");
+        assert!(sum(|c| c.decompress_ns) > 0 && sum(|c| c.page_reads) > 0);
+    }
     assert!(o.space.gc_victims > 0 || io.bytes(WritePurpose::GcCopy) > 0 || o.zones_reset > 0);
     assert_eq!(io.bytes(WritePurpose::Doublewrite), 0);
     db.close().unwrap();
@@ -557,7 +582,8 @@ fn wal_database_recovers_every_acknowledged_write_after_power_cuts() {
 }
 
 /// The same with the production paths switched on: GC on exhaustion, random placement over
-/// three open zones, and a free-page section so small that freed pages overflow into zones.
+/// three open zones, a free-page section so small that freed pages overflow into zones, and
+/// LZ4 pages packed several to a slot.
 /// The map journal sits in the WAL device's tail in both (the log device takes it).
 #[test]
 fn power_cuts_with_gc_on_exhaustion_random_placement_and_free_page_overflow() {
@@ -567,6 +593,7 @@ fn power_cuts_with_gc_on_exhaustion_random_placement_and_free_page_overflow() {
     options.out_of_place.placement = wafer::space::PlacementKind::Random { seed: 5 };
     options.out_of_place.open_zones = 3;
     options.out_of_place.free_pages_max_percent = 1;
+    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
     power_cuts_lose_no_acknowledged_write(options, seed(0xD0BB));
 }
 
