@@ -110,6 +110,9 @@ pub enum RowSetup {
     /// on an 8 GB unit there), 16 open zones with random placement, greedy GC (at the tiny
     /// scale, whose unit is 32 slots: 1/4 and 4 open zones).
     NaiveOutOfPlace,
+    /// The naive row with every page compressed by LZ4 (000 sec. 6.2's codec) and packed into
+    /// 4 KiB slots by best-fit decreasing (000 sec. 3).
+    NaiveCompressed,
 }
 
 /// One row of the table: its name in 000 and what it needs.
@@ -145,7 +148,7 @@ pub const ROWS: [RowPlan; 10] = [
     row("in-place", WriteModeChoice::InPlace, RowSetup::Mode),
     row("(in-place, no doublewrite)", WriteModeChoice::InPlaceNoDwb, RowSetup::Mode),
     row("-> out-of-place", WriteModeChoice::OutOfPlace, RowSetup::NaiveOutOfPlace),
-    later("+ comp. + pagepack", "compression and page packing"),
+    row("+ comp. + pagepack", WriteModeChoice::OutOfPlace, RowSetup::NaiveCompressed),
     later("+ GDT", "grouping by deathtime"),
     later("+ NoWA", "NoWA"),
     later("+ aligning GC unit", "GC unit alignment"),
@@ -176,7 +179,11 @@ impl RowPlan {
                 config.device = Some(format!("emu:{preset}"));
             }
         }
-        if self.setup == RowSetup::NaiveOutOfPlace {
+        if self.setup == RowSetup::NaiveCompressed {
+            config.engine.insert("compression".into(), toml::Value::String("lz4".into()));
+            config.engine.insert("packing".into(), toml::Value::Boolean(true));
+        }
+        if matches!(self.setup, RowSetup::NaiveOutOfPlace | RowSetup::NaiveCompressed) {
             // The tiny device's 8 MiB cannot spare 16 open zones; 4 zones per unit, 4 open.
             let (per_unit, open) = if scale == Scale::Tiny { (4, 4) } else { (32, 16) };
             let e = &mut config.engine;
@@ -267,8 +274,8 @@ mod tests {
     #[test]
     fn rows_follow_000_and_unavailable_ones_say_why() {
         assert_eq!(ROWS[0].label, "in-place");
-        // in-place, in-place without doublewrite, out-of-place, and the first and third on cns.
-        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 5);
+        // in-place, in-place without doublewrite, out-of-place, compressed, and two on cns.
+        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 6);
         for r in ROWS.iter().filter_map(|r| r.unavailable()) {
             assert!(r.starts_with("not yet implemented"), "{r}");
         }
@@ -282,8 +289,14 @@ mod tests {
         let rows = run(Scale::Tiny, &mut crate::progress::Silent, &mut |_| {}).unwrap();
         assert_eq!(rows.len(), ROWS.len());
         let ran: Vec<_> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
-        assert_eq!(ran.len(), 5, "in-place, no doublewrite, out-of-place, and two on cns");
+        assert_eq!(ran.len(), 6, "in-place, no doublewrite, out-of-place, compressed, two on cns");
         let (dwb, plain, oop) = (&ran[0].summary, &ran[1].summary, &ran[2].summary);
+        let comp = &ran[3].summary;
+        // Compressed and packed: fewer DB bytes than user bytes, one read per page read.
+        assert!(comp.db_waf.unwrap() < oop.db_waf.unwrap(), "{:?}", comp.db_waf);
+        assert!(comp.compression_ratio.is_some_and(|r| r < 0.8), "{:?}", comp.compression_ratio);
+        assert_eq!(comp.reads_per_page_read, Some(1.0));
+        assert_eq!(oop.compression_ratio, None);
         // Every page written back is written twice (doublewrite area, then in place), plus one
         // doublewrite header block per batch: 1/16 more with this scale's 16-page batches, a
         // little more for the short batches checkpoints write.

@@ -10,8 +10,14 @@ pub struct CounterSnapshot {
     pub time_ns: u64,
     /// Operations completed.
     pub ops: u64,
-    /// User page writes (eviction + checkpoint), counted uncompressed (docs/design.md sec. 2).
+    /// User page writes (eviction + checkpoint) as the device received them (compressed and
+    /// packed out of place with compression).
     pub user_bytes: u64,
+    /// The same pages as the page store received them, before any transformation: the
+    /// denominator of DB WAF (docs/design.md sec. 2). 0 when the target does not count them
+    /// (then `user_bytes` serves).
+    #[serde(default)]
+    pub logical_user_bytes: u64,
     pub doublewrite_bytes: u64,
     /// DB GC copyback.
     pub gc_copy_bytes: u64,
@@ -56,6 +62,25 @@ pub struct CounterSnapshot {
     pub metadata_device_bytes: u64,
     #[serde(default)]
     pub device_capacity_bytes: u64,
+    /// Page compression (out of place): pages handed to the codec and the bytes they are
+    /// stored as, time in compression and decompression, page reads the store served and the
+    /// device reads they took, slot bytes appended and the stored page bytes in them.
+    #[serde(default)]
+    pub codec_pages_in: u64,
+    #[serde(default)]
+    pub codec_bytes_stored: u64,
+    #[serde(default)]
+    pub compress_ns: u64,
+    #[serde(default)]
+    pub decompress_ns: u64,
+    #[serde(default)]
+    pub store_page_reads: u64,
+    #[serde(default)]
+    pub store_device_reads: u64,
+    #[serde(default)]
+    pub slot_bytes: u64,
+    #[serde(default)]
+    pub packed_bytes: u64,
 }
 
 impl CounterSnapshot {
@@ -84,6 +109,7 @@ impl CounterSnapshot {
             time_ns: d(self.time_ns, earlier.time_ns),
             ops: d(self.ops, earlier.ops),
             user_bytes: d(self.user_bytes, earlier.user_bytes),
+            logical_user_bytes: d(self.logical_user_bytes, earlier.logical_user_bytes),
             doublewrite_bytes: d(self.doublewrite_bytes, earlier.doublewrite_bytes),
             gc_copy_bytes: d(self.gc_copy_bytes, earlier.gc_copy_bytes),
             compensation_bytes: d(self.compensation_bytes, earlier.compensation_bytes),
@@ -107,6 +133,14 @@ impl CounterSnapshot {
             zone_slots: self.zone_slots,
             metadata_device_bytes: self.metadata_device_bytes,
             device_capacity_bytes: self.device_capacity_bytes,
+            codec_pages_in: d(self.codec_pages_in, earlier.codec_pages_in),
+            codec_bytes_stored: d(self.codec_bytes_stored, earlier.codec_bytes_stored),
+            compress_ns: d(self.compress_ns, earlier.compress_ns),
+            decompress_ns: d(self.decompress_ns, earlier.decompress_ns),
+            store_page_reads: d(self.store_page_reads, earlier.store_page_reads),
+            store_device_reads: d(self.store_device_reads, earlier.store_device_reads),
+            slot_bytes: d(self.slot_bytes, earlier.slot_bytes),
+            packed_bytes: d(self.packed_bytes, earlier.packed_bytes),
         }
     }
 }

@@ -8,7 +8,11 @@ use super::counters::CounterSnapshot;
 /// Bytes by purpose over the period (docs/design.md sec. 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct BytesByPurpose {
+    /// User pages as the device received them (compressed when compression is on).
     pub user: u64,
+    /// User pages as the page store received them (uncompressed): DB WAF's denominator.
+    #[serde(default)]
+    pub logical_user: u64,
     pub doublewrite: u64,
     pub gc_copy: u64,
     pub compensation: u64,
@@ -32,11 +36,11 @@ pub struct Figures {
     pub ops: u64,
     pub ops_per_sec: Option<f64>,
     pub bytes: BytesByPurpose,
-    /// db_issued / user.
+    /// db_issued / logical_user.
     pub db_waf: Option<f64>,
     /// flash / db_issued; None without flash counters.
     pub ssd_waf: Option<f64>,
-    /// db_waf * ssd_waf (= flash / user).
+    /// db_waf * ssd_waf (= flash / logical_user).
     pub total_waf: Option<f64>,
     /// db_issued / ops.
     pub logical_bytes_per_op: Option<f64>,
@@ -67,6 +71,21 @@ pub struct Figures {
     /// Share of the data device on-device metadata takes (out of place).
     #[serde(default)]
     pub metadata_device_share: Option<f64>,
+    /// Stored bytes / page bytes of the pages compressed in the period (000 sec. 3.1: LZ4
+    /// stores YCSB at about 0.41); null without compression.
+    #[serde(default)]
+    pub compression_ratio: Option<f64>,
+    /// Device reads per page read the store served (1.00 when every page lies in one slot).
+    #[serde(default)]
+    pub reads_per_page_read: Option<f64>,
+    /// Slot bytes appended that hold no page (packing slack), per operation.
+    #[serde(default)]
+    pub slack_bytes_per_op: Option<f64>,
+    /// Seconds spent compressing and decompressing pages.
+    #[serde(default)]
+    pub compress_s: f64,
+    #[serde(default)]
+    pub decompress_s: f64,
 }
 
 fn ratio(num: u64, den: u64) -> Option<f64> {
@@ -78,8 +97,12 @@ impl Figures {
     pub fn from_delta(d: &CounterSnapshot) -> Figures {
         let db_issued = d.db_issued_bytes();
         let flash = d.flash_bytes();
+        // Targets without a store-boundary count: the device's user bytes are the logical ones.
+        let logical_user =
+            if d.logical_user_bytes > 0 { d.logical_user_bytes } else { d.user_bytes };
         let bytes = BytesByPurpose {
             user: d.user_bytes,
+            logical_user,
             doublewrite: d.doublewrite_bytes,
             gc_copy: d.gc_copy_bytes,
             compensation: d.compensation_bytes,
@@ -94,7 +117,7 @@ impl Figures {
             flash,
         };
         let elapsed_s = d.time_ns as f64 / 1e9;
-        let db_waf = ratio(db_issued, d.user_bytes);
+        let db_waf = ratio(db_issued, logical_user);
         let ssd_waf = if d.flash_measured { ratio(flash, db_issued) } else { None };
         let total_waf = match (db_waf, ssd_waf) {
             (Some(db), Some(ssd)) => Some(db * ssd),
@@ -123,6 +146,12 @@ impl Figures {
             live_pages_per_zone_slot: ratio(d.live_pages, d.zone_slots),
             metadata_device_share: (d.zone_slots > 0)
                 .then(|| d.metadata_device_bytes as f64 / d.device_capacity_bytes.max(1) as f64),
+            compression_ratio: ratio(d.codec_bytes_stored, d.codec_pages_in * 4096),
+            reads_per_page_read: ratio(d.store_device_reads, d.store_page_reads),
+            slack_bytes_per_op: (d.slot_bytes > 0)
+                .then(|| d.slot_bytes.saturating_sub(d.packed_bytes) as f64 / d.ops.max(1) as f64),
+            compress_s: d.compress_ns as f64 / 1e9,
+            decompress_s: d.decompress_ns as f64 / 1e9,
         }
     }
 }
@@ -169,6 +198,7 @@ mod tests {
                 zone_slots: 1 + (1 << 30) + r(1 << 30),
                 metadata_device_bytes: r(1 << 30),
                 device_capacity_bytes: 1 + (1 << 40),
+                ..CounterSnapshot::default()
             };
             let f = Figures::from_delta(&d);
             for share in

@@ -11,6 +11,7 @@ use std::time::Duration;
 use wafer::device::{Counted, Device, MemoryDevice};
 use wafer::stats::IoStats;
 
+use wafer::oop::codec::Compression;
 use wafer::oop::GcZones;
 use wafer::space::PlacementKind;
 use wafer::{Db, Durability, Options, Tree, WriteMode};
@@ -116,12 +117,14 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "open_zones" => options.out_of_place.open_zones = count(value)?,
         "placement" => options.out_of_place.placement = parse_placement(value)?,
         "gc_zones" => options.out_of_place.gc_zones = parse_gc_zones(value)?,
+        "compression" => options.out_of_place.compression = Compression::parse(value)?,
+        "packing" => options.out_of_place.packing = flag(value)?,
         other => {
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
                  doublewrite, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
-                 zones_per_gc_unit, open_zones, placement, gc_zones)"
+                 zones_per_gc_unit, open_zones, placement, gc_zones, compression, packing)"
             ))
         }
     }
@@ -202,6 +205,8 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "placement": format!("{:?}", options.out_of_place.placement),
         "gc_zones": format!("{:?}", options.out_of_place.gc_zones),
         "gc_policy": format!("{:?}", options.out_of_place.policy),
+        "compression": options.out_of_place.compression.name(),
+        "packing": options.out_of_place.packing,
     })
 }
 
@@ -285,7 +290,7 @@ impl KvTarget for EngineTarget {
         }
         let stats = self.db.stats();
         // Logical user bytes: what the pool handed to the page store, before any transformation.
-        s.user_bytes = stats.logical.user();
+        s.logical_user_bytes = stats.logical.user();
         s.buffer_hits = stats.pool.hits;
         s.buffer_misses = stats.pool.misses;
         if let Some(o) = stats.out_of_place {
@@ -296,6 +301,15 @@ impl KvTarget for EngineTarget {
             s.zone_slots = u64::from(o.zone_count) * u64::from(o.slots_per_zone);
             s.metadata_device_bytes = o.metadata_device_bytes;
             s.device_capacity_bytes = self.device.capacity_bytes();
+            let c = o.codec;
+            s.codec_pages_in = c.pages_in;
+            s.codec_bytes_stored = c.bytes_stored;
+            s.compress_ns = c.compress_ns;
+            s.decompress_ns = c.decompress_ns;
+            s.store_page_reads = c.page_reads;
+            s.store_device_reads = c.device_reads;
+            s.slot_bytes = c.slot_bytes;
+            s.packed_bytes = c.packed_bytes;
         }
         s
     }

@@ -45,7 +45,7 @@ mod tests;
 use std::time::Instant;
 
 pub use exec::WorkerError;
-pub use setup::{BenchConfig, Prepared, SetupError};
+pub use setup::{BenchConfig, EngineSettings, Prepared, SetupError};
 pub use spec::{RunSpec, SpecError, Stop, Warmup};
 pub use target::{KvTarget, MemTarget, TargetError};
 

@@ -44,6 +44,9 @@ fn invalid(message: impl Into<String>) -> SetupError {
     SetupError::Invalid(message.into())
 }
 
+/// Settings by name (`[engine]` and `[emu]` tables, `--engine`/`--emu` flags).
+pub type EngineSettings = BTreeMap<String, toml::Value>;
+
 /// Every knob of `wafer bench ycsb`, all optional: a TOML file fills some, flags override.
 /// Field names are the flags' names with `_` for `-`.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -140,7 +143,7 @@ impl BenchConfig {
     }
 
     /// Parses `KEY=VALUE` pairs (flags) into a settings map.
-    pub fn settings(pairs: &[String]) -> Result<BTreeMap<String, toml::Value>, SetupError> {
+    pub fn settings(pairs: &[String]) -> Result<EngineSettings, SetupError> {
         let mut map = BTreeMap::new();
         for pair in pairs {
             let (k, v) = pair

@@ -82,6 +82,13 @@ pub struct YcsbArgs {
     /// in-place (doublewrite), in-place-no-dwb, out-of-place.
     #[arg(long)]
     write_mode: Option<String>,
+    /// Page compression out of place: lz4, zstd[:LEVEL] or none (the engine option
+    /// `compression`).
+    #[arg(long, value_name = "CODEC")]
+    compression: Option<String>,
+    /// Pack compressed pages several to a 4 KiB slot: on (default) or off.
+    #[arg(long, value_name = "on|off")]
+    packing: Option<String>,
     /// Engine option KEY=VALUE (buffer_pool_bytes, eviction_batch_pages, open_zones,
     /// placement=separate|random, zones_per_gc_unit, gc_zones=exhaustion|scaled|L/H/R, ...),
     /// repeatable.
@@ -105,6 +112,15 @@ pub struct YcsbArgs {
 }
 
 impl YcsbArgs {
+    /// `--engine` settings, with `--compression` and `--packing` as the engine options they
+    /// name (after the `--engine` ones, so the flags win).
+    fn engine_settings(&self) -> Result<wafer_bench::runner::EngineSettings, CliError> {
+        let mut pairs = self.engine.clone();
+        pairs.extend(self.compression.iter().map(|c| format!("compression={c}")));
+        pairs.extend(self.packing.iter().map(|p| format!("packing={p}")));
+        Ok(BenchConfig::settings(&pairs)?)
+    }
+
     /// The file's settings with the flags over them.
     pub fn bench_config(&self) -> Result<BenchConfig, CliError> {
         let file = match &self.config {
@@ -132,7 +148,7 @@ impl YcsbArgs {
             seed: self.seed,
             write_mode: self.write_mode.clone(),
             no_load: self.no_load.then_some(true),
-            engine: BenchConfig::settings(&self.engine)?,
+            engine: self.engine_settings()?,
             emu: BenchConfig::settings(&self.emu)?,
         };
         Ok(file.overridden_by(&flags))
