@@ -7,6 +7,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod plot;
 pub mod progress;
+pub mod report;
 pub mod runner;
 pub mod trace;
 pub mod values;
