@@ -47,8 +47,8 @@ struct PlotArgs {
     /// Run reports (JSON).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// A directory (gets waf.png, throughput.png, drilldown.png, throughput-time.png,
-    /// latency.png) or a file name whose stem prefixes the charts (`out.svg` gives out-waf.svg,
+    /// A directory (gets waf.png, waf-total.png, throughput.png, drilldown.png,
+    /// throughput-time.png, latency.png) or a file name whose stem prefixes the charts (`out.svg` gives out-waf.svg,
     /// ...); .svg for SVG.
     #[arg(long, value_name = "DIR_OR_FILE")]
     out: PathBuf,
@@ -118,8 +118,9 @@ fn plot_reports(args: &PlotArgs) -> Result<(), CliError> {
             .map_err(|e| CliError(format!("{}: {e}", args.out.display())))?;
     }
     let size_px = (args.width.clamp(200, 8000), args.height.clamp(150, 8000));
-    let charts: [(&str, Chart); 5] = [
+    let charts: [(&str, Chart); 6] = [
         ("waf", Chart::Line(plots::waf_chart(&reports))),
+        ("waf-total", charts::waf_per_configuration(&reports)),
         ("throughput", Chart::Line(plots::throughput_chart(&reports))),
         ("drilldown", charts::write_drilldown(&reports)),
         ("throughput-time", charts::throughput_over_time(&reports)),
