@@ -107,3 +107,44 @@ fn tiny_experiment_html_report_opens_in_headless_chromium_without_console_errors
     assert!(dom.contains("Measured beside published"), "the DOM Chromium built");
     assert_eq!(dom.matches("<svg").count(), html.matches("<svg").count());
 }
+
+#[test]
+fn report_html_draws_the_victim_cdf_of_an_emulator_run() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-report-emu");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, page) = (dir.join("emu.json"), dir.join("emu.html"));
+    let wafer = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_wafer")).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    wafer(&[
+        os("emu"),
+        os("run"),
+        os("--preset"),
+        os("tiny"),
+        os("--fill"),
+        os("0.9"),
+        os("--workload"),
+        os("randwrite"),
+        os("--until"),
+        os("4x"),
+        os("--quiet"),
+        os("--json"),
+        json.as_os_str(),
+    ]);
+    wafer(&[
+        os("report"),
+        os("html"),
+        os("--emu"),
+        json.as_os_str(),
+        os("--out"),
+        page.as_os_str(),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("GC victims: CDF of the valid ratio"), "the chart's title");
+    // The tiny device's interface and policy name the curve.
+    assert!(html.contains("conventional (1 stream), OP 25%, greedy"));
+    assert_eq!(html.matches("<svg").count(), 1, "no runs: only the CDF");
+}

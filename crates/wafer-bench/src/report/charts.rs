@@ -165,6 +165,26 @@ impl VictimHistogram {
         (counts.iter().sum::<u64>() > 0).then(|| VictimHistogram { label: label.into(), counts })
     }
 
+    /// The histogram of an emulator run's JSON (`wafer emu run --json`, `counters.
+    /// victim_valid_hist`), labelled with the device's interface, OP and GC policy unless a label
+    /// is given.
+    pub fn of_emu_json(label: Option<&str>, report: &serde_json::Value) -> Option<VictimHistogram> {
+        let hist = report.get("counters")?.get("victim_valid_hist")?.as_array()?;
+        let counts: Vec<u64> = hist.iter().map(|v| v.as_u64()).collect::<Option<_>>()?;
+        let device = report.get("device");
+        let field = |key: &str| device.and_then(|d| d.get(key));
+        let label = label.map_or_else(
+            || {
+                let interface = field("interface").and_then(|v| v.as_str()).unwrap_or("emulator");
+                let policy = field("gc_policy").and_then(|v| v.as_str()).unwrap_or("?");
+                let op = field("op").and_then(|v| v.as_f64()).unwrap_or(f64::NAN) * 100.0;
+                format!("{interface}, OP {op:.0}%, {policy}")
+            },
+            str::to_string,
+        );
+        (counts.iter().sum::<u64>() > 0).then_some(VictimHistogram { label, counts })
+    }
+
     /// (valid ratio in percent at the bucket's upper edge, victims in the bucket).
     fn weighted_percent(&self) -> Vec<(f64, f64)> {
         let buckets = self.counts.len().saturating_sub(1).max(1) as f64;

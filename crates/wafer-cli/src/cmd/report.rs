@@ -31,9 +31,12 @@ enum ReportCommand {
 
 #[derive(Debug, Args)]
 struct HtmlArgs {
-    /// Run reports (JSON).
-    #[arg(required = true)]
+    /// Run reports (JSON of `wafer bench --json` or `wafer experiment ... --json-dir`).
     files: Vec<PathBuf>,
+    /// An emulator run's JSON (`wafer emu run --json`): its GC victims' valid ratio is drawn
+    /// as a CDF. Repeatable.
+    #[arg(long = "emu", value_name = "EMU_JSON")]
+    emu: Vec<PathBuf>,
     /// The HTML file to write.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
@@ -69,14 +72,7 @@ struct TableArgs {
 pub fn run(args: ReportArgs) -> Result<(), CliError> {
     match args.command {
         ReportCommand::Plot(a) => plot_reports(&a),
-        ReportCommand::Html(a) => {
-            super::check_output_path(Some(&a.out))?;
-            let reports = read_reports(&a.files)?;
-            let page = html::render(&html::Document::of_runs(&a.title, &reports))?;
-            super::write_file(&a.out, page.as_bytes())?;
-            println!("{}", a.out.display());
-            Ok(())
-        }
+        ReportCommand::Html(a) => html_report(&a),
         ReportCommand::Table(a) => {
             let rows: Vec<table::Row> = read_reports(&a.files)?
                 .into_iter()
@@ -86,6 +82,29 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
             Ok(())
         }
     }
+}
+
+fn html_report(args: &HtmlArgs) -> Result<(), CliError> {
+    if args.files.is_empty() && args.emu.is_empty() {
+        return Err(CliError("nothing to report: give run reports or --emu files".into()));
+    }
+    super::check_output_path(Some(&args.out))?;
+    let reports = read_reports(&args.files)?;
+    let mut doc = html::Document::of_runs(&args.title, &reports);
+    for path in &args.emu {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        let histogram = charts::VictimHistogram::of_emu_json(None, &json).ok_or_else(|| {
+            CliError(format!("{}: no GC victims in this emulator report", path.display()))
+        })?;
+        doc.victim_histograms.push(histogram);
+    }
+    let page = html::render(&doc)?;
+    super::write_file(&args.out, page.as_bytes())?;
+    println!("{}", args.out.display());
+    Ok(())
 }
 
 fn read_reports(files: &[PathBuf]) -> Result<Vec<RunReport>, CliError> {
