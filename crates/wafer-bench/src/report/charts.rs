@@ -7,7 +7,7 @@ use crate::plot::{cdf_points, BarChart, Chart, LineChart, Series};
 use crate::runner::plots;
 
 /// Unique run labels: a repeated label gets ` #2`, ` #3`...
-pub fn run_labels(reports: &[RunReport]) -> Vec<String> {
+pub(crate) fn run_labels(reports: &[RunReport]) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(reports.len());
     for r in reports {
         let mut label = r.label.clone();

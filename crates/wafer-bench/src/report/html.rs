@@ -15,7 +15,7 @@ use crate::runner::table::{self, Row};
 const CHART_PX: (u32, u32) = (960, 540);
 
 /// The columns a published table and a measured one share: name and decimals.
-pub const COMPARED: [(&str, usize); 7] = [
+pub(crate) const COMPARED: [(&str, usize); 7] = [
     ("K OPS", 0),
     ("DB WAF", 2),
     ("SSD WAF", 2),
@@ -26,7 +26,7 @@ pub const COMPARED: [(&str, usize); 7] = [
 ];
 
 /// The [`COMPARED`] figures of a measured row.
-pub fn compared_figures(f: &Figures) -> [Option<f64>; 7] {
+pub(crate) fn compared_figures(f: &Figures) -> [Option<f64>; 7] {
     let per_op = |bytes: u64| (f.ops > 0).then(|| bytes as f64 / f.ops as f64);
     let physical = f.physical_bytes_per_op.and(per_op(f.bytes.flash));
     [
