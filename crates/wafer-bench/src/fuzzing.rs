@@ -8,7 +8,7 @@
 use crate::jobs::{JobFile, RunSpec, Until};
 use crate::metrics::RunReport;
 use crate::runner::setup::{self, BenchConfig};
-use crate::runner::{plots, table};
+use crate::runner::table;
 use crate::trace::{fio, mqsim, TraceFormat, TraceReader};
 
 /// Bounds the events a check reads from one trace (inputs are small; this bounds the check).
@@ -79,9 +79,7 @@ pub fn run_report(data: &[u8]) {
         .map(|r| table::Row { label: "fuzz".into(), figures: Ok(r.summary) })
         .collect();
     let _ = table::render(&rows);
-    let _ = crate::plot::line_chart_svg(&plots::waf_chart(&reports), 320, 200);
-    let _ = crate::plot::line_chart_svg(&plots::throughput_chart(&reports), 320, 200);
-    let _ = crate::plot::bar_chart_svg(&plots::drilldown_chart(&reports), 320, 200);
+    let _ = crate::report::html::render(&crate::report::html::Document::of_runs("fuzz", &reports));
 }
 
 /// Valid inputs for each check (by fuzz target name): corpus seeds and mutation bases.

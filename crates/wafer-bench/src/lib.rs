@@ -8,6 +8,7 @@ pub mod metrics;
 pub mod mqssd;
 pub mod plot;
 pub mod progress;
+pub mod report;
 pub mod runner;
 pub mod trace;
 pub mod values;

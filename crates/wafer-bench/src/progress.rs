@@ -1,9 +1,12 @@
-//! Progress reporting: a trait the runners call, a terminal bar on stderr, and a silent sink.
+//! Progress reporting: a trait the runners call, a terminal bar on stderr (indicatif), and a
+//! silent sink.
 //!
-//! The bar redraws at most ten times a second and only when stderr is a terminal, so piping the
-//! output or running in CI prints nothing extra.
-use std::io::{IsTerminal, Write};
+//! The bar draws only when stderr is a terminal, so piping the output or running in CI prints
+//! nothing extra.
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
+
+use indicatif::{ProgressDrawTarget, ProgressStyle};
 
 /// What a long-running loop reports. `update` is called often (every few hundred I/Os), so
 /// implementations must be cheap when they have nothing to draw.
@@ -26,21 +29,33 @@ impl Progress for Silent {
     fn finish(&mut self) {}
 }
 
-const REDRAW_INTERVAL: Duration = Duration::from_millis(100);
-const BAR_WIDTH_CHARS: usize = 30;
+/// How often the note is recomputed: it can cost a counter snapshot, and indicatif redraws at
+/// most this often anyway.
+const NOTE_INTERVAL: Duration = Duration::from_millis(100);
+const REDRAW_HZ: u8 = 10;
 
-/// A one-line bar on stderr: `fill  [#########.....]  45.0%  1.23/2.75 GiB  WAF 1.87  12 s`
-/// when the phase counts bytes, or without the totals when it counts something else (records
-/// loaded, milliseconds run: the benchmark runner's live line).
+/// `fill   [##########>.........]  45%  1.23 GiB/2.75 GiB  WAF 1.87  12s` when the phase
+/// counts bytes, or without the totals when it counts something else (records loaded,
+/// milliseconds run: the benchmark runner's live line).
 #[derive(Debug)]
 pub struct ProgressBar {
     enabled: bool,
-    /// Units are bytes: show `done/total GiB`.
+    /// Units are bytes: show `done/total` in binary units.
     byte_totals: bool,
-    label: String,
-    total: u64,
-    started: Instant,
-    last_draw: Option<Instant>,
+    bar: indicatif::ProgressBar,
+    last_note: Option<Instant>,
+}
+
+const BYTES_TEMPLATE: &str =
+    "{prefix:<6} [{bar:30}] {percent:>3}%  {binary_bytes}/{binary_total_bytes}  {msg}  {elapsed}";
+const FRACTION_TEMPLATE: &str = "{prefix:<7} [{bar:30}] {percent:>3}%  {elapsed}  {msg}";
+
+/// The bar's layout; `byte_totals` adds the byte counts.
+fn style(byte_totals: bool) -> ProgressStyle {
+    let template = if byte_totals { BYTES_TEMPLATE } else { FRACTION_TEMPLATE };
+    // The templates are constants that parse; the default bar is a harmless fallback.
+    ProgressStyle::with_template(template)
+        .map_or_else(|_| ProgressStyle::default_bar(), |s| s.progress_chars("#>."))
 }
 
 impl ProgressBar {
@@ -49,10 +64,8 @@ impl ProgressBar {
         ProgressBar {
             enabled: wanted && std::io::stderr().is_terminal(),
             byte_totals: true,
-            label: String::new(),
-            total: 0,
-            started: Instant::now(),
-            last_draw: None,
+            bar: indicatif::ProgressBar::hidden(),
+            last_note: None,
         }
     }
 
@@ -64,80 +77,36 @@ impl ProgressBar {
     pub fn is_enabled(&self) -> bool {
         self.enabled
     }
-
-    fn draw(&mut self, done: u64, note: &str) {
-        let elapsed = self.started.elapsed();
-        let line = if self.byte_totals {
-            render_line(&self.label, done, self.total, note, elapsed)
-        } else {
-            render_fraction(&self.label, done, self.total, note, elapsed)
-        };
-        // A failed write to stderr is not worth stopping a simulation for.
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{line}\x1b[K");
-        let _ = err.flush();
-    }
-}
-
-fn bar(fraction: f64) -> String {
-    let filled = (fraction * BAR_WIDTH_CHARS as f64).round() as usize;
-    (0..BAR_WIDTH_CHARS).map(|i| if i < filled { '#' } else { '.' }).collect()
-}
-
-/// The line of a phase that counts something other than bytes, without control codes.
-pub fn render_fraction(
-    label: &str,
-    done: u64,
-    total: u64,
-    note: &str,
-    elapsed: Duration,
-) -> String {
-    let fraction = if total == 0 { 0.0 } else { (done as f64 / total as f64).min(1.0) };
-    let bar = bar(fraction);
-    format!("{label:<7} [{bar}] {:5.1}%  {:.0} s  {note}", fraction * 100.0, elapsed.as_secs_f64())
-}
-
-/// The bar's text, without terminal control codes.
-pub fn render_line(label: &str, done: u64, total: u64, note: &str, elapsed: Duration) -> String {
-    let fraction = if total == 0 { 1.0 } else { (done as f64 / total as f64).min(1.0) };
-    let bar = bar(fraction);
-    let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
-    format!(
-        "{label:<6} [{bar}] {:5.1}%  {:.2}/{:.2} GiB  {note}  {:.0} s",
-        fraction * 100.0,
-        gib(done),
-        gib(total),
-        elapsed.as_secs_f64()
-    )
 }
 
 impl Progress for ProgressBar {
     fn start(&mut self, label: &str, total: u64) {
-        self.label = label.to_string();
-        self.total = total;
-        self.started = Instant::now();
-        self.last_draw = None;
+        let target = if self.enabled {
+            ProgressDrawTarget::stderr_with_hz(REDRAW_HZ)
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        self.bar = indicatif::ProgressBar::with_draw_target(Some(total), target)
+            .with_style(style(self.byte_totals))
+            .with_prefix(label.to_string());
+        self.last_note = None;
     }
 
     fn update(&mut self, done: u64, note: &dyn Fn() -> String) {
         if !self.enabled {
             return;
         }
+        self.bar.set_position(done);
         let now = Instant::now();
-        if self.last_draw.is_some_and(|last| now - last < REDRAW_INTERVAL) {
-            return;
+        if !matches!(self.last_note, Some(last) if now - last < NOTE_INTERVAL) {
+            self.last_note = Some(now);
+            self.bar.set_message(note());
         }
-        self.last_draw = Some(now);
-        self.draw(done, &note());
     }
 
     fn finish(&mut self) {
-        if self.enabled && self.last_draw.is_some() {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-        }
-        self.last_draw = None;
+        self.bar.finish_and_clear();
+        self.last_note = None;
     }
 }
 
@@ -146,22 +115,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn line_shows_fraction_and_totals() {
-        let line = render_line("run", 1 << 30, 4 << 30, "WAF 2.00", Duration::from_secs(3));
-        assert!(line.starts_with("run    [########"), "{line}");
-        assert!(line.contains(" 25.0%"), "{line}");
-        assert!(line.contains("1.00/4.00 GiB"), "{line}");
-        assert!(line.contains("WAF 2.00"));
-        let done = render_line("fill", 10, 0, "", Duration::ZERO);
-        assert!(done.contains("100.0%"));
+    fn a_hidden_bar_takes_updates_and_skips_the_note() {
+        let mut bar = ProgressBar::new(false);
+        assert!(!bar.is_enabled());
+        bar.start("fill", 100);
+        bar.update(50, &|| unreachable!("no note is computed for a bar nobody sees"));
+        bar.finish();
+        bar.start("run", 0);
+        bar.finish();
     }
 
     #[test]
-    fn line_without_totals_shows_fraction_and_note() {
-        let line = render_fraction("run", 1, 4, "ops/s 12.0k", Duration::from_secs(3));
-        assert!(line.contains(" 25.0%"), "{line}");
-        assert!(line.contains("ops/s 12.0k"), "{line}");
-        assert!(!line.contains("GiB"), "{line}");
-        assert!(render_fraction("load", 9, 0, "", Duration::ZERO).contains("0.0%"));
+    fn both_layouts_parse() {
+        // A template that failed to parse would fall back to indicatif's default bar, which
+        // has no prefix: the label would vanish.
+        for template in [BYTES_TEMPLATE, FRACTION_TEMPLATE] {
+            assert!(ProgressStyle::with_template(template).is_ok(), "{template}");
+            assert!(template.contains("{prefix") && template.contains("{msg}"));
+        }
     }
 }

@@ -5,7 +5,11 @@
 //! `tests/decoders_never_panic.rs` runs them here on deterministic random and mutated-valid
 //! inputs. Rerun one seed with `WAFER_DECODER_SEED=<seed>`; `WAFER_FUZZ_SEEDS=<dir>` writes the
 //! valid inputs out as fuzz corpus seeds.
+//!
+//! `bench`: a criterion measurement of thread CPU time, for the benches.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test support: a failure is a test failure.
+
+pub mod bench;
 
 /// xorshift64*: deterministic, no dependency; the engine's model tests and the decoder harness
 /// draw from it, so a printed seed replays the same sequence everywhere.

@@ -1,11 +1,18 @@
-//! B+tree throughput: point lookups and updates of 8-byte keys, 1 and 2 threads, first with
-//! everything in memory, then on a file with a buffer pool of 10% of the data.
-//! Run: `cargo bench -p wafer --bench btree` (WAFER_BENCH_KEYS, WAFER_BENCH_SECS to scale).
+//! B+tree point lookups and updates of 8-byte keys, 1 and 2 threads, on criterion: first with
+//! everything in memory, then on a file (O_DIRECT) with a buffer pool of 10% of the data.
+//! Measured in CPU time summed over the threads, so the rates are operations per CPU-second and
+//! do not depend on how many other processes share the machine; after each setup the pool's hit
+//! ratio and page traffic are printed.
+//! Run: `cargo bench -p wafer --bench btree` (WAFER_BENCH_KEYS to scale, WAFER_BENCH_BUFFERED=1
+//! for the page cache instead of O_DIRECT).
 #![allow(clippy::unwrap_used)] // A bench binary: failing loudly is the right response.
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use wafer::device::{FileOptions, MemoryDevice, WritePurpose};
 use wafer::{Db, Options, Tree};
+use wafer_testkit::bench::{thread_cpu_time, ThreadCpuTime};
 
 struct Rng(u64);
 impl Rng {
@@ -15,16 +22,6 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
-}
-
-/// CPU time of the calling thread: rates per CPU-second do not depend on how many other
-/// processes share the machine.
-fn thread_cpu_secs() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0);
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -52,71 +49,60 @@ enum Op {
     Update,
 }
 
-/// Runs `threads` threads for `secs`; returns ops/s per thread (wall clock).
-fn run(db: &Db, tree: &Tree, op: Op, threads: u64, keys: u64, secs: f64) -> f64 {
-    let before = db.stats().pool;
-    let deadline = Duration::from_secs_f64(secs);
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let tree = tree.clone();
-            std::thread::spawn(move || {
-                let mut rng = Rng(0x1234_5678 + t * 7919);
-                let start = Instant::now();
-                let cpu_start = thread_cpu_secs();
-                let mut done = 0u64;
-                let mut found = 0u64;
-                while start.elapsed() < deadline {
-                    // Check the clock every 1024 operations only.
-                    for _ in 0..1024 {
-                        let k = rng.next() % keys;
-                        match op {
-                            Op::Lookup => {
-                                found += tree.get(&k.to_be_bytes()).unwrap().is_some() as u64
-                            }
-                            Op::Update => tree.put(&k.to_be_bytes(), &done.to_le_bytes()).unwrap(),
-                        }
-                        done += 1;
-                    }
-                }
-                assert!(op == Op::Update || found == done, "every key must be found");
-                let cpu = thread_cpu_secs() - cpu_start;
-                (done as f64 / start.elapsed().as_secs_f64(), done as f64 / cpu)
+/// `ops` random operations on one thread; returns the thread's CPU time.
+fn ops_on_this_thread(tree: &Tree, op: Op, keys: u64, ops: u64, seed: u64) -> Duration {
+    let mut rng = Rng(0x1234_5678 + seed * 7919);
+    let start = thread_cpu_time();
+    for i in 0..ops {
+        let k = rng.next() % keys;
+        match op {
+            Op::Lookup => assert!(tree.get(&k.to_be_bytes()).unwrap().is_some(), "key {k}"),
+            Op::Update => tree.put(&k.to_be_bytes(), &i.to_le_bytes()).unwrap(),
+        }
+    }
+    thread_cpu_time().saturating_sub(start)
+}
+
+/// `ops` operations split over `threads` threads; returns their CPU time summed.
+fn ops_on_threads(tree: &Tree, op: Op, keys: u64, ops: u64, threads: u64) -> Duration {
+    if threads == 1 {
+        return ops_on_this_thread(tree, op, keys, ops, 0);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                // The first thread takes the remainder.
+                let share = ops / threads + if t == 0 { ops % threads } else { 0 };
+                scope.spawn(move || ops_on_this_thread(tree, op, keys, share, t))
             })
-        })
-        .collect();
-    let both: Vec<(f64, f64)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let rates: Vec<f64> = both.iter().map(|r| r.0).collect();
-    let per_cpu = both.iter().map(|r| r.1).sum::<f64>() / threads as f64;
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    })
+}
+
+fn phases(c: &mut Criterion<ThreadCpuTime>, setup: &str, db: &Db, tree: &Tree, keys: u64) {
+    let before = db.stats().pool;
+    let mut group = c.benchmark_group(format!("btree {setup}, CPU time"));
+    group.throughput(Throughput::Elements(1));
+    for (op, name) in [(Op::Lookup, "lookups"), (Op::Update, "updates")] {
+        for threads in [1, 2] {
+            group.bench_function(format!("{name}, {threads} thread(s)"), |b| {
+                b.iter_custom(|iters| ops_on_threads(tree, op, keys, iters, threads))
+            });
+        }
+    }
+    group.finish();
     let after = db.stats().pool;
     let (hits, misses) = (after.hits - before.hits, after.misses - before.misses);
-    let ratio = hits as f64 / (hits + misses).max(1) as f64;
-    let per_thread = rates.iter().sum::<f64>() / threads as f64;
-    let name = if op == Op::Lookup { "lookups" } else { "updates" };
     println!(
-        "  {name:8} {threads} thread(s): {:>9.0} ops/s per thread ({:>9.0} per CPU-second), {:>9.0} total, hit ratio {:.4}, page reads {}, page writes {}",
-        per_thread,
-        per_cpu,
-        rates.iter().sum::<f64>(),
-        ratio,
-        misses,
+        "  {setup}: hit ratio {:.4}, page reads {misses}, page writes {}",
+        hits as f64 / (hits + misses).max(1) as f64,
         after.page_writes - before.page_writes,
     );
-    per_thread
 }
 
-fn phases(db: &Db, tree: &Tree, keys: u64, secs: f64) {
-    for threads in [1, 2] {
-        run(db, tree, Op::Lookup, threads, keys, secs);
-    }
-    for threads in [1, 2] {
-        run(db, tree, Op::Update, threads, keys, secs);
-    }
-}
-
-fn main() {
-    // `cargo bench` passes --bench; ignore arguments.
+fn btree(c: &mut Criterion<ThreadCpuTime>) {
     let keys = env_u64("WAFER_BENCH_KEYS", 1_000_000);
-    let secs = env_u64("WAFER_BENCH_SECS", 2) as f64;
 
     println!("in memory: MemoryDevice, pool holds all data");
     let dev = Arc::new(MemoryDevice::new(4 << 30));
@@ -126,22 +112,18 @@ fn main() {
     load(&tree, keys);
     let data_pages = db.stats().allocated_pages;
     println!("  data: {data_pages} pages ({:.1} MiB)", data_pages as f64 * 4096.0 / 1048576.0);
-    phases(&db, &tree, keys, secs);
+    phases(c, "in memory", &db, &tree, keys);
     db.close().unwrap();
 
     let pool_bytes = (data_pages / 10).max(64) * 4096;
-    // O_DIRECT as in the paper's setup, so misses reach the device instead of the page cache;
-    // WAFER_BENCH_BUFFERED=1 uses the page cache instead.
+    // O_DIRECT as in the paper's setup, so misses reach the device instead of the page cache.
     let file = if env_u64("WAFER_BENCH_BUFFERED", 0) == 1 {
         FileOptions::BUFFERED
     } else {
         FileOptions::DIRECT
     };
-    println!(
-        "on a file ({}): pool {:.1} MiB = 10% of the data",
-        if file.direct { "O_DIRECT" } else { "buffered" },
-        pool_bytes as f64 / 1048576.0
-    );
+    let setup = if file.direct { "on a file (O_DIRECT)" } else { "on a file (buffered)" };
+    println!("{setup}: pool {:.1} MiB = 10% of the data", pool_bytes as f64 / 1048576.0);
     let path = std::env::temp_dir().join(format!("wafer-bench-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
     // A data-path bench: commits do not wait for the WAL (Durability::None); the log is still
@@ -159,7 +141,7 @@ fn main() {
     }
     let db = Db::open(&path, options.with_buffer_pool_bytes(pool_bytes)).unwrap();
     let tree = db.tree("bench").unwrap();
-    phases(&db, &tree, keys, secs);
+    phases(c, setup, &db, &tree, keys);
     if let Some(io) = db.stats().io {
         println!(
             "  device I/O: {} page reads, {} eviction page writes",
@@ -171,3 +153,10 @@ fn main() {
     std::fs::remove_file(&path).unwrap();
     let _ = std::fs::remove_file(wafer::db::wal_path(&path));
 }
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime);
+    targets = btree
+}
+criterion_main!(benches);

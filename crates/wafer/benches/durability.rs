@@ -1,36 +1,32 @@
-//! Durability bench at the `Db` level: commits per second with `Sync` for 1 and 4 writer
-//! threads (group commit at work: the writers apply under the writer mutex and share syncs),
-//! and recovery time per GiB of log (crash after writing a log of `--log-mib`, then `Db::open`).
+//! Durability bench at the `Db` level, on criterion: commits per second with `Sync` for 1 and 4
+//! writer threads (group commit at work: the writers apply under the writer mutex and share
+//! syncs), beside the file's own 4 KiB write + fdatasync rate; then recovery time per GiB of log
+//! (crash after writing a log of WAFER_BENCH_LOG_MIB, 256 by default, then `Db::open`), measured
+//! once and printed: recovery consumes the crashed state, so it cannot be sampled.
 //!
-//! Run: `cargo bench -p wafer --bench durability -- [--dir DIR] [--seconds 3] [--log-mib 256]`
-//! Files go to DIR (default: the temp dir) and are removed afterwards. The machine is shared and
-//! noisy: each commit run prints the raw 4 KiB write + fdatasync rate measured just before it.
+//! Run: `cargo bench -p wafer --bench durability` (WAFER_BENCH_DIR for the files, removed
+//! afterwards). The machine is shared and noisy: the raw sync rate is the yardstick.
 #![allow(clippy::unwrap_used)] // A bench binary: failing loudly is what we want.
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use wafer::device::{AlignedBuf, Device, FileDevice, FileOptions, WritePurpose, BLOCK_BYTES};
-use wafer::{Db, Durability, Options, WriteBatch};
+use wafer::{Db, Durability, Options, Tree, WriteBatch};
 
 struct Args {
     dir: std::path::PathBuf,
-    seconds: f64,
     log_mib: u64,
 }
 
-fn parse_args() -> Args {
-    let mut args = Args { dir: std::env::temp_dir(), seconds: 3.0, log_mib: 256 };
-    let mut it = std::env::args().skip(1);
-    // Bounded by the argument count; unknown flags (cargo's --bench) are ignored.
-    while let Some(flag) = it.next() {
-        match flag.as_str() {
-            "--dir" => args.dir = it.next().map(Into::into).unwrap_or(args.dir),
-            "--seconds" => args.seconds = it.next().and_then(|v| v.parse().ok()).unwrap_or(3.0),
-            "--log-mib" => args.log_mib = it.next().and_then(|v| v.parse().ok()).unwrap_or(256),
-            _ => {}
-        }
+fn args() -> Args {
+    Args {
+        dir: std::env::var_os("WAFER_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into),
+        log_mib: std::env::var("WAFER_BENCH_LOG_MIB")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(256),
     }
-    args
 }
 
 /// Writes the whole file once, so the log overwrites allocated blocks (a recycled log) and
@@ -44,78 +40,82 @@ fn prefill(path: &std::path::Path, capacity_bytes: u64) {
     dev.sync().unwrap();
 }
 
-fn raw_sync_rate(path: &std::path::Path, seconds: f64) -> f64 {
-    let device = FileDevice::open(path, 4 << 20, FileOptions::BUFFERED).unwrap();
-    let block = AlignedBuf::zeroed(BLOCK_BYTES as usize);
-    let start = Instant::now();
-    let mut n = 0u64;
-    // Bounded by the time budget.
-    while start.elapsed().as_secs_f64() < seconds {
-        device.write_at((n % 1024) * BLOCK_BYTES, &block, WritePurpose::Wal).unwrap();
-        device.sync().unwrap();
-        n += 1;
-    }
-    n as f64 / start.elapsed().as_secs_f64()
-}
-
 fn remove(path: &std::path::Path) {
     let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(wafer::db::wal_path(path));
 }
 
-fn commit_run(args: &Args, threads: usize) {
-    let path = args.dir.join(format!("wafer-durability-bench-{}.db", std::process::id()));
-    remove(&path);
-    let mut options = Options::production().with_buffer_pool_bytes(64 << 20);
-    options.file_capacity_bytes = 256 << 20;
-    options.wal_capacity_bytes = 256 << 20;
-    options.checkpoint_log_bytes = 128 << 20;
-    prefill(&wafer::db::wal_path(&path), options.wal_capacity_bytes);
-    let raw = raw_sync_rate(&args.dir.join("wafer-durability-raw.tmp"), 1.0);
-    let _ = std::fs::remove_file(args.dir.join("wafer-durability-raw.tmp"));
-    let db = Db::open(&path, options).unwrap();
-    let tree = db.tree("bench").unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let commits = Arc::new(AtomicU64::new(0));
+/// `commits` Sync puts split over `threads` writers; returns the wall time they took.
+fn puts_on_threads(tree: &Tree, threads: u64, commits: u64, round: u64) -> Duration {
     let start = Instant::now();
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let (tree, stop, commits) = (tree.clone(), stop.clone(), commits.clone());
-            std::thread::spawn(move || {
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            // The first writer takes the remainder.
+            let share = commits / threads + if t == 0 { commits % threads } else { 0 };
+            scope.spawn(move || {
                 let value = [t as u8; 100];
-                let mut i = 0u64;
-                // Bounded by the stop flag set after the time budget.
-                while !stop.load(Ordering::Relaxed) {
-                    let key = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ t as u64).to_be_bytes();
+                for i in 0..share {
+                    let seq = round.wrapping_add(i);
+                    let key = (seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ t).to_be_bytes();
                     tree.put_with(&key, &value, Durability::Sync).unwrap();
-                    commits.fetch_add(1, Ordering::Relaxed);
-                    i += 1;
                 }
-            })
+            });
+        }
+    });
+    start.elapsed()
+}
+
+fn commits(c: &mut Criterion, args: &Args) {
+    let mut group = c.benchmark_group("Db Sync commits");
+    group.sample_size(10).sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(1));
+    group.measurement_time(Duration::from_secs(3));
+    let raw_path = args.dir.join(format!("wafer-durability-raw-{}.tmp", std::process::id()));
+    let device = FileDevice::open(&raw_path, 4 << 20, FileOptions::BUFFERED).unwrap();
+    let block = AlignedBuf::zeroed(BLOCK_BYTES as usize);
+    let mut n = 0u64;
+    group.bench_function("raw 4 KiB write + fdatasync", |b| {
+        b.iter(|| {
+            device.write_at((n % 1024) * BLOCK_BYTES, &block, WritePurpose::Wal).unwrap();
+            device.sync().unwrap();
+            n += 1;
         })
-        .collect();
-    std::thread::sleep(std::time::Duration::from_secs_f64(args.seconds));
-    stop.store(true, Ordering::Relaxed);
-    for h in handles {
-        h.join().unwrap();
+    });
+    drop(device);
+    let _ = std::fs::remove_file(&raw_path);
+
+    let path = args.dir.join(format!("wafer-durability-bench-{}.db", std::process::id()));
+    for threads in [1u64, 4] {
+        remove(&path);
+        let mut options = Options::production().with_buffer_pool_bytes(64 << 20);
+        options.file_capacity_bytes = 256 << 20;
+        options.wal_capacity_bytes = 256 << 20;
+        options.checkpoint_log_bytes = 128 << 20;
+        prefill(&wafer::db::wal_path(&path), options.wal_capacity_bytes);
+        let db = Db::open(&path, options).unwrap();
+        let tree = db.tree("bench").unwrap();
+        let total = AtomicU64::new(0);
+        group.bench_function(format!("{threads} writer(s)"), |b| {
+            b.iter_custom(|iters| {
+                let round = total.fetch_add(iters, Ordering::Relaxed);
+                puts_on_threads(&tree, threads, iters, round)
+            })
+        });
+        let n = total.into_inner();
+        let stats = db.stats();
+        let (wal, wal_io) = (stats.wal.unwrap(), stats.wal_io.unwrap());
+        println!(
+            "  {threads} writer(s): {n} commits, {} WAL syncs = {:.2} commits/sync, WAL {:.1} MiB \
+             written ({} B/commit)",
+            wal.syncs,
+            n as f64 / wal.syncs.max(1) as f64,
+            wal_io.bytes(WritePurpose::Wal) as f64 / (1 << 20) as f64,
+            wal_io.bytes(WritePurpose::Wal) / n.max(1),
+        );
+        drop(tree);
+        db.close().unwrap();
+        remove(&path);
     }
-    let elapsed = start.elapsed().as_secs_f64();
-    let n = commits.load(Ordering::Relaxed);
-    let stats = db.stats();
-    let wal = stats.wal.unwrap();
-    let wal_io = stats.wal_io.unwrap();
-    println!(
-        "Sync commits, {threads} writer(s): {:.0} commits/s ({n} in {elapsed:.1} s), {} WAL syncs \
-         = {:.2} commits/sync, WAL {:.1} MiB written ({} B/commit); raw write+fdatasync \
-         {raw:.0}/s before",
-        n as f64 / elapsed,
-        wal.syncs,
-        n as f64 / wal.syncs.max(1) as f64,
-        wal_io.bytes(WritePurpose::Wal) as f64 / (1 << 20) as f64,
-        wal_io.bytes(WritePurpose::Wal) / n.max(1),
-    );
-    db.close().unwrap();
-    remove(&path);
+    group.finish();
 }
 
 fn recovery_run(args: &Args) {
@@ -183,9 +183,11 @@ fn recovery_run(args: &Args) {
     remove(&path);
 }
 
-fn main() {
-    let args = parse_args();
-    commit_run(&args, 1);
-    commit_run(&args, 4);
+fn durability(c: &mut Criterion) {
+    let args = args();
+    commits(c, &args);
     recovery_run(&args);
 }
+
+criterion_group!(benches, durability);
+criterion_main!(benches);

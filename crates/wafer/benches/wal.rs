@@ -1,49 +1,43 @@
-//! WAL bench: commits per second with `Sync` (and group commit) for 1 and 4 writer threads on a
-//! real file (fdatasync is the sync), then recovery (read + verify) time per GiB of log.
+//! WAL bench on criterion: commits per second with `Sync`, group commit and `None` for 1 and 4
+//! writer threads on a real file (fdatasync is the sync), beside the file's own rate of one 4 KiB
+//! write + fdatasync (the yardstick for one writer with `Sync`; the machine's I/O is shared and
+//! drifts); then recovery (read + verify) of a 1 GiB log. Wall time. After each commit bench
+//! the log's flushes, commits per flush, bytes per commit and group sizes are printed.
 //!
-//! Run: `cargo bench -p wafer --bench wal -- [--dir DIR] [--seconds 3] [--payload 128]
-//!       [--log-mib 1024] [--direct]`
-//! The machine is shared and noisy: the figures are what one run saw, not a promise.
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+//! Run: `cargo bench -p wafer --bench wal`. Environment: WAFER_BENCH_DIR (the file's
+//! directory), WAFER_BENCH_PAYLOAD (bytes per record, 128), WAFER_BENCH_LOG_MIB (recovery log,
+//! 1024), WAFER_BENCH_DIRECT=1 (O_DIRECT for the commit runs).
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use wafer::device::{
     AlignedBuf, Counted, Device, FileDevice, FileOptions, WritePurpose, BLOCK_BYTES,
 };
 use wafer::stats::IoStats;
-use wafer::wal::{Durability, Wal, WalError, WalOptions, GROUP_SIZE_BUCKETS};
+use wafer::wal::{Durability, Wal, WalError, WalOptions, WalStatsSnapshot, GROUP_SIZE_BUCKETS};
+
+const COMMIT_LOG_BYTES: u64 = 256 << 20;
 
 struct Args {
     dir: std::path::PathBuf,
-    seconds: f64,
     payload_bytes: usize,
     log_mib: u64,
     direct: bool,
 }
 
-fn parse_args() -> Args {
-    let mut args = Args {
-        dir: std::env::temp_dir(),
-        seconds: 3.0,
-        payload_bytes: 128,
-        log_mib: 1024,
-        direct: false,
-    };
-    let mut it = std::env::args().skip(1);
-    // Bounded by the argument count; unknown flags (e.g. cargo's --bench) are ignored.
-    while let Some(flag) = it.next() {
-        match flag.as_str() {
-            "--dir" => args.dir = it.next().map(Into::into).unwrap_or(args.dir),
-            "--seconds" => args.seconds = it.next().and_then(|v| v.parse().ok()).unwrap_or(3.0),
-            "--payload" => {
-                args.payload_bytes = it.next().and_then(|v| v.parse().ok()).unwrap_or(128)
-            }
-            "--log-mib" => args.log_mib = it.next().and_then(|v| v.parse().ok()).unwrap_or(1024),
-            "--direct" => args.direct = true,
-            _ => {}
-        }
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+fn args() -> Args {
+    Args {
+        dir: std::env::var_os("WAFER_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into),
+        payload_bytes: env_u64("WAFER_BENCH_PAYLOAD", 128) as usize,
+        log_mib: env_u64("WAFER_BENCH_LOG_MIB", 1024),
+        direct: env_u64("WAFER_BENCH_DIRECT", 0) == 1,
     }
-    args
 }
 
 fn options() -> WalOptions {
@@ -68,46 +62,24 @@ fn open_device(path: &std::path::Path, capacity_bytes: u64, direct: bool) -> Arc
     Arc::new(Counted::new(file, Arc::new(IoStats::default())))
 }
 
-/// The device's own rate of 4 KiB write + fdatasync, one at a time, measured right before a
-/// run: the yardstick for one writer with `Sync` (the machine's I/O is shared and drifts).
-fn raw_sync_rate(path: &std::path::Path, direct: bool, seconds: f64) -> f64 {
-    let device = open_device(path, 256 << 20, direct);
-    let block = AlignedBuf::zeroed(BLOCK_BYTES as usize);
-    let start = Instant::now();
-    let mut n = 0u64;
-    // Bounded by the time budget.
-    while start.elapsed().as_secs_f64() < seconds {
-        device.write_at((n % 1024) * BLOCK_BYTES, &block, WritePurpose::Wal).expect("write");
-        device.sync().expect("sync");
-        n += 1;
-    }
-    n as f64 / start.elapsed().as_secs_f64()
-}
-
-fn commit_run(
-    args: &Args,
-    path: &std::path::Path,
-    threads: usize,
+/// `commits` commits split over `threads` writers; returns the wall time they took.
+fn commit_on_threads(
+    wal: &Wal,
+    threads: u64,
+    commits: u64,
     durability: Durability,
-    max_waiters: u32,
-) {
-    let raw_sync_per_s = raw_sync_rate(path, args.direct, 1.0);
-    let capacity_bytes = 256 << 20;
-    let device = open_device(path, capacity_bytes, args.direct);
-    let wal_options = WalOptions { group_commit_max_waiters: max_waiters, ..options() };
-    let wal = Arc::new(Wal::create(device, wal_options).expect("create wal"));
-    let stop = Arc::new(AtomicBool::new(false));
-    let commits = Arc::new(AtomicU64::new(0));
-    let latency_ns = Arc::new(AtomicU64::new(0));
+    payload_bytes: usize,
+) -> Duration {
     let start = Instant::now();
-    let workers: Vec<_> = (0..threads)
-        .map(|t| {
-            let (wal, stop, commits, latency_ns) =
-                (wal.clone(), stop.clone(), commits.clone(), latency_ns.clone());
-            let payload = vec![t as u8; args.payload_bytes];
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let began = Instant::now();
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            // The first writer takes the remainder.
+            let share = commits / threads + if t == 0 { commits % threads } else { 0 };
+            let payload = vec![t as u8; payload_bytes];
+            scope.spawn(move || {
+                let mut done = 0;
+                // Bounded: every pass either commits or frees the log for the next one.
+                while done < share {
                     let lsn = match wal.append(1, &payload) {
                         Ok(lsn) => lsn,
                         Err(WalError::LogFull { .. }) => {
@@ -118,53 +90,87 @@ fn commit_run(
                         Err(e) => panic!("append: {e}"),
                     };
                     wal.commit(lsn, durability).expect("commit");
-                    latency_ns.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                    commits.fetch_add(1, Ordering::Relaxed);
+                    done += 1;
                 }
-            })
-        })
-        .collect();
-    std::thread::sleep(Duration::from_secs_f64(args.seconds));
-    stop.store(true, Ordering::Relaxed);
-    for w in workers {
-        w.join().expect("worker");
-    }
-    let secs = start.elapsed().as_secs_f64();
-    let s = wal.stats().snapshot();
-    let n = commits.load(Ordering::Relaxed);
-    let hist: Vec<String> = GROUP_SIZE_BUCKETS
+            });
+        }
+    });
+    start.elapsed()
+}
+
+/// What the log did during one bench: flushes, group sizes, bytes per commit.
+fn print_log_figures(name: &str, before: &WalStatsSnapshot, after: &WalStatsSnapshot, n: u64) {
+    let flushes = after.flushes - before.flushes;
+    let bytes = after.device_bytes_written - before.device_bytes_written;
+    let padding = after.padding_bytes - before.padding_bytes;
+    let groups: Vec<String> = GROUP_SIZE_BUCKETS
         .iter()
-        .zip(s.group_sizes.iter())
-        .filter(|(_, c)| **c > 0)
+        .zip(after.group_sizes.iter().zip(before.group_sizes.iter()))
+        .map(|(b, (a, s))| (b, a - s))
+        .filter(|(_, c)| *c > 0)
         .map(|(b, c)| if *b == u64::MAX { format!(">128:{c}") } else { format!("<={b}:{c}") })
         .collect();
     println!(
-        "{:<32} waiters<={max_waiters} threads {threads}: {:>8.0} commits/s (raw sync {:>5.0}/s), mean latency {:>7.1} us, {:>6} flushes, \
-         {:.2} commits/flush, {:.0} WAL bytes/commit ({:.0}% padding), groups [{}]",
-        format!("{durability:?}"),
-        n as f64 / secs,
-        raw_sync_per_s,
-        latency_ns.load(Ordering::Relaxed) as f64 / n.max(1) as f64 / 1e3,
-        s.flushes,
-        n as f64 / s.flushes.max(1) as f64,
-        s.device_bytes_written as f64 / n.max(1) as f64,
-        100.0 * s.padding_bytes as f64 / s.device_bytes_written.max(1) as f64,
-        hist.join(" ")
+        "  {name}: {n} commits, {flushes} flushes = {:.2} commits/flush, {:.0} WAL bytes/commit \
+         ({:.0}% padding), groups [{}]",
+        n as f64 / flushes.max(1) as f64,
+        bytes as f64 / n.max(1) as f64,
+        100.0 * padding as f64 / bytes.max(1) as f64,
+        groups.join(" ")
     );
 }
 
-fn recovery_run(args: &Args, path: &std::path::Path) {
-    let capacity_bytes = (args.log_mib << 20) + 2 * BLOCK_BYTES;
+fn commits(c: &mut Criterion, args: &Args, path: &std::path::Path) {
+    prefill(path, COMMIT_LOG_BYTES);
+    let mut group = c.benchmark_group(if args.direct { "WAL, O_DIRECT" } else { "WAL, buffered" });
+    group.sample_size(10).sampling_mode(SamplingMode::Flat).throughput(Throughput::Elements(1));
+    group.measurement_time(Duration::from_secs(3));
+    let device = open_device(path, 256 << 20, args.direct);
+    let block = AlignedBuf::zeroed(BLOCK_BYTES as usize);
+    let mut n = 0u64;
+    group.bench_function("raw 4 KiB write + fdatasync", |b| {
+        b.iter(|| {
+            device.write_at((n % 1024) * BLOCK_BYTES, &block, WritePurpose::Wal).expect("write");
+            device.sync().expect("sync");
+            n += 1;
+        })
+    });
+    drop(device);
+    let group_commit = Durability::GroupCommit { max_delay: Duration::from_micros(500) };
+    for (threads, durability, max_waiters) in [
+        (1, Durability::Sync, 0),
+        (4, Durability::Sync, 0),
+        (1, group_commit, 0),
+        (4, group_commit, 0),
+        (4, group_commit, 4),
+        (4, Durability::None, 0),
+    ] {
+        let device = open_device(path, COMMIT_LOG_BYTES, args.direct);
+        let wal_options = WalOptions { group_commit_max_waiters: max_waiters, ..options() };
+        let wal = Wal::create(device, wal_options).expect("create wal");
+        let name = format!("{durability:?}, waiters<={max_waiters}, {threads} thread(s)");
+        let before = wal.stats().snapshot();
+        let total = AtomicU64::new(0);
+        group.bench_function(&name, |b| {
+            b.iter_custom(|iters| {
+                total.fetch_add(iters, Ordering::Relaxed);
+                commit_on_threads(&wal, threads, iters, durability, args.payload_bytes)
+            })
+        });
+        print_log_figures(&name, &before, &wal.stats().snapshot(), total.into_inner());
+    }
+    group.finish();
+}
+
+/// Writes a log of about `log_mib` of page-level redo sizes (mostly small deltas, some
+/// full-page images) and closes it.
+fn write_log(path: &std::path::Path, capacity_bytes: u64, fill_bytes: u64) {
     prefill(path, capacity_bytes);
-    let device = open_device(path, capacity_bytes, false);
-    let wal = Wal::create(device, options()).expect("create wal");
-    let fill_bytes = (args.log_mib << 20) * 95 / 100;
+    let wal = Wal::create(open_device(path, capacity_bytes, false), options()).expect("create");
     let mut payload = vec![0u8; 4000];
     let mut i = 0u64;
-    let started = Instant::now();
     // Bounded by the fill target: every append advances the log.
     while wal.next_lsn().0 < fill_bytes {
-        // Page-level redo sizes: mostly small deltas, some full-page images.
         let len = if i.is_multiple_of(16) { 4000 } else { 64 + (i as usize * 37) % 400 };
         payload[..8].copy_from_slice(&i.to_le_bytes());
         let lsn = wal.append((i % 7) as u8, &payload[..len]).expect("append");
@@ -172,43 +178,34 @@ fn recovery_run(args: &Args, path: &std::path::Path) {
         i += 1;
     }
     wal.close().expect("close");
-    println!(
-        "wrote {:.0} MiB of log ({i} records) in {:.2} s",
-        fill_bytes as f64 / (1 << 20) as f64,
-        started.elapsed().as_secs_f64()
-    );
-    for direct in [false, true] {
-        let device = open_device(path, capacity_bytes, direct);
-        let started = Instant::now();
-        let mut recovery = match Wal::open(device, options()) {
-            Ok(r) => r,
-            Err(e) => {
-                println!("recovery (direct {direct}): open failed: {e}");
-                continue;
-            }
-        };
-        let mut records = 0u64;
-        // Bounded by the log: the iterator ends at its end.
-        for r in recovery.by_ref() {
-            r.expect("record");
-            records += 1;
-        }
-        let (_wal, report) = recovery.finish().expect("finish");
-        let secs = started.elapsed().as_secs_f64();
-        let gib = (report.blocks_read * BLOCK_BYTES) as f64 / (1u64 << 30) as f64;
-        println!(
-            "recovery {:<26}: {records} records, {:.2} GiB read in {:.2} s = {:.2} s/GiB ({:.0} MB/s)",
-            if direct { "(O_DIRECT, cold)" } else { "(buffered, page cache warm)" },
-            gib,
-            secs,
-            secs / gib,
-            gib * (1u64 << 30) as f64 / secs / 1e6
-        );
-    }
 }
 
-fn main() {
-    let args = parse_args();
+fn recovery(c: &mut Criterion, args: &Args, path: &std::path::Path) {
+    let capacity_bytes = (args.log_mib << 20) + 2 * BLOCK_BYTES;
+    let fill_bytes = (args.log_mib << 20) * 95 / 100;
+    write_log(path, capacity_bytes, fill_bytes);
+    let mut group = c.benchmark_group("WAL recovery (read + verify)");
+    // Each iteration reads the whole log: few, equal samples.
+    group.sample_size(10).sampling_mode(SamplingMode::Flat);
+    group.throughput(Throughput::Bytes(fill_bytes));
+    for (direct, name) in [(false, "buffered, page cache warm"), (true, "O_DIRECT, cold")] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let device = open_device(path, capacity_bytes, direct);
+                let mut recovery = Wal::open(device, options()).expect("open");
+                // Bounded by the log: the iterator ends at its end.
+                for r in recovery.by_ref() {
+                    r.expect("record");
+                }
+                recovery.finish().expect("finish")
+            })
+        });
+    }
+    group.finish();
+}
+
+fn wal(c: &mut Criterion) {
+    let args = args();
     let path = args.dir.join(format!("wafer-wal-bench-{}.log", std::process::id()));
     if args.direct {
         if let Err(e) = FileDevice::open(&path, 1 << 20, FileOptions::DIRECT) {
@@ -216,29 +213,11 @@ fn main() {
             return;
         }
     }
-    println!(
-        "WAL bench: file {} ({}), payload {} B, {} s per run",
-        path.display(),
-        if args.direct { "O_DIRECT" } else { "buffered" },
-        args.payload_bytes,
-        args.seconds
-    );
-    prefill(&path, 256 << 20);
-    // Let the host absorb the prefill before timing syncs.
-    std::thread::sleep(Duration::from_secs(2));
-    let group = Durability::GroupCommit { max_delay: Duration::from_micros(500) };
-    for (threads, durability, max_waiters) in [
-        (1, Durability::Sync, 0),
-        (4, Durability::Sync, 0),
-        (1, Durability::Sync, 0),
-        (4, Durability::Sync, 0),
-        (1, group, 0),
-        (4, group, 0),
-        (4, group, 4),
-        (4, Durability::None, 0),
-    ] {
-        commit_run(&args, &path, threads, durability, max_waiters);
-    }
-    recovery_run(&args, &path);
+    println!("WAL bench: file {}, payload {} B", path.display(), args.payload_bytes);
+    commits(c, &args, &path);
+    recovery(c, &args, &path);
     let _ = std::fs::remove_file(&path);
 }
+
+criterion_group!(benches, wal);
+criterion_main!(benches);

@@ -12,11 +12,10 @@ const HEIGHT_PX: u32 = 560;
 const LINE_POINTS: usize = 40;
 
 fn save(path: &Path, chart: &LineChart) -> Result<(), MqssdError> {
-    let bytes = if crate::plot::is_svg_path(path) {
-        crate::plot::line_chart_svg(chart, WIDTH_PX, HEIGHT_PX).into_bytes()
-    } else {
-        crate::plot::line_chart_png(chart, WIDTH_PX, HEIGHT_PX)
-    };
+    let chart = crate::plot::Chart::from(chart.clone());
+    let bytes = crate::plot::render_for_path(&chart, path, (WIDTH_PX, HEIGHT_PX)).map_err(|e| {
+        MqssdError::Io { path: path.display().to_string(), source: std::io::Error::other(e) }
+    })?;
     std::fs::write(path, bytes)
         .map_err(|source| MqssdError::Io { path: path.display().to_string(), source })
 }

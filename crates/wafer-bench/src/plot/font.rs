@@ -1,98 +1,22 @@
-//! A 5x7 bitmap font: digits, upper-case letters and the punctuation charts need.
-//!
-//! Lower-case letters are drawn as upper case (a chart label stays readable, and the table stays
-//! small); anything else is drawn as `?`. Each glyph is seven rows, bit 4 = leftmost column.
+//! The one font every chart uses: DejaVu Sans from the `dejavu` crate, which ships the font
+//! files with their licence (Bitstream Vera licence, free redistribution). Registered with
+//! plotters' `ab_glyph` text path, so no system font, fontconfig or freetype is needed and a
+//! chart looks the same on every machine.
+use std::sync::Once;
 
-pub const GLYPH_WIDTH: u32 = 5;
-pub const GLYPH_HEIGHT: u32 = 7;
-/// Horizontal advance per character, in font pixels (glyph plus one column of spacing).
-pub const ADVANCE: u32 = GLYPH_WIDTH + 1;
+use plotters::style::FontStyle;
 
-/// Rows of the glyph for `c`.
-pub fn glyph(c: char) -> [u8; 7] {
-    let c = c.to_ascii_uppercase();
-    match c {
-        '0' => [0b01110, 0b10001, 0b10011, 0b10101, 0b11001, 0b10001, 0b01110],
-        '1' => [0b00100, 0b01100, 0b00100, 0b00100, 0b00100, 0b00100, 0b01110],
-        '2' => [0b01110, 0b10001, 0b00001, 0b00010, 0b00100, 0b01000, 0b11111],
-        '3' => [0b11111, 0b00010, 0b00100, 0b00010, 0b00001, 0b10001, 0b01110],
-        '4' => [0b00010, 0b00110, 0b01010, 0b10010, 0b11111, 0b00010, 0b00010],
-        '5' => [0b11111, 0b10000, 0b11110, 0b00001, 0b00001, 0b10001, 0b01110],
-        '6' => [0b00110, 0b01000, 0b10000, 0b11110, 0b10001, 0b10001, 0b01110],
-        '7' => [0b11111, 0b00001, 0b00010, 0b00100, 0b01000, 0b01000, 0b01000],
-        '8' => [0b01110, 0b10001, 0b10001, 0b01110, 0b10001, 0b10001, 0b01110],
-        '9' => [0b01110, 0b10001, 0b10001, 0b01111, 0b00001, 0b00010, 0b01100],
-        'A' => [0b01110, 0b10001, 0b10001, 0b11111, 0b10001, 0b10001, 0b10001],
-        'B' => [0b11110, 0b10001, 0b10001, 0b11110, 0b10001, 0b10001, 0b11110],
-        'C' => [0b01110, 0b10001, 0b10000, 0b10000, 0b10000, 0b10001, 0b01110],
-        'D' => [0b11100, 0b10010, 0b10001, 0b10001, 0b10001, 0b10010, 0b11100],
-        'E' => [0b11111, 0b10000, 0b10000, 0b11110, 0b10000, 0b10000, 0b11111],
-        'F' => [0b11111, 0b10000, 0b10000, 0b11110, 0b10000, 0b10000, 0b10000],
-        'G' => [0b01110, 0b10001, 0b10000, 0b10111, 0b10001, 0b10001, 0b01111],
-        'H' => [0b10001, 0b10001, 0b10001, 0b11111, 0b10001, 0b10001, 0b10001],
-        'I' => [0b01110, 0b00100, 0b00100, 0b00100, 0b00100, 0b00100, 0b01110],
-        'J' => [0b00111, 0b00010, 0b00010, 0b00010, 0b00010, 0b10010, 0b01100],
-        'K' => [0b10001, 0b10010, 0b10100, 0b11000, 0b10100, 0b10010, 0b10001],
-        'L' => [0b10000, 0b10000, 0b10000, 0b10000, 0b10000, 0b10000, 0b11111],
-        'M' => [0b10001, 0b11011, 0b10101, 0b10101, 0b10001, 0b10001, 0b10001],
-        'N' => [0b10001, 0b10001, 0b11001, 0b10101, 0b10011, 0b10001, 0b10001],
-        'O' => [0b01110, 0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b01110],
-        'P' => [0b11110, 0b10001, 0b10001, 0b11110, 0b10000, 0b10000, 0b10000],
-        'Q' => [0b01110, 0b10001, 0b10001, 0b10001, 0b10101, 0b10010, 0b01101],
-        'R' => [0b11110, 0b10001, 0b10001, 0b11110, 0b10100, 0b10010, 0b10001],
-        'S' => [0b01111, 0b10000, 0b10000, 0b01110, 0b00001, 0b00001, 0b11110],
-        'T' => [0b11111, 0b00100, 0b00100, 0b00100, 0b00100, 0b00100, 0b00100],
-        'U' => [0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b01110],
-        'V' => [0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b01010, 0b00100],
-        'W' => [0b10001, 0b10001, 0b10001, 0b10101, 0b10101, 0b10101, 0b01010],
-        'X' => [0b10001, 0b10001, 0b01010, 0b00100, 0b01010, 0b10001, 0b10001],
-        'Y' => [0b10001, 0b10001, 0b10001, 0b01010, 0b00100, 0b00100, 0b00100],
-        'Z' => [0b11111, 0b00001, 0b00010, 0b00100, 0b01000, 0b10000, 0b11111],
-        ' ' => [0; 7],
-        '.' => [0, 0, 0, 0, 0, 0b01100, 0b01100],
-        ',' => [0, 0, 0, 0, 0b01100, 0b00100, 0b01000],
-        '-' => [0, 0, 0, 0b11111, 0, 0, 0],
-        '+' => [0, 0b00100, 0b00100, 0b11111, 0b00100, 0b00100, 0],
-        '/' => [0, 0b00001, 0b00010, 0b00100, 0b01000, 0b10000, 0],
-        '(' => [0b00010, 0b00100, 0b01000, 0b01000, 0b01000, 0b00100, 0b00010],
-        ')' => [0b01000, 0b00100, 0b00010, 0b00010, 0b00010, 0b00100, 0b01000],
-        '[' => [0b01110, 0b01000, 0b01000, 0b01000, 0b01000, 0b01000, 0b01110],
-        ']' => [0b01110, 0b00010, 0b00010, 0b00010, 0b00010, 0b00010, 0b01110],
-        ':' => [0, 0b01100, 0b01100, 0, 0b01100, 0b01100, 0],
-        '%' => [0b11000, 0b11001, 0b00010, 0b00100, 0b01000, 0b10011, 0b00011],
-        '=' => [0, 0, 0b11111, 0, 0b11111, 0, 0],
-        '_' => [0, 0, 0, 0, 0, 0, 0b11111],
-        '*' => [0, 0b00100, 0b10101, 0b01110, 0b10101, 0b00100, 0],
-        '#' => [0b01010, 0b01010, 0b11111, 0b01010, 0b11111, 0b01010, 0b01010],
-        '\'' => [0b00100, 0b00100, 0b01000, 0, 0, 0, 0],
-        '<' => [0b00010, 0b00100, 0b01000, 0b10000, 0b01000, 0b00100, 0b00010],
-        '>' => [0b01000, 0b00100, 0b00010, 0b00001, 0b00010, 0b00100, 0b01000],
-        _ => [0b01110, 0b10001, 0b00001, 0b00010, 0b00100, 0, 0b00100],
-    }
-}
+/// The family name charts ask for; the SVG backend writes it into `font-family`, where a
+/// browser falls back to its own sans-serif font.
+pub(crate) const FAMILY: &str = "sans-serif";
 
-/// Width in font pixels of `text` (no trailing spacing column).
-pub fn text_width(text: &str) -> u32 {
-    let chars = text.chars().count() as u32;
-    if chars == 0 {
-        0
-    } else {
-        chars * ADVANCE - 1
-    }
-}
+static REGISTER: Once = Once::new();
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn glyphs_fit_five_columns_and_unknowns_fall_back() {
-        for c in (32u8..127).map(char::from) {
-            assert!(glyph(c).iter().all(|row| *row < 32), "glyph {c:?} wider than 5");
-        }
-        assert_eq!(glyph('a'), glyph('A'));
-        assert_eq!(glyph('~'), glyph('?'));
-        assert_ne!(glyph('0'), glyph('8'));
-        assert_eq!(text_width("WAF"), 17);
-    }
+pub(crate) fn register() {
+    REGISTER.call_once(|| {
+        // The embedded files are valid fonts: a failure here would mean a broken dependency,
+        // and then text is simply not drawn (plotters reports a font error per text element).
+        let _ = plotters::style::register_font(FAMILY, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FAMILY, FontStyle::Bold, dejavu::sans::bold());
+    });
 }

@@ -77,7 +77,7 @@ pub fn throughput_chart(reports: &[RunReport]) -> LineChart {
     LineChart {
         title: "Throughput over written capacity".into(),
         x_label: "DB writes / device capacity".into(),
-        y_label: "K ops/s".into(),
+        y_label: "throughput (K ops/s)".into(),
         series,
         y_range: None,
         x_from_zero: true,
@@ -107,10 +107,11 @@ pub fn drilldown(f: &Figures) -> [f64; 8] {
 pub fn drilldown_chart(reports: &[RunReport]) -> BarChart {
     BarChart {
         title: "Write drilldown (bytes per operation)".into(),
-        y_label: "bytes/op".into(),
+        y_label: "bytes per operation (B/op)".into(),
         groups: labels(reports),
         series_labels: DRILLDOWN.iter().map(|s| s.to_string()).collect(),
         values: reports.iter().map(|r| drilldown(&r.summary).to_vec()).collect(),
+        stacked: true,
     }
 }
 

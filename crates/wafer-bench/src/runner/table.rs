@@ -45,7 +45,7 @@ fn per_op(bytes: u64, ops: u64) -> String {
     crate::emu_report::table::thousands((bytes as f64 / ops as f64).round() as u64)
 }
 
-fn cells(f: &Figures) -> Vec<String> {
+pub(crate) fn cells(f: &Figures) -> Vec<String> {
     let b = &f.bytes;
     let physical =
         if f.physical_bytes_per_op.is_some() { per_op(b.flash, f.ops) } else { "-".into() };

@@ -17,6 +17,9 @@ pub struct DemoArgs {
     /// Write each run's report as DIR/table1-<row>.json (`wafer report plot` draws them).
     #[arg(long, value_name = "DIR")]
     json_dir: Option<PathBuf>,
+    /// Also write the whole result as one self-contained HTML report (tables, charts, machine).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// No live status line.
     #[arg(long, short)]
     quiet: bool,
@@ -24,5 +27,10 @@ pub struct DemoArgs {
 
 pub fn run(args: DemoArgs) -> Result<(), CliError> {
     let scale = if args.quick { "tiny" } else { "demo" };
-    super::experiment::table1_at(scale, args.json_dir.as_deref(), args.quiet)
+    let outputs = super::experiment::Outputs {
+        json_dir: args.json_dir.as_deref(),
+        html: args.html.as_deref(),
+        quiet: args.quiet,
+    };
+    super::experiment::table1_at(scale, &outputs)
 }

@@ -128,13 +128,8 @@ impl OutputArgs {
             write_file(path, report.to_json().as_bytes())?;
         }
         if let Some(path) = &self.plot {
-            let chart = report.waf_chart();
-            let bytes = if plot::is_svg_path(path) {
-                plot::line_chart_svg(&chart, 900, 540).into_bytes()
-            } else {
-                plot::line_chart_png(&chart, 900, 540)
-            };
-            write_file(path, &bytes)?;
+            let chart = plot::Chart::Line(report.waf_chart());
+            write_file(path, &plot::render_for_path(&chart, path, (900, 540))?)?;
         }
         Ok(())
     }

@@ -1,9 +1,11 @@
 //! `wafer experiment table1`: the first rows of Table 1 of 000 on one emulated 90%-full SSD.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use wafer_bench::experiment::{table1, Scale};
+use wafer_bench::metrics::RunReport;
 use wafer_bench::progress::ProgressBar;
+use wafer_bench::report::{Document, PaperTable};
 use wafer_bench::runner::table;
 
 use super::CliError;
@@ -29,6 +31,10 @@ struct Table1Args {
     /// Write each run's report as DIR/table1-<row>.json.
     #[arg(long, value_name = "DIR")]
     json_dir: Option<PathBuf>,
+    /// Also write the whole result as one self-contained HTML report: the measured table beside
+    /// 000's published one, charts, each run's configuration and the machine.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// No live status line.
     #[arg(long, short)]
     quiet: bool,
@@ -41,22 +47,34 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
 }
 
 fn run_table1(args: &Table1Args) -> Result<(), CliError> {
-    table1_at(&args.scale, args.json_dir.as_deref(), args.quiet)
+    let outputs = Outputs {
+        json_dir: args.json_dir.as_deref(),
+        html: args.html.as_deref(),
+        quiet: args.quiet,
+    };
+    table1_at(&args.scale, &outputs)
+}
+
+/// Where an experiment's results go besides the printed table.
+#[derive(Debug, Clone, Copy)]
+pub struct Outputs<'a> {
+    /// Each run's report as DIR/table1-<row>.json.
+    pub json_dir: Option<&'a Path>,
+    /// One HTML report of the whole experiment.
+    pub html: Option<&'a Path>,
+    /// No live status line.
+    pub quiet: bool,
 }
 
 /// Runs Table 1 at the named scale; `wafer demo` is this at the `demo` (or `tiny`) scale.
-pub fn table1_at(
-    scale: &str,
-    json_dir: Option<&std::path::Path>,
-    quiet: bool,
-) -> Result<(), CliError> {
-    let args = Table1Args { scale: scale.to_string(), json_dir: json_dir.map(Into::into), quiet };
-    let scale = Scale::parse(&args.scale).map_err(CliError)?;
-    if let Some(dir) = &args.json_dir {
+pub fn table1_at(scale: &str, outputs: &Outputs<'_>) -> Result<(), CliError> {
+    let scale = Scale::parse(scale).map_err(CliError)?;
+    super::check_output_path(outputs.html)?;
+    if let Some(dir) = outputs.json_dir {
         std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
     }
-    let mut live = ProgressBar::without_totals(!args.quiet);
-    let quiet = args.quiet;
+    let mut live = ProgressBar::without_totals(!outputs.quiet);
+    let quiet = outputs.quiet;
     let rows = table1::run(scale, &mut live, &mut |row| {
         if !quiet {
             let status = match &row.figures {
@@ -79,7 +97,11 @@ pub fn table1_at(
     print!("{}", table::render(&table_rows));
     println!();
     println!("{}", table1::render_paper_rows().trim_end());
-    if let Some(dir) = &args.json_dir {
+    if let Some(path) = outputs.html {
+        let runs: Vec<RunReport> = rows.iter().filter_map(|(_, r)| r.clone()).collect();
+        write_table1_html(path, scale, &table_rows, runs)?;
+    }
+    if let Some(dir) = outputs.json_dir {
         for (i, (_, report)) in rows.iter().enumerate() {
             if let Some(report) = report {
                 let path = dir.join(format!("table1-{i}.json"));
@@ -87,5 +109,28 @@ pub fn table1_at(
             }
         }
     }
+    Ok(())
+}
+
+/// The experiment as one HTML page: every row (those this build cannot run say why), 000's
+/// published rows beside them, the charts of the rows that ran.
+fn write_table1_html(
+    path: &Path,
+    scale: Scale,
+    rows: &[table::Row],
+    runs: Vec<RunReport>,
+) -> Result<(), CliError> {
+    let fill_percent = scale.base_config().fill.unwrap_or(0.9) * 100.0;
+    let mut doc = Document::of_runs(&format!("Table 1 of 000, scale {}", scale.name()), &runs);
+    doc.rows = rows.to_vec();
+    doc.paper = Some(PaperTable::table1_000());
+    doc.notes = vec![format!(
+        "YCSB-A with zipf 0.8 on an emulated SSD whose dataset fills {fill_percent:.0}% of it, \
+         buffer pool 10% of the dataset; every row on a fresh device with the same workload and \
+         seed. Rows whose write mode or optimization this build lacks are listed, not faked."
+    )];
+    let page = wafer_bench::report::html::render(&doc)?;
+    super::write_file(path, page.as_bytes())?;
+    println!("HTML report: {}", path.display());
     Ok(())
 }
