@@ -73,6 +73,7 @@ pub enum DecodeError {
 thread_local! {
     /// ZSTD contexts are costly to set up; one per thread and level.
     static ZSTD: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+    static UNZSTD: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
 /// `page` as stored with `c`: raw when `c` is None or the page does not shrink by at least 32
@@ -114,7 +115,17 @@ pub fn decode(stored: &[u8], out: &mut PageBuf) -> Result<(), DecodeError> {
     let written = match tag {
         TAG_LZ4 => lz4_flex::block::decompress_into(data, &mut out[..])
             .map_err(|e| DecodeError::Data { codec: "lz4", reason: e.to_string() })?,
-        TAG_ZSTD => zstd::bulk::decompress_to_buffer(data, &mut out[..])
+        TAG_ZSTD => UNZSTD
+            .with(|cell| {
+                let mut slot = cell.borrow_mut();
+                if slot.is_none() {
+                    *slot = Some(zstd::bulk::Decompressor::new()?);
+                }
+                match slot.as_mut() {
+                    Some(z) => z.decompress_to_buffer(data, &mut out[..]),
+                    None => Err(std::io::Error::other("no zstd context")),
+                }
+            })
             .map_err(|e| DecodeError::Data { codec: "zstd", reason: e.to_string() })?,
         other => return Err(DecodeError::Tag(other)),
     };
