@@ -129,7 +129,7 @@ impl PlanFtl {
     }
 
     /// Lowest valid ratio among sealed groups of both widths (fewest valid within a width).
-    fn group_victim(&mut self) -> Option<u32> {
+    pub(super) fn group_victim(&mut self) -> Option<u32> {
         self.big_buckets.settle();
         self.small_buckets.settle();
         let big = self.big_buckets.min(&self.group_valid, &self.group_sealed_at);

@@ -360,3 +360,82 @@ impl PlanFtl {
         u32::try_from(fake).ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ftl(scheme: &str) -> PlanFtl {
+        let mut config = Config::preset("plan").unwrap_or_else(|e| panic!("{e}"));
+        for (key, value) in [("channels", "2"), ("blocks-per-chip", "512"), ("pages-per-block", "2")]
+        {
+            config.set(key, value).unwrap_or_else(|e| panic!("{e}"));
+        }
+        config.set("plan.scheme", scheme).unwrap_or_else(|e| panic!("{e}"));
+        config.validate().unwrap_or_else(|e| panic!("{e}"));
+        let plan = config.plan.unwrap_or_default();
+        PlanFtl::new(&config, &plan, &config.layout())
+    }
+
+    #[test]
+    fn requests_of_eight_pages_go_big_smaller_ones_small() {
+        let mut f = ftl("plan-nopred");
+        // 16 KiB pages: 4 LBAs each. 32 LBAs aligned = 8 pages: big; 28 = 7 pages: small;
+        // 29 LBAs starting mid-page span 8 pages: big.
+        let mut counters = Counters::new(1);
+        f.write(0, 32, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        f.write(1000, 28, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        f.write(2002, 29, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        let width = |f: &PlanFtl, lba: u64| {
+            let slot = f.l2p[lba as usize];
+            f.group_width[f.block_group[(slot / f.slots_per_block) as usize] as usize]
+        };
+        assert_eq!(width(&f, 0), 16, "big superblock: 2 channels x 8 chips");
+        assert_eq!(width(&f, 1000), 4, "small superblock: 2 channels x 2 chips");
+        assert_eq!(width(&f, 2002), 16);
+    }
+
+    #[test]
+    fn predicted_classes_pick_their_own_superblocks() {
+        let mut f = ftl("plan-pred");
+        let classes = f.plan.lifetime_classes as usize;
+        // No history: default small (L + 1) or default big (0).
+        assert_eq!(f.point_of(0, 0, 1, false, 0, 0), classes + 1);
+        assert_eq!(f.point_of(1, 128, 64, true, 0, 0), 0);
+        // Chunk 0 rewritten 5 units later: class 2 ([3, 7)), small: L + 2 + 2.
+        assert_eq!(f.point_of(0, 0, 1, false, 0, 5), classes + 2 + 2);
+        // Chunk 1 rewritten big 0 units later: class 0, big point 1.
+        assert_eq!(f.point_of(1, 128, 64, true, 0, 0), 1);
+    }
+
+    #[test]
+    fn baselines_route_by_stream_or_not_at_all() {
+        let mut plain = ftl("plain");
+        assert_eq!(plain.point_of(0, 0, 1, false, 3, 0), 0);
+        assert_eq!(plain.open.len(), 2, "one host point and GC's");
+        let mut auto = ftl("autostream");
+        assert_eq!(auto.open.len(), 8 + 1);
+        assert_eq!(auto.point_of(0, 0, 1, false, 0, 0), 0);
+        assert_eq!(auto.point_of(0, 50, 1, false, 0, 0), 1, "second write of the chunk: count 2");
+    }
+
+    #[test]
+    fn victims_are_chosen_by_valid_ratio_across_widths() {
+        let mut f = ftl("plan-nopred");
+        let mut counters = Counters::new(1);
+        // One big superblock (16 blocks x 8 slots = 128) and four small (4 x 8 = 32 each).
+        f.write(0, 128, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        for lba in 1000..1128 {
+            f.write(lba, 1, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        }
+        // Seal both by one more write each.
+        f.write(2000, 32, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        f.write(3000, 1, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        // Big: 100 of 128 stale (ratio 0.22); a small one: 20 of 32 stale (ratio 0.375).
+        f.trim(0, 100, 0);
+        f.trim(1000, 20, 0);
+        assert_eq!(f.group_victim().map(|g| f.group_width[g as usize]), Some(16));
+        // The next is the small one with 12 valid of 32.
+        assert_eq!(f.group_victim().map(|g| f.group_valid[g as usize]), Some(12));
+    }
+}
