@@ -108,7 +108,8 @@ fn plan_preset() -> Config {
         op: 0.0625,
         gc: gc(),
         interface: Interface::Conventional { streams: 1 },
-        store: StoreKind::None,
+        // Like the other presets: the engine can run on it (`--device emu:plan`).
+        store: StoreKind::Memory,
         seed: SEED_DEFAULT,
         timing: TimingConfig::default(),
         plan: Some(crate::config::PlanConfig::default()),

@@ -367,7 +367,8 @@ mod tests {
 
     fn ftl(scheme: &str) -> PlanFtl {
         let mut config = Config::preset("plan").unwrap_or_else(|e| panic!("{e}"));
-        for (key, value) in [("channels", "2"), ("blocks-per-chip", "512"), ("pages-per-block", "2")]
+        for (key, value) in
+            [("channels", "2"), ("blocks-per-chip", "512"), ("pages-per-block", "2")]
         {
             config.set(key, value).unwrap_or_else(|e| panic!("{e}"));
         }
