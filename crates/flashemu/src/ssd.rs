@@ -184,11 +184,7 @@ impl Ssd {
         }
         let handle = self.handle_of(placement)?;
         if let Backend::Plan(_) = self.backend {
-            // One command per LBA, as the batch stands for; PLAN routes each by itself.
-            for &lba in lbas {
-                self.write(lba, 1, None, placement)?;
-            }
-            return Ok(());
+            return self.write_scattered_plan(lbas, placement);
         }
         let Backend::Ftl(ftl) = &mut self.backend else {
             return Err(EmuError::WrongInterface { needed: "conventional or FDP" });
@@ -210,6 +206,17 @@ impl Ssd {
             for &lba in lbas {
                 timing.write(lba, 1, &|l| ftl.slot_of(l), &self.counters);
             }
+        }
+        Ok(())
+    }
+
+    /// `write_scattered` on a PLAN device: one command per LBA, as the batch stands for (PLAN
+    /// routes each by itself). Out of line so the conventional batch loop stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn write_scattered_plan(&mut self, lbas: &[u64], placement: Placement) -> Result<(), EmuError> {
+        for &lba in lbas {
+            self.write(lba, 1, None, placement)?;
         }
         Ok(())
     }
