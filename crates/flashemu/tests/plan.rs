@@ -4,8 +4,8 @@
 use flashemu::rng::SplitMix64;
 use flashemu::{Config, ConfigError, Placement, PlanScheme, Ssd};
 
-/// 2 channels x 8 chips x 256 blocks x 2 pages of 16 KiB: 4096 blocks, 32 MiB... small enough
-/// for debug-build tests, with 128 full-width superblocks.
+/// 2 channels x 8 chips x 512 blocks x 2 pages of 16 KiB: 8192 blocks, 256 MiB, 512 full-width
+/// superblocks; small enough for tests.
 fn tiny(scheme: &str, small: u32) -> Config {
     let mut config = Config::preset("plan").unwrap();
     for (key, value) in [

@@ -33,7 +33,7 @@ const TIME_UNIT_DIVISOR: u64 = 1024;
 pub const FIGURE1_CHIPS: [u32; 4] = [8, 4, 2, 1];
 /// Host commands in flight for Figure 1's throughput: 4 jobs at iodepth 32 (004 sec. 4).
 const QUEUE_DEPTH: u32 = 128;
-const SEED: u64 = 0x0004_F10;
+const SEED: u64 = 0x0000_4F10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {

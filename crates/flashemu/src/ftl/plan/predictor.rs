@@ -38,7 +38,7 @@ pub(crate) struct LifetimePredictor {
 impl LifetimePredictor {
     pub(crate) fn new(chunks: usize, history_weight: f64, classes: u32) -> LifetimePredictor {
         assert!((0.0..1.0).contains(&history_weight));
-        assert!(classes >= 1 && classes <= 16);
+        assert!((1..=16).contains(&classes));
         LifetimePredictor {
             state: vec![0; chunks],
             old_weight: (history_weight * WEIGHT_ONE as f64).round() as u64,
