@@ -9,7 +9,9 @@ pub use crate::timing::TimingConfig;
 use crate::ConfigError;
 
 mod keys;
+mod plan;
 mod presets;
+pub use plan::{PlanConfig, PlanScheme};
 pub use presets::PRESET_NAMES;
 
 /// Physical layout of the flash.
@@ -97,6 +99,10 @@ pub struct Config {
     /// their hashes read as before).
     #[serde(default, skip_serializing_if = "TimingConfig::is_off")]
     pub timing: TimingConfig,
+    /// 004's flexible superblocks and their baselines (absent by default: the conventional FTL
+    /// as before; left out of the TOML and JSON while absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanConfig>,
 }
 
 /// Upper bounds that keep every derived quantity inside its integer type and every per-device
@@ -258,10 +264,51 @@ impl Config {
         if let Some((field, reason)) = self.timing.problem() {
             return Err(ConfigError::Invalid { field, reason });
         }
+        if let Some(plan) = &self.plan {
+            self.validate_plan(plan)?;
+        }
         if let StoreKind::File(path) = &self.store {
             check(!path.as_os_str().is_empty(), "store.path", || "is empty".into())?;
         }
         Ok(())
+    }
+}
+
+impl Config {
+    /// PLAN runs on a conventional device whose geometry describes full-width superblocks
+    /// (the big ones); the open superblocks it keeps and the GC reserve must leave room for
+    /// the logical capacity.
+    fn validate_plan(&self, plan: &PlanConfig) -> Result<(), ConfigError> {
+        let g = &self.geometry;
+        check(matches!(self.interface, Interface::Conventional { .. }), "plan.scheme", || {
+            "PLAN needs the conventional interface".into()
+        })?;
+        check(
+            g.superblock_chips_per_channel == g.chips_per_channel,
+            "geometry.superblock_chips_per_channel",
+            || {
+                format!(
+                    "PLAN sizes its own superblocks: set it to chips_per_channel ({})",
+                    g.chips_per_channel
+                )
+            },
+        )?;
+        if let Some((field, reason)) = plan.problem(g.chips_per_channel) {
+            return Err(ConfigError::Invalid { field, reason });
+        }
+        let layout = self.layout();
+        let reserved_blocks = crate::ftl::plan_reserved_blocks(self, plan, &layout);
+        let total_blocks =
+            u64::from(g.channels) * u64::from(g.chips_per_channel) * u64::from(g.blocks_per_chip);
+        let slots_per_block = u64::from(g.pages_per_block) * u64::from(layout.slots_per_page);
+        let usable_slots = total_blocks.saturating_sub(reserved_blocks) * slots_per_block;
+        check(layout.logical_blocks < usable_slots, "op", || {
+            format!(
+                "{} leaves {} logical blocks but only {usable_slots} fit beside the {reserved_blocks} \
+                 flash blocks PLAN keeps open or free; raise op or blocks_per_chip",
+                self.op, layout.logical_blocks
+            )
+        })
     }
 }
 

@@ -8,7 +8,7 @@ pub enum ConfigError {
     Invalid { field: &'static str, reason: String },
     #[error("unknown configuration key `{0}`")]
     UnknownKey(String),
-    #[error("unknown preset `{0}` (known: cns, zns, fdp, tiny)")]
+    #[error("unknown preset `{0}` (known: cns, ent, zns, fdp, tiny, plan)")]
     UnknownPreset(String),
     #[error("cannot parse configuration: {0}")]
     Parse(String),

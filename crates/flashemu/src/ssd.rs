@@ -5,6 +5,7 @@
 //! first mutation. Store I/O runs before the metadata update, so a failed store write leaves the
 //! mappings as they were (the store range may hold part of the new bytes).
 use crate::config::{Config, Interface};
+use crate::ftl::plan::PlanFtl;
 use crate::ftl::Ftl;
 use crate::layout::Layout;
 use crate::store::Store;
@@ -16,6 +17,8 @@ use crate::{Counters, EmuError, FdpReport, FdpStats, Placement, ZoneInfo, LBA_BY
 enum Backend {
     Ftl(Box<Ftl>),
     Zns(Box<Zns>),
+    /// 004's PLAN and its baselines (`config.plan`).
+    Plan(Box<PlanFtl>),
 }
 
 /// One emulated SSD. Single-threaded (`&mut self`); wrap in a Mutex to share.
@@ -40,14 +43,17 @@ impl Ssd {
     pub fn new(config: Config) -> Result<Ssd, EmuError> {
         config.validate()?;
         let layout = config.layout();
-        let (backend, handles) = match config.interface {
-            Interface::Conventional { streams } => {
+        let (backend, handles) = match (config.interface, &config.plan) {
+            (Interface::Conventional { streams }, Some(plan)) => {
+                (Backend::Plan(Box::new(PlanFtl::new(&config, plan, &layout))), streams)
+            }
+            (Interface::Conventional { streams }, None) => {
                 (Backend::Ftl(Box::new(Ftl::new(&config, &layout))), streams)
             }
-            Interface::Fdp { ruh_count, .. } => {
+            (Interface::Fdp { ruh_count, .. }, _) => {
                 (Backend::Ftl(Box::new(Ftl::new(&config, &layout))), ruh_count)
             }
-            Interface::Zns { .. } => (Backend::Zns(Box::new(Zns::new(&config, &layout))), 1),
+            (Interface::Zns { .. }, _) => (Backend::Zns(Box::new(Zns::new(&config, &layout))), 1),
         };
         let store = Store::open(&config.store, layout.logical_blocks)?;
         let timing = Timing::new(&config, &layout);
@@ -142,6 +148,15 @@ impl Ssd {
                     timing.write(lba, count, &|l| ftl.slot_of(l), &self.counters);
                 }
             }
+            Backend::Plan(plan) => {
+                self.store.write(lba, count, data)?;
+                let now_units =
+                    plan_now_units(&self.config, self.timing.as_deref(), &self.counters);
+                plan.write(lba, count, handle, now_units, &mut self.counters)?;
+                if let Some(timing) = &mut self.timing {
+                    timing.write(lba, count, &|l| plan.timing_slot_of(l), &self.counters);
+                }
+            }
             Backend::Zns(zns) => {
                 let zone = zns.check_write(lba, count)?;
                 self.store.write(lba, count, data)?;
@@ -168,6 +183,9 @@ impl Ssd {
             self.check_range(lba, 1)?;
         }
         let handle = self.handle_of(placement)?;
+        if let Backend::Plan(_) = self.backend {
+            return self.write_scattered_plan(lbas, placement);
+        }
         let Backend::Ftl(ftl) = &mut self.backend else {
             return Err(EmuError::WrongInterface { needed: "conventional or FDP" });
         };
@@ -192,6 +210,17 @@ impl Ssd {
         Ok(())
     }
 
+    /// `write_scattered` on a PLAN device: one command per LBA, as the batch stands for (PLAN
+    /// routes each by itself). Out of line so the conventional batch loop stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn write_scattered_plan(&mut self, lbas: &[u64], placement: Placement) -> Result<(), EmuError> {
+        for &lba in lbas {
+            self.write(lba, 1, None, placement)?;
+        }
+        Ok(())
+    }
+
     /// Reads `buf.len() / 4096` blocks at `lba`: the bytes last written, zeros if never written
     /// or trimmed (or if the store is `None`).
     pub fn read(&mut self, lba: u64, buf: &mut [u8]) -> Result<(), EmuError> {
@@ -209,6 +238,7 @@ impl Ssd {
             match &self.backend {
                 Backend::Ftl(ftl) => timing.read(lba, count, &|l| ftl.slot_of(l)),
                 Backend::Zns(_) => timing.read(lba, count, &zns_slot),
+                Backend::Plan(plan) => timing.read(lba, count, &|l| plan.timing_slot_of(l)),
             }
         }
         Ok(())
@@ -216,16 +246,21 @@ impl Ssd {
 
     /// Deallocates the range. Conventional/FDP only.
     pub fn trim(&mut self, lba: u64, blocks: u64) -> Result<(), EmuError> {
-        let Backend::Ftl(ftl) = &mut self.backend else {
+        if let Backend::Zns(_) = self.backend {
             return Err(EmuError::WrongInterface { needed: "conventional or FDP" });
-        };
+        }
         let capacity_blocks = self.layout.logical_blocks;
         match lba.checked_add(blocks) {
             Some(end) if end <= capacity_blocks => {}
             _ => return Err(EmuError::OutOfRange { lba, blocks, capacity_blocks }),
         }
         self.store.zero(lba, blocks)?;
-        ftl.trim(lba, blocks);
+        let now_units = plan_now_units(&self.config, self.timing.as_deref(), &self.counters);
+        match &mut self.backend {
+            Backend::Ftl(ftl) => ftl.trim(lba, blocks),
+            Backend::Plan(plan) => plan.trim(lba, blocks, now_units),
+            Backend::Zns(_) => {}
+        }
         self.counters.host_trim_bytes += blocks * LBA_BYTES;
         Ok(())
     }
@@ -239,14 +274,14 @@ impl Ssd {
     fn zns(&self) -> Result<&Zns, EmuError> {
         match &self.backend {
             Backend::Zns(zns) => Ok(zns),
-            Backend::Ftl(_) => Err(EmuError::WrongInterface { needed: "ZNS" }),
+            Backend::Ftl(_) | Backend::Plan(_) => Err(EmuError::WrongInterface { needed: "ZNS" }),
         }
     }
 
     fn zns_mut(&mut self) -> Result<&mut Zns, EmuError> {
         match &mut self.backend {
             Backend::Zns(zns) => Ok(zns),
-            Backend::Ftl(_) => Err(EmuError::WrongInterface { needed: "ZNS" }),
+            Backend::Ftl(_) | Backend::Plan(_) => Err(EmuError::WrongInterface { needed: "ZNS" }),
         }
     }
 
@@ -371,6 +406,8 @@ impl Ssd {
         let per_superblock = match &self.backend {
             Backend::Ftl(ftl) => ftl.erase_counts(),
             Backend::Zns(zns) => zns.erase_counts(),
+            // PLAN keeps erase counts per block, in this very numbering.
+            Backend::Plan(plan) => return plan.block_erase_counts().to_vec(),
         };
         for (superblock, &erases) in per_superblock.iter().enumerate() {
             self.layout
@@ -383,9 +420,23 @@ impl Ssd {
     pub fn check_consistency(&self) -> Result<(), String> {
         match &self.backend {
             Backend::Ftl(ftl) => ftl.check(),
+            Backend::Plan(plan) => plan.check(),
             Backend::Zns(_) => Ok(()),
         }
     }
+}
+
+/// PLAN's predictor clock: device time when the timing model runs, else 4 KiB host writes so
+/// far; in `plan.time_unit`s. 0 without PLAN (never asked then).
+fn plan_now_units(config: &Config, timing: Option<&Timing>, counters: &Counters) -> u64 {
+    let Some(plan) = &config.plan else {
+        return 0;
+    };
+    let ticks = match timing {
+        Some(timing) => timing.clock_ns(),
+        None => counters.host_write_bytes / LBA_BYTES,
+    };
+    ticks / plan.time_unit.max(1)
 }
 
 /// ZNS zones are laid onto superblocks in address order: an LBA is its own physical slot.

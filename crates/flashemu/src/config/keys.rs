@@ -5,7 +5,7 @@
 //! strings as they come from a command line.
 use std::path::PathBuf;
 
-use crate::config::{Config, FdpIsolation, GcPolicy, Interface, StoreKind};
+use crate::config::{Config, FdpIsolation, GcPolicy, Interface, PlanConfig, PlanScheme, StoreKind};
 use crate::ConfigError;
 
 /// Zone limits used when `interface` is switched to ZNS by an override (the preset's values).
@@ -128,7 +128,48 @@ pub(super) fn set(config: &mut Config, key: &str, value: &str) -> Result<(), Con
         "timing.mqssd.alpha-ns" => {
             config.timing.mqssd.alpha_ns = parse_f64("timing.mqssd.alpha_ns", value)?;
         }
+        other if other.starts_with("plan") => set_plan(config, other, value)?,
         _ => return Err(ConfigError::UnknownKey(key.to_string())),
+    }
+    Ok(())
+}
+
+/// `plan.scheme` turns PLAN on (`none` turns it off); the other `plan.*` keys need it on.
+fn set_plan(config: &mut Config, normalized: &str, value: &str) -> Result<(), ConfigError> {
+    let key = normalized.trim_start_matches("plan").trim_start_matches(['.', '-']);
+    if key == "scheme" || key.is_empty() {
+        if matches!(value.to_ascii_lowercase().as_str(), "none" | "off") {
+            config.plan = None;
+            return Ok(());
+        }
+        let scheme = PlanScheme::parse(value).ok_or_else(|| {
+            let known: Vec<&str> = PlanScheme::ALL.iter().map(|s| s.name()).collect();
+            invalid("plan.scheme", format!("`{value}` is not none or one of {}", known.join(", ")))
+        })?;
+        config.plan.get_or_insert_with(PlanConfig::default).scheme = scheme;
+        return Ok(());
+    }
+    let Some(plan) = config.plan.as_mut() else {
+        return Err(invalid("plan.scheme", format!("set it before `plan.{key}`")));
+    };
+    match key {
+        "small-chips-per-channel" => {
+            plan.small_chips_per_channel = parse_u32("plan.small_chips_per_channel", value)?;
+        }
+        "big-request-pages" => {
+            plan.big_request_pages = parse_u32("plan.big_request_pages", value)?;
+        }
+        "chunk-pages" => plan.chunk_pages = parse_u32("plan.chunk_pages", value)?,
+        "lifetime-classes" => plan.lifetime_classes = parse_u32("plan.lifetime_classes", value)?,
+        "history-weight" => plan.history_weight = parse_f64("plan.history_weight", value)?,
+        "time-unit" => plan.time_unit = parse_u64("plan.time_unit", value)?,
+        "autostream-streams" => {
+            plan.autostream_streams = parse_u32("plan.autostream_streams", value)?;
+        }
+        "autostream-decay-units" => {
+            plan.autostream_decay_units = parse_u64("plan.autostream_decay_units", value)?;
+        }
+        _ => return Err(ConfigError::UnknownKey(normalized.to_string())),
     }
     Ok(())
 }
@@ -169,7 +210,8 @@ fn flatten(
         return Err(ConfigError::Parse(format!("tables nested deeper than {TOML_DEPTH_MAX}")));
     }
     let mut entries: Vec<(&String, &toml::Value)> = table.iter().collect();
-    entries.sort_by_key(|(key, _)| *key != "kind");
+    // `kind` and `scheme` first: the other keys of their table depend on them.
+    entries.sort_by_key(|(key, _)| *key != "kind" && *key != "scheme");
     for (key, value) in entries {
         let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
         let text = match value {

@@ -35,7 +35,7 @@ fn gc() -> GcConfig {
 }
 
 /// Every preset name, in the order listings show them.
-pub const PRESET_NAMES: [&str; 5] = ["cns", "ent", "fdp", "zns", "tiny"];
+pub const PRESET_NAMES: [&str; 6] = ["cns", "ent", "fdp", "zns", "tiny", "plan"];
 
 pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
     let base = Config {
@@ -46,6 +46,7 @@ pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
         store: StoreKind::Memory,
         seed: SEED_DEFAULT,
         timing: TimingConfig::default(),
+        plan: None,
     };
     match name {
         "cns" => Ok(base),
@@ -84,6 +85,33 @@ pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
             gc: GcConfig { free_superblocks_low: 2, free_superblocks_high: 3, random_d: 4, ..gc() },
             ..base
         }),
+        "plan" => Ok(plan_preset()),
         _ => Err(ConfigError::UnknownPreset(name.to_string())),
+    }
+}
+
+/// 004 Table 1 scaled down for these machines: 004's 8 chips per channel, 16 KiB pages, OP
+/// 0.0625 and greedy GC, and its ~1024 full-width superblocks, so that the 19 superblocks PLAN
+/// keeps open take about the same 1.2% of the flash as in 004. To fit 8 GiB instead of 256 GiB,
+/// 4 channels (not 8) and 16 pages per block (not 256): 4 x 8 chips x 1024 blocks x 16 pages
+/// of 16 KiB; a big superblock is 32 blocks = 8 MiB. PLAN-Pred-1/4 with 004's settings.
+fn plan_preset() -> Config {
+    Config {
+        geometry: Geometry {
+            channels: 4,
+            chips_per_channel: 8,
+            blocks_per_chip: 1024,
+            pages_per_block: 16,
+            flash_page_bytes: 16384,
+            superblock_chips_per_channel: 8,
+        },
+        op: 0.0625,
+        gc: gc(),
+        interface: Interface::Conventional { streams: 1 },
+        // Like the other presets: the engine can run on it (`--device emu:plan`).
+        store: StoreKind::Memory,
+        seed: SEED_DEFAULT,
+        timing: TimingConfig::default(),
+        plan: Some(crate::config::PlanConfig::default()),
     }
 }

@@ -21,10 +21,12 @@ use crate::{Counters, EmuError};
 
 mod buckets;
 pub(crate) mod gc;
+pub(crate) mod plan;
 mod prefetch;
 mod valid_bits;
 
 use buckets::ValidBuckets;
+pub(crate) use plan::reserved_blocks as plan_reserved_blocks;
 use valid_bits::ValidBits;
 
 /// `l2p` entry of an LBA never written or trimmed.

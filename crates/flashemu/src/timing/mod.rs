@@ -302,6 +302,11 @@ impl Timing {
     }
 
     /// Starts a new measuring window at the current end of device time (e.g. after a fill).
+    /// Device time at which the next host command is issued (PLAN's predictor clock).
+    pub(crate) fn clock_ns(&self) -> u64 {
+        self.last_issue_ns
+    }
+
     pub(crate) fn restart_window(&mut self) {
         self.window_start_ns = self.end_ns;
         self.stats = Stats::new();

@@ -37,6 +37,15 @@ impl DeviceSummary {
             Interface::Fdp { ruh_count, .. } => format!("fdp ({ruh_count} handles)"),
             Interface::Zns { .. } => "zns".to_string(),
         };
+        let interface = match &config.plan {
+            Some(plan) => format!(
+                "{interface}, PLAN {} (small superblocks {}/{} chips per channel)",
+                plan.scheme.name(),
+                plan.small_chips_per_channel,
+                config.geometry.chips_per_channel
+            ),
+            None => interface,
+        };
         let gc_policy = serde_json::to_value(config.gc.policy)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))

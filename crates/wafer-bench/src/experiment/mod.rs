@@ -1,4 +1,5 @@
 //! Experiments that reproduce the papers' tables with one command, scaled to this machine.
+pub mod plan;
 pub mod table1;
 
 pub use table1::{ExperimentError, RowPlan, Scale, ROWS as TABLE1_ROWS};

@@ -30,7 +30,7 @@ pub struct YcsbArgs {
     /// Workload a..f [default: a].
     #[arg(long)]
     workload: Option<String>,
-    /// emu:PRESET (cns, fdp, zns, tiny) or emu:FILE.toml, file:PATH, memory:SIZE, model:SIZE
+    /// emu:PRESET (cns, ent, fdp, zns, tiny, plan) or emu:FILE.toml, file:PATH, memory:SIZE, model:SIZE
     /// [default: emu:cns].
     #[arg(long)]
     device: Option<String>,

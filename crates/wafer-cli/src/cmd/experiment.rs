@@ -2,7 +2,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wafer_bench::experiment::{table1, Scale};
+use wafer_bench::experiment::{plan, table1, Scale};
 use wafer_bench::metrics::RunReport;
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::report::{Document, PaperTable};
@@ -21,6 +21,30 @@ enum ExperimentCommand {
     /// YCSB-A zipf 0.8, dataset at 90% of the emulated SSD, buffer 10% of the dataset: one row
     /// per write mode / optimization this build has; the others are listed as not implemented.
     Table1(Table1Args),
+    /// 004 (PLAN): the FIO mix (4 jobs, 50/50 read/write, uniform 4 KiB random, files
+    /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
+    /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
+    Plan(PlanArgs),
+}
+
+#[derive(Debug, Args)]
+struct PlanArgs {
+    /// tiny (256 MiB of flash, seconds), demo (2 GiB), small (4 GiB), full (the 8 GiB `plan` preset).
+    #[arg(long, default_value = "demo")]
+    scale: String,
+    /// Write the report as JSON (`schemes`: name and waf of each).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the report as markdown.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Write Figures 1 and 3 as STEM-fig1-waf.png, STEM-fig1-throughput.png, STEM-fig3-waf.png
+    /// (.svg for SVG).
+    #[arg(long, value_name = "STEM")]
+    plots: Option<PathBuf>,
+    /// No per-scheme lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -43,7 +67,39 @@ struct Table1Args {
 pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
     match args.command {
         ExperimentCommand::Table1(a) => run_table1(&a),
+        ExperimentCommand::Plan(a) => run_plan(&a),
     }
+}
+
+fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
+    let scale = Scale::parse(&args.scale).map_err(CliError)?;
+    for path in [&args.json, &args.markdown, &args.plots] {
+        super::check_output_path(path.as_deref())?;
+    }
+    let quiet = args.quiet;
+    let report = plan::run(scale, &mut |line| {
+        if !quiet {
+            eprintln!("plan [{}] {line}", scale.name());
+        }
+    })?;
+    let markdown = plan::render_markdown(&report);
+    print!("{markdown}");
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        super::write_file(path, json.as_bytes())?;
+    }
+    if let Some(path) = &args.markdown {
+        super::write_file(path, markdown.as_bytes())?;
+    }
+    if let Some(stem) = &args.plots {
+        let paths = plan::write_figures(&report, stem)
+            .map_err(|e| CliError(format!("{}: {e}", stem.display())))?;
+        for path in paths {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(())
 }
 
 fn run_table1(args: &Table1Args) -> Result<(), CliError> {

@@ -237,6 +237,7 @@ mod tests {
             store: StoreKind::Memory,
             seed: 1,
             timing: flashemu::TimingConfig::default(),
+            plan: None,
         }
     }
 

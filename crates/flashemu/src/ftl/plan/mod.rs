@@ -1,0 +1,442 @@
+//! 004's PLAN in the conventional FTL: superblocks of two widths, request-size routing, an
+//! in-SSD lifetime predictor, and 004's baselines on the same machinery (`PlanScheme`).
+//!
+//! Unlike the conventional FTL, whose superblocks are fixed sets of blocks, this FTL keeps the
+//! flash as blocks and forms a superblock when it opens one: a big superblock takes a free
+//! block from every chip, a small one from `small_chips_per_channel` chips of every channel.
+//! Pages are striped over a superblock's blocks, channel fastest, as the conventional FTL's
+//! timing model assumes. A superblock ("group" below) is erased whole by GC (victim: lowest
+//! valid ratio, so small and big superblocks compete fairly), except under partial GC, whose
+//! victims are single blocks and whose groups dissolve as their blocks are erased.
+//!
+//! Physical slot `s` is in block `s / slots_per_block`; block `b` is on chip
+//! `b / blocks_per_chip`, chip-major as `Ssd::block_erase_counts` numbers them.
+use std::collections::VecDeque;
+
+use super::buckets::ValidBuckets;
+use super::valid_bits::ValidBits;
+use super::{SuperblockState, UNMAPPED};
+use crate::config::{Config, PlanConfig, PlanScheme};
+use crate::layout::Layout;
+use crate::{Counters, EmuError};
+
+mod autostream;
+mod gc;
+mod predictor;
+
+use autostream::AutoStream;
+use predictor::LifetimePredictor;
+
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Where host (or GC) data is being appended: a group and the next slot offset in it.
+#[derive(Debug, Clone, Copy)]
+struct OpenPoint {
+    group: u32,
+    next_offset: u32,
+    /// Chips per channel of the groups this point opens.
+    chips_per_channel: u32,
+}
+
+/// Flash blocks kept aside: the GC reserve plus every open superblock at its width.
+pub(crate) fn reserved_blocks(config: &Config, plan: &PlanConfig, layout: &Layout) -> u64 {
+    let g = &config.geometry;
+    let big = u64::from(g.channels) * u64::from(g.chips_per_channel);
+    let small = u64::from(g.channels) * u64::from(plan.small_chips_per_channel);
+    let (big_points, small_points) = host_points(config, plan);
+    // + 1: GC's own open superblock, always full width (004: "an extra superblock with full
+    // parallelism for GC").
+    // gc_free_target + 1: see gc.rs on why PLAN reserves one full width more.
+    (u64::from(layout.gc_free_target) + 1) * big
+        + (u64::from(big_points) + 1) * big
+        + u64::from(small_points) * small
+}
+
+/// Open host superblocks (big, small) a scheme keeps.
+fn host_points(config: &Config, plan: &PlanConfig) -> (u32, u32) {
+    let streams = match config.interface {
+        crate::Interface::Conventional { streams } => streams,
+        _ => 1,
+    };
+    match plan.scheme {
+        PlanScheme::Plain | PlanScheme::PartialGc => (1, 0),
+        PlanScheme::MultiStream => (streams, 0),
+        PlanScheme::AutoStream => (plan.autostream_streams, 0),
+        PlanScheme::PlanNoPred => (1, 1),
+        PlanScheme::PlanPred => (1 + plan.lifetime_classes, 1 + plan.lifetime_classes),
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct PlanFtl {
+    plan: PlanConfig,
+    channels: u32,
+    chips_per_channel: u32,
+    blocks_per_chip: u32,
+    slots_per_block: u32,
+    /// slots_per_page - 1.
+    page_mask: u32,
+    flash_page_bytes: u64,
+    /// 4 KiB LBAs per predictor chunk (a power of two) as a shift.
+    chunk_shift: u32,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    valid_bits: ValidBits,
+    block_valid: Vec<u32>,
+    block_group: Vec<u32>,
+    block_sealed_at: Vec<u64>,
+    block_erases: Vec<u32>,
+    free_by_chip: Vec<VecDeque<u32>>,
+    free_blocks: u64,
+    /// Groups: `group_blocks[g * big_blocks ..][.. group_width[g]]` are g's blocks.
+    group_blocks: Vec<u32>,
+    group_width: Vec<u32>,
+    group_valid: Vec<u32>,
+    group_live_blocks: Vec<u32>,
+    group_state: Vec<SuperblockState>,
+    group_sealed_at: Vec<u64>,
+    free_groups: Vec<u32>,
+    /// Sealed groups by valid count: one set per width (big, small); under partial GC sealed
+    /// blocks instead.
+    big_buckets: ValidBuckets,
+    small_buckets: ValidBuckets,
+    block_buckets: Option<ValidBuckets>,
+    /// Host points (layout per scheme, see `point_of`), then GC's point last.
+    open: Vec<OpenPoint>,
+    predictor: Option<LifetimePredictor>,
+    autostream: Option<AutoStream>,
+    gc_low_blocks: u64,
+    gc_target_blocks: u64,
+    /// Round-robin chip group for the next small superblock.
+    next_chip_group: u32,
+    /// Slots programmed (host + GC): seal order for victim ties.
+    clock: u64,
+}
+
+impl PlanFtl {
+    pub(crate) fn new(config: &Config, plan: &PlanConfig, layout: &Layout) -> PlanFtl {
+        let g = &config.geometry;
+        let chips = (g.channels * g.chips_per_channel) as usize;
+        let blocks = chips * g.blocks_per_chip as usize;
+        let slots_per_block = g.pages_per_block * layout.slots_per_page;
+        assert_eq!(blocks as u64 * u64::from(slots_per_block), layout.physical_slots);
+        assert!(layout.physical_slots < u64::from(UNMAPPED));
+        let big_blocks = g.channels * g.chips_per_channel;
+        let small_blocks = g.channels * plan.small_chips_per_channel;
+        let groups = (blocks as u32 / small_blocks.min(big_blocks)) as usize;
+        let (big_points, small_points) = host_points(config, plan);
+        let mut open = Vec::new();
+        open.extend((0..big_points).map(|_| Self::point(g.chips_per_channel)));
+        open.extend((0..small_points).map(|_| Self::point(plan.small_chips_per_channel)));
+        open.push(Self::point(g.chips_per_channel));
+        let chunk_lbas = plan.chunk_pages * layout.slots_per_page;
+        let chunks = layout.logical_blocks.div_ceil(u64::from(chunk_lbas)) as usize;
+        let free_by_chip = (0..chips as u32)
+            .map(|chip| (chip * g.blocks_per_chip..(chip + 1) * g.blocks_per_chip).collect())
+            .collect();
+        PlanFtl {
+            plan: *plan,
+            channels: g.channels,
+            chips_per_channel: g.chips_per_channel,
+            blocks_per_chip: g.blocks_per_chip,
+            slots_per_block,
+            page_mask: layout.slots_per_page - 1,
+            flash_page_bytes: u64::from(layout.flash_page_bytes),
+            chunk_shift: chunk_lbas.trailing_zeros(),
+            l2p: vec![UNMAPPED; layout.logical_blocks as usize],
+            p2l: vec![UNMAPPED; layout.physical_slots as usize],
+            valid_bits: ValidBits::new(layout.physical_slots),
+            block_valid: vec![0; blocks],
+            block_group: vec![NONE; blocks],
+            block_sealed_at: vec![0; blocks],
+            block_erases: vec![0; blocks],
+            free_by_chip,
+            free_blocks: blocks as u64,
+            group_blocks: vec![NONE; groups * big_blocks as usize],
+            group_width: vec![0; groups],
+            group_valid: vec![0; groups],
+            group_live_blocks: vec![0; groups],
+            group_state: vec![SuperblockState::Free; groups],
+            group_sealed_at: vec![0; groups],
+            free_groups: (0..groups as u32).rev().collect(),
+            big_buckets: ValidBuckets::new(big_blocks * slots_per_block, groups as u32),
+            small_buckets: ValidBuckets::new(small_blocks * slots_per_block, groups as u32),
+            block_buckets: (plan.scheme == PlanScheme::PartialGc)
+                .then(|| ValidBuckets::new(slots_per_block, blocks as u32)),
+            open,
+            predictor: (plan.scheme == PlanScheme::PlanPred).then(|| {
+                LifetimePredictor::new(chunks, plan.history_weight, plan.lifetime_classes)
+            }),
+            autostream: (plan.scheme == PlanScheme::AutoStream).then(|| {
+                AutoStream::new(chunks, plan.autostream_streams, plan.autostream_decay_units)
+            }),
+            gc_low_blocks: (u64::from(config.gc.free_superblocks_low) + 1) * u64::from(big_blocks),
+            gc_target_blocks: (u64::from(layout.gc_free_target) + 1) * u64::from(big_blocks),
+            next_chip_group: 0,
+            clock: 0,
+        }
+    }
+
+    fn point(chips_per_channel: u32) -> OpenPoint {
+        OpenPoint { group: NONE, next_offset: u32::MAX, chips_per_channel }
+    }
+
+    pub(crate) fn block_erase_counts(&self) -> &[u32] {
+        &self.block_erases
+    }
+
+    /// Writes `blocks` LBAs at `lba` from host handle `handle` at time `now_units`: routes the
+    /// request (by size, stream or predicted lifetime), one decision per chunk it touches.
+    pub(crate) fn write(
+        &mut self,
+        lba: u64,
+        blocks: u64,
+        handle: usize,
+        now_units: u64,
+        counters: &mut Counters,
+    ) -> Result<(), EmuError> {
+        let spp = u64::from(self.page_mask) + 1;
+        let pages = (lba + blocks).div_ceil(spp) - lba / spp;
+        let big = pages >= u64::from(self.plan.big_request_pages);
+        let end = lba + blocks;
+        let mut at = lba;
+        // Bound: one pass per chunk the request touches.
+        while at < end {
+            let chunk = at >> self.chunk_shift;
+            let chunk_end = ((chunk + 1) << self.chunk_shift).min(end);
+            let point = self.point_of(chunk as usize, at, chunk_end - at, big, handle, now_units);
+            assert!(point < self.open.len() - 1, "host point {point} is GC's");
+            for each in at..chunk_end {
+                self.write_lba(each, point, counters)?;
+            }
+            at = chunk_end;
+        }
+        Ok(())
+    }
+
+    /// The open point a write segment goes to. Points: plain/partial 0; multi-stream the
+    /// handle; AutoStream its stream; PLAN 0 default big, 1..=L big by class, L+1 default
+    /// small, L+2.. small by class (NoPred: 0 big, 1 small).
+    fn point_of(
+        &mut self,
+        chunk: usize,
+        lba: u64,
+        blocks: u64,
+        big: bool,
+        handle: usize,
+        now_units: u64,
+    ) -> usize {
+        match self.plan.scheme {
+            PlanScheme::Plain | PlanScheme::PartialGc => 0,
+            PlanScheme::MultiStream => handle.min(self.open.len() - 2),
+            PlanScheme::AutoStream => match &mut self.autostream {
+                Some(a) => a.on_write(chunk, lba, blocks, now_units) as usize,
+                None => 0,
+            },
+            PlanScheme::PlanNoPred => usize::from(!big),
+            PlanScheme::PlanPred => {
+                let class = self.predictor.as_mut().and_then(|p| p.on_write(chunk, now_units));
+                let base = if big { 0 } else { 1 + self.plan.lifetime_classes as usize };
+                base + class.map_or(0, |c| 1 + c as usize)
+            }
+        }
+    }
+
+    fn write_lba(
+        &mut self,
+        lba: u64,
+        point: usize,
+        counters: &mut Counters,
+    ) -> Result<(), EmuError> {
+        let index = lba as usize;
+        let old = self.l2p[index];
+        if old != UNMAPPED {
+            self.invalidate(old);
+        }
+        let slot = match self.take_slot(point, counters) {
+            Ok(slot) => slot,
+            Err(e) => {
+                self.l2p[index] = UNMAPPED;
+                return Err(e);
+            }
+        };
+        self.l2p[index] = slot;
+        self.p2l[slot as usize] = lba as u32;
+        self.valid_bits.set(slot);
+        Ok(())
+    }
+
+    /// Deallocates `blocks` LBAs; the predictor learns that their chunks' data died.
+    pub(crate) fn trim(&mut self, lba: u64, blocks: u64, now_units: u64) {
+        for index in lba..lba + blocks {
+            let old = self.l2p[index as usize];
+            if old != UNMAPPED {
+                self.invalidate(old);
+                self.l2p[index as usize] = UNMAPPED;
+            }
+        }
+        if let Some(predictor) = &mut self.predictor {
+            let first = lba >> self.chunk_shift;
+            let last = (lba + blocks.max(1) - 1) >> self.chunk_shift;
+            for chunk in first..=last {
+                predictor.on_trim(chunk as usize, now_units);
+            }
+        }
+    }
+
+    fn invalidate(&mut self, slot: u32) {
+        let block = (slot / self.slots_per_block) as usize;
+        let group = self.block_group[block];
+        debug_assert!(self.block_valid[block] > 0 && group != NONE);
+        self.valid_bits.clear(slot);
+        self.block_valid[block] -= 1;
+        self.group_valid[group as usize] -= 1;
+        if let Some(buckets) = &mut self.block_buckets {
+            buckets.decremented(block as u32, self.block_valid[block]);
+        } else if self.group_width[group as usize] == self.big_width_blocks() {
+            self.big_buckets.decremented(group, self.group_valid[group as usize]);
+        } else {
+            self.small_buckets.decremented(group, self.group_valid[group as usize]);
+        }
+    }
+
+    fn big_width_blocks(&self) -> u32 {
+        self.channels * self.chips_per_channel
+    }
+
+    fn group_slots(&self, group: u32) -> u32 {
+        self.group_width[group as usize] * self.slots_per_block
+    }
+
+    /// The physical slot at `offset` of `group`: page `offset / slots_per_page` lives on
+    /// block `page % width`, page-striped so consecutive pages go to different chips.
+    fn slot_at(&self, group: u32, offset: u32) -> u32 {
+        let width = self.group_width[group as usize];
+        let page = offset / (self.page_mask + 1);
+        let base = group as usize * self.big_width_blocks() as usize;
+        let block = self.group_blocks[base + (page % width) as usize];
+        let in_block = (page / width) * (self.page_mask + 1) + (offset & self.page_mask);
+        debug_assert!(in_block < self.slots_per_block);
+        block * self.slots_per_block + in_block
+    }
+
+    fn take_slot(&mut self, point: usize, counters: &mut Counters) -> Result<u32, EmuError> {
+        let open = self.open[point];
+        if open.group == NONE || open.next_offset >= self.group_slots(open.group) {
+            self.replace_open(point, counters, true)?;
+        }
+        let open = self.open[point];
+        let slot = self.slot_at(open.group, open.next_offset);
+        self.open[point].next_offset += 1;
+        self.block_valid[(slot / self.slots_per_block) as usize] += 1;
+        self.group_valid[open.group as usize] += 1;
+        // Counted when the flash page is complete, as in the conventional FTL.
+        if (open.next_offset + 1) & self.page_mask == 0 {
+            counters.flash_host_bytes += self.flash_page_bytes;
+        }
+        self.clock += 1;
+        Ok(slot)
+    }
+
+    /// Where `lba`'s data is, as the timing model's slot numbering for full-width superblocks
+    /// (span = chips_per_channel) would name that chip, page and slot: the timing model then
+    /// charges the right chip and channel.
+    pub(crate) fn timing_slot_of(&self, lba: u64) -> Option<u32> {
+        let slot = self.l2p[lba as usize];
+        if slot == UNMAPPED {
+            return None;
+        }
+        let block = slot / self.slots_per_block;
+        let chip_index = block / self.blocks_per_chip;
+        let (channel, chip) =
+            (chip_index / self.chips_per_channel, chip_index % self.chips_per_channel);
+        let in_block = slot % self.slots_per_block;
+        let slots_per_page = self.page_mask + 1;
+        let page =
+            (in_block / slots_per_page) * self.big_width_blocks() + chip * self.channels + channel;
+        let superblock_slots = self.big_width_blocks() * self.slots_per_block;
+        let fake = u64::from(block % self.blocks_per_chip) * u64::from(superblock_slots)
+            + u64::from(page * slots_per_page + (in_block & self.page_mask));
+        u32::try_from(fake).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ftl(scheme: &str) -> PlanFtl {
+        let mut config = Config::preset("plan").unwrap_or_else(|e| panic!("{e}"));
+        for (key, value) in
+            [("channels", "2"), ("blocks-per-chip", "512"), ("pages-per-block", "2")]
+        {
+            config.set(key, value).unwrap_or_else(|e| panic!("{e}"));
+        }
+        config.set("plan.scheme", scheme).unwrap_or_else(|e| panic!("{e}"));
+        config.validate().unwrap_or_else(|e| panic!("{e}"));
+        let plan = config.plan.unwrap_or_default();
+        PlanFtl::new(&config, &plan, &config.layout())
+    }
+
+    #[test]
+    fn requests_of_eight_pages_go_big_smaller_ones_small() {
+        let mut f = ftl("plan-nopred");
+        // 16 KiB pages: 4 LBAs each. 32 LBAs aligned = 8 pages: big; 28 = 7 pages: small;
+        // 29 LBAs starting mid-page span 8 pages: big.
+        let mut counters = Counters::new(1);
+        f.write(0, 32, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        f.write(1000, 28, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        f.write(2002, 29, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        let width = |f: &PlanFtl, lba: u64| {
+            let slot = f.l2p[lba as usize];
+            f.group_width[f.block_group[(slot / f.slots_per_block) as usize] as usize]
+        };
+        assert_eq!(width(&f, 0), 16, "big superblock: 2 channels x 8 chips");
+        assert_eq!(width(&f, 1000), 4, "small superblock: 2 channels x 2 chips");
+        assert_eq!(width(&f, 2002), 16);
+    }
+
+    #[test]
+    fn predicted_classes_pick_their_own_superblocks() {
+        let mut f = ftl("plan-pred");
+        let classes = f.plan.lifetime_classes as usize;
+        // No history: default small (L + 1) or default big (0).
+        assert_eq!(f.point_of(0, 0, 1, false, 0, 0), classes + 1);
+        assert_eq!(f.point_of(1, 128, 64, true, 0, 0), 0);
+        // Chunk 0 rewritten 5 units later: class 2 ([3, 7)), small: L + 2 + 2.
+        assert_eq!(f.point_of(0, 0, 1, false, 0, 5), classes + 2 + 2);
+        // Chunk 1 rewritten big 0 units later: class 0, big point 1.
+        assert_eq!(f.point_of(1, 128, 64, true, 0, 0), 1);
+    }
+
+    #[test]
+    fn baselines_route_by_stream_or_not_at_all() {
+        let mut plain = ftl("plain");
+        assert_eq!(plain.point_of(0, 0, 1, false, 3, 0), 0);
+        assert_eq!(plain.open.len(), 2, "one host point and GC's");
+        let mut auto = ftl("autostream");
+        assert_eq!(auto.open.len(), 8 + 1);
+        assert_eq!(auto.point_of(0, 0, 1, false, 0, 0), 0);
+        assert_eq!(auto.point_of(0, 50, 1, false, 0, 0), 1, "second write of the chunk: count 2");
+    }
+
+    #[test]
+    fn victims_are_chosen_by_valid_ratio_across_widths() {
+        let mut f = ftl("plan-nopred");
+        let mut counters = Counters::new(1);
+        // One big superblock (16 blocks x 8 slots = 128) and four small (4 x 8 = 32 each).
+        f.write(0, 128, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        for lba in 1000..1128 {
+            f.write(lba, 1, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        }
+        // Seal both by one more write each.
+        f.write(2000, 32, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        f.write(3000, 1, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        // Big: 100 of 128 stale (ratio 0.22); a small one: 20 of 32 stale (ratio 0.375).
+        f.trim(0, 100, 0);
+        f.trim(1000, 20, 0);
+        assert_eq!(f.group_victim().map(|g| f.group_width[g as usize]), Some(16));
+        // The next is the small one with 12 valid of 32.
+        assert_eq!(f.group_victim().map(|g| f.group_valid[g as usize]), Some(12));
+    }
+}

@@ -1,0 +1,434 @@
+//! 004 (PLAN) on the emulator: its FIO mix for every scheme of sec. 4 (Figure 3) and Figure 1
+//! (WAF and throughput against the chips per channel a superblock spans).
+//!
+//! The FIO mix (004 sec. 4): 4 jobs at equal rates, each 50% read / 50% write, uniform random
+//! 4 KiB in a file of its own, file sizes 1:10:30:64, on an SSD aged with cold data first.
+//! 004 states neither the fill level nor the files' share of it; here cold data takes 40% of the
+//! logical space and the four files 50% (90% full), chosen once before any run. Each file is
+//! laid out sequentially by its job in 256 KiB writes (big requests), then the random phase
+//! writes `WARMUP_FILE_WRITES` times the files' size before the measured window of
+//! `MEASURED_FILE_WRITES` times more: WAF is the window's.
+//!
+//! Multi-stream tags each job's writes with its own stream (004: "by the issuing process") and
+//! the aging writes with stream 0. The predictor's clock is the host-write clock with a unit of
+//! 1/1024 of the logical capacity: 004's unit is the second, and a second of 004's FIO writes
+//! is of that order on its 240 GiB device.
+use flashemu::rng::SplitMix64;
+use flashemu::{Config, Counters, EmuError, Placement, Ssd, StoreKind};
+use serde::Serialize;
+
+use super::Scale;
+
+/// File size ratio of the four FIO jobs (004 sec. 4, after AutoStream).
+pub const FILE_RATIO: [u64; 4] = [1, 10, 30, 64];
+const COLD_FRACTION: f64 = 0.4;
+const FILES_FRACTION: f64 = 0.5;
+/// Aging and file layout request size: 64 LBAs = 256 KiB, 16 flash pages (a big request).
+const LAYOUT_BLOCKS: u64 = 64;
+const WARMUP_FILE_WRITES: f64 = 2.0;
+const MEASURED_FILE_WRITES: f64 = 2.0;
+/// Predictor time unit as a fraction of the logical capacity in host writes.
+const TIME_UNIT_DIVISOR: u64 = 1024;
+/// Figure 1: chips per channel per superblock (of 8): full, 1/2, 1/4, 1/8 parallelism.
+pub const FIGURE1_CHIPS: [u32; 4] = [8, 4, 2, 1];
+/// Host commands in flight for Figure 1's throughput: 4 jobs at iodepth 32 (004 sec. 4).
+const QUEUE_DEPTH: u32 = 128;
+const SEED: u64 = 0x0000_4F10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("scheme {scheme}: {source}")]
+    Emulator { scheme: String, source: EmuError },
+    #[error("scheme {scheme}: {source}")]
+    Config { scheme: String, source: flashemu::ConfigError },
+}
+
+/// One scheme of 004 sec. 4: its name as 004 writes it and the `plan.*` settings.
+#[derive(Debug, Clone, Copy)]
+pub struct SchemeSpec {
+    pub name: &'static str,
+    pub scheme: &'static str,
+    pub small_chips_per_channel: u32,
+}
+
+pub const SCHEMES: [SchemeSpec; 8] = [
+    SchemeSpec { name: "plain", scheme: "plain", small_chips_per_channel: 2 },
+    SchemeSpec { name: "partial GC", scheme: "partial-gc", small_chips_per_channel: 2 },
+    SchemeSpec { name: "multi-stream", scheme: "multi-stream", small_chips_per_channel: 2 },
+    SchemeSpec { name: "AutoStream", scheme: "autostream", small_chips_per_channel: 2 },
+    SchemeSpec { name: "PLAN-NoPred-1/4", scheme: "plan-nopred", small_chips_per_channel: 2 },
+    SchemeSpec { name: "PLAN-NoPred-1/8", scheme: "plan-nopred", small_chips_per_channel: 1 },
+    SchemeSpec { name: "PLAN-Pred-1/4", scheme: "plan-pred", small_chips_per_channel: 2 },
+    SchemeSpec { name: "PLAN-Pred-1/8", scheme: "plan-pred", small_chips_per_channel: 1 },
+];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemeResult {
+    pub name: String,
+    /// SSD WAF of the measured window.
+    pub waf: f64,
+    pub host_write_bytes: u64,
+    pub gc_copied_blocks: u64,
+    pub block_erases: u64,
+    /// Mean valid fraction of the window's GC victims.
+    pub victim_valid_mean: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ParallelismResult {
+    pub chips_per_channel: u32,
+    pub parallelism: String,
+    pub waf: f64,
+    /// Device-time throughput of the measured window, reads and writes, MB/s.
+    pub throughput_mb_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanReport {
+    pub experiment: &'static str,
+    pub scale: &'static str,
+    pub device: String,
+    pub logical_bytes: u64,
+    pub time_unit_host_writes: u64,
+    pub schemes: Vec<SchemeResult>,
+    pub figure1: Vec<ParallelismResult>,
+}
+
+/// The `plan` preset at the scale: tiny for tests (256 MiB), demo 2 GiB, small 4 GiB, full
+/// the preset's 8 GiB.
+pub fn device_config(scale: Scale) -> Result<Config, flashemu::ConfigError> {
+    let mut config = Config::preset("plan")?;
+    config.store = StoreKind::None;
+    let overrides: &[(&str, &str)] = match scale {
+        Scale::Tiny => &[("channels", "2"), ("blocks-per-chip", "512"), ("pages-per-block", "2")],
+        Scale::Demo => &[("pages-per-block", "4")],
+        Scale::Small => &[("pages-per-block", "8")],
+        Scale::Full => &[],
+    };
+    for (key, value) in overrides {
+        config.set(key, value)?;
+    }
+    let unit = (config.layout().logical_blocks / TIME_UNIT_DIVISOR).max(1);
+    config.set("plan.time-unit", &unit.to_string())?;
+    config.validate()?;
+    Ok(config)
+}
+
+fn scheme_config(base: &Config, spec: &SchemeSpec) -> Result<Config, flashemu::ConfigError> {
+    let mut config = base.clone();
+    config.set("plan.scheme", spec.scheme)?;
+    config.set("plan.small-chips-per-channel", &spec.small_chips_per_channel.to_string())?;
+    if spec.scheme == "multi-stream" {
+        // Stream 0 for the aging writes, one per job.
+        config.set("streams", &(FILE_RATIO.len() + 1).to_string())?;
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+/// Figure 1's device: the conventional FTL (no PLAN) with superblocks of `chips` per channel,
+/// timed by the chip model at 004's queue depth.
+fn parallelism_config(base: &Config, chips: u32) -> Result<Config, flashemu::ConfigError> {
+    let mut config = base.clone();
+    config.plan = None;
+    config.set("superblock-chips-per-channel", &chips.to_string())?;
+    config.set("timing", "chips")?;
+    config.set("queue-depth", &QUEUE_DEPTH.to_string())?;
+    config.validate()?;
+    Ok(config)
+}
+
+/// The four files: (first LBA, blocks) after the cold data.
+fn files(logical_blocks: u64) -> Vec<(u64, u64)> {
+    let total: u64 = FILE_RATIO.iter().sum();
+    let files_blocks = (logical_blocks as f64 * FILES_FRACTION) as u64;
+    let mut start = (logical_blocks as f64 * COLD_FRACTION) as u64;
+    FILE_RATIO
+        .iter()
+        .map(|&share| {
+            let blocks = (files_blocks * share / total).max(1);
+            let file = (start, blocks);
+            start += blocks;
+            file
+        })
+        .collect()
+}
+
+/// Ages the device: cold data (stream 0), then each file laid out by its job.
+fn age(ssd: &mut Ssd, files: &[(u64, u64)]) -> Result<(), EmuError> {
+    let cold_end = files.first().map_or(0, |f| f.0);
+    write_sequential(ssd, 0, cold_end, Placement::Stream(0))?;
+    for (job, &(start, blocks)) in files.iter().enumerate() {
+        write_sequential(ssd, start, start + blocks, Placement::Stream(job as u16 + 1))?;
+    }
+    Ok(())
+}
+
+fn write_sequential(
+    ssd: &mut Ssd,
+    from: u64,
+    to: u64,
+    placement: Placement,
+) -> Result<(), EmuError> {
+    let mut lba = from;
+    // Bound: (to - from) / LAYOUT_BLOCKS requests.
+    while lba < to {
+        let blocks = LAYOUT_BLOCKS.min(to - lba);
+        ssd.write(lba, blocks as u32, None, placement)?;
+        lba += blocks;
+    }
+    Ok(())
+}
+
+/// The random phase: `writes` host writes and as many reads, jobs drawn at equal rates.
+fn fio_mix(
+    ssd: &mut Ssd,
+    files: &[(u64, u64)],
+    writes: u64,
+    rng: &mut SplitMix64,
+) -> Result<(), EmuError> {
+    let mut buf = [0u8; flashemu::LBA_BYTES as usize];
+    let mut done = 0u64;
+    // Bound: each step is a read or a write; writes are half of them on average, and the
+    // step cap keeps a pathological RNG from looping forever.
+    for _ in 0..writes.saturating_mul(8) {
+        if done >= writes {
+            break;
+        }
+        let job = rng.below(files.len() as u64) as usize;
+        let (start, blocks) = files[job];
+        let lba = start + rng.below(blocks);
+        if rng.below(2) == 0 {
+            ssd.read(lba, &mut buf)?;
+        } else {
+            ssd.write(lba, 1, None, Placement::Stream(job as u16 + 1))?;
+            done += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Ages a fresh device, warms it up and returns the measured window's counters and device
+/// throughput (MB/s, 0 without timing).
+fn run_mix(config: Config) -> Result<(Counters, f64), EmuError> {
+    let mut ssd = Ssd::new(config)?;
+    let files = files(ssd.logical_blocks());
+    age(&mut ssd, &files)?;
+    let file_blocks: u64 = files.iter().map(|f| f.1).sum();
+    let mut rng = SplitMix64::new(SEED);
+    fio_mix(&mut ssd, &files, (file_blocks as f64 * WARMUP_FILE_WRITES) as u64, &mut rng)?;
+    let before = ssd.counters();
+    ssd.restart_timing_window();
+    fio_mix(&mut ssd, &files, (file_blocks as f64 * MEASURED_FILE_WRITES) as u64, &mut rng)?;
+    let window = ssd.counters().since(&before);
+    let throughput = ssd.timing_report().map_or(0.0, |t| t.bytes_per_s / 1e6);
+    Ok((window, throughput))
+}
+
+/// Runs every scheme and Figure 1; `on_result` sees each line as it finishes.
+pub fn run(scale: Scale, on_result: &mut dyn FnMut(&str)) -> Result<PlanReport, PlanError> {
+    let config_error = |scheme: &str| {
+        let scheme = scheme.to_string();
+        move |source| PlanError::Config { scheme: scheme.clone(), source }
+    };
+    let base = device_config(scale).map_err(config_error("plan preset"))?;
+    let mut schemes = Vec::with_capacity(SCHEMES.len());
+    for spec in &SCHEMES {
+        let config = scheme_config(&base, spec).map_err(config_error(spec.name))?;
+        let (window, _) = run_mix(config)
+            .map_err(|source| PlanError::Emulator { scheme: spec.name.into(), source })?;
+        let result = SchemeResult {
+            name: spec.name.to_string(),
+            waf: window.waf().unwrap_or(0.0),
+            host_write_bytes: window.host_write_bytes,
+            gc_copied_blocks: window.gc_copied_blocks,
+            block_erases: window.block_erases,
+            victim_valid_mean: window.victim_valid_mean(),
+        };
+        on_result(&format!("{}: WAF {:.3}", result.name, result.waf));
+        schemes.push(result);
+    }
+    let mut figure1 = Vec::with_capacity(FIGURE1_CHIPS.len());
+    for chips in FIGURE1_CHIPS {
+        let label = parallelism_label(chips, base.geometry.chips_per_channel);
+        let config = parallelism_config(&base, chips).map_err(config_error(&label))?;
+        let (window, throughput_mb_s) = run_mix(config)
+            .map_err(|source| PlanError::Emulator { scheme: label.clone(), source })?;
+        let waf = window.waf().unwrap_or(0.0);
+        on_result(&format!("Figure 1, {label}: WAF {waf:.3}, {throughput_mb_s:.1} MB/s"));
+        figure1.push(ParallelismResult {
+            chips_per_channel: chips,
+            parallelism: label,
+            waf,
+            throughput_mb_s,
+        });
+    }
+    let g = base.geometry;
+    Ok(PlanReport {
+        experiment: "plan",
+        scale: scale.name(),
+        device: format!(
+            "{} channels x {} chips x {} blocks x {} pages of {} KiB, OP {}",
+            g.channels,
+            g.chips_per_channel,
+            g.blocks_per_chip,
+            g.pages_per_block,
+            g.flash_page_bytes / 1024,
+            base.op
+        ),
+        logical_bytes: base.layout().logical_blocks * flashemu::LBA_BYTES,
+        time_unit_host_writes: base.plan.map_or(0, |p| p.time_unit),
+        schemes,
+        figure1,
+    })
+}
+
+fn parallelism_label(chips: u32, chips_per_channel: u32) -> String {
+    if chips == chips_per_channel {
+        "full".into()
+    } else {
+        format!("1/{}", chips_per_channel / chips.max(1))
+    }
+}
+
+/// The report as markdown: Figure 3's WAF per scheme (with the change from plain) and
+/// Figure 1's rows.
+pub fn render_markdown(report: &PlanReport) -> String {
+    let mut out = format!(
+        "004 FIO mix, scale {} ({}; {:.2} GiB logical)\n\n| scheme | WAF | vs plain | victims' valid |\n|---|---:|---:|---:|\n",
+        report.scale,
+        report.device,
+        report.logical_bytes as f64 / (1u64 << 30) as f64
+    );
+    let plain = report.schemes.first().map_or(0.0, |s| s.waf);
+    for s in &report.schemes {
+        let change = if plain > 0.0 { (s.waf / plain - 1.0) * 100.0 } else { 0.0 };
+        let valid = s.victim_valid_mean.map_or("-".into(), |v| format!("{:.0}%", v * 100.0));
+        out.push_str(&format!("| {} | {:.3} | {change:+.0}% | {valid} |\n", s.name, s.waf));
+    }
+    out.push_str(
+        "\n| parallelism (chips per channel) | WAF | throughput MB/s |\n|---|---:|---:|\n",
+    );
+    for f in &report.figure1 {
+        out.push_str(&format!(
+            "| {} ({}) | {:.3} | {:.1} |\n",
+            f.parallelism, f.chips_per_channel, f.waf, f.throughput_mb_s
+        ));
+    }
+    out
+}
+
+/// Figure 1 (WAF and throughput against parallelism) and Figure 3 (WAF per scheme) as
+/// charts, through the one call into the plot module.
+pub fn write_figures(
+    report: &PlanReport,
+    stem: &std::path::Path,
+) -> std::io::Result<Vec<std::path::PathBuf>> {
+    use crate::plot::{BarChart, LineChart, Series};
+    let svg = crate::plot::is_svg_path(stem);
+    let named = |suffix: &str| {
+        let mut name = stem.with_extension("").into_os_string();
+        name.push(format!("-{suffix}.{}", if svg { "svg" } else { "png" }));
+        std::path::PathBuf::from(name)
+    };
+    let points = |f: fn(&ParallelismResult) -> f64| {
+        report.figure1.iter().map(|p| (f64::from(p.chips_per_channel), f(p))).collect()
+    };
+    let line = |title: &str, y: &str, series: Series| LineChart {
+        title: title.into(),
+        x_label: "chips per channel per superblock (8 = full parallelism)".into(),
+        y_label: y.into(),
+        series: vec![series],
+        y_range: None,
+        x_from_zero: true,
+    };
+    let bars = BarChart {
+        title: format!("004 Fig. 3: WAF of the FIO mix ({} scale)", report.scale),
+        y_label: "WAF".into(),
+        // One group, one bar per scheme: the legend names them (eight names do not fit
+        // under the axis).
+        groups: vec!["FIO mix".into()],
+        series_labels: report.schemes.iter().map(|s| s.name.clone()).collect(),
+        values: vec![report.schemes.iter().map(|s| s.waf).collect()],
+        stacked: false,
+    };
+    let charts = [
+        (
+            named("fig1-waf"),
+            Chart::Line(line("004 Fig. 1: WAF", "WAF", Series::new("WAF", points(|p| p.waf)))),
+        ),
+        (
+            named("fig1-throughput"),
+            Chart::Line(line(
+                "004 Fig. 1: throughput",
+                "MB/s",
+                Series::new("MB/s", points(|p| p.throughput_mb_s)),
+            )),
+        ),
+        (named("fig3-waf"), Chart::Bars(bars)),
+    ];
+    let mut paths = Vec::with_capacity(charts.len());
+    for (path, chart) in &charts {
+        std::fs::write(path, render(chart, svg)?)?;
+        paths.push(path.clone());
+    }
+    Ok(paths)
+}
+
+enum Chart {
+    Line(crate::plot::LineChart),
+    Bars(crate::plot::BarChart),
+}
+
+/// The only place this module calls the plot module.
+fn render(chart: &Chart, svg: bool) -> std::io::Result<Vec<u8>> {
+    const SIZE_PX: (u32, u32) = (900, 520);
+    let chart = match chart {
+        Chart::Line(c) => crate::plot::Chart::Line(c.clone()),
+        Chart::Bars(c) => crate::plot::Chart::Bar(c.clone()),
+    };
+    let bytes = if svg {
+        crate::plot::render_svg(&chart, SIZE_PX).map(String::into_bytes)
+    } else {
+        crate::plot::render_png(&chart, SIZE_PX)
+    };
+    bytes.map_err(std::io::Error::other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_run_reports_every_scheme_and_figure1() {
+        let mut lines = Vec::new();
+        let report = run(Scale::Tiny, &mut |line| lines.push(line.to_string()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = report.schemes.iter().map(|s| s.name.as_str()).collect();
+        let expected: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
+        assert_eq!(names, expected);
+        assert!(report.schemes.iter().all(|s| s.waf > 1.0 && s.gc_copied_blocks > 0));
+        assert_eq!(lines.len(), SCHEMES.len() + FIGURE1_CHIPS.len());
+        // 004 Figure 1's trend, as this emulator measures it at this scale: the narrowest
+        // superblocks (1/8) copy less than full-width ones on the FIO mix.
+        let waf_of = |chips: u32| {
+            report.figure1.iter().find(|p| p.chips_per_channel == chips).map(|p| p.waf)
+        };
+        let (full, eighth) = (waf_of(8).unwrap_or(0.0), waf_of(1).unwrap_or(f64::MAX));
+        assert!(eighth < full, "WAF at 1/8 {eighth} is not below full {full}");
+        assert!(report.figure1.iter().all(|p| p.throughput_mb_s > 0.0));
+        let json: serde_json::Value =
+            serde_json::to_value(&report).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(json["schemes"][6]["name"], "PLAN-Pred-1/4");
+        assert!(json["schemes"][6]["waf"].as_f64().is_some());
+        let markdown = render_markdown(&report);
+        assert!(expected.iter().all(|name| markdown.contains(name)));
+        let stem = std::env::temp_dir().join(format!("wafer-plan-test-{}", std::process::id()));
+        let paths = write_figures(&report, &stem).unwrap_or_else(|e| panic!("{e}"));
+        for path in &paths {
+            let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&bytes[1..4], b"PNG");
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
