@@ -354,6 +354,66 @@ pub fn check_without_device(c: &BenchConfig) -> Result<(), SetupError> {
     Ok(())
 }
 
+/// The data file and its WAL (`<path>.wal`) of a file device. A load writes a fresh dataset:
+/// the data file must be absent or empty, and a WAL left beside it is refused, not reformatted.
+/// `no_load` runs on what a load left: both files must exist, keep their sizes, and the open
+/// refuses (before writing) a data file that is not a Wafer database. Block devices report
+/// length 0 and are the user's explicit choice.
+fn open_file_devices(
+    path: &std::path::Path,
+    options: &mut Options,
+    no_load: bool,
+) -> Result<(FileDevice, FileDevice), SetupError> {
+    let wal_path = wafer::db::wal_path(path);
+    let meta = std::fs::metadata(path).ok();
+    let used = meta.as_ref().is_some_and(|m| m.is_file() && m.len() > 0);
+    let wal_len = std::fs::metadata(&wal_path).ok().map(|m| m.len());
+    if !no_load {
+        if used {
+            return Err(invalid(format!(
+                "{}: file exists and is not empty; remove it (the load writes a fresh \
+                 dataset) or pass no_load to run on the database it holds",
+                path.display()
+            )));
+        }
+        if wal_len.is_some() {
+            return Err(invalid(format!(
+                "{}: a WAL is there without a database beside it; remove it (the load writes \
+                 a fresh dataset)",
+                wal_path.display()
+            )));
+        }
+        options.create = wafer::CreateMode::New;
+        let dev = FileDevice::open(path, options.file_capacity_bytes, options.file)?;
+        let wal = FileDevice::open(&wal_path, options.wal_capacity_bytes, options.file)?;
+        return Ok((dev, wal));
+    }
+    let block = wafer::device::BLOCK_BYTES;
+    let is_block_device = meta.as_ref().is_some_and(|m| !m.is_file());
+    let data_bytes = match meta.map(|m| m.len()) {
+        Some(len) if len >= block => len / block * block,
+        _ if is_block_device => options.file_capacity_bytes,
+        _ => {
+            return Err(invalid(format!(
+                "{}: no_load needs the database a load left there; the file is missing or empty",
+                path.display()
+            )))
+        }
+    };
+    let Some(wal_bytes) = wal_len.filter(|len| *len >= 2 * block) else {
+        return Err(invalid(format!(
+            "{}: no_load needs the WAL the load left beside the database; it is missing or \
+             truncated",
+            wal_path.display()
+        )));
+    };
+    options.create = wafer::CreateMode::Never;
+    // Existing sizes: opening with them neither extends nor writes.
+    let dev = FileDevice::open(path, data_bytes, options.file)?;
+    let wal = FileDevice::open(&wal_path, wal_bytes / block * block, options.file)?;
+    Ok((dev, wal))
+}
+
 /// Builds the target and the run from `c`. Slow only by the pilot (a second or so).
 pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     let device_text = c.device.clone().unwrap_or_else(|| "emu:cns".to_string());
@@ -363,6 +423,7 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
 
     // The device first: its capacity sizes the dataset. The model has no device, only a
     // nominal capacity.
+    let mut wal_device: Option<Box<dyn Device>> = None;
     let (backend, capacity_bytes, device_json): (Option<Box<dyn Device>>, u64, serde_json::Value) =
         match &device {
             DeviceChoice::Emu(arg) => {
@@ -374,18 +435,8 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
                 (Some(Box::new(dev)), capacity, json)
             }
             DeviceChoice::File(path) => {
-                // A benchmark loads a fresh dataset: loading over an old database would measure
-                // a mix of both. Block devices report length 0 and are the user's explicit choice.
-                let used =
-                    std::fs::metadata(path).map(|m| m.is_file() && m.len() > 0).unwrap_or(false);
-                if used && !c.no_load.unwrap_or(false) {
-                    return Err(invalid(format!(
-                        "{}: file exists and is not empty; remove it (the load writes a fresh \
-                         dataset) or pass no_load to run on the database it holds",
-                        path.display()
-                    )));
-                }
-                let dev = FileDevice::open(path, options.file_capacity_bytes, options.file)?;
+                let (dev, wal) = open_file_devices(path, &mut options, c.no_load.unwrap_or(false))?;
+                wal_device = Some(wal);
                 let capacity = dev.capacity_bytes();
                 (Some(Box::new(dev)), capacity, serde_json::json!({"kind": "file", "path": path}))
             }
@@ -443,7 +494,9 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     options.buffer_pool_bytes = buffer_bytes;
 
     let target: Box<dyn KvTarget> = match backend {
-        Some(b) => Box::new(EngineTarget::open(b, options.clone(), device_json.clone())?),
+        Some(b) => {
+            Box::new(EngineTarget::open(b, wal_device, options.clone(), device_json.clone())?)
+        }
         None => Box::new(MemTarget::new(capacity_bytes)),
     };
     let workload = workload_spec(c, record_count)?;
