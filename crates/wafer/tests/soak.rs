@@ -17,7 +17,7 @@
 //! Power cuts (`FaultDevice`) are tests/crash.rs, sized by `WAFER_CRASH_SEEDS`.
 //! Seeds are printed; a failure names the cycle and step.
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -125,7 +125,10 @@ fn child(path: &str, cycle: u64, out_of_place: bool) {
             Durability::GroupCommit { max_delay: Duration::from_micros(200) }
         };
         db.write_with(&batch, durability).unwrap();
-        println!("ack {i}");
+        // Straight to the pipe: the parent counts what it reads, and a kill loses a buffer.
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "ack {i}").unwrap();
+        out.flush().unwrap();
     }
 }
 
@@ -152,6 +155,25 @@ fn dump(db: &Db) -> BTreeMap<(&'static str, Vec<u8>), Vec<u8>> {
     m
 }
 
+type Model = BTreeMap<(&'static str, Vec<u8>), Vec<u8>>;
+
+/// Prints the first keys on which the database and the expected state differ.
+fn report_diff(got: &Model, want: &Model) {
+    let missing = want.iter().filter(|(k, v)| got.get(*k) != Some(*v));
+    let extra = got.keys().filter(|k| !want.contains_key(*k));
+    for (k, _) in missing.take(8) {
+        eprintln!(
+            "expected {}/{}: got {:?}",
+            k.0,
+            String::from_utf8_lossy(&k.1),
+            got.get(k).map(|v| v.len())
+        );
+    }
+    for k in extra.take(8) {
+        eprintln!("unexpected {}/{}", k.0, String::from_utf8_lossy(&k.1));
+    }
+}
+
 #[test]
 fn soak_sigkill_cycles_in_place() {
     sigkill_cycles("soak_sigkill_cycles_in_place", false);
@@ -162,11 +184,19 @@ fn soak_sigkill_cycles_out_of_place() {
     sigkill_cycles("soak_sigkill_cycles_out_of_place", true);
 }
 
-/// Runs one child until its `kill_after`-th ack (or its end), kills it, returns the acks seen.
+/// The step an `ack <step>` line acknowledges. Found anywhere in the line: the test harness
+/// may print its own text (`test NAME ... `) without a newline before the child's first ack.
+fn ack_of(line: &str) -> Option<u64> {
+    let at = line.find("ack ")?;
+    line[at + 4..].trim().parse().ok()
+}
+
+/// Runs one child until its `kill_after`-th ack (or its end), kills it, returns the number of
+/// steps acknowledged (acks come in step order, so the last one names them all).
 fn run_child(name: &str, path: &std::path::Path, cycle: u64, kill_after: u64) -> u64 {
     let exe = std::env::current_exe().unwrap();
     let mut child = Command::new(&exe)
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .args(["--exact", name, "--nocapture"])
         .env("WAFER_SOAK_CHILD", path)
         .env("WAFER_SOAK_CYCLE", cycle.to_string())
         .stdout(Stdio::piped())
@@ -177,8 +207,9 @@ fn run_child(name: &str, path: &std::path::Path, cycle: u64, kill_after: u64) ->
     let mut lines = BufReader::new(stdout).lines();
     let mut n = 0u64;
     for line in lines.by_ref() {
-        if line.unwrap().starts_with("ack ") {
-            n += 1;
+        if let Some(step) = ack_of(&line.unwrap()) {
+            assert_eq!(step, n, "cycle {cycle}: acks out of order");
+            n = step + 1;
             if n >= kill_after {
                 break;
             }
@@ -190,7 +221,9 @@ fn run_child(name: &str, path: &std::path::Path, cycle: u64, kill_after: u64) ->
     // What the child printed before the signal landed was acknowledged too.
     for line in lines {
         let Ok(line) = line else { break };
-        n += u64::from(line.starts_with("ack "));
+        if let Some(step) = ack_of(&line) {
+            n = step + 1;
+        }
     }
     let status = child.wait().unwrap();
     assert!(!status.success(), "cycle {cycle}: the child must die by the signal");
@@ -222,6 +255,9 @@ fn sigkill_cycles(name: &str, out_of_place: bool) {
         if got != want {
             // The step after the last acknowledged one may have become durable unacknowledged.
             apply(&mut want, &step_ops(cycle, n));
+            if got != want {
+                report_diff(&got, &want);
+            }
             assert!(got == want, "seed {seed} cycle {cycle}: acknowledged steps {acked:?} lost or a step half applied");
             in_flight_applied += 1;
             // Later cycles expect it too.

@@ -199,6 +199,7 @@ impl RunReport {
                 0.0
             },
             device,
+            trace: None,
         }
     }
 

@@ -436,7 +436,7 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
             }
             DeviceChoice::File(path) => {
                 let (dev, wal) = open_file_devices(path, &mut options, c.no_load.unwrap_or(false))?;
-                wal_device = Some(wal);
+                wal_device = Some(Box::new(wal));
                 let capacity = dev.capacity_bytes();
                 (Some(Box::new(dev)), capacity, serde_json::json!({"kind": "file", "path": path}))
             }
