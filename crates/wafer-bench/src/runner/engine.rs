@@ -340,6 +340,8 @@ pub fn bytes_per_record(options: &Options, spec: &WorkloadSpec) -> Result<f64, T
     let mut pilot_options = options.clone();
     pilot_options.buffer_pool_bytes = PILOT_DEVICE_BYTES / 4;
     pilot_options.write_mode = WriteMode::InPlace;
+    // A scratch database of its own, whatever the run's create mode (no_load opens with Never).
+    pilot_options.create = wafer::CreateMode::New;
     let device: Box<dyn Device> = Box::new(MemoryDevice::new(PILOT_DEVICE_BYTES));
     let target = EngineTarget::open(device, None, pilot_options, serde_json::json!("pilot"))?;
     let before = target.allocated_page_bytes();

@@ -14,10 +14,50 @@ pub struct CheckArgs {
     /// in-place or out-of-place; default: whichever the superblock records.
     #[arg(long, value_name = "MODE")]
     write_mode: Option<String>,
+    /// Where the superblock starts (the engine option `data_offset_bytes`); default: found by
+    /// reading the file.
+    #[arg(long, value_name = "BYTES")]
+    data_offset: Option<u64>,
 }
 
-fn options(mode: WriteMode) -> Options {
-    let o = Options::production().with_create(CreateMode::Never);
+/// The superblock is looked for in this much of the file's start.
+const SUPERBLOCK_SEARCH_BYTES: u64 = 64 << 20;
+
+/// Finds `data_offset_bytes` by reading: the 4 KiB-aligned offsets holding a valid superblock.
+/// In place the doublewrite area may hold copies of page 0, so the one whose page count spans
+/// the rest of the file wins. None: no superblock, or no way to choose.
+fn find_data_offset(path: &std::path::Path) -> Result<Option<u64>, CliError> {
+    use std::os::unix::fs::FileExt;
+    let file =
+        std::fs::File::open(path).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    let len = file.metadata().map_err(|e| CliError(format!("{}: {e}", path.display())))?.len();
+    let mut found = Vec::new();
+    let mut page = [0u8; 4096];
+    // Bounded by the search window.
+    for offset in (0..len.min(SUPERBLOCK_SEARCH_BYTES)).step_by(4096) {
+        if file.read_exact_at(&mut page, offset).is_err() {
+            break;
+        }
+        if let Ok(meta) = wafer::page::meta::Meta::decode(&page) {
+            found.push((offset, meta.page_capacity));
+        }
+    }
+    let spans_rest = found.iter().find(|(offset, pages)| (len - offset) / 4096 == *pages);
+    Ok(match (spans_rest, found.as_slice()) {
+        (Some((offset, _)), _) => Some(*offset),
+        (None, [(offset, _)]) => Some(*offset),
+        _ => None,
+    })
+}
+
+fn options(mode: WriteMode, data_offset_bytes: Option<u64>) -> Options {
+    let mut o = Options::production().with_create(CreateMode::Never);
+    if let Some(offset) = data_offset_bytes {
+        o.data_offset_bytes = offset;
+        // A doublewrite area of that size takes batches of at most its slots.
+        let slots = (offset / 4096).saturating_sub(1).max(1);
+        o.eviction_batch_pages = o.eviction_batch_pages.min(slots as usize);
+    }
     match mode {
         WriteMode::InPlace => o,
         WriteMode::OutOfPlace => o.out_of_place(),
@@ -25,7 +65,23 @@ fn options(mode: WriteMode) -> Options {
 }
 
 fn open(args: &CheckArgs) -> Result<Db, CliError> {
-    let named = |e: Error| CliError(format!("{}: {e}", args.path.display()));
+    // Open errors name the file already.
+    let named = |e: Error| CliError(e.to_string());
+    let offset = match args.data_offset {
+        Some(offset) => Some(offset),
+        None => match find_data_offset(&args.path)? {
+            Some(offset) => Some(offset),
+            None => {
+                return Err(CliError(format!(
+                    "{}: not a Wafer database: no single valid superblock in its first {} MiB \
+                     (pass --data-offset if it lies elsewhere)",
+                    args.path.display(),
+                    SUPERBLOCK_SEARCH_BYTES >> 20
+                )))
+            }
+        },
+    };
+    let options = |mode| options(mode, offset);
     let mode = match args.write_mode.as_deref() {
         None => None,
         Some("in-place") => Some(WriteMode::InPlace),
