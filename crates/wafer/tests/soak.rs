@@ -66,6 +66,17 @@ fn usable_options(path: &std::path::Path, out_of_place: bool) -> Options {
     o
 }
 
+/// Prints which file I/O path the cycles use (each falls back where refused).
+fn describe_file_io(path: &std::path::Path, out_of_place: bool) {
+    let o = usable_options(path, out_of_place);
+    let probe = path.with_extension("probe");
+    if let Ok(dev) = wafer::device::FileDevice::open(&probe, 1 << 20, o.file) {
+        let why = dev.io_uring_unavailable_reason().unwrap_or("");
+        eprintln!("file I/O: O_DIRECT {}, io_uring {} {why}", o.file.direct, dev.uses_io_uring());
+    }
+    let _ = std::fs::remove_file(&probe);
+}
+
 /// Operation `step` of cycle `cycle`: what it does to which keys (deterministic, so the parent
 /// knows what every acknowledged step did).
 #[derive(Debug, Clone)]
@@ -246,6 +257,7 @@ fn sigkill_cycles(name: &str, out_of_place: bool) {
     let mut rng = Rng(seed | 1);
     let mut acked: Vec<u64> = Vec::new();
     let mut in_flight_applied = 0u64;
+    describe_file_io(&path, out_of_place);
     for cycle in 0..cycles {
         let n = run_child(name, &path, cycle, 1 + rng.below(60));
         acked.push(n);
