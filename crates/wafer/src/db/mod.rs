@@ -203,9 +203,13 @@ fn split_log_device(
 impl Db {
     /// Opens or creates a database in the file at `path` with its WAL in `<path>.wal` (both
     /// [`FileDevice`]s driven as `options.file` says, each counted by its own [`Counted`]
-    /// wrapper: `DbStats::io` and `DbStats::wal_io`). A new data file spans
-    /// `options.file_capacity_bytes`, a new WAL `options.wal_capacity_bytes`; existing files keep
-    /// their sizes (so a truncated file is reported, not silently re-extended).
+    /// wrapper: `DbStats::io` and `DbStats::wal_io`). Creates the database only when neither
+    /// file exists (and `options.create` is not `Never`): a new data file spans
+    /// `options.file_capacity_bytes`, a new WAL `options.wal_capacity_bytes`. Existing files keep
+    /// their sizes (so a truncated file is reported, not silently re-extended), and any state
+    /// that is not a database (an empty data file, a zeroed superblock beside a WAL with
+    /// commits, a foreign file) is an [`Error::Open`] naming the file, before anything is
+    /// written (docs/design.md §7, "Creation").
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let path = path.as_ref();
         let wal_path = wal_path(path);
@@ -228,18 +232,20 @@ impl Db {
         Db::open_inner(device, Some(wal_device), options, None, how)
     }
 
-    /// Opens the database on `device` WITHOUT a WAL, formatting it if page 0 has never been
-    /// written: data is durable only after [`Db::flush`] or [`Db::close`], and a crash loses
-    /// everything since. For benchmarks of the data path alone. A database created with a WAL
-    /// is refused (its log holds commits).
+    /// Opens the database on `device` WITHOUT a WAL, formatting a blank device (page 0 all
+    /// zeros) as `options.create` allows (`IfMissing` by default, `Never` refuses it): data is
+    /// durable only after [`Db::flush`] or [`Db::close`], and a crash loses everything since.
+    /// For benchmarks of the data path alone. A database created with a WAL is refused (its log
+    /// holds commits).
     pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db> {
-        // Blank is formatted as `options.create` says (IfMissing by default).
         Db::open_with_logger(device, options, None)
     }
 
     /// Opens (recovering) or creates a durable database: pages on `data`, the WAL on `wal` (a
-    /// separate device, so log bytes are counted apart from the data device's). A blank `wal`
-    /// is formatted only together with a blank `data`.
+    /// separate device, so log bytes are counted apart from the data device's). Formats only a
+    /// blank `data` (as `options.create` allows) beside a `wal` that is blank or holds no more
+    /// than an interrupted creation; a blank superblock beside a log that held a database is
+    /// refused ([`crate::OpenError::BlankSuperblock`]).
     pub fn open_on_devices(
         data: Arc<dyn Device>,
         wal: Arc<dyn Device>,
