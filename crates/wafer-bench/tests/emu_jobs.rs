@@ -144,8 +144,21 @@ fn trace_replay_counts_through_the_same_report() {
         capacity + 4096
     ));
     let mut reader = TraceReader::new(text.as_bytes(), TraceFormat::Auto);
-    let options = ReplayOptions { fill_fraction: 0.0, sample_every_bytes: None, input_bytes: 0 };
+    let options = ReplayOptions {
+        fill_fraction: 0.0,
+        sample_every_bytes: None,
+        input_bytes: 0,
+        strict: false,
+    };
     let report = trace::replay(&mut ssd, &mut reader, &options, &mut Silent).unwrap();
+    let footprint = report.trace.unwrap();
+    assert_eq!(footprint.folded_requests, 1, "{footprint:?}");
+    assert_eq!(footprint.end_bytes, capacity + 2 * 4096);
+    assert!(footprint.span_ratio() > 1.0);
+    let mut reader = TraceReader::new(text.as_bytes(), TraceFormat::Auto);
+    let strict = ReplayOptions { strict: true, ..options.clone() };
+    let err = trace::replay(&mut tiny(), &mut reader, &strict, &mut Silent).unwrap_err();
+    assert!(err.to_string().contains("beyond the device"), "{err}");
     assert_eq!(report.host_bytes, (128 + 1 + 1) * LBA_BYTES);
     assert_eq!(report.host_read_bytes, 2 * LBA_BYTES);
     assert_eq!(report.jobs[0].write_ios, 130);

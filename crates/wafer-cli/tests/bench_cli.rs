@@ -123,3 +123,65 @@ fn experiment_table1_tiny_lists_every_row() {
     assert!(text.contains("+ NoWA"), "{text}");
     assert!(text.contains("not yet implemented"), "{text}");
 }
+
+fn failure(out: &std::process::Output) -> String {
+    assert!(!out.status.success(), "expected a failure, got {:?}", out.status);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The bench keeps its WAL beside a file device, so `--no-load` reopens what a load left and
+/// `wafer check` finds it clean; a file that is not a database is refused untouched.
+#[test]
+fn bench_on_a_file_reopens_with_no_load_and_checks_clean() {
+    let dir = scratch("noload");
+    let db = dir.join("f.db");
+    let db_arg = format!("file:{}", db.display());
+    let common = [
+        "bench",
+        "ycsb",
+        "--device",
+        &db_arg,
+        "--records",
+        "2000",
+        "--value-size",
+        "100",
+        "--ops",
+        "2000",
+        "--threads",
+        "1",
+        "--engine",
+        "file_capacity_bytes=8MiB",
+        "--engine",
+        "wal_capacity_bytes=4MiB",
+        "--engine",
+        "checkpoint_log_bytes=1MiB",
+        "--engine",
+        "durability=none",
+        "--engine",
+        "data_offset_bytes=69632",
+        "--engine",
+        "eviction_batch_pages=16",
+    ];
+    stdout(&wafer(&common));
+    assert!(wafer::db::wal_path(&db).exists(), "the WAL is a file beside the device");
+    let mut again = common.to_vec();
+    again.push("--no-load");
+    stdout(&wafer(&again));
+    let out = stdout(&wafer(&["check", db.to_str().unwrap()]));
+    assert!(out.contains("clean"), "{out}");
+
+    let foreign = dir.join("notes.txt");
+    let text = b"these are my notes, not a database\n".repeat(4000);
+    std::fs::write(&foreign, &text).unwrap();
+    std::fs::write(wafer::db::wal_path(&foreign), &text).unwrap();
+    let arg = format!("file:{}", foreign.display());
+    let mut args = common.to_vec();
+    args[3] = &arg;
+    args.push("--no-load");
+    let err = failure(&wafer(&args));
+    assert!(err.contains("not a Wafer database"), "{err}");
+    assert!(std::fs::read(&foreign).unwrap() == text, "the file is left as it was");
+    let err = failure(&wafer(&["check", foreign.to_str().unwrap()]));
+    assert!(err.contains("not a Wafer database"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -64,6 +64,23 @@ fn emu_replay_and_job_file_run() {
     let out = wafer(&["emu", "replay", trace.to_str().unwrap(), "--preset", "tiny", "-q"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8(out.stdout).unwrap().contains("host writes"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("200 requests") && stderr.contains(" 0 requests beyond"), "{stderr}");
+
+    // A trace from a larger disk: its footprint is reported, and --strict refuses it.
+    let big = dir.join("big.log");
+    let text = "fio version 3 iolog\n0 /dev/x add\n1 /dev/x write 0 4096\n\
+                2 /dev/x write 1099511627776 4096\n";
+    std::fs::write(&big, text).unwrap();
+    let out = wafer(&["emu", "replay", big.to_str().unwrap(), "--preset", "tiny", "-q"]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("1 requests beyond the device folded"), "{stderr}");
+    let out =
+        wafer(&["emu", "replay", big.to_str().unwrap(), "--preset", "tiny", "-q", "--strict"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("beyond the device") && stderr.contains("--strict"), "{stderr}");
 
     let jobs = dir.join("jobs.toml");
     let spec = "until = \"1x\"\nfill = 0.5\n[[job]]\nworkload = \"randwrite\"\nsize = \"25%\"\n\

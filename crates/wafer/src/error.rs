@@ -18,8 +18,18 @@ pub enum Error {
     KeyTooLarge { len: usize, max: usize },
     #[error("value of {len} bytes exceeds the limit of {max} bytes")]
     ValueTooLarge { len: usize, max: usize },
+    /// The device (or the page-id cap out of place) holds no more pages: a clean refusal, the
+    /// database stays usable.
     #[error("out of space: {0}")]
     OutOfSpace(String),
+    /// Every buffer pool frame is latched or pinned by the batch in progress: the pool is too
+    /// small for the workload (a batch larger than the pool, too many concurrent latches), not
+    /// the device full. Leaves the database poisoned when it interrupts a write.
+    #[error("buffer pool exhausted: no frame for page {page_id} after {attempts} attempts ({frames} frames, all latched or pinned)")]
+    PoolExhausted { page_id: u64, frames: usize, attempts: u32 },
+    /// Opening refused before anything was written: see [`OpenError`].
+    #[error(transparent)]
+    Open(#[from] OpenError),
     #[error("invalid options: {0}")]
     InvalidOptions(String),
     #[error("tree name `{0}` is invalid: {1}")]
@@ -37,4 +47,29 @@ pub enum Error {
     /// Redo could not apply a record to its page.
     #[error("recovery failed at WAL lsn {lsn} (page {page_id}): {reason}")]
     Redo { lsn: u64, page_id: u64, reason: String },
+}
+
+/// Why an open refused the files or devices it was given. Raised before anything is written, so
+/// the files are left exactly as they were. `what` names the file (its path) or, for
+/// `Db::open_on*`, the device ("data device", "WAL device").
+#[derive(Debug, Error)]
+pub enum OpenError {
+    #[error("{what}: no database there and the create mode is Never")]
+    Missing { what: String },
+    #[error("{what}: a database already exists and the create mode is New")]
+    AlreadyExists { what: String },
+    /// The data file has zero bytes: never a database Wafer wrote (a new file spans its whole
+    /// capacity from the start), so something truncated it.
+    #[error("{what}: data file is empty (0 bytes) but its WAL {wal} exists; refusing to format over a truncated database")]
+    EmptyDataFile { what: String, wal: String },
+    #[error("{what}: data file is missing but its WAL {wal} exists; refusing to create a database beside another's log")]
+    DataFileMissing { what: String, wal: String },
+    #[error("{what}: not a Wafer database: {reason}")]
+    NotWaferDatabase { what: String, reason: String },
+    /// Page 0 reads as zeros while the WAL shows the database existed (a checkpoint truncated
+    /// it, or it holds commits beyond the creation's own): formatting would discard them.
+    #[error("{what}: superblock is blank (all zeros) but the WAL holds a database ({evidence}); refusing to format")]
+    BlankSuperblock { what: String, evidence: String },
+    #[error("{what}: sizes disagree: {detail}")]
+    SizeMismatch { what: String, detail: String },
 }

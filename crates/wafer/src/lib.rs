@@ -20,6 +20,6 @@ pub mod wal;
 pub mod fuzzing;
 
 pub use db::{BatchOp, Db, DbStats, Iter, Tree, WriteBatch};
-pub use error::{Error, Result};
-pub use options::{Options, WriteMode};
+pub use error::{Error, OpenError, Result};
+pub use options::{CreateMode, Options, WriteMode};
 pub use wal::Durability;

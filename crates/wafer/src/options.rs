@@ -27,8 +27,26 @@ impl WriteMode {
     }
 }
 
+/// When an open may format a new database. Nothing is formatted over data in any mode: a file or
+/// device that holds something other than a blank or a Wafer database is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CreateMode {
+    /// `Db::open(path)`: create when neither the data file nor its WAL exists. `Db::open_on*`:
+    /// format a blank device (superblock all zeros, WAL blank or holding only an interrupted
+    /// creation).
+    #[default]
+    IfMissing,
+    /// Open an existing database only; a missing file or a blank device is
+    /// `OpenError::Missing`.
+    Never,
+    /// Create only: an existing database is `OpenError::AlreadyExists`.
+    New,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
+    /// Whether the open may create the database (default: only if it does not exist).
+    pub create: CreateMode,
     /// Buffer pool size; 4 KiB frames. With a WAL, every page a batch dirties stays in the pool
     /// until the batch commits, so the largest batch must fit in it.
     pub buffer_pool_bytes: u64,
@@ -75,6 +93,7 @@ impl Options {
     /// commits.
     pub fn production() -> Options {
         Options {
+            create: CreateMode::IfMissing,
             buffer_pool_bytes: 256 << 20,
             eviction_batch_pages: 64,
             clean_reserve_percent: 5,
@@ -98,6 +117,7 @@ impl Options {
     /// choose their own).
     pub fn test_min() -> Options {
         Options {
+            create: CreateMode::IfMissing,
             buffer_pool_bytes: 16 * 4096,
             eviction_batch_pages: 4,
             clean_reserve_percent: 5,
@@ -124,6 +144,11 @@ impl Options {
 
     pub fn with_buffer_pool_bytes(mut self, bytes: u64) -> Options {
         self.buffer_pool_bytes = bytes;
+        self
+    }
+
+    pub fn with_create(mut self, create: CreateMode) -> Options {
+        self.create = create;
         self
     }
 

@@ -38,6 +38,11 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     fn attach_gc_cache(&self, _cache: Weak<dyn GcPageCache>) {}
     /// Page bytes handed to this store so far, by purpose, before any transformation.
     fn logical_bytes(&self) -> LogicalBytes;
+    /// Checks the store's own metadata and returns every inconsistency found (out of place: the
+    /// page map, zones and free pages); `Db::check` reports them. Nothing to check by default.
+    fn check_space(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Called once at open, before anything is read: repairs what a crash left half written
     /// (the doublewrite store restores torn pages). Nothing to do by default.
     fn recover(&self) -> Result<StoreRecovery> {

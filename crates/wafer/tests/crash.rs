@@ -182,6 +182,8 @@ fn dump(db: &Db) -> Model {
 #[derive(Debug, Default)]
 struct Totals {
     seeds: u64,
+    /// Cuts recovered from: one in each workload, plus the recoveries that were cut.
+    power_cuts: u64,
     /// Out of place: GC cycles of the dry runs.
     gc_cycles: u64,
     torn_repaired: u64,
@@ -236,6 +238,7 @@ fn run_seed(seed: u64, totals: &mut Totals) {
     // Cut the recovery itself, then recover from that.
     let (d2, w2) = (Arc::new(data.power_cut(cut_seed)), Arc::new(wal.power_cut(cut_seed)));
     let trip = Trip::new(rng.below(recovery_io + 1), &d2, &w2);
+    let mut recovered_from_cut_recovery = false;
     let (d3, w3) = match open(&d2, &w2, &trip) {
         Ok(db) => {
             drop(db);
@@ -243,6 +246,7 @@ fn run_seed(seed: u64, totals: &mut Totals) {
         }
         Err(_) => {
             totals.recovery_crashes += 1;
+            recovered_from_cut_recovery = true;
             let s = rng.next();
             (Arc::new(d2.power_cut(s)), Arc::new(w2.power_cut(s)))
         }
@@ -257,6 +261,9 @@ fn run_seed(seed: u64, totals: &mut Totals) {
         totals.redo_applied += r.redo.applied;
         totals.discarded += r.redo.discarded;
     }
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "seed {seed}: check after recovery: {report}");
+    totals.power_cuts += 1 + u64::from(recovered_from_cut_recovery);
     let got = dump(&db);
     let matched = (acked..states.len()).find(|j| states[*j] == got);
     if matched.is_none() {

@@ -208,6 +208,8 @@ fn model_run_with(seed: u64, steps: u64, space: u64, options: Options, device_by
     let baseline = db.stats().allocated_pages;
     run(&db, &mut model, seed, steps, space);
     check_all(&db, &model, seed);
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "seed {seed}: {report}");
     let stats = db.stats();
     assert!(stats.pool.misses > 100, "the tiny pool must evict: {:?}", stats.pool);
     db.close().unwrap();
@@ -224,6 +226,8 @@ fn model_run_with(seed: u64, steps: u64, space: u64, options: Options, device_by
         }
     }
     assert_eq!(db.stats().allocated_pages, baseline, "seed {seed}: pages leaked");
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "seed {seed}: after deleting everything: {report}");
     db.close().unwrap();
 }
 

@@ -114,6 +114,8 @@ fn churn(options: Options, s: u64) {
         db = oop(dev.clone());
         let got: BTreeMap<_, _> = db.tree("t").unwrap().iter().map(|r| r.unwrap()).collect();
         assert!(got == model, "seed {s}: after reopen {round}");
+        let report = db.check().unwrap();
+        assert!(report.is_clean(), "seed {s}: round {round}: {report}");
     }
     let o = oop_stats(&db);
     let io = dev.stats().snapshot();
@@ -412,7 +414,7 @@ fn ycsb_a_like(
         out_of_place: oop,
         ..Options::test_min()
     };
-    let db = Db::open_on(dev.clone(), options).unwrap();
+    let db = Db::open_on(dev.clone(), options.clone()).unwrap();
     let t = db.tree("usertable").unwrap();
     let mut rng = Rng(s | 1);
     let value_bytes = 200;
@@ -475,6 +477,11 @@ fn ycsb_a_like(
     let flash = dev.inner().flash_counters().unwrap();
     assert_eq!(flash.host_write_bytes, issued.db_issued_bytes());
     let r = WafReport { flash_bytes: flash.flash_bytes(), ..r };
+    // After the figures are taken: the check's page reads may evict and write.
+    let db = Db::open_on(dev.clone(), options).unwrap();
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "after {updates} updates with GC: {report}");
+    drop(db);
     eprintln!(
         "device {} MiB, {} keys, fill {:.3}, {} updates: user {} MiB, gc copy {} MiB, \
          metadata (snapshots, map journal) {} KiB, doublewrite {} B; DB WAF (pages) {:.2}, victim valid ratio {:.3}, \

@@ -5,7 +5,7 @@
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use wafer::wal::WalError;
-use wafer::{Db, Durability, Error, Options};
+use wafer::{CreateMode, Db, Durability, Error, OpenError, Options};
 
 fn options() -> Options {
     let mut o = Options::test_min();
@@ -120,6 +120,122 @@ fn truncated_data_file_is_an_error() {
     f.set_len(1 << 20).unwrap();
     drop(f);
     let err = Db::open(&path, options()).unwrap_err();
-    assert!(matches!(&err, Error::Corrupt(m) if m.contains("truncated")), "{err}");
+    assert!(
+        matches!(&err, Error::Open(OpenError::SizeMismatch { what, detail })
+            if detail.contains("truncated") && what.contains("wafer-err-data")),
+        "{err}"
+    );
     cleanup(&path, &wal);
+}
+
+/// Bytes of a file, to show a refused open left it alone.
+fn contents(path: &PathBuf) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+/// The repro: 1,500 Sync writes, a crash, the data file cut to zero bytes. The open
+/// used to take the empty file as "create" and return an empty database.
+#[test]
+fn empty_data_file_beside_a_wal_is_refused_and_left_alone() {
+    let path = std::env::temp_dir().join(format!("wafer-err-empty-{}.db", std::process::id()));
+    let wal = wafer::db::wal_path(&path);
+    cleanup(&path, &wal);
+    let db = Db::open(&path, Options::test_min().with_durability(Durability::Sync)).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..1500u32 {
+        t.put(&i.to_be_bytes(), &[3u8; 40]).unwrap();
+    }
+    drop(db); // Crash.
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(0).unwrap();
+    let wal_before = contents(&wal);
+    let err = Db::open(&path, options()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Open(OpenError::EmptyDataFile { what, .. }) if what.contains("wafer-err-empty")),
+        "{err}"
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "nothing written to the data file");
+    assert!(contents(&wal) == wal_before, "nothing written to the WAL");
+    cleanup(&path, &wal);
+}
+
+/// Page 0 zeroed (after a crash, and after a clean close whose checkpoint truncated the log):
+/// refused both ways, naming the file, with nothing written.
+#[test]
+fn zeroed_superblock_beside_a_wal_with_commits_is_refused() {
+    for clean_close in [false, true] {
+        let (path, wal) = crashed_db(if clean_close { "zero-closed" } else { "zero-crashed" });
+        if clean_close {
+            Db::open(&path, options()).unwrap().close().unwrap();
+        }
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.write_all_at(&[0u8; 4096], options().data_offset_bytes).unwrap();
+        drop(f);
+        let (data_before, wal_before) = (contents(&path), contents(&wal));
+        let err = Db::open(&path, options()).unwrap_err();
+        assert!(
+            matches!(&err, Error::Open(OpenError::BlankSuperblock { what, .. }) if what.contains("wafer-err-zero")),
+            "clean_close {clean_close}: {err}"
+        );
+        assert!(contents(&path) == data_before && contents(&wal) == wal_before, "files untouched");
+        cleanup(&path, &wal);
+    }
+}
+
+/// A file that is not a database, beside a WAL or not: refused before any byte changes (the
+/// open used to extend it and write its superblock region).
+#[test]
+fn a_file_that_is_not_a_database_is_refused_untouched() {
+    let path = std::env::temp_dir().join(format!("wafer-err-foreign-{}.db", std::process::id()));
+    let wal = wafer::db::wal_path(&path);
+    cleanup(&path, &wal);
+    let text: Vec<u8> = (0..300_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+    std::fs::write(&path, &text).unwrap();
+    std::fs::write(&wal, &text).unwrap();
+    let err = Db::open(&path, options()).unwrap_err();
+    assert!(matches!(&err, Error::Open(OpenError::NotWaferDatabase { .. })), "{err}");
+    assert!(contents(&path) == text && contents(&wal) == text, "files untouched");
+    // The same bytes on a device without a WAL.
+    let dev =
+        std::sync::Arc::new(wafer::device::MemoryDevice::new(text.len() as u64 / 4096 * 4096));
+    use wafer::device::Device;
+    dev.write_at(0, &text[..text.len() / 4096 * 4096], wafer::device::WritePurpose::Metadata)
+        .unwrap();
+    let err = Db::open_on(dev, options()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Open(OpenError::NotWaferDatabase { what, .. }) if what == "data device"),
+        "{err}"
+    );
+    cleanup(&path, &wal);
+}
+
+#[test]
+fn create_modes_are_explicit() {
+    let path = std::env::temp_dir().join(format!("wafer-err-create-{}.db", std::process::id()));
+    let wal = wafer::db::wal_path(&path);
+    cleanup(&path, &wal);
+    let err = Db::open(&path, options().with_create(CreateMode::Never)).unwrap_err();
+    assert!(matches!(&err, Error::Open(OpenError::Missing { .. })), "{err}");
+    assert!(!path.exists() && !wal.exists(), "Never creates nothing");
+    let db = Db::open(&path, options().with_create(CreateMode::New)).unwrap();
+    db.tree("t").unwrap().put(b"k", b"v").unwrap();
+    db.close().unwrap();
+    let err = Db::open(&path, options().with_create(CreateMode::New)).unwrap_err();
+    assert!(matches!(&err, Error::Open(OpenError::AlreadyExists { .. })), "{err}");
+    let db = Db::open(&path, options().with_create(CreateMode::Never)).unwrap();
+    assert_eq!(db.tree("t").unwrap().get(b"k").unwrap(), Some(b"v".to_vec()));
+    assert!(db.check().unwrap().is_clean());
+    db.close().unwrap();
+    // The WAL without its data file: not a creation.
+    std::fs::remove_file(&path).unwrap();
+    let err = Db::open(&path, options()).unwrap_err();
+    assert!(matches!(&err, Error::Open(OpenError::DataFileMissing { .. })), "{err}");
+    assert!(!path.exists(), "no data file created beside a foreign log");
+    cleanup(&path, &wal);
+    // Devices: a blank one is formatted only when the options allow creation.
+    let dev = std::sync::Arc::new(wafer::device::MemoryDevice::new(4 << 20));
+    let err = Db::open_on(dev.clone(), options().with_create(CreateMode::Never)).unwrap_err();
+    assert!(matches!(&err, Error::Open(OpenError::Missing { .. })), "{err}");
+    Db::open_on(dev.clone(), options()).unwrap().close().unwrap();
+    let err = Db::open_on(dev, options().with_create(CreateMode::New)).unwrap_err();
+    assert!(matches!(&err, Error::Open(OpenError::AlreadyExists { .. })), "{err}");
 }

@@ -142,6 +142,9 @@ pub struct RunReport {
     pub wall_seconds: f64,
     /// 4 KiB host block writes simulated per wall-clock second (fill and measured phase).
     pub sim_host_writes_per_second: f64,
+    /// A replay's address footprint against the device (None for jobs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::TraceFootprint>,
 }
 
 /// Inputs to [`RunReport::build`] beyond the device and the samples.
@@ -205,6 +208,7 @@ impl RunReport {
                 0.0
             },
             device,
+            trace: None,
         }
     }
 

@@ -224,12 +224,15 @@ fn engine_error(op: &'static str) -> impl Fn(wafer::Error) -> TargetError {
 }
 
 impl EngineTarget {
-    /// Opens (formatting if blank) a database on `device`, with its WAL on a device of its own
-    /// in memory (sized by `options.wal_capacity_bytes`) so log bytes never reach the data
-    /// device's flash counters; both are counted into the same [`IoStats`], the WAL under its
-    /// own purpose. `device_description` goes into the report next to the options.
+    /// Opens (formatting if blank, as `options.create` allows) a database on `device`, with its
+    /// WAL on a device of its own: `wal` (a file beside a file device, so a later run can reopen
+    /// what a load left) or, when None, one in memory sized by `options.wal_capacity_bytes`.
+    /// Log bytes never reach the data device's flash counters; both are counted into the same
+    /// [`IoStats`], the WAL under its own purpose. `device_description` goes into the report
+    /// next to the options.
     pub fn open(
         device: Box<dyn Device>,
+        wal: Option<Box<dyn Device>>,
         options: Options,
         device_description: serde_json::Value,
     ) -> Result<EngineTarget, TargetError> {
@@ -240,10 +243,8 @@ impl EngineTarget {
             "device": device_description,
             "device_capacity_bytes": counted.capacity_bytes(),
         });
-        let wal: Arc<dyn Device> = Arc::new(Counted::new(
-            MemoryDevice::new(options.wal_capacity_bytes),
-            counted.stats().clone(),
-        ));
+        let wal = wal.unwrap_or_else(|| Box::new(MemoryDevice::new(options.wal_capacity_bytes)));
+        let wal: Arc<dyn Device> = Arc::new(Counted::new(wal, counted.stats().clone()));
         let db =
             Db::open_on_devices(counted.clone(), wal, options).map_err(engine_error("open"))?;
         let tree = db.tree(TABLE_NAME).map_err(engine_error("open tree"))?;
@@ -353,8 +354,10 @@ pub fn bytes_per_record(options: &Options, spec: &WorkloadSpec) -> Result<f64, T
     let mut pilot_options = options.clone();
     pilot_options.buffer_pool_bytes = PILOT_DEVICE_BYTES / 4;
     pilot_options.write_mode = WriteMode::InPlace;
+    // A scratch database of its own, whatever the run's create mode (no_load opens with Never).
+    pilot_options.create = wafer::CreateMode::New;
     let device: Box<dyn Device> = Box::new(MemoryDevice::new(PILOT_DEVICE_BYTES));
-    let target = EngineTarget::open(device, pilot_options, serde_json::json!("pilot"))?;
+    let target = EngineTarget::open(device, None, pilot_options, serde_json::json!("pilot"))?;
     let before = target.allocated_page_bytes();
     let values = ValueGenerator::new(spec.value_compression_ratio)
         .map_err(|e| TargetError::new("pilot", e))?;
@@ -399,7 +402,8 @@ mod tests {
     #[test]
     fn engine_target_counts_user_writes_and_reads_back() {
         let device: Box<dyn Device> = Box::new(MemoryDevice::new(16 << 20));
-        let t = EngineTarget::open(device, Options::test_min(), serde_json::json!("mem")).unwrap();
+        let t = EngineTarget::open(device, None, Options::test_min(), serde_json::json!("mem"))
+            .unwrap();
         let value = vec![7u8; 1000];
         for i in 0..500u32 {
             t.insert(format!("key{i:05}").as_bytes(), &value).unwrap();

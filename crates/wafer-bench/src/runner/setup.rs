@@ -357,6 +357,98 @@ pub fn check_without_device(c: &BenchConfig) -> Result<(), SetupError> {
     Ok(())
 }
 
+/// The data file and its WAL (`<path>.wal`) of a file device. A load writes a fresh dataset:
+/// the data file must be absent or empty, and a WAL left beside it is refused, not reformatted.
+/// `no_load` runs on what a load left: both files must exist, keep their sizes, and the open
+/// refuses (before writing) a data file that is not a Wafer database. Block devices report
+/// length 0 and are the user's explicit choice.
+fn open_file_devices(
+    path: &std::path::Path,
+    options: &mut Options,
+    no_load: bool,
+) -> Result<(FileDevice, FileDevice, Option<Created>), SetupError> {
+    let wal_path = wafer::db::wal_path(path);
+    let meta = std::fs::metadata(path).ok();
+    let used = meta.as_ref().is_some_and(|m| m.is_file() && m.len() > 0);
+    let wal_len = std::fs::metadata(&wal_path).ok().map(|m| m.len());
+    if !no_load {
+        if used {
+            return Err(invalid(format!(
+                "{}: file exists and is not empty; remove it (the load writes a fresh \
+                 dataset) or pass no_load to run on the database it holds",
+                path.display()
+            )));
+        }
+        if wal_len.is_some() {
+            return Err(invalid(format!(
+                "{}: a WAL is there without a database beside it; remove it (the load writes \
+                 a fresh dataset)",
+                wal_path.display()
+            )));
+        }
+        options.create = wafer::CreateMode::New;
+        let created = Created {
+            data: path.to_path_buf(),
+            data_existed: meta.is_some(),
+            wal: wal_path.clone(),
+            armed: true,
+        };
+        let dev = FileDevice::open(path, options.file_capacity_bytes, options.file)?;
+        let wal = FileDevice::open(&wal_path, options.wal_capacity_bytes, options.file)?;
+        return Ok((dev, wal, Some(created)));
+    }
+    let block = wafer::device::BLOCK_BYTES;
+    let is_block_device = meta.as_ref().is_some_and(|m| !m.is_file());
+    let data_bytes = match meta.map(|m| m.len()) {
+        Some(len) if len >= block => len / block * block,
+        _ if is_block_device => options.file_capacity_bytes,
+        _ => {
+            return Err(invalid(format!(
+                "{}: no_load needs the database a load left there; the file is missing or empty",
+                path.display()
+            )))
+        }
+    };
+    let Some(wal_bytes) = wal_len.filter(|len| *len >= 2 * block) else {
+        return Err(invalid(format!(
+            "{}: no_load needs the WAL the load left beside the database; it is missing or \
+             truncated",
+            wal_path.display()
+        )));
+    };
+    options.create = wafer::CreateMode::Never;
+    // Existing sizes: opening with them neither extends nor writes.
+    let dev = FileDevice::open(path, data_bytes, options.file)?;
+    let wal = FileDevice::open(&wal_path, wal_bytes / block * block, options.file)?;
+    Ok((dev, wal, None))
+}
+
+/// Files a load created: put back as they were (removed, or the data file emptied) unless the
+/// database opened on them, so a refused setup leaves no blank "database" that a rerun would
+/// then refuse to load over.
+#[derive(Debug)]
+struct Created {
+    data: PathBuf,
+    data_existed: bool,
+    wal: PathBuf,
+    armed: bool,
+}
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // Best effort: the setup error is what the user needs to see.
+        if self.data_existed {
+            let _ = std::fs::OpenOptions::new().write(true).open(&self.data).map(|f| f.set_len(0));
+        } else {
+            let _ = std::fs::remove_file(&self.data);
+        }
+        let _ = std::fs::remove_file(&self.wal);
+    }
+}
+
 /// Builds the target and the run from `c`. Slow only by the pilot (a second or so).
 pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     let device_text = c.device.clone().unwrap_or_else(|| "emu:cns".to_string());
@@ -366,6 +458,8 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
 
     // The device first: its capacity sizes the dataset. The model has no device, only a
     // nominal capacity.
+    let mut wal_device: Option<Box<dyn Device>> = None;
+    let mut created: Option<Created> = None;
     let (backend, capacity_bytes, device_json): (Option<Box<dyn Device>>, u64, serde_json::Value) =
         match &device {
             DeviceChoice::Emu(arg) => {
@@ -377,18 +471,10 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
                 (Some(Box::new(dev)), capacity, json)
             }
             DeviceChoice::File(path) => {
-                // A benchmark loads a fresh dataset: loading over an old database would measure
-                // a mix of both. Block devices report length 0 and are the user's explicit choice.
-                let used =
-                    std::fs::metadata(path).map(|m| m.is_file() && m.len() > 0).unwrap_or(false);
-                if used && !c.no_load.unwrap_or(false) {
-                    return Err(invalid(format!(
-                        "{}: file exists and is not empty; remove it (the load writes a fresh \
-                         dataset) or pass no_load to run on the database it holds",
-                        path.display()
-                    )));
-                }
-                let dev = FileDevice::open(path, options.file_capacity_bytes, options.file)?;
+                let (dev, wal, new_files) =
+                    open_file_devices(path, &mut options, c.no_load.unwrap_or(false))?;
+                wal_device = Some(Box::new(wal));
+                created = new_files;
                 let capacity = dev.capacity_bytes();
                 (Some(Box::new(dev)), capacity, serde_json::json!({"kind": "file", "path": path}))
             }
@@ -446,7 +532,13 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     options.buffer_pool_bytes = buffer_bytes;
 
     let target: Box<dyn KvTarget> = match backend {
-        Some(b) => Box::new(EngineTarget::open(b, options.clone(), device_json.clone())?),
+        Some(b) => {
+            let t = EngineTarget::open(b, wal_device, options.clone(), device_json.clone())?;
+            if let Some(c) = created.as_mut() {
+                c.armed = false; // The database exists now.
+            }
+            Box::new(t)
+        }
         None => Box::new(MemTarget::new(capacity_bytes)),
     };
     let workload = workload_spec(c, record_count)?;
@@ -553,6 +645,30 @@ mod tests {
         let e = prepare(&c).map(|_| ()).unwrap_err().to_string();
         let _ = std::fs::remove_file(&path);
         assert!(e.contains("not empty"), "{e}");
+    }
+
+    #[test]
+    fn a_refused_load_leaves_no_files_and_a_stray_wal_is_not_reformatted() {
+        let path = std::env::temp_dir().join(format!("wafer-setup-new-{}.db", std::process::id()));
+        let wal = wafer::db::wal_path(&path);
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(&wal);
+        let mut c = BenchConfig {
+            device: Some(format!("file:{}", path.display())),
+            records: Some(10),
+            ..BenchConfig::default()
+        };
+        // Too small for a database: the engine refuses after the files were created.
+        c.engine.insert("file_capacity_bytes".into(), toml::Value::String("16KiB".into()));
+        c.engine.insert("data_offset_bytes".into(), toml::Value::String("8KiB".into()));
+        c.engine.insert("eviction_batch_pages".into(), toml::Value::Integer(1));
+        assert!(prepare(&c).is_err());
+        assert!(!path.exists() && !wal.exists(), "the refused load removed what it created");
+        std::fs::write(&wal, b"someone's log").unwrap();
+        let e = prepare(&c).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("WAL is there without a database"), "{e}");
+        assert_eq!(std::fs::read(&wal).unwrap(), b"someone's log");
+        let _ = std::fs::remove_file(&wal);
     }
 
     #[test]

@@ -6,7 +6,7 @@ pub mod reader;
 pub mod replay;
 
 pub use reader::{TraceFormat, TraceReader};
-pub use replay::{replay, ReplayOptions};
+pub use replay::{replay, ReplayOptions, TraceFootprint};
 
 /// A malformed trace: the line number (1-based) and what is wrong with it.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,9 @@
 //! - Trims deallocate only the blocks they cover entirely (a partial block cannot be dropped).
 //! - Addresses beyond the device wrap modulo its capacity, so a trace from a larger disk still
 //!   replays (its footprint folds onto the emulated space); a range crossing the end continues
-//!   at block 0.
+//!   at block 0. The report counts those folded requests and gives the trace's highest address
+//!   against the device ([`TraceFootprint`]); with `strict` the first one ends the replay with
+//!   an error instead.
 //! - Syncs flush the device (which may pad a partly written flash page).
 use std::io::BufRead;
 use std::time::Instant;
@@ -29,6 +31,45 @@ pub struct ReplayOptions {
     pub sample_every_bytes: Option<u64>,
     /// Size of the trace input, for the progress bar (0 if unknown).
     pub input_bytes: u64,
+    /// Refuse a request reaching beyond the device instead of folding it into range.
+    pub strict: bool,
+}
+
+/// Where a trace's addresses lie against the device it was replayed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct TraceFootprint {
+    /// Requests (reads, writes, trims) that reached beyond the device, folded into range.
+    pub folded_requests: u64,
+    pub requests: u64,
+    /// One past the highest byte any request touched, before folding.
+    pub end_bytes: u64,
+    pub device_bytes: u64,
+}
+
+impl TraceFootprint {
+    /// The trace's address span over the device's capacity (above 1: it was folded).
+    pub fn span_ratio(&self) -> f64 {
+        self.end_bytes as f64 / self.device_bytes.max(1) as f64
+    }
+
+    /// Counts `first..first + blocks`; Err with the reason when it reaches beyond the device
+    /// and `strict` refuses that.
+    fn note(&mut self, first: u64, blocks: u64, strict: bool) -> Result<(), JobError> {
+        let end_bytes = first.saturating_add(blocks).saturating_mul(LBA_BYTES);
+        self.requests += 1;
+        self.end_bytes = self.end_bytes.max(end_bytes);
+        if end_bytes > self.device_bytes {
+            self.folded_requests += 1;
+            if strict {
+                return Err(JobError::spec(format!(
+                    "request {} reaches byte {end_bytes}, beyond the device's {} bytes \
+                     (--strict; without it addresses fold modulo the capacity)",
+                    self.requests, self.device_bytes
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The blocks an event touches (writes, reads) or covers (trims), before wrapping.
@@ -104,6 +145,8 @@ pub fn replay<R: BufRead>(
     let mut read_buf = vec![0u8; (CHUNK_MAX_BLOCKS * LBA_BYTES) as usize];
     let mut issued_bytes = 0u64;
     let mut events = 0u64;
+    let mut footprint =
+        TraceFootprint { device_bytes: capacity_bytes, ..TraceFootprint::default() };
     progress.start("replay", options.input_bytes);
     // Bounded by the trace length: each iteration consumes one record.
     while let Some(event) = reader.next_event()? {
@@ -113,6 +156,7 @@ pub fn replay<R: BufRead>(
             continue;
         }
         let Some((first, blocks)) = block_span(&event) else { continue };
+        footprint.note(first, blocks, options.strict)?;
         for (lba, count) in wrapped_chunks(first, blocks, capacity_blocks) {
             let bytes = count * LBA_BYTES;
             match event.op {
@@ -157,7 +201,9 @@ pub fn replay<R: BufRead>(
         at_end,
         wall_seconds: started.elapsed().as_secs_f64(),
     };
-    Ok(RunReport::build(ssd, sampler, inputs))
+    let mut report = RunReport::build(ssd, sampler, inputs);
+    report.trace = Some(footprint);
+    Ok(report)
 }
 
 #[cfg(test)]

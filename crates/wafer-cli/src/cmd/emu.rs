@@ -281,6 +281,9 @@ struct ReplayArgs {
     /// Precondition: write this fraction of the device sequentially before the trace.
     #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
     fill: f64,
+    /// Refuse requests beyond the device instead of folding them modulo its capacity.
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -321,11 +324,29 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let file = File::open(&args.trace).map_err(open_error)?;
     let input_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut reader = TraceReader::new(BufReader::new(file), format);
-    let options = ReplayOptions { fill_fraction: args.fill, sample_every_bytes, input_bytes };
+    let options = ReplayOptions {
+        fill_fraction: args.fill,
+        sample_every_bytes,
+        input_bytes,
+        strict: args.strict,
+    };
     let mut progress = ProgressBar::new(!args.output.quiet);
     let report = trace::replay(&mut ssd, &mut reader, &options, &mut progress)
         .map_err(|e| CliError(format!("{}: {e}", args.trace.display())))?;
     args.output.emit(&report)?;
+    if let Some(f) = report.trace {
+        // On stderr with the timing, so stdout stays the table.
+        eprintln!(
+            "trace footprint: {} requests, highest address {} of a {} device ({:.2}x); {} \
+             requests beyond the device folded modulo its capacity{}",
+            f.requests,
+            table::human_bytes(f.end_bytes),
+            table::human_bytes(f.device_bytes),
+            f.span_ratio(),
+            f.folded_requests,
+            if f.folded_requests > 0 { " (--strict refuses them)" } else { "" }
+        );
+    }
     print_timing(&ssd);
     Ok(())
 }

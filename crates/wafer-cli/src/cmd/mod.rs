@@ -1,5 +1,6 @@
 //! Subcommands. Each module owns its clap arguments and returns a one-line error.
 pub mod bench;
+pub mod check;
 pub mod demo;
 pub mod emu;
 pub mod experiment;
@@ -17,6 +18,8 @@ pub enum Command {
     Emu(emu::EmuArgs),
     /// Engine benchmarks: YCSB over the emulator or a file.
     Bench(bench::BenchArgs),
+    /// Check a database file: every tree, the free list and the space metadata.
+    Check(check::CheckArgs),
     /// Charts and tables of benchmark reports.
     Report(report::ReportArgs),
     /// One-command reproductions of the papers' tables.
@@ -47,6 +50,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
         Command::Demo(args) => demo::run(args),
         Command::Emu(args) => emu::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Check(args) => check::run(args),
         Command::Report(args) => report::run(args),
         Command::Experiment(args) => experiment::run(args),
         Command::Profile(args) => profile::run(args),

@@ -29,7 +29,8 @@ use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-const MAGIC: u64 = u64::from_le_bytes(*b"WAFERDW\0");
+/// Also read by the open path (db/open.rs) to tell a torn superblock from a foreign file.
+pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"WAFERDW\0");
 const VERSION: u32 = 1;
 const OFF_MAGIC: usize = 4;
 const OFF_VERSION: usize = 12;

@@ -281,11 +281,11 @@ impl BufferPool {
     }
 
     fn exhausted(&self, pid: PageId) -> Error {
-        Error::OutOfSpace(format!(
-            "buffer pool: no frame for page {pid} after {FETCH_ATTEMPTS_MAX} attempts \
-             ({} frames, all latched?)",
-            self.frames.len()
-        ))
+        Error::PoolExhausted {
+            page_id: pid,
+            frames: self.frames.len(),
+            attempts: FETCH_ATTEMPTS_MAX as u32,
+        }
     }
 
     fn miss_load(&self, pid: PageId, idx: usize) -> Result<()> {

@@ -7,11 +7,14 @@
 //! behaves like a crash either way.
 mod batch;
 pub(crate) mod catalog;
+mod check;
 mod durability;
 mod iter;
 mod mode;
+mod open;
 
 pub use batch::{BatchOp, WriteBatch};
+pub use check::{CheckReport, Violation};
 pub use iter::Iter;
 
 use crate::alloc::{stamp_image, AllocState, Allocator};
@@ -162,6 +165,20 @@ impl DbInner {
 
 type SharedDevice = Arc<dyn Device>;
 
+/// How an open may create, and what to call its files in errors.
+#[derive(Debug)]
+struct How {
+    create: crate::options::CreateMode,
+    names: open::Names,
+    io_stats: Option<(Arc<IoStats>, Arc<IoStats>)>,
+}
+
+impl How {
+    fn devices(options: &Options) -> How {
+        How { create: options.create, names: open::Names::devices(), io_stats: None }
+    }
+}
+
 /// Out of place with a log device, the map journal takes the log device's tail (map changes are
 /// logged beside the WAL, outside the data device and its WAF figures, as 000 sec. 6.2 logs
 /// them in the WAL): returns the WAL's part and the journal's. Otherwise the log device as it is.
@@ -186,65 +203,56 @@ fn split_log_device(
 impl Db {
     /// Opens or creates a database in the file at `path` with its WAL in `<path>.wal` (both
     /// [`FileDevice`]s driven as `options.file` says, each counted by its own [`Counted`]
-    /// wrapper: `DbStats::io` and `DbStats::wal_io`). A new data file spans
-    /// `options.file_capacity_bytes`, a new WAL `options.wal_capacity_bytes`; existing files keep
-    /// their sizes (so a truncated file is reported, not silently re-extended).
+    /// wrapper: `DbStats::io` and `DbStats::wal_io`). Creates the database only when neither
+    /// file exists (and `options.create` is not `Never`): a new data file spans
+    /// `options.file_capacity_bytes`, a new WAL `options.wal_capacity_bytes`. Existing files keep
+    /// their sizes (so a truncated file is reported, not silently re-extended), and any state
+    /// that is not a database (an empty data file, a zeroed superblock beside a WAL with
+    /// commits, a foreign file) is an [`Error::Open`] naming the file, before anything is
+    /// written (docs/design.md §7, "Creation").
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let path = path.as_ref();
         let wal_path = wal_path(path);
-        let block = PAGE_SIZE as u64;
-        let existing_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        let capacity_bytes = if existing_bytes > 0 {
-            existing_bytes / block * block
-        } else {
-            options.file_capacity_bytes / block * block
-        };
-        let wal_bytes = match std::fs::metadata(&wal_path) {
-            Ok(m) => Some(m.len()),
-            Err(_) if existing_bytes > 0 => {
-                return Err(Error::WalFileMissing { path: wal_path });
-            }
-            Err(_) => None,
-        };
-        let wal_capacity_bytes = match wal_bytes {
-            Some(len) if len < 2 * block => {
-                return Err(Error::Wal(WalError::Truncated {
-                    expected_bytes: 2 * block,
-                    actual_bytes: len,
-                }));
-            }
-            Some(len) => len / block * block,
-            None => options.wal_capacity_bytes / block * block,
-        };
-        if capacity_bytes == 0 {
-            return Err(Error::InvalidOptions("data file of zero bytes".into()));
-        }
-        let file = FileDevice::open(path, capacity_bytes, options.file)?;
+        // Sizes and existence first: opening a FileDevice creates and extends its file.
+        let sizes = open::file_sizes(path, &wal_path, &options)?;
+        let file = FileDevice::open(path, sizes.data_bytes, options.file)?;
         let stats = Arc::new(IoStats::default());
         let device = Arc::new(Counted::new(file, stats.clone()));
-        let wal_file = FileDevice::open(&wal_path, wal_capacity_bytes, options.file)?;
+        let wal_file = FileDevice::open(&wal_path, sizes.wal_bytes, options.file)?;
         let wal_stats = Arc::new(IoStats::default());
         let wal_device = Arc::new(Counted::new(wal_file, wal_stats.clone()));
-        Db::open_inner(device, Some(wal_device), options, None, Some((stats, wal_stats)))
+        let how = How {
+            create: sizes.create,
+            names: open::Names {
+                data: path.display().to_string(),
+                wal: wal_path.display().to_string(),
+            },
+            io_stats: Some((stats, wal_stats)),
+        };
+        Db::open_inner(device, Some(wal_device), options, None, how)
     }
 
-    /// Opens the database on `device` WITHOUT a WAL, formatting it if page 0 has never been
-    /// written: data is durable only after [`Db::flush`] or [`Db::close`], and a crash loses
-    /// everything since. For benchmarks of the data path alone. A database created with a WAL
-    /// is refused (its log holds commits).
+    /// Opens the database on `device` WITHOUT a WAL, formatting a blank device (page 0 all
+    /// zeros) as `options.create` allows (`IfMissing` by default, `Never` refuses it): data is
+    /// durable only after [`Db::flush`] or [`Db::close`], and a crash loses everything since.
+    /// For benchmarks of the data path alone. A database created with a WAL is refused (its log
+    /// holds commits).
     pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db> {
         Db::open_with_logger(device, options, None)
     }
 
     /// Opens (recovering) or creates a durable database: pages on `data`, the WAL on `wal` (a
-    /// separate device, so log bytes are counted apart from the data device's). A blank `wal`
-    /// is formatted only together with a blank `data`.
+    /// separate device, so log bytes are counted apart from the data device's). Formats only a
+    /// blank `data` (as `options.create` allows) beside a `wal` that is blank or holds no more
+    /// than an interrupted creation; a blank superblock beside a log that held a database is
+    /// refused ([`crate::OpenError::BlankSuperblock`]).
     pub fn open_on_devices(
         data: Arc<dyn Device>,
         wal: Arc<dyn Device>,
         options: Options,
     ) -> Result<Db> {
-        Db::open_inner(data, Some(wal), options, None, None)
+        let how = How::devices(&options);
+        Db::open_inner(data, Some(wal), options, None, how)
     }
 
     /// As [`Db::open_on`], with a page logger instead of the no-op one (tests of the seam).
@@ -253,7 +261,8 @@ impl Db {
         options: Options,
         logger: Option<Arc<dyn PageLogger>>,
     ) -> Result<Db> {
-        Db::open_inner(device, None, options, logger, None)
+        let how = How::devices(&options);
+        Db::open_inner(device, None, options, logger, how)
     }
 
     fn open_inner(
@@ -261,10 +270,15 @@ impl Db {
         wal_device: Option<Arc<dyn Device>>,
         options: Options,
         logger: Option<Arc<dyn PageLogger>>,
-        io_stats: Option<(Arc<IoStats>, Arc<IoStats>)>,
+        mut how: How,
     ) -> Result<Db> {
         let started = Instant::now();
         check_options(&options)?;
+        // Read-only checks before any store is built: building one may format or repair.
+        let superblock = open::read_superblock(device.as_ref(), &options, &how.names)?;
+        let create =
+            open::decide_create(superblock, wal_device.as_ref(), &options, how.create, &how.names)?;
+        let io_stats = how.io_stats.take();
         let data_device = device.clone();
         let (wal_device, journal_device) = split_log_device(&data_device, wal_device, &options);
         let (store, doublewrite) = mode::open_store(device, &options, journal_device)?;
@@ -279,6 +293,10 @@ impl Db {
         let mut buf = Box::new([0u8; PAGE_SIZE]);
         store.read_page(META_PAGE_ID, &mut buf)?;
         let fresh = buf.iter().all(|b| *b == 0);
+        if fresh && !create {
+            // The raw superblock carried the magic; only a repair could have blanked it.
+            return Err(Error::Corrupt("superblock (page 0) reads as zeros after repair".into()));
+        }
         let meta = if fresh {
             Meta {
                 write_mode: options.write_mode as u8,
@@ -296,17 +314,15 @@ impl Db {
         } else {
             let meta = Meta::decode(&buf)
                 .map_err(|e| Error::Corrupt(format!("superblock (page 0): {e}")))?;
-            if meta.page_capacity > page_capacity {
-                return Err(Error::Corrupt(format!(
-                    "data device is truncated: the superblock says {} pages, the device holds {page_capacity}",
-                    meta.page_capacity
-                )));
-            }
-            if meta.high_water > page_capacity {
-                return Err(Error::Corrupt(format!(
-                    "superblock says {} pages are in use but the device holds {page_capacity}",
-                    meta.high_water
-                )));
+            if meta.page_capacity > page_capacity || meta.high_water > page_capacity {
+                return Err(crate::error::OpenError::SizeMismatch {
+                    what: how.names.data.clone(),
+                    detail: format!(
+                        "truncated: the superblock says {} pages ({} in use), the device holds {page_capacity}",
+                        meta.page_capacity, meta.high_water
+                    ),
+                }
+                .into());
             }
             if meta.write_mode != options.write_mode as u8 {
                 return Err(Error::InvalidOptions(format!(
@@ -609,6 +625,23 @@ impl Db {
             doublewrite_pages: inner.doublewrite.as_ref().map_or(0, |d| d.pages_doublewritten()),
             flash: inner.data_device.flash_counters(),
         }
+    }
+
+    /// Walks every tree and the space metadata and reports each violation found: key order
+    /// within and across leaves, keys within their parent's fences, page checksums (of pages
+    /// read from the device), node structure, leaves at one depth, catalog against the open
+    /// trees, the free list against the allocator, no page leaked or owned twice, and the
+    /// store's own consistency (out of place: page map, zones, free pages). Writers wait while
+    /// it runs; readers go on. Err only when the database is closed.
+    pub fn check(&self) -> Result<CheckReport> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        // Lock order: trees -> writer -> tree latches (as writers take them).
+        let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
+        let _writer = inner.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let _catalog = inner.catalog.exclusive();
+        let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
+        inner.check_quiesced(&map)
     }
 
     /// Out-of-place mode: runs DB GC now - until the free-zone target is met, or with

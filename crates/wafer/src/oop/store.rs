@@ -384,6 +384,10 @@ impl PageStore for OutOfPlaceStore {
         self.inner.layout.page_capacity
     }
 
+    fn check_space(&self) -> Vec<String> {
+        self.check_invariants().err().into_iter().collect()
+    }
+
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()> {
         let inner = &self.inner;
         if pid == crate::page::meta::META_PAGE_ID {

@@ -1,0 +1,333 @@
+//! `Db::check`: walks every tree, the free list and the store's space metadata, and reports every
+//! violation found instead of stopping at the first (docs/design.md §5, "Checking a database").
+//! Pages are read through the buffer pool, so a page that is not resident is read from the
+//! device and its checksum verified; resident pages are checked structurally.
+use super::{catalog, DbInner};
+use crate::btree::DEPTH_MAX;
+use crate::page::{self, node, PageBuf, PageId, PageKind};
+use crate::Result;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+/// One thing found wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The page concerned, when there is one.
+    pub page_id: Option<PageId>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.page_id {
+            Some(pid) => write!(f, "page {pid}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// What [`crate::Db::check`] walked and found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Trees walked, the catalog included.
+    pub trees: u64,
+    /// Tree pages (leaves and inner nodes) and free-list pages read.
+    pub tree_pages: u64,
+    pub free_pages: u64,
+    /// Entries in user trees' leaves.
+    pub entries: u64,
+    /// Pages below the high-water mark: superblock, tree pages, free pages and leaks.
+    pub high_water_pages: u64,
+    pub violations: Vec<Violation>,
+}
+
+impl CheckReport {
+    pub fn is_clean(&self) -> bool {
+        self.violations.is_empty()
+    }
+}
+
+impl std::fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} trees, {} tree pages, {} free pages, {} entries, high water {} pages: ",
+            self.trees, self.tree_pages, self.free_pages, self.entries, self.high_water_pages
+        )?;
+        if self.is_clean() {
+            return f.write_str("clean");
+        }
+        writeln!(f, "{} violations", self.violations.len())?;
+        for v in &self.violations {
+            writeln!(f, "  {v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Who owns a page: nobody yet, the superblock, the free list, or a tree (by id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    None,
+    Superblock,
+    FreeList,
+    Tree(u32),
+}
+
+/// Leaks listed one by one up to this many; beyond, one line counts the rest.
+const LEAKS_LISTED_MAX: u64 = 1000;
+
+/// A page to visit: its keys must lie in `[lo, hi)` (None: unbounded), the fences its parent's
+/// separators set.
+struct Visit {
+    pid: PageId,
+    depth: usize,
+    lo: Option<Vec<u8>>,
+    hi: Option<Vec<u8>>,
+}
+
+struct Walk<'a> {
+    inner: &'a DbInner,
+    owner: Vec<Owner>,
+    report: CheckReport,
+}
+
+impl Walk<'_> {
+    fn violation(&mut self, page_id: Option<PageId>, message: String) {
+        self.report.violations.push(Violation { page_id, message });
+    }
+
+    /// Claims `pid` for `who`; false (with a violation) when it is out of range or owned.
+    fn claim(&mut self, pid: PageId, who: Owner) -> bool {
+        let Some(slot) = self.owner.get(pid as usize).copied() else {
+            let hw = self.owner.len();
+            self.violation(Some(pid), format!("{who:?} reaches it, beyond the high water {hw}"));
+            return false;
+        };
+        if slot != Owner::None {
+            self.violation(Some(pid), format!("owned twice: by {slot:?} and by {who:?}"));
+            return false;
+        }
+        self.owner[pid as usize] = who;
+        true
+    }
+
+    /// Reads `pid` through the pool (verifying a page loaded from the device).
+    fn read(&mut self, pid: PageId) -> Option<Box<PageBuf>> {
+        match self.inner.pool.read(pid) {
+            Ok(g) => Some(Box::new(*g.bytes())),
+            Err(e) => {
+                self.violation(Some(pid), format!("unreadable: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Walks one tree; returns its leaf entries when `collect` (the catalog's).
+    fn tree(&mut self, id: u32, root: PageId, collect: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.report.trees += 1;
+        let mut out = Vec::new();
+        let mut stack = vec![Visit { pid: root, depth: 0, lo: None, hi: None }];
+        let mut leaf_depth: Option<usize> = None;
+        let mut prev_key: Option<Vec<u8>> = None;
+        // Bounded: every page is claimed once before its children are pushed.
+        for _ in 0..=self.owner.len() {
+            let Some(v) = stack.pop() else { break };
+            if v.depth >= DEPTH_MAX {
+                self.violation(Some(v.pid), format!("tree {id} deeper than {DEPTH_MAX} levels"));
+                continue;
+            }
+            if !self.claim(v.pid, Owner::Tree(id)) {
+                continue;
+            }
+            let Some(p) = self.read(v.pid) else { continue };
+            self.report.tree_pages += 1;
+            let Some(kind) = self.node_kind(id, v.pid, &p) else { continue };
+            self.fences(id, &v, &p);
+            if kind == PageKind::Inner {
+                self.push_children(&v, &p, &mut stack);
+                continue;
+            }
+            if *leaf_depth.get_or_insert(v.depth) != v.depth {
+                self.violation(
+                    Some(v.pid),
+                    format!("tree {id}: leaves at depths {leaf_depth:?} and {}", v.depth),
+                );
+            }
+            let n = node::slot_count(&p);
+            if let (Some(prev), true) = (&prev_key, n > 0) {
+                if prev.as_slice() >= node::key(&p, 0) {
+                    self.violation(
+                        Some(v.pid),
+                        format!("tree {id}: first key not above the previous leaf's last"),
+                    );
+                }
+            }
+            if n > 0 {
+                prev_key = Some(node::key(&p, n - 1).to_vec());
+            }
+            if id != catalog::CATALOG_TREE_ID {
+                self.report.entries += n as u64;
+            }
+            if collect {
+                out.extend(
+                    (0..n).map(|i| (node::key(&p, i).to_vec(), node::value(&p, i).to_vec())),
+                );
+            }
+        }
+        out
+    }
+
+    /// The page's kind when it is a well-formed node of tree `id`.
+    fn node_kind(&mut self, id: u32, pid: PageId, p: &PageBuf) -> Option<PageKind> {
+        let kind = page::kind(p);
+        let Some(kind @ (PageKind::Leaf | PageKind::Inner)) = kind else {
+            self.violation(Some(pid), format!("tree {id} reaches a page of kind {kind:?}"));
+            return None;
+        };
+        if page::tree_id(p) != id {
+            self.violation(
+                Some(pid),
+                format!("tree {id} reaches a page of tree {}", page::tree_id(p)),
+            );
+        }
+        if page::page_id(p) != pid {
+            self.violation(Some(pid), format!("header names page {}", page::page_id(p)));
+        }
+        // Dirty resident pages were never verified by a load: indexing needs this first.
+        if let Err(e) = node::check_structure(p, kind) {
+            self.violation(Some(pid), format!("malformed node: {e}"));
+            return None;
+        }
+        Some(kind)
+    }
+
+    /// Every key within the fences its parent set (order within the node is check_structure's).
+    fn fences(&mut self, id: u32, v: &Visit, p: &PageBuf) {
+        let n = node::slot_count(p);
+        for i in 0..n {
+            let k = node::key(p, i);
+            let below = v.lo.as_deref().is_some_and(|lo| k < lo);
+            let above = v.hi.as_deref().is_some_and(|hi| k >= hi);
+            if below || above {
+                self.violation(
+                    Some(v.pid),
+                    format!("tree {id}: key {i} outside its parent's fences"),
+                );
+                return;
+            }
+        }
+    }
+
+    fn push_children(&mut self, v: &Visit, p: &PageBuf, stack: &mut Vec<Visit>) {
+        let n = node::slot_count(p);
+        // Reverse, so the leftmost child is visited first and leaves come in key order.
+        for pos in (0..=n).rev() {
+            let lo = if pos == 0 { v.lo.clone() } else { Some(node::key(p, pos - 1).to_vec()) };
+            let hi = if pos == n { v.hi.clone() } else { Some(node::key(p, pos).to_vec()) };
+            let pid = node::child_at_pos(p, pos);
+            stack.push(Visit { pid, depth: v.depth + 1, lo, hi });
+        }
+    }
+
+    fn free_list(&mut self, head: PageId, count: u64) {
+        let mut pid = head;
+        let mut seen = 0u64;
+        // Bounded by the recorded count (+1 to notice a longer list).
+        while pid != 0 && seen <= count {
+            if !self.claim(pid, Owner::FreeList) {
+                return;
+            }
+            seen += 1;
+            let Some(p) = self.read(pid) else { return };
+            if page::kind(&p) != Some(PageKind::Free) {
+                self.violation(Some(pid), format!("on the free list as kind {:?}", page::kind(&p)));
+            }
+            pid = page::aux(&p);
+        }
+        self.report.free_pages = seen;
+        if seen != count || pid != 0 {
+            self.violation(
+                None,
+                format!("free list holds {seen}+ pages, the allocator counts {count}"),
+            );
+        }
+    }
+
+    fn leaks(&mut self) {
+        let leaked: Vec<PageId> = (1..self.owner.len() as u64)
+            .filter(|pid| self.owner[*pid as usize] == Owner::None)
+            .collect();
+        for pid in leaked.iter().take(LEAKS_LISTED_MAX as usize) {
+            self.violation(Some(*pid), "leaked: in no tree and not on the free list".into());
+        }
+        if leaked.len() as u64 > LEAKS_LISTED_MAX {
+            self.violation(None, format!("{} leaked pages in all", leaked.len()));
+        }
+    }
+}
+
+impl DbInner {
+    /// See [`crate::Db::check`]. The caller holds writers off.
+    pub(super) fn check_quiesced(
+        &self,
+        trees: &HashMap<String, std::sync::Arc<crate::btree::TreeCore>>,
+    ) -> Result<CheckReport> {
+        let alloc = self.alloc.state();
+        let hw = alloc.high_water.min(self.pool.page_capacity());
+        let mut walk = Walk {
+            inner: self,
+            owner: vec![Owner::None; hw as usize],
+            report: CheckReport { high_water_pages: alloc.high_water, ..CheckReport::default() },
+        };
+        if alloc.high_water > self.pool.page_capacity() {
+            walk.violation(
+                None,
+                format!("high water {} beyond the page capacity", alloc.high_water),
+            );
+        }
+        if hw > 0 {
+            walk.owner[0] = Owner::Superblock;
+        }
+        let entries = walk.tree(catalog::CATALOG_TREE_ID, self.catalog.root, true);
+        let mut listed: HashMap<u32, String> = HashMap::new();
+        for (name, value) in entries {
+            let name = String::from_utf8_lossy(&name).into_owned();
+            let Ok((id, root)) = catalog::decode(&value) else {
+                walk.violation(None, format!("catalog entry {name:?} does not decode"));
+                continue;
+            };
+            if let Some(other) = listed.insert(id, name.clone()) {
+                walk.violation(None, format!("trees {other:?} and {name:?} share id {id}"));
+                continue;
+            }
+            match trees.get(&name) {
+                Some(core) if core.id == id && core.root == root => {}
+                Some(core) => walk.violation(
+                    None,
+                    format!(
+                        "tree {name:?}: catalog says id {id} root {root}, open handle {} root {}",
+                        core.id, core.root
+                    ),
+                ),
+                None => walk.violation(None, format!("catalog tree {name:?} is not loaded")),
+            }
+            walk.tree(id, root, false);
+        }
+        if trees.len() != listed.len() {
+            walk.violation(
+                None,
+                format!("{} trees loaded, {} in the catalog", trees.len(), listed.len()),
+            );
+        }
+        walk.free_list(alloc.free_head, alloc.free_count);
+        walk.leaks();
+        for message in self.pool.store().check_space() {
+            walk.violation(None, format!("page store: {message}"));
+        }
+        if self.poisoned.load(Ordering::Relaxed) {
+            walk.violation(None, "database is poisoned by an earlier error".into());
+        }
+        Ok(walk.report)
+    }
+}
