@@ -40,6 +40,10 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     fn logical_bytes(&self) -> LogicalBytes;
     /// Checks the store's own metadata and returns every inconsistency found (out of place: the
     /// page map, zones and free pages); `Db::check` reports them. Nothing to check by default.
+    /// Stops background work (out of place: the GC thread) and waits for what is in flight, so
+    /// nothing reaches the device after it returns; foreground calls keep working. Nothing to
+    /// do by default.
+    fn stop_background(&self) {}
     fn check_space(&self) -> Vec<String> {
         Vec::new()
     }

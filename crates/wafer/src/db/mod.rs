@@ -690,6 +690,15 @@ impl Db {
     }
 }
 
+impl Drop for DbInner {
+    /// The last handle is gone: background GC stops before this returns, so a database reopened
+    /// right after (same process) sees no write from the old one. GC's thread may hold the pool,
+    /// and with it the store, a little longer.
+    fn drop(&mut self) {
+        self.pool.store().stop_background();
+    }
+}
+
 /// The WAL file of the database in `path`: `<path>.wal`.
 pub fn wal_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();

@@ -257,6 +257,10 @@ pub(super) fn background(inner: &Inner) {
                 return;
             }
             let _w = inner.lock_writer();
+            // Checked again under `writer`: `stop_background` sets it, then waits for `writer`.
+            if *inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) {
+                return;
+            }
             let (satisfied, awaiting) = {
                 let st = inner.lock_state();
                 let s = &st.space;

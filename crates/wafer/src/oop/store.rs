@@ -384,6 +384,14 @@ impl PageStore for OutOfPlaceStore {
         self.inner.layout.page_capacity
     }
 
+    fn stop_background(&self) {
+        *self.inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.inner.wake.notify_all();
+        // A cycle in flight holds `writer`: once we hold it, it is done, and the thread checks
+        // `shutdown` under `writer` before any other.
+        drop(self.inner.lock_writer());
+    }
+
     fn check_space(&self) -> Vec<String> {
         self.check_invariants().err().into_iter().collect()
     }
