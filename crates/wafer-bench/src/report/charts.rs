@@ -6,25 +6,7 @@ use crate::metrics::{HistogramSummary, RunReport};
 use crate::plot::{cdf_points, BarChart, Chart, LineChart, Series};
 use crate::runner::plots;
 
-/// Unique run labels: a repeated label gets ` #2`, ` #3`...
-pub(crate) fn run_labels(reports: &[RunReport]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(reports.len());
-    for r in reports {
-        let mut label = r.label.clone();
-        let mut n = 1;
-        while out.contains(&label) {
-            n += 1;
-            label = format!("{} #{n}", r.label);
-        }
-        out.push(label);
-    }
-    out
-}
-
-fn capacity_bytes(report: &RunReport) -> Option<f64> {
-    let c = report.config.get("data_device_capacity_bytes")?.as_u64()?;
-    (c > 0).then_some(c as f64)
-}
+pub(crate) use plots::{capacity_bytes, labels as run_labels};
 
 /// Total WAF per interval over written capacity, one line per configuration (000 Figures 13
 /// and 15); a run without flash counters shows its DB WAF and says so in its label.

@@ -6,7 +6,7 @@ use crate::metrics::{Figures, RunReport};
 use crate::plot::{BarChart, LineChart, Series};
 
 /// Unique labels: a repeated label gets ` #2`, ` #3`...
-fn labels(reports: &[RunReport]) -> Vec<String> {
+pub(crate) fn labels(reports: &[RunReport]) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(reports.len());
     for r in reports {
         let mut label = r.label.clone();
@@ -20,7 +20,8 @@ fn labels(reports: &[RunReport]) -> Vec<String> {
     out
 }
 
-fn capacity_bytes(report: &RunReport) -> Option<f64> {
+/// The data device's capacity a run recorded (None if it recorded none).
+pub(crate) fn capacity_bytes(report: &RunReport) -> Option<f64> {
     let c = report.config.get("data_device_capacity_bytes")?.as_u64()?;
     (c > 0).then_some(c as f64)
 }
