@@ -113,7 +113,10 @@ impl GcIo for ChunkIo<'_> {
                 .codec
                 .decode(stored, page_out)
                 .map_err(|e| Error::CorruptPage { page_id: p.pid, reason: e.to_string() })?;
-            if stored.len() < PAGE_SIZE {
+            // Kept as read (raw ones too, with compression on), so the copy is not compressed
+            // again: an incompressible page would only fail to shrink a second time.
+            let compressing = self.inner.options.compression != Compression::None;
+            if stored.len() < PAGE_SIZE || compressing {
                 self.stored[p.index] = Some(stored.to_vec());
             }
         }

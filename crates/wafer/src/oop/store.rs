@@ -342,11 +342,11 @@ impl OutOfPlaceStore {
     /// a FREE record logged. Returns false for any other page (it is written as data).
     fn keep_free_header(&self, pid: PageId, page: &PageBuf) -> Result<bool> {
         let inner = &self.inner;
-        let Some(h) = free_header(page)
-            .filter(|_| inner.lock_state().free.count() < inner.layout.free_pages_max as usize)
-        else {
+        let Some(h) = free_header(page) else { return Ok(false) };
+        let mut st = inner.lock_state();
+        if st.free.count() >= inner.layout.free_pages_max as usize {
             return Ok(false);
-        };
+        }
         // The allocator links a free page only to a page id it handed out (or 0); recovery
         // refuses anything else, so it must never reach the journal.
         assert!(
@@ -354,7 +354,6 @@ impl OutOfPlaceStore {
             "free page {pid} links to page {} beyond the page capacity",
             page::aux(page)
         );
-        let mut st = inner.lock_state();
         let payload = journal::free_payload(pid, page::aux(page), page::lsn(page));
         let lsn = inner.journal.append(journal::KIND_FREE, &payload)?.0;
         st.map_lsn = lsn;
