@@ -197,6 +197,19 @@ fn model_out_of_place_compressed_and_packed() {
     model_run_compressed(seeds(0xC0DE), 20_000, 3_000);
 }
 
+/// Packing off: compressed pages concatenated, crossing slot boundaries.
+#[test]
+fn model_out_of_place_compressed_and_concatenated() {
+    // Batches of more than a slot of compressed pages (a sweep takes at most a quarter of the
+    // pool), so pages cross slot ends.
+    let mut options = Options::test_min().with_buffer_pool_bytes(64 * 4096).out_of_place();
+    options.eviction_batch_pages = 16;
+    options.out_of_place.gc_batch_pages = 16;
+    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+    options.out_of_place.packing = false;
+    model_run_with(seeds(0xCA7), 20_000, 3_000, options, 6 << 20);
+}
+
 fn model_run_with(seed: u64, steps: u64, space: u64, options: Options, device_bytes: u64) {
     eprintln!("model seed {seed} (rerun with WAFER_SEED={seed}), {:?}", options.write_mode);
     let dev = Arc::new(MemoryDevice::new(device_bytes));

@@ -86,7 +86,8 @@ pub struct YcsbArgs {
     /// `compression`).
     #[arg(long, value_name = "CODEC")]
     compression: Option<String>,
-    /// Pack compressed pages several to a 4 KiB slot: on (default) or off.
+    /// Pack compressed pages several to a 4 KiB slot by best-fit decreasing: on (default), or
+    /// off: concatenate them, some crossing into the next slot (two reads each).
     #[arg(long, value_name = "on|off")]
     packing: Option<String>,
     /// Engine option KEY=VALUE (buffer_pool_bytes, eviction_batch_pages, open_zones,

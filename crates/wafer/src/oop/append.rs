@@ -1,5 +1,6 @@
 //! The append executor: carries out one write plan. Pack each write group's pages into slots
-//! (best-fit decreasing when they are compressed and packing is on, else one page per slot),
+//! (best-fit decreasing when they are compressed and packing is on, concatenated across slot
+//! boundaries when they are compressed and packing is off, else one page per slot),
 //! reserve the slots (all or nothing), write each slot run as one sequential device write
 //! (split only where the slots' purpose changes), sync, log one map record per page, commit. It never runs GC and never flushes the
 //! journal: when the space has no room it reports why ([`Outcome`]) and changes nothing, and
@@ -43,8 +44,8 @@ impl Append<'_> {
 
     /// A slot counts as the user write-back it replaces only when every page in it is a
     /// dirty version GC wrote (000's accounting of GC through the pool); else as `purpose`.
-    fn slot_purpose(&self, fill: &SlotFill) -> WritePurpose {
-        let all_new = fill.iter().all(|(i, _)| self.new_versions.get(*i as usize) == Some(&true));
+    fn slot_purpose(&self, slot: &SlotPages) -> WritePurpose {
+        let all_new = slot.pages.iter().all(|i| self.new_versions.get(*i as usize) == Some(&true));
         if all_new {
             WritePurpose::UserEviction
         } else {
@@ -53,10 +54,14 @@ impl Append<'_> {
     }
 
     /// Each group's pages cut into slots: the slot plan to reserve (one stretch per group, in
-    /// slots) and, slot by slot in its order, the pages in each (batch index, offset).
-    fn slots(&self) -> (WritePlan, Vec<SlotFill>) {
+    /// slots) and, slot by slot in its order, the pages starting in each (batch index, offset).
+    /// `room(group)`: slots left in the group's open zone, for the concatenated layout, which
+    /// must not run a page across a zone's end.
+    fn slots(&self, room: impl Fn(u32) -> u32, slots_per_zone: u32) -> (WritePlan, Vec<SlotFill>) {
         let mut fills: Vec<SlotFill> = Vec::with_capacity(self.pages.len());
         let mut groups = Vec::with_capacity(self.plan.groups.len());
+        // Room used by earlier stretches of this plan, by group (a plan may name one twice).
+        let mut used: Vec<(u32, u64)> = Vec::new();
         let mut next = 0usize;
         for stretch in &self.plan.groups {
             let indices = &self.plan.order[next..next + stretch.pages as usize];
@@ -64,11 +69,19 @@ impl Append<'_> {
             let sizes: Vec<u16> =
                 indices.iter().map(|&i| self.stored_bytes(i as usize).len() as u16).collect();
             let compressed = sizes.iter().any(|&s| usize::from(s) < PAGE_SIZE);
-            let local = if self.packing && compressed {
-                pack::best_fit_decreasing(&sizes)
-            } else {
-                pack::one_per_slot(sizes.len())
+            let local = match (compressed, self.packing) {
+                (true, true) => pack::best_fit_decreasing(&sizes),
+                (true, false) => {
+                    let before = used.iter().find(|(g, _)| *g == stretch.group).map_or(0, |u| u.1);
+                    let left = room_left(room(stretch.group), before, slots_per_zone);
+                    pack::concatenate(&sizes, left, slots_per_zone)
+                }
+                (false, _) => pack::one_per_slot(sizes.len()),
             };
+            match used.iter_mut().find(|(g, _)| *g == stretch.group) {
+                Some(u) => u.1 += local.len() as u64,
+                None => used.push((stretch.group, local.len() as u64)),
+            }
             groups.push(GroupRun { group: stretch.group, pages: local.len() as u32 });
             fills.extend(local.into_iter().map(|fill| {
                 fill.into_iter().map(|(k, offset)| (indices[k as usize], offset)).collect()
@@ -77,6 +90,57 @@ impl Append<'_> {
         assert_eq!(next, self.pages.len());
         let plan = WritePlan { order: (0..fills.len() as u32).collect(), groups };
         (plan, fills)
+    }
+
+    /// Per slot in layout order, the pages touching it: those starting in it and one crossing
+    /// in from the slot before.
+    fn touching(&self, fills: &[SlotFill]) -> Vec<SlotPages> {
+        let crosses = |&(i, offset): &(u32, u16)| {
+            usize::from(offset) + self.stored_bytes(i as usize).len() > PAGE_SIZE
+        };
+        let mut out: Vec<SlotPages> = Vec::with_capacity(fills.len());
+        let mut carried: Option<u32> = None;
+        for fill in fills {
+            let out_of = fill.iter().find(|p| crosses(p)).map(|p| p.0);
+            let mut pages: Vec<u32> = carried.into_iter().collect();
+            pages.extend(fill.iter().map(|p| p.0));
+            assert!(!pages.is_empty(), "a slot of the layout holds nothing");
+            out.push(SlotPages { pages, crossing: carried.is_some() || out_of.is_some() });
+            carried = out_of;
+        }
+        assert!(carried.is_none(), "the last slot's page crosses out of the batch");
+        out
+    }
+}
+
+/// The pages (batch indices) touching one slot of a layout, and whether one crosses into or
+/// out of it: such a slot is shared even with one page.
+#[derive(Debug)]
+struct SlotPages {
+    pages: Vec<u32>,
+    crossing: bool,
+}
+
+impl SlotPages {
+    /// The page count the slot is declared shared for, or None: one whole page needs no
+    /// declaration.
+    fn shared(&self) -> Option<u16> {
+        let n = self.pages.len() as u16;
+        (n >= 2 || self.crossing).then_some(n)
+    }
+}
+
+/// Slots left in a zone whose stretch began with `room_slots` left, after `used_slots` more.
+fn room_left(room_slots: u32, used_slots: u64, slots_per_zone: u32) -> u32 {
+    assert!(room_slots <= slots_per_zone && slots_per_zone >= 1);
+    if used_slots <= u64::from(room_slots) {
+        return room_slots - used_slots as u32;
+    }
+    let into_last = ((used_slots - u64::from(room_slots)) % u64::from(slots_per_zone)) as u32;
+    if into_last == 0 {
+        0
+    } else {
+        slots_per_zone - into_last
     }
 }
 
@@ -88,8 +152,7 @@ pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
     assert!(
         a.new_versions.is_empty() || (a.new_versions.len() == a.pages.len() && a.gc_from.is_some())
     );
-    let (slot_plan, fills) = a.slots();
-    let runs = match reserve(inner, a, &slot_plan, &fills) {
+    let (runs, fills) = match reserve(inner, a) {
         Ok(runs) => runs,
         Err(SpaceError::NeedsGc { .. }) => return Ok(Outcome::NeedsGc),
         Err(SpaceError::AwaitingDurability { .. }) => return Ok(Outcome::AwaitingDurability),
@@ -105,27 +168,29 @@ pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
     Ok(Outcome::Done { all_committed })
 }
 
-/// Reserves the slots, declares the packed ones shared, and counts slots holding only dirty
-/// versions GC wrote as the user write-back they replace.
+/// Lays the pages out in slots and reserves them (under one hold of the state, so the zones'
+/// room the layout assumed is the room reserved), declares the packed ones shared, and counts
+/// slots holding only dirty versions GC wrote as the user write-back they replace.
 fn reserve(
     inner: &Inner,
     a: &Append<'_>,
-    slot_plan: &WritePlan,
-    fills: &[SlotFill],
-) -> std::result::Result<Vec<SlotRun>, SpaceError> {
+) -> std::result::Result<(Vec<SlotRun>, Vec<SlotFill>), SpaceError> {
     let mut st = inner.lock_state();
-    let runs = st.space.reserve_plan(slot_plan, a.purpose)?;
+    let slots_per_zone = st.space.slots_per_zone();
+    let (slot_plan, fills) = a.slots(|group| st.space.room_slots(group), slots_per_zone);
+    let runs = st.space.reserve_plan(&slot_plan, a.purpose)?;
     let slots = runs.iter().flat_map(|r| (0..r.slots).map(move |i| (r.zone, r.first_slot + i)));
-    for ((zone, slot), fill) in slots.zip(fills) {
-        if fill.len() >= 2 {
-            st.space.share_slot(zone, slot, fill.len() as u16);
+    let touching = a.touching(&fills);
+    for ((zone, slot), slot_pages) in slots.zip(&touching) {
+        if let Some(pages) = slot_pages.shared() {
+            st.space.share_slot(zone, slot, pages);
         }
     }
-    let user_slots = fills.iter().filter(|f| a.slot_purpose(f) != a.purpose).count() as u32;
+    let user_slots = touching.iter().filter(|t| a.slot_purpose(t) != a.purpose).count() as u32;
     if user_slots > 0 {
         st.space.reclassify_issue(a.purpose, WritePurpose::UserEviction, user_slots);
     }
-    Ok(runs)
+    Ok((runs, fills))
 }
 
 /// The runs' buffers and each page's batch index and location, in slot order.
@@ -143,10 +208,16 @@ fn fill_runs(
             for &(index, offset) in &fills[next + i as usize] {
                 let bytes = a.stored_bytes(index as usize);
                 let at = i as usize * PAGE_SIZE + usize::from(offset);
+                // A concatenated page crosses into the next slot of its own run, never out of
+                // it: the layout followed the zones' room.
+                assert!(at + bytes.len() <= buf.len(), "page {index} crosses its run's end");
                 buf[at..at + bytes.len()].copy_from_slice(bytes);
                 let size = bytes.len() as u16;
                 let slot = run.first_slot + i;
-                targets.push((index as usize, Location::packed(run.zone, slot, offset, size)));
+                let loc = Location::concatenated(run.zone, slot, offset, size);
+                assert!(!a.packing || !loc.crosses(), "packing crossed a slot's end");
+
+                targets.push((index as usize, loc));
             }
         }
         next += run.slots as usize;
@@ -166,13 +237,14 @@ fn write_runs(
     bufs: &[AlignedBuf],
     fills: &[SlotFill],
 ) -> Result<()> {
+    let touching = a.touching(fills);
     let st = inner.lock_state();
     let mut ops: Vec<WriteOp<'_>> = Vec::with_capacity(runs.len());
     let mut first_page = 0usize;
     for (run, buf) in runs.iter().zip(bufs) {
         let offset = st.space.run_offset_bytes(run);
         let placement = st.space.placement(run.zone);
-        let purpose_at = |i: usize| a.slot_purpose(&fills[first_page + i]);
+        let purpose_at = |i: usize| a.slot_purpose(&touching[first_page + i]);
         let mut start = 0usize;
         // Bound: one op per stretch of equal purpose, at most one per page of the run.
         for end in 1..=run.slots as usize {

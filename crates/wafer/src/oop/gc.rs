@@ -87,12 +87,14 @@ struct ChunkIo<'a> {
 impl GcIo for ChunkIo<'_> {
     fn read(&mut self, pages: &[GcPage], out: &mut [&mut PageBuf]) -> Result<()> {
         assert_eq!(pages.len(), out.len());
-        // Each slot once: packed pages share them.
-        let mut slot_offsets: Vec<u64> = {
+        // Each slot once: packed pages share them. A concatenated page's two slots are
+        // adjacent on the device, hence adjacent in the sorted list: its bytes are contiguous.
+        let ranges: Vec<std::ops::Range<u64>> = {
             let st = self.inner.lock_state();
-            pages.iter().map(|p| st.space.byte_range(self.froms[p.index]).start).collect()
+            pages.iter().map(|p| st.space.byte_range(self.froms[p.index])).collect()
         };
-        let at: Vec<u64> = slot_offsets.clone();
+        let mut slot_offsets: Vec<u64> =
+            ranges.iter().flat_map(|r| r.clone().step_by(PAGE_SIZE)).collect();
         slot_offsets.sort_unstable();
         slot_offsets.dedup();
         let mut slots = AlignedBuf::zeroed(slot_offsets.len() * PAGE_SIZE);
@@ -104,8 +106,9 @@ impl GcIo for ChunkIo<'_> {
                 .collect();
             self.inner.device.read_batch(&mut ops)?;
         }
-        for ((p, page_out), offset) in pages.iter().zip(out.iter_mut()).zip(at) {
-            let k = slot_offsets.binary_search(&offset).unwrap_or_default();
+        for ((p, page_out), range) in pages.iter().zip(out.iter_mut()).zip(ranges) {
+            let k = slot_offsets.binary_search(&range.start).unwrap_or_default();
+            assert_eq!(slot_offsets[k], range.start);
             let loc = self.froms[p.index];
             let start = k * PAGE_SIZE + usize::from(loc.offset_bytes);
             let stored = &slots[start..start + usize::from(loc.stored_bytes)];

@@ -80,7 +80,8 @@ pub struct OutOfPlaceOptions {
     /// Page compression (000 sec. 3.1): each page on its own; GC moves stored pages as they are.
     pub compression: super::codec::Compression,
     /// Pack compressed pages several to a 4 KiB slot by best-fit decreasing (000 sec. 3.2);
-    /// off: one page per slot (compression then saves no space).
+    /// off: concatenate them in write order, so some cross into the next slot and take two
+    /// reads (000's comparison).
     pub packing: bool,
     /// Pages GC reads and rewrites per device batch (bounds its buffer: this x 4 KiB).
     pub gc_batch_pages: u32,

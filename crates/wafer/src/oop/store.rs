@@ -314,22 +314,25 @@ impl OutOfPlaceStore {
         Ok(())
     }
 
-    /// Page `pid` stored at `loc` (its slot at `slot_offset_bytes`): one aligned 4 KiB read,
-    /// into `buf` directly when the page is stored raw, else decoded from the slot.
+    /// Page `pid` stored at `loc`, whose slots are the device bytes `range`: one aligned 4 KiB
+    /// read (two for a page concatenated across a slot's end), into `buf` directly when the
+    /// page is stored raw in one slot, else decoded from the slots.
     fn read_stored(
         &self,
         pid: PageId,
         loc: crate::space::Location,
-        slot_offset_bytes: u64,
+        range: std::ops::Range<u64>,
         buf: &mut PageBuf,
     ) -> Result<()> {
         let inner = &self.inner;
-        inner.codec.note_read(1);
-        if usize::from(loc.stored_bytes) == PAGE_SIZE {
-            return Ok(inner.device.read_at(slot_offset_bytes, buf)?);
+        let slots = (range.end - range.start) / PAGE_SIZE as u64;
+        assert!(slots == 1 || (slots == 2 && loc.crosses()), "{loc:?} reads {range:?}");
+        inner.codec.note_read(slots);
+        if usize::from(loc.stored_bytes) == PAGE_SIZE && !loc.crosses() {
+            return Ok(inner.device.read_at(range.start, buf)?);
         }
-        let mut slot = AlignedBuf::zeroed(PAGE_SIZE);
-        inner.device.read_at(slot_offset_bytes, &mut slot)?;
+        let mut slot = AlignedBuf::zeroed(slots as usize * PAGE_SIZE);
+        inner.device.read_at(range.start, &mut slot)?;
         let start = usize::from(loc.offset_bytes);
         let stored = &slot[start..start + usize::from(loc.stored_bytes)];
         inner
@@ -414,7 +417,7 @@ impl PageStore for OutOfPlaceStore {
                     }
                 }
             };
-            let r = self.read_stored(pid, loc, range.start, buf);
+            let r = self.read_stored(pid, loc, range, buf);
             // GC may have moved the page and reset its old zone during the read: the result
             // counts only if the map still points where we read.
             if inner.lock_state().space.location(pid) == Some(loc) {

@@ -83,6 +83,16 @@ impl Space {
         Ok(runs)
     }
 
+    /// Slots left in `group`'s open zone: where its next stretch starts (0: none is open, the
+    /// stretch opens an empty zone). The executor lays concatenated pages out by it.
+    pub fn room_slots(&self, group: u32) -> u32 {
+        let index = (group % self.options.max_open_zones) as usize;
+        let room = self.open_by_group[index]
+            .map_or(0, |z| self.slots_per_zone() - self.zones.get(z).write_ptr_slots());
+        assert!(room <= self.slots_per_zone());
+        room
+    }
+
     /// Empty zones the plan would open: per group, what does not fit its open zone's tail.
     fn zones_needed(&self, plan: &WritePlan) -> u32 {
         let slots_per_zone = self.slots_per_zone();
@@ -93,8 +103,7 @@ impl Space {
         }
         let mut zones = 0u64;
         for (index, want) in wanted.into_iter().enumerate() {
-            let room = self.open_by_group[index]
-                .map_or(0, |z| slots_per_zone - self.zones.get(z).write_ptr_slots());
+            let room = self.room_slots(index as u32);
             zones += want.saturating_sub(u64::from(room)).div_ceil(u64::from(slots_per_zone));
         }
         u32::try_from(zones).unwrap_or(u32::MAX)
@@ -170,31 +179,35 @@ impl Space {
         }
     }
 
-    /// Declares that the packer put `pages` (at least 2) pages into the reserved slot: it is
-    /// shared from now on, and counts as written (valid or dead) once every one of them is
-    /// committed or abandoned. A slot of one page needs no declaration.
+    /// Declares that the packer put `pages` pages into the reserved slot (at least 2, or 1
+    /// when a page crosses into or out of it): it is shared from now on, and counts as written
+    /// (valid or dead) once every one of them is committed or abandoned. A slot holding one
+    /// whole page needs no declaration.
     pub fn share_slot(&mut self, zone: ZoneId, slot: u32, pages: u16) {
-        assert!(pages >= 2, "a shared slot holds at least two pages, not {pages}");
+        assert!(pages >= 1, "a shared slot holds a page");
         assert_eq!(self.reverse.get(zone, slot), SlotEntry::Reserved, "share of {zone}/{slot}");
         self.reverse.set_shared(zone, slot, SharedSlot { pages: Vec::new(), pending: pages });
     }
 
-    /// Points `pid` at the reserved slot `loc` (its data is durable and the map record at `lsn`
-    /// is logged); returns the location it replaced, now invalid.
+    /// Points `pid` at the reserved slot(s) of `loc` (its data is durable and the map record at
+    /// `lsn` is logged); returns the location it replaced, now invalid.
     pub fn commit(&mut self, pid: PageId, loc: Location, lsn: Lsn) -> Option<Location> {
-        match self.reverse.get(loc.zone, loc.slot) {
-            SlotEntry::Reserved => {
-                self.zones.commit_slot(loc.zone);
-                self.reverse.set(loc.zone, loc.slot, SlotEntry::Page(pid));
+        assert!(loc.slots().end <= self.slots_per_zone(), "{loc:?} crosses its zone's end");
+        for slot in loc.slots() {
+            match self.reverse.get(loc.zone, slot) {
+                SlotEntry::Reserved if !loc.crosses() => {
+                    self.zones.commit_slot(loc.zone);
+                    self.reverse.set(loc.zone, slot, SlotEntry::Page(pid));
+                }
+                SlotEntry::Shared => {
+                    let shared = self.reverse.shared_mut(loc.zone, slot);
+                    assert!(shared.pending >= 1, "commit of page {pid} to {loc:?}: none pending");
+                    shared.pending -= 1;
+                    shared.pages.push(pid);
+                    self.settle_shared(loc.zone, slot);
+                }
+                other => panic!("commit of page {pid} to {loc:?}: slot not reserved ({other:?})"),
             }
-            SlotEntry::Shared => {
-                let shared = self.reverse.shared_mut(loc.zone, loc.slot);
-                assert!(shared.pending >= 1, "commit of page {pid} to {loc:?}: nothing pending");
-                shared.pending -= 1;
-                shared.pages.push(pid);
-                self.settle_shared(loc.zone, loc.slot);
-            }
-            other => panic!("commit of page {pid} to {loc:?}: slot not reserved ({other:?})"),
         }
         let old = self.map.set(pid, loc);
         if let Some(old) = old {
@@ -218,18 +231,20 @@ impl Space {
     /// A reserved page that will never be committed (write failed, page dropped): its slot is
     /// dead, or for a packed slot one fewer page is pending.
     pub fn abandon(&mut self, loc: Location) {
-        match self.reverse.get(loc.zone, loc.slot) {
-            SlotEntry::Reserved => {
-                self.zones.abandon_slot(loc.zone);
-                self.reverse.set(loc.zone, loc.slot, SlotEntry::Dead);
+        for slot in loc.slots() {
+            match self.reverse.get(loc.zone, slot) {
+                SlotEntry::Reserved if !loc.crosses() => {
+                    self.zones.abandon_slot(loc.zone);
+                    self.reverse.set(loc.zone, slot, SlotEntry::Dead);
+                }
+                SlotEntry::Shared => {
+                    let shared = self.reverse.shared_mut(loc.zone, slot);
+                    assert!(shared.pending >= 1, "abandon {loc:?}: nothing pending");
+                    shared.pending -= 1;
+                    self.settle_shared(loc.zone, slot);
+                }
+                other => panic!("abandon {loc:?}: slot not reserved ({other:?})"),
             }
-            SlotEntry::Shared => {
-                let shared = self.reverse.shared_mut(loc.zone, loc.slot);
-                assert!(shared.pending >= 1, "abandon {loc:?}: nothing pending");
-                shared.pending -= 1;
-                self.settle_shared(loc.zone, loc.slot);
-            }
-            other => panic!("abandon {loc:?}: slot not reserved ({other:?})"),
         }
     }
 
@@ -255,26 +270,30 @@ impl Space {
         Some(old)
     }
 
+    /// The version of `pid` at `old` is no longer current: each slot it touches loses it, and
+    /// a slot left with no current page and none pending is dead.
     fn invalidate(&mut self, pid: PageId, old: Location, lsn: Lsn) {
-        match self.reverse.get(old.zone, old.slot) {
-            SlotEntry::Page(p) if p == pid => {
-                self.reverse.set(old.zone, old.slot, SlotEntry::Dead);
-                self.zones.invalidate_slot(old.zone, lsn);
-            }
-            SlotEntry::Shared => {
-                let shared = self.reverse.shared_mut(old.zone, old.slot);
-                let at = shared.pages.iter().position(|p| *p == pid);
-                assert!(at.is_some(), "packed slot {old:?} does not hold page {pid}");
-                shared.pages.swap_remove(at.unwrap_or_default());
-                let (empty, pending) = (shared.pages.is_empty(), shared.pending);
-                if empty && pending == 0 {
-                    self.reverse.unshare(old.zone, old.slot, SlotEntry::Dead);
+        for slot in old.slots() {
+            match self.reverse.get(old.zone, slot) {
+                SlotEntry::Page(p) if p == pid && !old.crosses() => {
+                    self.reverse.set(old.zone, slot, SlotEntry::Dead);
                     self.zones.invalidate_slot(old.zone, lsn);
-                } else {
-                    self.zones.note_invalidation(old.zone, lsn);
                 }
+                SlotEntry::Shared => {
+                    let shared = self.reverse.shared_mut(old.zone, slot);
+                    let at = shared.pages.iter().position(|p| *p == pid);
+                    assert!(at.is_some(), "packed slot {slot} of {old:?} lacks page {pid}");
+                    shared.pages.swap_remove(at.unwrap_or_default());
+                    let (empty, pending) = (shared.pages.is_empty(), shared.pending);
+                    if empty && pending == 0 {
+                        self.reverse.unshare(old.zone, slot, SlotEntry::Dead);
+                        self.zones.invalidate_slot(old.zone, lsn);
+                    } else {
+                        self.zones.note_invalidation(old.zone, lsn);
+                    }
+                }
+                other => panic!("reverse map disagrees for page {pid} at {old:?}: {other:?}"),
             }
-            other => panic!("reverse map disagrees for page {pid} at {old:?}: {other:?}"),
         }
     }
 

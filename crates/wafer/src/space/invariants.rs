@@ -51,8 +51,9 @@ impl Space {
                     SlotEntry::Reserved => reserved += 1,
                     SlotEntry::Dead => dead += 1,
                     SlotEntry::Page(pid) => {
-                        let here = self.map.get(pid).map(|l: Location| (l.zone, l.slot));
-                        if here != Some((z, slot)) {
+                        let loc = self.map.get(pid);
+                        let here = loc.map(|l: Location| (l.zone, l.slot));
+                        if here != Some((z, slot)) || loc.is_some_and(|l| l.crosses()) {
                             return Err(format!(
                                 "zone {z} slot {slot} names page {pid}, mapped at {here:?}"
                             ));
@@ -117,13 +118,14 @@ impl Space {
             ));
         }
         for (pid, loc) in self.map.iter() {
-            let agrees = match self.reverse.get(loc.zone, loc.slot) {
-                SlotEntry::Page(p) => p == pid,
-                SlotEntry::Shared => {
-                    self.reverse.shared(loc.zone, loc.slot).is_some_and(|s| s.pages.contains(&pid))
-                }
-                _ => false,
-            };
+            let agrees = loc.slots().end <= spz
+                && loc.slots().all(|slot| match self.reverse.get(loc.zone, slot) {
+                    SlotEntry::Page(p) => p == pid,
+                    SlotEntry::Shared => {
+                        self.reverse.shared(loc.zone, slot).is_some_and(|s| s.pages.contains(&pid))
+                    }
+                    _ => false,
+                });
             if !agrees {
                 return Err(format!("page {pid} mapped at {loc:?}, reverse map disagrees"));
             }
@@ -131,8 +133,9 @@ impl Space {
         Ok(())
     }
 
-    /// A packed slot: every page it names is mapped into it, their byte ranges do not overlap,
-    /// and a settled slot holds at least one page. Returns its current pages.
+    /// A packed slot: every page it names is mapped into it (starting there, or crossing in
+    /// from the slot before), their byte ranges do not overlap, and a settled slot holds at
+    /// least one page. Returns its current pages that start in it (each page counts once).
     fn check_shared(&self, z: ZoneId, slot: u32) -> Result<u64, String> {
         let Some(shared) = self.reverse.shared(z, slot) else {
             return Err(format!("zone {z} slot {slot} is shared without a page list"));
@@ -141,15 +144,19 @@ impl Space {
             return Err(format!("zone {z} slot {slot} is shared, settled and empty"));
         }
         let mut ranges = Vec::with_capacity(shared.pages.len());
+        let mut starting = 0u64;
         for pid in &shared.pages {
-            match self.map.get(*pid) {
-                Some(l) if (l.zone, l.slot) == (z, slot) => {
-                    ranges.push((l.offset_bytes, l.offset_bytes + l.stored_bytes))
+            let loc = self.map.get(*pid).filter(|l| l.zone == z);
+            match loc.and_then(|l| l.range_in_slot(slot).map(|r| (l, r))) {
+                Some((l, range)) => {
+                    starting += u64::from(l.slot == slot);
+                    ranges.push((range.start, range.end));
                 }
-                other => {
+                None => {
+                    let other = self.map.get(*pid);
                     return Err(format!(
                         "zone {z} slot {slot} holds page {pid}, mapped at {other:?}"
-                    ))
+                    ));
                 }
             }
         }
@@ -157,6 +164,6 @@ impl Space {
         if ranges.windows(2).any(|w| w[0].1 > w[1].0) {
             return Err(format!("zone {z} slot {slot}: packed pages overlap: {ranges:?}"));
         }
-        Ok(shared.pages.len() as u64)
+        Ok(starting)
     }
 }

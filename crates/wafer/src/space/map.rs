@@ -42,7 +42,9 @@ pub const ZONE_COUNT_LIMIT: u32 = (1 << ZONE_BITS) - 1;
 
 /// Where a page version lives: a slot of a zone, where in the slot it starts, and how many
 /// bytes it takes. A packed page never crosses its slot's end (000 sec. 3.2): it is read with
-/// one aligned 4 KiB read.
+/// one aligned 4 KiB read. Only with packing off are compressed pages concatenated: such a page
+/// may continue into the next slot of the same zone (never further: a page is at most 4 KiB),
+/// and costs two 4 KiB reads, the read amplification packing exists to avoid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Location {
     pub zone: ZoneId,
@@ -69,13 +71,47 @@ impl Location {
 
     /// A page packed at `offset_bytes` of its slot (a multiple of 32, ending within the slot).
     pub fn packed(zone: ZoneId, slot: u32, offset_bytes: u16, stored_bytes: u16) -> Location {
+        let loc = Location::concatenated(zone, slot, offset_bytes, stored_bytes);
+        assert!(!loc.crosses(), "page of {stored_bytes} bytes at {offset_bytes} crosses its slot");
+        loc
+    }
+
+    /// A page concatenated at `offset_bytes` of its slot (a multiple of 32, below 4096): it may
+    /// run on into the next slot.
+    pub fn concatenated(zone: ZoneId, slot: u32, offset_bytes: u16, stored_bytes: u16) -> Location {
         let loc = Location::new(zone, slot, stored_bytes);
         assert!(offset_bytes.is_multiple_of(PACK_ALIGN_BYTES), "offset {offset_bytes}");
-        assert!(
-            u64::from(offset_bytes) + u64::from(stored_bytes) <= SLOT_BYTES,
-            "page of {stored_bytes} bytes at {offset_bytes} crosses its slot's end"
-        );
-        Location { offset_bytes, ..loc }
+        assert!(u64::from(offset_bytes) < SLOT_BYTES, "offset {offset_bytes} past its slot");
+        let loc = Location { offset_bytes, ..loc };
+        assert!(loc.crosses() || loc.end_bytes() <= SLOT_BYTES);
+        loc
+    }
+
+    /// Byte just past the page, counted from its slot's start (above 4096 when it crosses).
+    pub fn end_bytes(&self) -> u64 {
+        u64::from(self.offset_bytes) + u64::from(self.stored_bytes)
+    }
+
+    /// The page runs on into the next slot (packing off only).
+    pub fn crosses(&self) -> bool {
+        self.end_bytes() > SLOT_BYTES
+    }
+
+    /// The slots the page touches: its own, and the next one when it crosses.
+    pub fn slots(&self) -> std::ops::Range<u32> {
+        self.slot..self.slot + 1 + u32::from(self.crosses())
+    }
+
+    /// The page's bytes inside `slot` (offsets within that slot), or None if it does not
+    /// touch it.
+    pub fn range_in_slot(&self, slot: u32) -> Option<std::ops::Range<u64>> {
+        if slot == self.slot {
+            Some(u64::from(self.offset_bytes)..self.end_bytes().min(SLOT_BYTES))
+        } else if slot == self.slot + 1 && self.crosses() {
+            Some(0..self.end_bytes() - SLOT_BYTES)
+        } else {
+            None
+        }
     }
 
     pub fn pack(self) -> u64 {
@@ -86,15 +122,22 @@ impl Location {
     }
 
     /// The location a packed value names, or None for `UNMAPPED` and any malformed value
-    /// (size 0 or above 4096, a page crossing its slot's end, zone at the limit). Never
-    /// panics: snapshot decoding feeds it untrusted bytes.
+    /// (size 0 or above 4096, zone at the limit, a crossing page in the zone's last possible
+    /// slot). Never panics: snapshot decoding feeds it untrusted bytes. (Whether the next slot
+    /// exists in a zone of the space's size is the space's check: [`Location::slots`].)
     pub fn unpack(raw: u64) -> Option<Location> {
         let size = raw & ((1 << SIZE_BITS) - 1);
         let sub = (raw >> SUB_SHIFT) & ((1 << SUB_BITS) - 1);
         let slot = (raw >> SLOT_SHIFT) & ((1 << SLOT_BITS) - 1);
         let zone = raw >> ZONE_SHIFT;
         let offset = sub * u64::from(PACK_ALIGN_BYTES);
-        if size == 0 || offset + size > SLOT_BYTES || zone >= u64::from(ZONE_COUNT_LIMIT) {
+        let crosses = offset + size > SLOT_BYTES;
+        let last_slot = u64::from(SLOTS_PER_ZONE_LIMIT - 1);
+        if size == 0
+            || size > SLOT_BYTES
+            || zone >= u64::from(ZONE_COUNT_LIMIT)
+            || (crosses && slot == last_slot)
+        {
             return None;
         }
         Some(Location {
@@ -195,8 +238,8 @@ pub enum SlotEntry {
     Dead,
     /// Holds the current version of this page.
     Page(PageId),
-    /// Packed: two or more pages (current or not yet committed) share it; which ones is in
-    /// [`ReverseMap::shared`].
+    /// Packed: two or more pages (current or not yet committed) share it, or part of a page
+    /// that crosses into or out of it (packing off); which ones is in [`ReverseMap::shared`].
     Shared,
 }
 
@@ -329,9 +372,14 @@ mod tests {
         assert_eq!(Location::unpack(UNMAPPED), None);
         assert_eq!(Location::unpack(0), None, "size 0");
         assert_eq!(Location::unpack(4097), None, "size above 4096");
-        assert_eq!(Location::unpack(4096 | (1 << 13)), None, "a whole page past offset 32");
-        assert_eq!(Location::unpack(4065 | (1 << 13)), None, "crosses the slot's end");
+        let crossing = Location::unpack(4065 | (1 << 13));
+        assert_eq!(crossing, Some(Location::concatenated(0, 0, 32, 4065)));
+        assert_eq!(crossing.map(|l| l.slots()), Some(0..2));
+        assert_eq!(crossing.and_then(|l| l.range_in_slot(1)), Some(0..1));
+        let last = u64::from(SLOTS_PER_ZONE_LIMIT - 1) << SLOT_SHIFT;
+        assert_eq!(Location::unpack(last | 4065 | (1 << 13)), None, "crosses past any zone");
         let packed = Location::packed(3, 9, 4064, 32);
+        assert!(!packed.crosses() && packed.slots() == (9..10));
         assert_eq!(Location::unpack(packed.pack()), Some(packed));
         assert_eq!(Location::unpack(4064 | (1 << 13)).map(|l| l.offset_bytes), Some(32));
     }

@@ -190,12 +190,15 @@ impl Space {
         self.zone_offset_bytes(loc.zone) + u64::from(loc.slot) * SLOT_BYTES
     }
 
-    /// The device bytes to read for a location: its whole 4 KiB slot (the one function that
-    /// turns a location into a byte range).
+    /// The device bytes to read for a location: its whole 4 KiB slot, or two adjacent ones for
+    /// a page that crosses (packing off). The one function that turns a location into a byte
+    /// range.
     pub fn byte_range(&self, loc: Location) -> std::ops::Range<u64> {
         let start = self.offset_bytes(loc);
+        let slots = loc.slots();
+        assert!(slots.end <= self.slots_per_zone(), "{loc:?} crosses its zone's end");
         assert!(u64::from(loc.stored_bytes) <= SLOT_BYTES);
-        start..start + SLOT_BYTES
+        start..start + u64::from(slots.end - slots.start) * SLOT_BYTES
     }
 
     /// Device byte offset of a zone's first slot.

@@ -46,6 +46,34 @@ pub fn best_fit_decreasing(sizes: &[u16]) -> Vec<SlotFill> {
     fills
 }
 
+/// Packing off, with compressed pages (000's comparison for packing): the pages in the given
+/// order, end to end at [`PACK_ALIGN_BYTES`], so a page may run on into the next slot and
+/// costs two reads. Never past a zone's end: where the next page would cross into another
+/// zone, the rest of the zone stays empty. `room_slots` is what is left of the zone the stretch
+/// starts in (0: it starts a fresh zone); every later zone holds `slots_per_zone`. A slot may
+/// hold no page start (only the tail of one that crosses into it).
+pub fn concatenate(sizes: &[u16], room_slots: u32, slots_per_zone: u32) -> Vec<SlotFill> {
+    assert!(sizes.len() <= PACK_PAGES_MAX, "{} pages to pack", sizes.len());
+    assert!(slots_per_zone >= 1 && room_slots <= slots_per_zone);
+    let first = if room_slots == 0 { slots_per_zone } else { room_slots };
+    let mut zone_end_bytes = u64::from(first) * SLOT_BYTES;
+    let mut at_bytes = 0u64;
+    let mut fills: Vec<SlotFill> = Vec::new();
+    for (i, &size) in sizes.iter().enumerate() {
+        if at_bytes + u64::from(size) > zone_end_bytes {
+            at_bytes = zone_end_bytes;
+            zone_end_bytes += u64::from(slots_per_zone) * SLOT_BYTES;
+        }
+        assert!(at_bytes + u64::from(size) <= zone_end_bytes, "a page fits an empty slot");
+        let slot = (at_bytes / SLOT_BYTES) as usize;
+        fills.resize_with(fills.len().max(slot + 1), Vec::new);
+        fills[slot].push((i as u32, (at_bytes % SLOT_BYTES) as u16));
+        at_bytes += u64::from(footprint(size));
+    }
+    fills.resize_with(at_bytes.div_ceil(SLOT_BYTES) as usize, Vec::new);
+    fills
+}
+
 /// One page per slot, in the given order (no packing: uncompressed pages, or packing off).
 pub fn one_per_slot(pages: usize) -> Vec<SlotFill> {
     assert!(pages <= PACK_PAGES_MAX);
@@ -85,6 +113,52 @@ mod tests {
             prop_assert!(fills.len() >= lower);
             prop_assert!(fills.len() <= lower * 11 / 9 + 1, "{} slots, volume needs {}", fills.len(), lower);
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Concatenated pages: every page once, in order, back to back except at a zone's end,
+        /// crossing at most into the next slot and never into the next zone.
+        #[test]
+        fn concatenation_crosses_slots_but_never_zones(
+            sizes in proptest::collection::vec(1u16..=4096, 0..200),
+            slots_per_zone in 1u32..8,
+            room in 0u32..8,
+        ) {
+            let room = room.min(slots_per_zone);
+            let fills = concatenate(&sizes, room, slots_per_zone);
+            let first = if room == 0 { slots_per_zone } else { room };
+            let zone_of = |slot: u64| if slot < u64::from(first) { 0 } else {
+                1 + (slot - u64::from(first)) / u64::from(slots_per_zone)
+            };
+            let mut next = 0u32;
+            let mut end_bytes = 0u64;
+            for (s, fill) in fills.iter().enumerate() {
+                for &(i, offset) in fill {
+                    prop_assert_eq!(i, next, "pages out of order");
+                    next += 1;
+                    let start = s as u64 * SLOT_BYTES + u64::from(offset);
+                    prop_assert!(start >= end_bytes, "overlap");
+                    let end = start + u64::from(sizes[i as usize]);
+                    prop_assert_eq!(zone_of(start / SLOT_BYTES), zone_of((end - 1) / SLOT_BYTES));
+                    prop_assert!((end - 1) / SLOT_BYTES <= start / SLOT_BYTES + 1);
+                    end_bytes = start + u64::from(footprint(sizes[i as usize]));
+                }
+            }
+            prop_assert_eq!(next as usize, sizes.len());
+            prop_assert_eq!(fills.len() as u64, end_bytes.div_ceil(SLOT_BYTES));
+        }
+    }
+
+    #[test]
+    fn concatenated_pages_cross_slots_and_pad_at_the_zone_end() {
+        // 3000 + 3000 bytes: the second page crosses into slot 1. A third of 3000 would cross
+        // the zone's end (2 slots): it starts the next zone.
+        let fills = concatenate(&[3000, 3000, 3000], 2, 4);
+        assert_eq!(fills, vec![vec![(0, 0), (1, 3008)], vec![], vec![(2, 0)]]);
+        // Room 0: a fresh zone of 4 slots takes all three.
+        let fills = concatenate(&[3000, 3000, 3000], 0, 4);
+        assert_eq!(fills, vec![vec![(0, 0), (1, 3008)], vec![(2, 6016 - 4096)], vec![]]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Recovery: the zone table and reverse map are derived state, rebuilt from the final page map
 //! (snapshot + replayed log records), never persisted themselves.
-use super::map::{PageMap, SharedSlot, SlotEntry};
+use super::map::{Location, PageId, PageMap, SharedSlot, SlotEntry};
 use super::zone::{ZoneId, ZoneState};
 use super::{Space, SpaceError, SpaceOptions};
 
@@ -18,8 +18,9 @@ impl Space {
     ///   is in the recovered log, hence durable, so it may be reused at once; the reset clears
     ///   whatever it held (partial writes, old versions; ZNS needs it before any append).
     ///
-    /// - a slot several mapped pages name (packed): **Shared**, each page listed; pages whose
-    ///   byte ranges overlap make the map corrupt.
+    /// - a slot several mapped pages name (packed), or one a page crosses into or out of
+    ///   (packing off): **Shared**, each page listed; pages whose byte ranges overlap make the
+    ///   map corrupt.
     ///
     /// Lost on purpose (statistics only): erase counts, write clocks, GC history.
     pub fn rebuild_from_map(
@@ -30,7 +31,7 @@ impl Space {
         let zone_count = space.zone_count();
         let slots_per_zone = space.slots_per_zone();
         for (pid, loc) in map.iter() {
-            if loc.zone >= zone_count || loc.slot >= slots_per_zone {
+            if loc.zone >= zone_count || loc.slots().end > slots_per_zone {
                 return Err(SpaceError::CorruptMap {
                     pid,
                     reason: format!(
@@ -38,28 +39,8 @@ impl Space {
                     ),
                 });
             }
-            match space.reverse.get(loc.zone, loc.slot) {
-                SlotEntry::Free => {
-                    space.reverse.set(loc.zone, loc.slot, SlotEntry::Page(pid));
-                    space.zones.get_mut(loc.zone).valid_slots += 1;
-                }
-                // A packed slot: its pages arrive one by one, none may overlap another.
-                SlotEntry::Page(first) => {
-                    overlap_check(&map, pid, loc, &[first])?;
-                    let shared = SharedSlot { pages: vec![first, pid], pending: 0 };
-                    space.reverse.set_shared(loc.zone, loc.slot, shared);
-                }
-                SlotEntry::Shared => {
-                    let pages = space.reverse.shared_mut(loc.zone, loc.slot);
-                    overlap_check(&map, pid, loc, &pages.pages)?;
-                    pages.pages.push(pid);
-                }
-                other => {
-                    return Err(SpaceError::CorruptMap {
-                        pid,
-                        reason: format!("{loc:?} already holds {other:?}"),
-                    })
-                }
+            for slot in loc.slots() {
+                space.place_recovered(&map, pid, loc, slot)?;
             }
         }
         space.empty.clear();
@@ -84,17 +65,64 @@ impl Space {
     }
 }
 
-/// `pid` at `loc` must not overlap any of `others` (pages already placed in the same slot).
+impl Space {
+    /// Enters `pid` (mapped at `loc`) into `slot`, one of the slots it touches. A slot whole
+    /// pages share, or one a page crosses into or out of, becomes Shared; its valid count
+    /// rises once, for the first page.
+    fn place_recovered(
+        &mut self,
+        map: &PageMap,
+        pid: PageId,
+        loc: Location,
+        slot: u32,
+    ) -> Result<(), SpaceError> {
+        assert!(loc.slots().contains(&slot));
+        match self.reverse.get(loc.zone, slot) {
+            SlotEntry::Free if loc.crosses() => {
+                let shared = SharedSlot { pages: vec![pid], pending: 0 };
+                self.reverse.set_shared(loc.zone, slot, shared);
+                self.zones.get_mut(loc.zone).valid_slots += 1;
+            }
+            SlotEntry::Free => {
+                self.reverse.set(loc.zone, slot, SlotEntry::Page(pid));
+                self.zones.get_mut(loc.zone).valid_slots += 1;
+            }
+            // A packed slot: its pages arrive one by one, none may overlap another.
+            SlotEntry::Page(first) => {
+                overlap_check(map, pid, loc, slot, &[first])?;
+                let shared = SharedSlot { pages: vec![first, pid], pending: 0 };
+                self.reverse.set_shared(loc.zone, slot, shared);
+            }
+            SlotEntry::Shared => {
+                let pages = self.reverse.shared_mut(loc.zone, slot);
+                overlap_check(map, pid, loc, slot, &pages.pages)?;
+                pages.pages.push(pid);
+            }
+            other => {
+                return Err(SpaceError::CorruptMap {
+                    pid,
+                    reason: format!("{loc:?} already holds {other:?}"),
+                })
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `pid`'s bytes in `slot` must not overlap those of any of `others` (pages already placed in
+/// the same slot).
 fn overlap_check(
     map: &PageMap,
-    pid: super::map::PageId,
-    loc: super::map::Location,
-    others: &[super::map::PageId],
+    pid: PageId,
+    loc: Location,
+    slot: u32,
+    others: &[PageId],
 ) -> Result<(), SpaceError> {
-    let (start, end) = (loc.offset_bytes, loc.offset_bytes + loc.stored_bytes);
+    let Some(mine) = loc.range_in_slot(slot) else { return Ok(()) };
     for other in others {
         let Some(o) = map.get(*other) else { continue };
-        if start < o.offset_bytes + o.stored_bytes && o.offset_bytes < end {
+        let Some(theirs) = o.range_in_slot(slot) else { continue };
+        if mine.start < theirs.end && theirs.start < mine.end {
             return Err(SpaceError::CorruptMap {
                 pid,
                 reason: format!("{loc:?} overlaps page {other} at {o:?}"),

@@ -213,7 +213,9 @@ pub fn decode(
             let pid = entries.len() as u64;
             if raw != UNMAPPED {
                 match Location::unpack(raw) {
-                    Some(loc) if loc.zone < zone_count && loc.slot < slots_per_zone => mapped += 1,
+                    Some(loc) if loc.zone < zone_count && loc.slots().end <= slots_per_zone => {
+                        mapped += 1
+                    }
                     _ => return Err(SnapshotError::BadLocation { pid, raw }),
                 }
             }

@@ -119,7 +119,8 @@ impl Space {
         self.zones.get_mut(zone).state = ZoneState::Victim;
         let valid = self.current_pages(zone);
         let valid_slots = self.zones.get(zone).valid_slots();
-        assert!(valid.len() >= valid_slots as usize, "fewer current pages than valid slots");
+        // A valid slot holds a page or part of one, and a page touches at most two slots.
+        assert!(2 * valid.len() >= valid_slots as usize, "too few current pages for the slots");
         self.stats.record_gc(zone, valid_slots, self.slots_per_zone(), self.clock);
         let valid_ratio = f64::from(valid_slots) / f64::from(self.slots_per_zone());
         Some(GcPlan {
@@ -132,7 +133,7 @@ impl Space {
     }
 
     /// The current pages of `zone` and their locations, in slot order (packed slots by
-    /// offset): a victim's pages, read in one sequential pass.
+    /// offset), each once: a victim's pages, read in one sequential pass.
     fn current_pages(&self, zone: ZoneId) -> Vec<(PageId, Location)> {
         let mut valid = Vec::with_capacity(self.zones.get(zone).valid_slots() as usize);
         for (slot, entry) in self.reverse.zone(zone).enumerate() {
@@ -140,8 +141,12 @@ impl Space {
             match entry {
                 SlotEntry::Page(pid) => valid.push(pid),
                 SlotEntry::Shared => {
+                    // A page crossing in from the previous slot was listed there already.
                     let shared = self.reverse.shared(zone, slot as u32);
-                    valid.extend(shared.map_or(&[][..], |s| &s.pages[..]).iter().copied());
+                    let starts_here =
+                        |pid: &&PageId| self.map.get(**pid).is_some_and(|l| l.slot == slot as u32);
+                    let pages = shared.map_or(&[][..], |s| &s.pages[..]);
+                    valid.extend(pages.iter().filter(starts_here).copied());
                 }
                 _ => continue,
             }
