@@ -90,6 +90,8 @@ thread_local! {
     static COMPRESSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// With COMPRESSED: packing off, pages concatenated across slot boundaries.
     static CONCATENATED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Grouping by deathtime: GDT placement over six open zones, several victims a cycle.
+    static GDT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Out of place the data device is small, so zones turn over and cuts land inside GC.
@@ -109,6 +111,11 @@ fn options() -> Options {
     if COMPRESSED.get() {
         o.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
         o.out_of_place.packing = !CONCATENATED.get();
+    }
+    if GDT.get() {
+        o.out_of_place.placement = wafer::space::PlacementKind::Gdt;
+        o.out_of_place.policy = wafer::space::VictimPolicyKind::CostBenefitUntilZone;
+        o.out_of_place.open_zones = 6;
     }
     if CONCATENATED.get() {
         // Write-back batches of more than a slot of compressed pages (a sweep takes at most
@@ -346,6 +353,18 @@ fn concatenated_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_b
     OUT_OF_PLACE.set(true);
     COMPRESSED.set(true);
     CONCATENATED.set(true);
+    let totals = power_cut_seeds(40);
+    assert_eq!(totals.torn_repaired, 0, "out of place never doublewrites");
+    assert!(totals.gc_cycles > 0, "the cuts must fall among GC cycles: {totals:?}");
+}
+
+/// The same with grouping by deathtime and compression: cuts while a batch is spread over
+/// several open zones and while one GC cycle moves the pages of several victims.
+#[test]
+fn gdt_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    OUT_OF_PLACE.set(true);
+    COMPRESSED.set(true);
+    GDT.set(true);
     let totals = power_cut_seeds(40);
     assert_eq!(totals.torn_repaired, 0, "out of place never doublewrites");
     assert!(totals.gc_cycles > 0, "the cuts must fall among GC cycles: {totals:?}");

@@ -197,6 +197,18 @@ fn model_out_of_place_compressed_and_packed() {
     model_run_compressed(seeds(0xC0DE), 20_000, 3_000);
 }
 
+/// Grouping by deathtime with compression: batches split over several open zones, GC cycles
+/// taking several victims and sorting their pages by deathtime.
+#[test]
+fn model_out_of_place_gdt() {
+    let mut options = Options::test_min().out_of_place();
+    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+    options.out_of_place.placement = wafer::space::PlacementKind::Gdt;
+    options.out_of_place.policy = wafer::space::VictimPolicyKind::CostBenefitUntilZone;
+    options.out_of_place.open_zones = 6;
+    model_run_with(seeds(0x6D7), 20_000, 3_000, options, 6 << 20);
+}
+
 /// Packing off: compressed pages concatenated, crossing slot boundaries.
 #[test]
 fn model_out_of_place_compressed_and_concatenated() {

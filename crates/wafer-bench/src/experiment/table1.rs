@@ -124,6 +124,12 @@ pub enum RowSetup {
     /// The same without page packing (not a row of 000; its sec. 3.2 comparison): compressed
     /// pages concatenated, some crossing into the next slot and costing two reads.
     NaiveConcatenated,
+    /// Grouping by deathtime (000 sec. 4.2) on the compressed row: GDT placement over the same
+    /// 16 open zones and GDT-aware GC (greedy victims until a zone's worth is invalid).
+    Gdt,
+    /// GDT without compression (000 Figure 13c's "+ GDT": 4.02 -> 3.36 against the
+    /// out-of-place row).
+    GdtUncompressed,
 }
 
 /// One row of the table: its name in 000 and what it needs.
@@ -154,15 +160,17 @@ const fn later(label: &'static str, missing: &'static str) -> RowPlan {
 
 /// The rows of 000 Table 1 in order, plus the engine's in-place mode without a doublewrite
 /// buffer (not a row of 000: the baseline's writes minus the doublewrite copies), compression
-/// without page packing (000 sec. 3.2's comparison), and the first two rows again on `cns`
-/// (OP 7%): how much the SSD's unstated OP moves them.
-pub const ROWS: [RowPlan; 11] = [
+/// without page packing (000 sec. 3.2's comparison), GDT without compression (000 Figure
+/// 13c), and the first two rows again on `cns` (OP 7%): how much the SSD's unstated OP moves
+/// them.
+pub const ROWS: [RowPlan; 12] = [
     row("in-place", WriteModeChoice::InPlace, RowSetup::Mode),
     row("(in-place, no doublewrite)", WriteModeChoice::InPlaceNoDwb, RowSetup::Mode),
     row("-> out-of-place", WriteModeChoice::OutOfPlace, RowSetup::NaiveOutOfPlace),
     row("+ comp. + pagepack", WriteModeChoice::OutOfPlace, RowSetup::NaiveCompressed),
     row("(+ comp., no pagepack)", WriteModeChoice::OutOfPlace, RowSetup::NaiveConcatenated),
-    later("+ GDT", "grouping by deathtime"),
+    row("+ GDT", WriteModeChoice::OutOfPlace, RowSetup::Gdt),
+    row("+ GDT (no comp.)", WriteModeChoice::OutOfPlace, RowSetup::GdtUncompressed),
     later("+ NoWA", "NoWA"),
     later("+ aligning GC unit", "GC unit alignment"),
     later("- comp.", "NoWA and GC unit alignment"),
@@ -192,8 +200,9 @@ impl RowPlan {
                 config.device = Some(format!("emu:{preset}"));
             }
         }
-        if matches!(self.setup, RowSetup::NaiveCompressed | RowSetup::NaiveConcatenated) {
-            let packing = self.setup == RowSetup::NaiveCompressed;
+        let compressed = [RowSetup::NaiveCompressed, RowSetup::NaiveConcatenated, RowSetup::Gdt];
+        if compressed.contains(&self.setup) {
+            let packing = self.setup != RowSetup::NaiveConcatenated;
             config.engine.insert("compression".into(), toml::Value::String("lz4".into()));
             config.engine.insert("packing".into(), toml::Value::Boolean(packing));
         }
@@ -203,7 +212,9 @@ impl RowPlan {
             let e = &mut config.engine;
             e.insert("zones_per_gc_unit".into(), toml::Value::Integer(per_unit));
             e.insert("open_zones".into(), toml::Value::Integer(open));
-            e.insert("placement".into(), toml::Value::String("random".into()));
+            let gdt = matches!(self.setup, RowSetup::Gdt | RowSetup::GdtUncompressed);
+            let placement = if gdt { "gdt" } else { "random" };
+            e.insert("placement".into(), toml::Value::String(placement.into()));
         }
         config
     }
@@ -290,7 +301,7 @@ mod tests {
         assert_eq!(ROWS[0].label, "in-place");
         // in-place, without doublewrite, out-of-place, compressed with and without packing,
         // and two on cns.
-        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 7);
+        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 9);
         for r in ROWS.iter().filter_map(|r| r.unavailable()) {
             assert!(r.starts_with("not yet implemented"), "{r}");
         }
@@ -304,7 +315,11 @@ mod tests {
         let rows = run(Scale::Tiny, &mut crate::progress::Silent, &mut |_| {}).unwrap();
         assert_eq!(rows.len(), ROWS.len());
         let ran: Vec<_> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
-        assert_eq!(ran.len(), 7, "in-place, no dwb, oop, compressed (packed or not), two on cns");
+        assert_eq!(
+            ran.len(),
+            9,
+            "in-place, no dwb, oop, comp. (packed or not), GDT x2, two on cns"
+        );
         let (dwb, plain, oop) = (&ran[0].summary, &ran[1].summary, &ran[2].summary);
         let comp = &ran[3].summary;
         // Compressed and packed: fewer DB bytes than user bytes, one read per page read.

@@ -81,7 +81,23 @@ pub struct CounterSnapshot {
     pub slot_bytes: u64,
     #[serde(default)]
     pub packed_bytes: u64,
+    /// DB GC victims by valid ratio (`wafer::space::VALID_RATIO_BINS` equal bins over [0, 1]).
+    #[serde(default)]
+    pub gc_victim_valid_hist: [u64; VICTIM_VALID_BINS],
+    /// Deathtime predictions scored (GDT): deaths observed, those within 2x of the predicted
+    /// lifetime, the sum of |observed - predicted| death times and of observed lifetimes.
+    #[serde(default)]
+    pub edt_predictions: u64,
+    #[serde(default)]
+    pub edt_within_2x: u64,
+    #[serde(default)]
+    pub edt_abs_error_sum: u64,
+    #[serde(default)]
+    pub edt_observed_lifetime_sum: u64,
 }
+
+/// Bins of [`CounterSnapshot::gc_victim_valid_hist`].
+pub const VICTIM_VALID_BINS: usize = 20;
 
 impl CounterSnapshot {
     /// Every byte the DB wrote to the data device: user + doublewrite + GC copy +
@@ -141,6 +157,16 @@ impl CounterSnapshot {
             store_device_reads: d(self.store_device_reads, earlier.store_device_reads),
             slot_bytes: d(self.slot_bytes, earlier.slot_bytes),
             packed_bytes: d(self.packed_bytes, earlier.packed_bytes),
+            gc_victim_valid_hist: std::array::from_fn(|i| {
+                d(self.gc_victim_valid_hist[i], earlier.gc_victim_valid_hist[i])
+            }),
+            edt_predictions: d(self.edt_predictions, earlier.edt_predictions),
+            edt_within_2x: d(self.edt_within_2x, earlier.edt_within_2x),
+            edt_abs_error_sum: d(self.edt_abs_error_sum, earlier.edt_abs_error_sum),
+            edt_observed_lifetime_sum: d(
+                self.edt_observed_lifetime_sum,
+                earlier.edt_observed_lifetime_sum,
+            ),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! `x_bytes_per_op * ops = x_bytes`. Ratios with a zero denominator are `None` (JSON null),
 //! never NaN or infinity.
 
-use super::counters::CounterSnapshot;
+use super::counters::{CounterSnapshot, VICTIM_VALID_BINS};
 
 /// Bytes by purpose over the period (docs/design.md sec. 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -86,10 +86,35 @@ pub struct Figures {
     pub compress_s: f64,
     #[serde(default)]
     pub decompress_s: f64,
+    /// CDF of the DB GC victims' valid ratio in the period (000 Figure 13a): entry i is the
+    /// share of victims whose valid ratio is below (i + 1) / 20 (the last: at most 1); null
+    /// without victims.
+    #[serde(default)]
+    pub gc_victim_valid_cdf: Option<[f64; VICTIM_VALID_BINS]>,
+    /// Deathtime predictions (GDT): share of observed deaths within 2x of the predicted
+    /// lifetime, and the mean |observed - predicted| death time over the mean observed
+    /// lifetime; null without predictions.
+    #[serde(default)]
+    pub edt_within_2x: Option<f64>,
+    #[serde(default)]
+    pub edt_error_ratio: Option<f64>,
 }
 
 fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
+}
+
+/// The victims' valid-ratio CDF of a histogram of equal bins over [0, 1].
+fn victim_cdf(hist: &[u64; VICTIM_VALID_BINS]) -> Option<[f64; VICTIM_VALID_BINS]> {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut cumulative = 0u64;
+    Some(std::array::from_fn(|i| {
+        cumulative += hist[i];
+        cumulative as f64 / total as f64
+    }))
 }
 
 impl Figures {
@@ -152,6 +177,9 @@ impl Figures {
                 .then(|| d.slot_bytes.saturating_sub(d.packed_bytes) as f64 / d.ops.max(1) as f64),
             compress_s: d.compress_ns as f64 / 1e9,
             decompress_s: d.decompress_ns as f64 / 1e9,
+            gc_victim_valid_cdf: victim_cdf(&d.gc_victim_valid_hist),
+            edt_within_2x: ratio(d.edt_within_2x, d.edt_predictions),
+            edt_error_ratio: ratio(d.edt_abs_error_sum, d.edt_observed_lifetime_sum),
         }
     }
 }

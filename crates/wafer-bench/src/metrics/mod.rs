@@ -12,7 +12,7 @@ mod report;
 mod sampler;
 pub mod sources;
 
-pub use counters::{CounterSnapshot, ProcessError, ProcessSample};
+pub use counters::{CounterSnapshot, ProcessError, ProcessSample, VICTIM_VALID_BINS};
 pub use figures::{BytesByPurpose, Figures};
 pub use histogram::{Histogram, HistogramSummary};
 pub use op_kind::{OpHistograms, OpKind};

@@ -195,6 +195,34 @@ pub fn victim_valid_cdf(histograms: &[VictimHistogram]) -> Chart {
     })
 }
 
+/// CDF of the DB GC victims' valid ratio per run (000 Figure 13a), from the runs' summaries;
+/// None when no run collected a victim.
+pub fn db_victim_valid_cdf(runs: &[RunReport]) -> Option<Chart> {
+    let series: Vec<Series> = runs
+        .iter()
+        .zip(run_labels(runs))
+        .filter_map(|(r, label)| {
+            let cdf = r.summary.gc_victim_valid_cdf?;
+            let bins = cdf.len() as f64;
+            // From (0, 0): the share at or below each bin's upper edge, in percent.
+            let points = std::iter::once((0.0, 0.0))
+                .chain(cdf.iter().enumerate().map(|(i, c)| ((i + 1) as f64 * 100.0 / bins, *c)))
+                .collect();
+            Some(Series::new(label, points))
+        })
+        .collect();
+    (!series.is_empty()).then(|| {
+        Chart::Line(LineChart {
+            title: "DB GC victims: CDF of the valid ratio (000 Figure 13a)".into(),
+            x_label: "valid slots in the victim zone (%)".into(),
+            y_label: "fraction of victims at or below".into(),
+            series,
+            y_range: Some((0.0, 1.0)),
+            x_from_zero: true,
+        })
+    })
+}
+
 /// A table column as grouped bars: per row, the measured value beside the paper's (a missing
 /// value leaves a gap).
 pub fn measured_beside_paper(

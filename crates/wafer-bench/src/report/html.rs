@@ -135,6 +135,7 @@ impl Document {
             out.push(charts::write_drilldown(&self.runs));
             out.push(charts::throughput_over_time(&self.runs));
             out.push(charts::latency_percentiles(&self.runs));
+            out.extend(charts::db_victim_valid_cdf(&self.runs));
         }
         if !self.latency_timelines.is_empty() {
             out.push(charts::latency_over_time(&self.latency_timelines));

@@ -13,7 +13,10 @@ use wafer::stats::IoStats;
 
 use wafer::oop::codec::Compression;
 use wafer::oop::GcZones;
-use wafer::space::PlacementKind;
+use wafer::space::{PlacementKind, VictimPolicyKind};
+
+// The space's victim histogram is copied bin for bin.
+const _: () = assert!(crate::metrics::VICTIM_VALID_BINS == wafer::space::VALID_RATIO_BINS);
 use wafer::{Db, Durability, Options, Tree, WriteMode};
 
 use super::target::{KvTarget, TargetError};
@@ -115,7 +118,16 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "zone_bytes" => options.out_of_place.zone_bytes = bytes(value)?,
         "zones_per_gc_unit" => options.out_of_place.zones_per_gc_unit = count(value)?,
         "open_zones" => options.out_of_place.open_zones = count(value)?,
-        "placement" => options.out_of_place.placement = parse_placement(value)?,
+        "placement" => {
+            let placement = parse_placement(value)?;
+            options.out_of_place.placement = placement;
+            // 000's GDT is placement and GC together (greedy victims until a zone's worth);
+            // a later `gc_policy` overrides (cost-benefit-until-zone: docs/design.md, GDT).
+            if placement == PlacementKind::Gdt {
+                options.out_of_place.policy = VictimPolicyKind::GreedyUntilZone;
+            }
+        }
+        "gc_policy" => options.out_of_place.policy = parse_gc_policy(value)?,
         "gc_zones" => options.out_of_place.gc_zones = parse_gc_zones(value)?,
         "compression" => options.out_of_place.compression = Compression::parse(value)?,
         "packing" => options.out_of_place.packing = flag(value)?,
@@ -124,7 +136,8 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
                  doublewrite, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
-                 zones_per_gc_unit, open_zones, placement, gc_zones, compression, packing)"
+                 zones_per_gc_unit, open_zones, placement, gc_policy, gc_zones, compression, \
+                 packing)"
             ))
         }
     }
@@ -144,11 +157,30 @@ fn parse_placement(value: &str) -> Result<PlacementKind, String> {
     match value.trim() {
         "separate" => Ok(PlacementKind::Separate),
         "random" => Ok(PlacementKind::Random { seed: 42 }),
+        "gdt" => Ok(PlacementKind::Gdt),
         other => match other.strip_prefix("random:").map(str::parse::<u64>) {
             Some(Ok(seed)) => Ok(PlacementKind::Random { seed }),
-            _ => Err(format!("placement: `{value}` is not separate, random or random:SEED")),
+            _ => Err(format!("placement: `{value}` is not separate, random, random:SEED or gdt")),
         },
     }
+}
+
+/// GC victim policy by name.
+fn parse_gc_policy(value: &str) -> Result<VictimPolicyKind, String> {
+    [
+        VictimPolicyKind::Greedy,
+        VictimPolicyKind::CostBenefit,
+        VictimPolicyKind::GreedyUntilZone,
+        VictimPolicyKind::CostBenefitUntilZone,
+    ]
+    .into_iter()
+    .find(|k| k.name() == value.trim())
+    .ok_or_else(|| {
+        format!(
+            "gc_policy: `{value}` is not greedy, cost-benefit, greedy-until-zone or \
+             cost-benefit-until-zone"
+        )
+    })
 }
 
 /// `exhaustion` (000's trigger), `scaled`, or `LOW/HIGH/RESERVE` free zones.
@@ -298,6 +330,11 @@ impl KvTarget for EngineTarget {
             s.gc_victims = o.space.gc_victims;
             s.gc_victim_valid_slots = o.space.gc_victim_valid_slots;
             s.gc_victim_slots = o.space.gc_victim_slots;
+            s.gc_victim_valid_hist = o.space.gc_victim_valid_hist;
+            s.edt_predictions = o.space.edt.predictions;
+            s.edt_within_2x = o.space.edt.within_2x;
+            s.edt_abs_error_sum = o.space.edt.abs_error_sum;
+            s.edt_observed_lifetime_sum = o.space.edt.observed_lifetime_sum;
             s.live_pages = o.mapped_pages;
             s.zone_slots = u64::from(o.zone_count) * u64::from(o.slots_per_zone);
             s.metadata_device_bytes = o.metadata_device_bytes;
@@ -435,6 +472,11 @@ mod tests {
         assert_eq!(o.out_of_place.placement, PlacementKind::Random { seed: 7 });
         set_engine_option(&mut o, "placement", "separate").unwrap();
         assert_eq!(o.out_of_place.placement, PlacementKind::Separate);
+        set_engine_option(&mut o, "placement", "gdt").unwrap();
+        assert_eq!(o.out_of_place.placement, PlacementKind::Gdt);
+        assert_eq!(o.out_of_place.policy, VictimPolicyKind::GreedyUntilZone);
+        set_engine_option(&mut o, "gc_policy", "cost-benefit-until-zone").unwrap();
+        assert_eq!(o.out_of_place.policy, VictimPolicyKind::CostBenefitUntilZone);
         set_engine_option(&mut o, "open_zones", "16").unwrap();
         set_engine_option(&mut o, "zones_per_gc_unit", "32").unwrap();
         assert_eq!((o.out_of_place.open_zones, o.out_of_place.zones_per_gc_unit), (16, 32));
@@ -445,7 +487,9 @@ mod tests {
         );
         set_engine_option(&mut o, "gc_zones", "exhaustion").unwrap();
         assert_eq!(o.out_of_place.gc_zones, GcZones::OnExhaustion);
-        for (key, bad) in [("placement", "x"), ("open_zones", "0"), ("gc_zones", "1/2")] {
+        for (key, bad) in
+            [("placement", "x"), ("open_zones", "0"), ("gc_zones", "1/2"), ("gc_policy", "lru")]
+        {
             let e = set_engine_option(&mut o, key, bad).unwrap_err();
             assert!(e.starts_with(key), "{e}");
         }

@@ -91,7 +91,8 @@ pub struct YcsbArgs {
     #[arg(long, value_name = "on|off")]
     packing: Option<String>,
     /// Engine option KEY=VALUE (buffer_pool_bytes, eviction_batch_pages, open_zones,
-    /// placement=separate|random, zones_per_gc_unit, gc_zones=exhaustion|scaled|L/H/R, ...),
+    /// placement=separate|random|gdt, gc_policy=greedy|cost-benefit|greedy-until-zone|
+    /// cost-benefit-until-zone, zones_per_gc_unit, gc_zones=exhaustion|scaled|L/H/R, ...),
     /// repeatable.
     #[arg(long = "engine", value_name = "KEY=VALUE")]
     engine: Vec<String>,

@@ -32,11 +32,15 @@ fn gc_cycle(inner: &Inner) -> Result<bool> {
     let r = move_pages(inner, &plan);
     let mut st = inner.lock_state();
     if let Err(e) = r {
-        st.space.abort_victim(plan.zone);
+        for zone in &plan.zones {
+            st.space.abort_victim(*zone);
+        }
         return Err(e);
     }
     let lsn = st.map_lsn;
-    st.space.finish_victim(plan.zone, lsn);
+    for zone in &plan.zones {
+        st.space.finish_victim(*zone, lsn);
+    }
     st.gc_cycles += 1;
     st.gc_moved_pages += plan.valid.len() as u64;
     drop(st);
@@ -44,13 +48,15 @@ fn gc_cycle(inner: &Inner) -> Result<bool> {
     Ok(true)
 }
 
-/// Copies the victim's valid pages in slot order, `gc_batch_pages` at a time, to the plan's
-/// destination group: through the pool when one is bound, else read into GC's own buffer.
+/// Copies the victims' valid pages in the plan's order, `gc_batch_pages` at a time, each to
+/// its group: through the pool when one is bound, else read into GC's own buffer.
 fn move_pages(inner: &Inner, plan: &GcPlan) -> Result<()> {
     let batch = inner.options.gc_batch_pages as usize;
     assert!(batch >= 1);
+    assert_eq!(plan.valid.len(), plan.groups.len());
     let cache = inner.gc_cache();
-    for chunk in plan.valid.chunks(batch) {
+    for (k, chunk) in plan.valid.chunks(batch).enumerate() {
+        let first = k * batch;
         let pages: Vec<GcPage> =
             chunk.iter().enumerate().map(|(index, (pid, _))| GcPage { pid: *pid, index }).collect();
         let froms: Vec<Location> = chunk.iter().map(|(_, l)| *l).collect();
@@ -58,7 +64,7 @@ fn move_pages(inner: &Inner, plan: &GcPlan) -> Result<()> {
             inner,
             froms: &froms,
             purpose: plan.purpose,
-            group: plan.dest_group,
+            plan: plan.chunk_plan(first..first + chunk.len()),
             stored: vec![None; froms.len()],
         };
         let counts = match &cache {
@@ -79,7 +85,8 @@ struct ChunkIo<'a> {
     inner: &'a Inner,
     froms: &'a [Location],
     purpose: WritePurpose,
-    group: u32,
+    /// The chunk's write plan (its pages' groups).
+    plan: WritePlan,
     /// By chunk index: the stored (compressed) bytes read from the device, moved as they are.
     stored: Vec<Option<Vec<u8>>>,
 }
@@ -128,13 +135,12 @@ impl GcIo for ChunkIo<'_> {
     fn append(&mut self, pages: &[(PageId, &PageBuf)], new_versions: &[bool]) -> Result<bool> {
         assert_eq!(pages.len(), self.froms.len());
         self.inner.maybe_snapshot()?;
-        let plan = WritePlan::single(pages.len() as u32, self.group);
         let stored = self.stored_forms(pages, new_versions);
         let append = Append {
             pages,
             stored: &stored,
             packing: self.inner.options.packing,
-            plan: &plan,
+            plan: &self.plan,
             purpose: self.purpose,
             gc_from: Some(self.froms),
             new_versions,

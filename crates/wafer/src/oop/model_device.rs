@@ -58,7 +58,7 @@ impl Durable for ModelBatch<'_> {
     }
 }
 
-/// GC on the model device: the victim's valid pages copied in one batch to the plan's group.
+/// GC on the model device: the victims' valid pages copied in one batch, each to its group.
 struct ModelGc<'a> {
     space: &'a mut Space,
     lsn: &'a mut Lsn,
@@ -75,16 +75,20 @@ impl Collect for ModelGc<'_> {
                 space: self.space,
                 lsn: self.lsn,
                 pids: &pids,
-                plan: WritePlan::single(pids.len() as u32, plan.dest_group),
+                plan: plan.chunk_plan(0..pids.len()),
                 purpose: plan.purpose,
                 gc_from: Some(&froms),
             };
             if let Err(e) = orchestrate::write_copies(&mut batch) {
-                self.space.abort_victim(plan.zone);
+                for zone in &plan.zones {
+                    self.space.abort_victim(*zone);
+                }
                 return Err(e);
             }
         }
-        self.space.finish_victim(plan.zone, *self.lsn);
+        for zone in &plan.zones {
+            self.space.finish_victim(*zone, *self.lsn);
+        }
         // The model's log is durable at the end of every cycle.
         self.space.release_ready(*self.lsn);
         Ok(true)
@@ -112,7 +116,19 @@ pub fn write_batch(space: &mut Space, pids: &[PageId], lsn: &mut Lsn) -> Result<
         .iter()
         .map(|p| crate::space::PageDesc::plain(*p, WritePurpose::UserEviction))
         .collect();
-    let plan = space.plan_write(&descs);
+    write_described(space, &descs, lsn)
+}
+
+/// [`write_batch`] with the pages described as the store describes them (write history,
+/// tree), for placement policies that read more than the page id.
+pub fn write_described(
+    space: &mut Space,
+    descs: &[crate::space::PageDesc],
+    lsn: &mut Lsn,
+) -> Result<(), SpaceError> {
+    let pids: Vec<PageId> = descs.iter().map(|d| d.pid).collect();
+    let plan = space.plan_write(descs);
+    let pids = &pids[..];
     let mut both = Both { gc: ModelGc { space, lsn }, pids, plan };
     orchestrate::write(&mut both).map(|_| ())
 }

@@ -291,9 +291,16 @@ impl OutOfPlaceStore {
         let descs: Vec<PageDesc> = data
             .iter()
             .zip(&data_stored)
-            .map(|((pid, _), s)| PageDesc {
-                stored_bytes: s.as_ref().map_or(PAGE_SIZE, Vec::len) as u32,
-                ..PageDesc::plain(*pid, purpose)
+            .map(|((pid, page), s)| {
+                // The header's history is oldest first with zeros for unused entries.
+                let mut write_history = crate::page::write_history(page);
+                write_history.reverse();
+                PageDesc {
+                    stored_bytes: s.as_ref().map_or(PAGE_SIZE, Vec::len) as u32,
+                    write_history,
+                    tree: crate::page::tree_id(page),
+                    ..PageDesc::plain(*pid, purpose)
+                }
             })
             .collect();
         let plan = inner.lock_state().space.plan_write(&descs);

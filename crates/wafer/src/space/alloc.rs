@@ -94,7 +94,7 @@ impl Space {
     }
 
     /// Empty zones the plan would open: per group, what does not fit its open zone's tail.
-    fn zones_needed(&self, plan: &WritePlan) -> u32 {
+    pub(super) fn zones_needed(&self, plan: &WritePlan) -> u32 {
         let slots_per_zone = self.slots_per_zone();
         let mut wanted = vec![0u64; self.options.max_open_zones as usize];
         for stretch in &plan.groups {
@@ -126,7 +126,7 @@ impl Space {
                     let zone = self.empty.pop_front();
                     assert!(zone.is_some(), "free zones were counted before reserving");
                     let zone = zone.unwrap_or_default();
-                    let hint = self.placement.zone_hint(group, zone);
+                    let hint = self.placement.zone_opened(group, zone);
                     self.zones.open(zone, hint);
                     self.open_by_group[group_index] = Some(zone);
                     zone

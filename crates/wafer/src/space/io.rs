@@ -134,7 +134,7 @@ mod tests {
             space.free_pid(pid, 2);
         }
         let plan = space.plan_gc().unwrap();
-        assert_eq!((plan.zone, plan.valid.len()), (zone, 0));
+        assert_eq!((plan.zones[0], plan.valid.len()), (zone, 0));
         space.finish_victim(zone, 2);
         let released = space.release_ready(2);
         assert_eq!(released, vec![zone]);

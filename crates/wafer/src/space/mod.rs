@@ -47,6 +47,7 @@ use std::collections::VecDeque;
 mod alloc;
 mod error;
 pub mod gc;
+mod gdt;
 mod invariants;
 pub mod io;
 mod map;
@@ -69,8 +70,10 @@ pub use map::{
     SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
 };
 pub use options::{SpaceOptions, ZONE_BYTES_DEFAULT};
-pub use placement::{GroupRun, PageDesc, PlacementKind, PlacementPolicy, PlacementView, WritePlan};
-pub use stats::{GcRecord, SpaceCounters};
+pub use placement::{
+    EdtCounters, GroupRun, PageDesc, PlacementKind, PlacementPolicy, PlacementView, WritePlan,
+};
+pub use stats::{GcRecord, SpaceCounters, VALID_RATIO_BINS};
 pub use zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};
 
 use crate::device::Placement;
@@ -162,15 +165,21 @@ impl Space {
         self.clock
     }
 
-    /// What the placement policy may read.
-    pub fn placement_view(&self) -> PlacementView {
-        PlacementView { clock: self.clock, max_open_zones: self.options.max_open_zones }
+    /// Per group, the slots left in its open zone (what the placement policy sees).
+    fn room_by_group(&self) -> Vec<u32> {
+        (0..self.options.max_open_zones).map(|g| self.room_slots(g)).collect()
     }
 
     /// The placement policy's plan for a batch of user write-back pages.
     pub fn plan_write(&mut self, batch: &[PageDesc]) -> WritePlan {
         assert!(!batch.is_empty());
-        let view = self.placement_view();
+        let room = self.room_by_group();
+        let view = PlacementView {
+            clock: self.clock,
+            max_open_zones: self.options.max_open_zones,
+            room_slots: &room,
+            empty_zones: self.empty_zone_count(),
+        };
         let plan = self.placement.plan(batch, &view);
         if let Err(why) = plan.check(batch.len()) {
             panic!("placement {} planned wrongly: {why}", self.placement.name());
@@ -181,7 +190,39 @@ impl Space {
 
     /// The group GC copyback goes to.
     pub fn gc_group(&self) -> u32 {
-        self.placement.gc_group(&self.placement_view())
+        let room = self.room_by_group();
+        let view = PlacementView {
+            clock: self.clock,
+            max_open_zones: self.options.max_open_zones,
+            room_slots: &room,
+            empty_zones: self.empty_zone_count(),
+        };
+        self.placement.gc_group(&view)
+    }
+
+    /// The placement policy's plan for GC's copies of `pages`, which the victim policy sends
+    /// to `dest_group`.
+    pub(super) fn plan_gc_copies(&mut self, pages: &[PageId], dest_group: u32) -> WritePlan {
+        assert!(!pages.is_empty());
+        let room = self.room_by_group();
+        let view = PlacementView {
+            clock: self.clock,
+            max_open_zones: self.options.max_open_zones,
+            room_slots: &room,
+            empty_zones: self.empty_zone_count(),
+        };
+        let plan = self.placement.plan_gc(pages, dest_group, &view);
+        if let Err(why) = plan.check(pages.len()) {
+            panic!("placement {} planned GC wrongly: {why}", self.placement.name());
+        }
+        assert!(plan.groups.iter().all(|g| g.group < self.options.max_open_zones));
+        // Counting each page as a slot bounds the zones the copies open from above; GC cannot
+        // wait for room, so a plan that might not fit goes to the victim policy's group,
+        // whose room the victim policy checked.
+        if self.zones_needed(&plan) > self.empty_zone_count() {
+            return WritePlan::single(pages.len() as u32, dest_group);
+        }
+        plan
     }
 
     /// Device byte offset of a location.
@@ -214,7 +255,7 @@ impl Space {
 
     /// Accounting since creation (subtract two for an interval).
     pub fn counters(&self) -> SpaceCounters {
-        self.stats.counters()
+        SpaceCounters { edt: self.placement.edt_counters(), ..self.stats.counters() }
     }
 
     /// The most recent GC victims, oldest first (bounded history).

@@ -19,8 +19,11 @@ pub const WRITE_HISTORY_LEN: usize = 4;
 pub struct PageDesc {
     pub pid: PageId,
     pub purpose: WritePurpose,
-    /// Logical write times of the page's last user write-backs, newest first (0: none).
+    /// Logical write times of the page's last user write-backs, newest first (0: none); the
+    /// newest is this write-back's own.
     pub write_history: [u64; WRITE_HISTORY_LEN],
+    /// The tree the page belongs to (pages without a history are grouped by it).
+    pub tree: u32,
     /// Bytes the page takes on the device (4096 uncompressed).
     pub stored_bytes: u32,
 }
@@ -28,7 +31,13 @@ pub struct PageDesc {
 impl PageDesc {
     /// An uncompressed page with no write history.
     pub fn plain(pid: PageId, purpose: WritePurpose) -> PageDesc {
-        PageDesc { pid, purpose, write_history: [0; WRITE_HISTORY_LEN], stored_bytes: 4096 }
+        PageDesc {
+            pid,
+            purpose,
+            write_history: [0; WRITE_HISTORY_LEN],
+            tree: 0,
+            stored_bytes: 4096,
+        }
     }
 }
 
@@ -52,6 +61,27 @@ impl WritePlan {
     pub fn single(pages: u32, group: u32) -> WritePlan {
         assert!(pages >= 1);
         WritePlan { order: (0..pages).collect(), groups: vec![GroupRun { group, pages }] }
+    }
+
+    /// Page `i` of a batch to `groups[i]`: one stretch per group, in order of each group's
+    /// first page, pages within a group in batch order.
+    pub fn by_group(groups: &[u32]) -> WritePlan {
+        assert!(!groups.is_empty() && groups.len() <= u32::MAX as usize);
+        let mut firsts: Vec<u32> = Vec::new();
+        for &g in groups {
+            if !firsts.contains(&g) {
+                firsts.push(g);
+            }
+        }
+        let mut order = Vec::with_capacity(groups.len());
+        let mut stretches = Vec::with_capacity(firsts.len());
+        for &g in &firsts {
+            let before = order.len();
+            order.extend((0..groups.len() as u32).filter(|&i| groups[i as usize] == g));
+            stretches.push(GroupRun { group: g, pages: (order.len() - before) as u32 });
+        }
+        assert_eq!(order.len(), groups.len());
+        WritePlan { order, groups: stretches }
     }
 
     pub fn page_count(&self) -> u32 {
@@ -83,11 +113,43 @@ impl WritePlan {
 
 /// What a placement policy may read of the space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlacementView {
+pub struct PlacementView<'a> {
     /// Slots reserved so far (the space's logical clock).
     pub clock: u64,
     /// Zones that may be open at once: groups are `0..max_open_zones`.
     pub max_open_zones: u32,
+    /// Per group, slots left in its open zone (0: none open; its next write opens one).
+    pub room_slots: &'a [u32],
+    /// Empty zones now: GC's copies must fit them (a GC plan that opens more zones than
+    /// there are is replaced by one to the victim policy's group).
+    pub empty_zones: u32,
+}
+
+/// Accounting of a policy's deathtime predictions (000 sec. 4.2): each user write-back of a
+/// page whose death was predicted compares the predicted lifetime with the observed one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EdtCounters {
+    /// Deaths observed of pages with a prediction.
+    pub predictions: u64,
+    /// Of those, observed lifetime within a factor of 2 of the predicted one.
+    pub within_2x: u64,
+    /// Sum over them of |observed - predicted| death time, in write-clock units.
+    pub abs_error_sum: u64,
+    /// Sum of the observed lifetimes (to scale the error).
+    pub observed_lifetime_sum: u64,
+}
+
+impl EdtCounters {
+    pub fn since(&self, earlier: &EdtCounters) -> EdtCounters {
+        EdtCounters {
+            predictions: self.predictions.saturating_sub(earlier.predictions),
+            within_2x: self.within_2x.saturating_sub(earlier.within_2x),
+            abs_error_sum: self.abs_error_sum.saturating_sub(earlier.abs_error_sum),
+            observed_lifetime_sum: self
+                .observed_lifetime_sum
+                .saturating_sub(earlier.observed_lifetime_sum),
+        }
+    }
 }
 
 /// Decides where a batch goes and which hint a zone carries. Deterministic for a given
@@ -95,11 +157,25 @@ pub struct PlacementView {
 pub trait PlacementPolicy: std::fmt::Debug + Send + Sync {
     fn name(&self) -> &'static str;
     /// The plan for a batch of user write-back pages (`batch` is not empty).
-    fn plan(&mut self, batch: &[PageDesc], view: &PlacementView) -> WritePlan;
+    fn plan(&mut self, batch: &[PageDesc], view: &PlacementView<'_>) -> WritePlan;
     /// The group GC copyback goes to, apart from user writes.
-    fn gc_group(&self, view: &PlacementView) -> u32;
-    /// The hint every write to `zone` carries while it is open for `group`.
-    fn zone_hint(&self, group: u32, zone: ZoneId) -> Placement;
+    fn gc_group(&self, view: &PlacementView<'_>) -> u32;
+    /// The plan for GC's copies of `pages` (a victim's valid pages, or several victims'), which
+    /// the victim policy sends to `dest_group`: the copy order and the group of each.
+    fn plan_gc(
+        &mut self,
+        pages: &[PageId],
+        dest_group: u32,
+        _view: &PlacementView<'_>,
+    ) -> WritePlan {
+        WritePlan::single(pages.len() as u32, dest_group)
+    }
+    /// `zone` opens for `group`: the hint every write to it carries while it is open.
+    fn zone_opened(&mut self, group: u32, zone: ZoneId) -> Placement;
+    /// Deathtime prediction accounting (zeros for policies that predict none).
+    fn edt_counters(&self) -> EdtCounters {
+        EdtCounters::default()
+    }
 }
 
 /// Placement policies by name, as configuration picks them.
@@ -112,6 +188,9 @@ pub enum PlacementKind {
     /// 000's naive out-of-place placement (sec. 7.2 "random placement"): every batch goes to
     /// one of `max_open_zones - 1` user zones chosen at random; GC copies to the last group.
     Random { seed: u64 },
+    /// Grouping by deathtime (000 sec. 4.2, `gdt.rs`): pages to the group whose EDT range is
+    /// closest; GC's copies sorted coldest first into GC groups of their own.
+    Gdt,
 }
 
 impl PlacementKind {
@@ -122,6 +201,7 @@ impl PlacementKind {
             PlacementKind::Random { seed } => {
                 Box::new(Random { handles, rng: SplitMix64::new(seed) })
             }
+            PlacementKind::Gdt => Box::new(super::gdt::Gdt::new(handles)),
         }
     }
 
@@ -129,6 +209,7 @@ impl PlacementKind {
         match self {
             PlacementKind::Separate => "separate",
             PlacementKind::Random { .. } => "random",
+            PlacementKind::Gdt => "gdt",
         }
     }
 
@@ -140,7 +221,7 @@ impl PlacementKind {
 
 /// The hint of zone `zone` with `handles` FDP handles: zone index modulo the handle count, so
 /// consecutive zones spread over every reclaim unit handle.
-fn fdp_hint(handles: u16, zone: ZoneId) -> Placement {
+pub(super) fn fdp_hint(handles: u16, zone: ZoneId) -> Placement {
     if handles == 0 {
         Placement::None
     } else {
@@ -158,15 +239,15 @@ impl PlacementPolicy for Separate {
     fn name(&self) -> &'static str {
         "separate"
     }
-    fn plan(&mut self, batch: &[PageDesc], _view: &PlacementView) -> WritePlan {
+    fn plan(&mut self, batch: &[PageDesc], _view: &PlacementView<'_>) -> WritePlan {
         assert!(!batch.is_empty());
         WritePlan::single(batch.len() as u32, 0)
     }
-    fn gc_group(&self, view: &PlacementView) -> u32 {
+    fn gc_group(&self, view: &PlacementView<'_>) -> u32 {
         assert!(view.max_open_zones >= 2);
         1
     }
-    fn zone_hint(&self, _group: u32, zone: ZoneId) -> Placement {
+    fn zone_opened(&mut self, _group: u32, zone: ZoneId) -> Placement {
         fdp_hint(self.handles, zone)
     }
 }
@@ -182,18 +263,18 @@ impl PlacementPolicy for Random {
     fn name(&self) -> &'static str {
         "random"
     }
-    fn plan(&mut self, batch: &[PageDesc], view: &PlacementView) -> WritePlan {
+    fn plan(&mut self, batch: &[PageDesc], view: &PlacementView<'_>) -> WritePlan {
         assert!(!batch.is_empty());
         let user_groups = view.max_open_zones - 1;
         assert!(user_groups >= 1);
         let group = (self.rng.next_u64() % u64::from(user_groups)) as u32;
         WritePlan::single(batch.len() as u32, group)
     }
-    fn gc_group(&self, view: &PlacementView) -> u32 {
+    fn gc_group(&self, view: &PlacementView<'_>) -> u32 {
         assert!(view.max_open_zones >= 2);
         view.max_open_zones - 1
     }
-    fn zone_hint(&self, _group: u32, zone: ZoneId) -> Placement {
+    fn zone_opened(&mut self, _group: u32, zone: ZoneId) -> Placement {
         fdp_hint(self.handles, zone)
     }
 }
@@ -209,19 +290,21 @@ mod tests {
     #[test]
     fn separate_keeps_user_and_gc_apart() {
         let mut p = PlacementKind::Separate.build(0);
-        let view = PlacementView { clock: 0, max_open_zones: 2 };
+        let view =
+            PlacementView { clock: 0, max_open_zones: 2, room_slots: &[0, 0], empty_zones: 8 };
         let plan = p.plan(&batch(5), &view);
         plan.check(5).unwrap();
         assert_eq!(plan.groups, vec![GroupRun { group: 0, pages: 5 }]);
         assert_eq!(p.gc_group(&view), 1);
-        assert_eq!(p.zone_hint(0, 7), Placement::None);
-        assert_eq!(PlacementKind::Separate.build(3).zone_hint(0, 7), Placement::Fdp(1));
+        assert_eq!(p.zone_opened(0, 7), Placement::None);
+        assert_eq!(PlacementKind::Separate.build(3).zone_opened(0, 7), Placement::Fdp(1));
     }
 
     #[test]
     fn random_spreads_batches_over_the_user_groups_only() {
         let mut p = PlacementKind::Random { seed: 9 }.build(0);
-        let view = PlacementView { clock: 0, max_open_zones: 16 };
+        let view =
+            PlacementView { clock: 0, max_open_zones: 16, room_slots: &[0; 16], empty_zones: 32 };
         let mut used = [0u32; 16];
         for _ in 0..1600 {
             let plan = p.plan(&batch(3), &view);
@@ -232,6 +315,15 @@ mod tests {
         assert_eq!(p.gc_group(&view), 15);
         assert_eq!(used[15], 0, "the GC group never takes user batches");
         assert!(used[..15].iter().all(|&n| (60..=160).contains(&n)), "{used:?}");
+    }
+
+    #[test]
+    fn by_group_makes_one_stretch_per_group_in_first_seen_order() {
+        let plan = WritePlan::by_group(&[3, 1, 3, 0, 1]);
+        plan.check(5).unwrap();
+        assert_eq!(plan.order, vec![0, 2, 1, 4, 3]);
+        let runs: Vec<(u32, u32)> = plan.groups.iter().map(|r| (r.group, r.pages)).collect();
+        assert_eq!(runs, vec![(3, 2), (1, 2), (0, 1)]);
     }
 
     #[test]

@@ -26,6 +26,10 @@ impl GcRecord {
     }
 }
 
+/// Bins of the victims' valid-ratio histogram: bin i counts victims with a valid ratio in
+/// [i / BINS, (i + 1) / BINS), the last bin including 1.
+pub const VALID_RATIO_BINS: usize = 20;
+
 /// Cumulative counters; `later.since(&earlier)` gives an interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SpaceCounters {
@@ -35,6 +39,10 @@ pub struct SpaceCounters {
     pub gc_victim_valid_slots: u64,
     /// Sum over victims of their size in slots.
     pub gc_victim_slots: u64,
+    /// Victims by valid ratio at choice time (000 Figure 13a's distribution).
+    pub gc_victim_valid_hist: [u64; VALID_RATIO_BINS],
+    /// The placement policy's deathtime predictions (GDT).
+    pub edt: super::placement::EdtCounters,
 }
 
 impl SpaceCounters {
@@ -68,7 +76,31 @@ impl SpaceCounters {
         d.gc_victim_valid_slots =
             d.gc_victim_valid_slots.saturating_sub(earlier.gc_victim_valid_slots);
         d.gc_victim_slots = d.gc_victim_slots.saturating_sub(earlier.gc_victim_slots);
+        for (bin, before) in d.gc_victim_valid_hist.iter_mut().zip(earlier.gc_victim_valid_hist) {
+            *bin = bin.saturating_sub(before);
+        }
+        d.edt = d.edt.since(&earlier.edt);
         d
+    }
+
+    /// The victims' valid-ratio CDF: (upper edge of each bin, share of victims at or below
+    /// it); None without victims.
+    pub fn victim_valid_cdf(&self) -> Option<Vec<(f64, f64)>> {
+        let total: u64 = self.gc_victim_valid_hist.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let mut cumulative = 0u64;
+        let cdf = self
+            .gc_victim_valid_hist
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                cumulative += n;
+                ((i + 1) as f64 / VALID_RATIO_BINS as f64, cumulative as f64 / total as f64)
+            })
+            .collect();
+        Some(cdf)
     }
 }
 
@@ -101,6 +133,9 @@ impl SpaceStats {
         self.counters.gc_victims += 1;
         self.counters.gc_victim_valid_slots += u64::from(valid_slots);
         self.counters.gc_victim_slots += u64::from(slots_per_zone);
+        let bin = (valid_slots as usize * VALID_RATIO_BINS / slots_per_zone as usize)
+            .min(VALID_RATIO_BINS - 1);
+        self.counters.gc_victim_valid_hist[bin] += 1;
         if self.recent.len() == RECENT_GC_MAX {
             self.recent.pop_front();
         }
@@ -135,6 +170,13 @@ mod tests {
         assert_eq!(interval.db_waf(), Some(4.0));
         assert_eq!(interval.mean_victim_valid_ratio(), Some(0.5));
         assert_eq!(SpaceCounters::default().db_waf(), None);
+        // Victims at 3/4 and 1/4 valid: half the CDF by 0.25, all of it by 0.75.
+        let cdf = interval.victim_valid_cdf().unwrap_or_default();
+        assert_eq!(cdf.len(), VALID_RATIO_BINS);
+        assert_eq!(cdf[4], (0.25, 0.0), "1/4 falls in the bin [0.25, 0.30)");
+        assert_eq!(cdf[5], (0.30, 0.5));
+        assert_eq!(cdf[15].1, 1.0);
+        assert_eq!(SpaceCounters::default().victim_valid_cdf(), None);
     }
 
     #[test]

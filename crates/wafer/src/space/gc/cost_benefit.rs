@@ -3,7 +3,19 @@
 //! utilisation than young, hot ones, which still lose pages on their own. A zone with u = 0
 //! costs nothing and is taken first.
 use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy};
-use crate::space::zone::ZoneId;
+use crate::space::zone::{Zone, ZoneId};
+
+/// A zone's benefit / cost at space clock `now` (infinite for a zone with nothing valid).
+pub(super) fn score(z: &Zone, now: u64, slots_per_zone: f64) -> f64 {
+    let u = f64::from(z.valid_slots()) / slots_per_zone;
+    // +1: a zone written at this very tick still has a positive age.
+    let age = (now.saturating_sub(z.last_write_clock()) + 1) as f64;
+    if z.valid_slots() == 0 {
+        f64::INFINITY
+    } else {
+        age * (1.0 - u) / (2.0 * u)
+    }
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CostBenefit;
@@ -18,11 +30,7 @@ impl VictimPolicy for CostBenefit {
         let slots = f64::from(zones.slots_per_zone());
         let mut best: Option<(f64, ZoneId)> = None;
         for (id, z) in zones.iter().filter(|(_, z)| is_candidate(z)) {
-            let u = f64::from(z.valid_slots()) / slots;
-            // +1: a zone written at this very tick still has a positive age.
-            let age = (now.saturating_sub(z.last_write_clock()) + 1) as f64;
-            let score =
-                if z.valid_slots() == 0 { f64::INFINITY } else { age * (1.0 - u) / (2.0 * u) };
+            let score = score(z, now, slots);
             // Strictly greater: the lowest id wins ties, deterministically.
             if best.is_none_or(|(s, _)| score > s) {
                 best = Some((score, id));

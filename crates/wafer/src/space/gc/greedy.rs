@@ -1,7 +1,8 @@
 //! Greedy victim selection: the candidate with the fewest valid slots; the least recently written
 //! on a tie, then the lowest id, so runs are deterministic. Optimal for uniform random writes
 //! (000 sec. 4.1); one O(zones) scan per choice (a few hundred zones at production scale).
-use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy};
+use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy, VICTIMS_PER_CYCLE_MAX};
+use crate::space::zone::{Zone, ZoneState};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Greedy;
@@ -17,5 +18,65 @@ impl VictimPolicy for Greedy {
             .filter(|(_, z)| is_candidate(z))
             .min_by_key(|(id, z)| (z.valid_slots(), z.last_write_clock(), *id))
             .map(|(id, _)| VictimChoice::copyback(id, view))
+    }
+}
+
+/// GDT-aware victims (000 sec. 4.2): candidates in `order`, taken until their invalid slots
+/// add up to one zone, so one cycle frees a zone's worth and sorts all their valid pages by
+/// deathtime together. Victims are freed only when the cycle ends, so their valid pages must
+/// fit the empty zones GC may open: the choice stops before it would not (always at least the
+/// first victim, which GC's reserve zones guarantee room for).
+#[derive(Debug, Clone, Copy)]
+pub struct UntilZone {
+    pub order: VictimOrder,
+}
+
+/// The order [`UntilZone`] takes candidates in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VictimOrder {
+    /// Fewest valid slots first (000's choice).
+    Greedy,
+    /// Highest LFS benefit / cost first: young zones whose pages still die on their own wait.
+    CostBenefit,
+}
+
+impl VictimPolicy for UntilZone {
+    fn name(&self) -> &'static str {
+        match self.order {
+            VictimOrder::Greedy => "greedy-until-zone",
+            VictimOrder::CostBenefit => "cost-benefit-until-zone",
+        }
+    }
+
+    fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
+        let spz = view.zones.slots_per_zone();
+        let mut candidates: Vec<_> = view.zones.iter().filter(|(_, z)| is_candidate(z)).collect();
+        match self.order {
+            VictimOrder::Greedy => {
+                candidates.sort_by_key(|(id, z)| (z.valid_slots(), z.last_write_clock(), *id))
+            }
+            VictimOrder::CostBenefit => {
+                let score = |z: &Zone| super::cost_benefit::score(z, view.clock, f64::from(spz));
+                candidates.sort_by(|a, b| score(b.1).total_cmp(&score(a.1)).then(a.0.cmp(&b.0)))
+            }
+        }
+        let empty = view.zones.count(|z| z.state() == ZoneState::Empty);
+        // Room for the copies: the empty zones less one, kept for the user writes that wait.
+        let room_slots = u64::from(empty.saturating_sub(1)) * u64::from(spz);
+        let mut choice = VictimChoice::copyback(candidates.first()?.0, view);
+        let (mut invalid, mut valid) = (0u64, 0u64);
+        for (i, (id, z)) in candidates.iter().take(VICTIMS_PER_CYCLE_MAX).enumerate() {
+            let more_valid = valid + u64::from(z.valid_slots());
+            if i > 0 && (invalid >= u64::from(spz) || more_valid > room_slots) {
+                break;
+            }
+            if i > 0 {
+                choice.zones.push(*id);
+            }
+            invalid += u64::from(z.invalid_slots());
+            valid = more_valid;
+        }
+        assert!(!choice.zones.is_empty() && choice.zones.len() <= VICTIMS_PER_CYCLE_MAX);
+        Some(choice)
     }
 }

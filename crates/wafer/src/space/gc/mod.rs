@@ -12,7 +12,10 @@ mod cost_benefit;
 mod greedy;
 
 pub use cost_benefit::CostBenefit;
-pub use greedy::Greedy;
+pub use greedy::{Greedy, UntilZone, VictimOrder};
+
+/// Victims one GC cycle may take at most (bounds the choice and the pages it lists).
+pub const VICTIMS_PER_CYCLE_MAX: usize = 16;
 
 /// What a victim policy may read of the space.
 #[derive(Debug, Clone, Copy)]
@@ -24,19 +27,21 @@ pub struct SpaceView<'a> {
     pub gc_group: u32,
 }
 
-/// A whole GC decision: the victim, and where and as what its valid pages are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A whole GC decision: the victims, and where and as what their valid pages are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VictimChoice {
-    pub zone: ZoneId,
+    /// One zone, or several whose invalid slots together free a zone (GDT-aware GC).
+    pub zones: Vec<ZoneId>,
     /// What the copies count as (GC copyback; NoWA compensation later).
     pub purpose: WritePurpose,
+    /// Where the copies go, unless the placement policy groups them itself (GDT).
     pub dest_group: u32,
 }
 
 impl VictimChoice {
     /// `zone`'s valid pages copied back to the view's GC group.
     pub fn copyback(zone: ZoneId, view: &SpaceView<'_>) -> VictimChoice {
-        VictimChoice { zone, purpose: WritePurpose::GcCopy, dest_group: view.gc_group }
+        VictimChoice { zones: vec![zone], purpose: WritePurpose::GcCopy, dest_group: view.gc_group }
     }
 }
 
@@ -62,6 +67,12 @@ pub enum VictimPolicyKind {
     Greedy,
     /// Age-aware: maximise age * (1 - u) / (2u) (Rosenblum & Ousterhout's LFS cleaner).
     CostBenefit,
+    /// GDT-aware (000 sec. 4.2): greedy victims until their invalid slots free one zone, so
+    /// one cycle sorts the valid pages of several victims by deathtime together.
+    GreedyUntilZone,
+    /// The same in cost-benefit order: with deathtime grouping, zones of short-lived pages
+    /// are left to die on their own (see docs/design.md, GDT).
+    CostBenefitUntilZone,
 }
 
 impl VictimPolicyKind {
@@ -69,22 +80,46 @@ impl VictimPolicyKind {
         match self {
             VictimPolicyKind::Greedy => Box::new(Greedy),
             VictimPolicyKind::CostBenefit => Box::new(CostBenefit),
+            VictimPolicyKind::GreedyUntilZone => Box::new(UntilZone { order: VictimOrder::Greedy }),
+            VictimPolicyKind::CostBenefitUntilZone => {
+                Box::new(UntilZone { order: VictimOrder::CostBenefit })
+            }
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            VictimPolicyKind::Greedy => "greedy",
+            VictimPolicyKind::CostBenefit => "cost-benefit",
+            VictimPolicyKind::GreedyUntilZone => "greedy-until-zone",
+            VictimPolicyKind::CostBenefitUntilZone => "cost-benefit-until-zone",
         }
     }
 }
 
-/// What the GC mechanism must do for one victim: move every listed page out, then call
-/// [`Space::finish_victim`].
+/// What the GC mechanism must do for one cycle: move every listed page out, then call
+/// [`Space::finish_victim`] for each victim.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GcPlan {
-    pub zone: ZoneId,
-    /// What the copies count as, and the group they go to.
+    /// The victims (one, or several with GDT-aware GC).
+    pub zones: Vec<ZoneId>,
+    /// What the copies count as.
     pub purpose: WritePurpose,
-    pub dest_group: u32,
-    /// The victim's valid pages and where they are now, in slot order (one sequential read).
+    /// The victims' valid pages and where they are now, in copy order: slot order for one
+    /// victim and plain placement, coldest first with GDT.
     pub valid: Vec<(PageId, Location)>,
-    /// valid slots / zone slots at the time of choice.
+    /// The write group of each page of `valid`.
+    pub groups: Vec<u32>,
+    /// valid slots / zone slots at the time of choice, over all victims.
     pub valid_ratio: f64,
+}
+
+impl GcPlan {
+    /// The write plan for copying `valid[range]`: one stretch per group.
+    pub fn chunk_plan(&self, range: std::ops::Range<usize>) -> super::WritePlan {
+        assert!(!range.is_empty() && range.end <= self.groups.len());
+        super::WritePlan::by_group(&self.groups[range])
+    }
 }
 
 impl Space {
@@ -109,27 +144,49 @@ impl Space {
     pub fn plan_gc(&mut self) -> Option<GcPlan> {
         let view = SpaceView { zones: &self.zones, clock: self.clock, gc_group: self.gc_group() };
         let choice = self.policy.choose(&view)?;
-        let zone = choice.zone;
-        assert!(
-            is_candidate(self.zones.get(zone)),
-            "policy {} chose zone {zone}",
-            self.policy.name()
-        );
+        assert!(!choice.zones.is_empty() && choice.zones.len() <= VICTIMS_PER_CYCLE_MAX);
         assert!(choice.dest_group < self.options.max_open_zones);
-        self.zones.get_mut(zone).state = ZoneState::Victim;
-        let valid = self.current_pages(zone);
-        let valid_slots = self.zones.get(zone).valid_slots();
-        // A valid slot holds a page or part of one, and a page touches at most two slots.
-        assert!(2 * valid.len() >= valid_slots as usize, "too few current pages for the slots");
-        self.stats.record_gc(zone, valid_slots, self.slots_per_zone(), self.clock);
-        let valid_ratio = f64::from(valid_slots) / f64::from(self.slots_per_zone());
-        Some(GcPlan {
-            zone,
-            purpose: choice.purpose,
-            dest_group: choice.dest_group,
-            valid,
-            valid_ratio,
-        })
+        let mut valid = Vec::new();
+        let (mut valid_slots_sum, spz) = (0u64, self.slots_per_zone());
+        for &zone in &choice.zones {
+            assert!(
+                is_candidate(self.zones.get(zone)),
+                "policy {} chose zone {zone}",
+                self.policy.name()
+            );
+            self.zones.get_mut(zone).state = ZoneState::Victim;
+            let pages = self.current_pages(zone);
+            let valid_slots = self.zones.get(zone).valid_slots();
+            // A valid slot holds a page or part of one, and a page touches at most two slots.
+            assert!(2 * pages.len() >= valid_slots as usize, "too few current pages for the slots");
+            self.stats.record_gc(zone, valid_slots, spz, self.clock);
+            valid_slots_sum += u64::from(valid_slots);
+            valid.extend(pages);
+        }
+        let valid_ratio = valid_slots_sum as f64 / (choice.zones.len() as f64 * f64::from(spz));
+        let (valid, groups) = self.order_copies(valid, choice.dest_group);
+        Some(GcPlan { zones: choice.zones, purpose: choice.purpose, valid, groups, valid_ratio })
+    }
+
+    /// The copies in the placement policy's order, with the group of each.
+    fn order_copies(
+        &mut self,
+        valid: Vec<(PageId, Location)>,
+        dest_group: u32,
+    ) -> (Vec<(PageId, Location)>, Vec<u32>) {
+        if valid.is_empty() {
+            return (valid, Vec::new());
+        }
+        let pids: Vec<PageId> = valid.iter().map(|(p, _)| *p).collect();
+        let plan = self.plan_gc_copies(&pids, dest_group);
+        let mut groups = Vec::with_capacity(valid.len());
+        for stretch in &plan.groups {
+            groups.extend(std::iter::repeat_n(stretch.group, stretch.pages as usize));
+        }
+        let ordered: Vec<(PageId, Location)> =
+            plan.order.iter().map(|&i| valid[i as usize]).collect();
+        assert_eq!((ordered.len(), groups.len()), (valid.len(), valid.len()));
+        (ordered, groups)
     }
 
     /// The current pages of `zone` and their locations, in slot order (packed slots by
@@ -215,7 +272,7 @@ mod tests {
 
     fn chosen(policy: &dyn VictimPolicy, space: &Space) -> Option<ZoneId> {
         let view = SpaceView { zones: space.zones(), clock: space.clock(), gc_group: 1 };
-        policy.choose(&view).map(|c| c.zone)
+        policy.choose(&view).map(|c| c.zones[0])
     }
 
     /// test_min space with zones 0..n Full; zone z keeps `valid[z]` of its 4 pages.
@@ -257,16 +314,16 @@ mod tests {
     fn gc_cycle_waits_for_the_log_before_reuse() {
         let mut space = space_with_valid(&[3, 1]);
         let plan = space.plan_gc().unwrap();
-        assert_eq!(plan.zone, 1);
+        assert_eq!(plan.zones[0], 1);
         assert_eq!(plan.valid, vec![(4, Location::new(1, 0, 4096))]);
         assert_eq!(plan.valid_ratio, 0.25);
-        assert_eq!(space.plan_gc().unwrap().zone, 0, "a victim is never chosen twice");
+        assert_eq!(space.plan_gc().unwrap().zones[0], 0, "a victim is never chosen twice");
         space.abort_victim(0);
         for (pid, from) in plan.valid.clone() {
             let to = space.reserve_batch(1, 1, WritePurpose::GcCopy).unwrap()[0].location(0, 4096);
             assert!(space.commit_gc_move(pid, from, to, 5));
         }
-        space.finish_victim(plan.zone, 5);
+        space.finish_victim(plan.zones[0], 5);
         assert_eq!(space.zones().get(1).state(), ZoneState::PendingReset { lsn_needed: 5 });
         assert_eq!(space.release_ready(4), Vec::<ZoneId>::new());
         assert_eq!(space.release_ready(5), vec![1]);
@@ -283,7 +340,7 @@ mod tests {
             space.reserve_batch(1, 0, WritePurpose::UserEviction).unwrap()[0].location(0, 4096);
         space.commit(0, to, 9);
         let plan = space.plan_gc().unwrap();
-        assert_eq!((plan.zone, plan.valid.len()), (0, 0));
+        assert_eq!((plan.zones[0], plan.valid.len()), (0, 0));
         space.finish_victim(0, 3);
         assert_eq!(space.zones().get(0).state(), ZoneState::PendingReset { lsn_needed: 9 });
     }
@@ -304,12 +361,12 @@ mod tests {
         assert!(space.needs_gc());
         let plan = space.plan_gc().unwrap();
         assert!(plan.valid.is_empty());
-        space.finish_victim(plan.zone, 100);
+        space.finish_victim(plan.zones[0], 100);
         match space.reserve_batch(4, 0, WritePurpose::UserEviction) {
             Err(SpaceError::AwaitingDurability { lsn_needed: 100 }) => {}
             other => panic!("expected awaiting durability, got {other:?}"),
         }
-        assert_eq!(space.release_ready(100), vec![plan.zone]);
+        assert_eq!(space.release_ready(100), vec![plan.zones[0]]);
         space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
     }
 }

@@ -148,11 +148,11 @@ impl Harness {
         let mut expected: Vec<_> = self
             .model
             .iter()
-            .filter(|(_, (l, _))| l.zone == plan.zone)
+            .filter(|(_, (l, _))| l.zone == plan.zones[0])
             .map(|(p, (l, _))| (*p, *l))
             .collect();
         expected.sort_by_key(|(_, l)| l.slot);
-        assert_eq!(plan.valid, expected, "plan of zone {}", plan.zone);
+        assert_eq!(plan.valid, expected, "plan of zone {}", plan.zones[0]);
         // Sometimes the user overwrites a page while GC is moving it.
         if !plan.valid.is_empty() && self.rng.below(3) == 0 {
             let (pid, _) = plan.valid[self.rng.below(plan.valid.len() as u64) as usize];
@@ -176,7 +176,7 @@ impl Harness {
                 assert!(!self.space.commit_gc_move(*pid, *from, to, self.lsn + 1));
             }
         }
-        self.space.finish_victim(plan.zone, last_move_lsn);
+        self.space.finish_victim(plan.zones[0], last_move_lsn);
         true
     }
 
