@@ -329,43 +329,40 @@ fn power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
 /// inside GC cycles, map snapshots and journal flushes too.
 #[test]
 fn out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
-    OUT_OF_PLACE.set(true);
-    let totals = power_cut_seeds(60);
-    assert_eq!(totals.torn_repaired, 0, "out of place never doublewrites");
-    assert!(totals.gc_cycles > 0, "the cuts must fall among GC cycles: {totals:?}");
+    out_of_place_cuts(&[], 60);
 }
 
 /// The same with every page compressed (LZ4) and packed: cuts during packed appends, GC moves
 /// of packed slots, snapshots and journal flushes.
 #[test]
 fn compressed_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
-    OUT_OF_PLACE.set(true);
-    COMPRESSED.set(true);
-    let totals = power_cut_seeds(60);
-    assert_eq!(totals.torn_repaired, 0, "out of place never doublewrites");
-    assert!(totals.gc_cycles > 0, "the cuts must fall among GC cycles: {totals:?}");
+    out_of_place_cuts(&[&COMPRESSED], 60);
 }
 
 /// The same with packing off: compressed pages concatenated, some crossing into the next
 /// slot, so a cut can tear a page across two slots and GC moves pages that span two.
 #[test]
 fn concatenated_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
-    OUT_OF_PLACE.set(true);
-    COMPRESSED.set(true);
-    CONCATENATED.set(true);
-    let totals = power_cut_seeds(40);
-    assert_eq!(totals.torn_repaired, 0, "out of place never doublewrites");
-    assert!(totals.gc_cycles > 0, "the cuts must fall among GC cycles: {totals:?}");
+    out_of_place_cuts(&[&COMPRESSED, &CONCATENATED], 40);
 }
 
 /// The same with grouping by deathtime and compression: cuts while a batch is spread over
 /// several open zones and while one GC cycle moves the pages of several victims.
 #[test]
 fn gdt_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    out_of_place_cuts(&[&COMPRESSED, &GDT], 40);
+}
+
+/// Power cuts out of place with `features` switched on (this test's thread only).
+fn out_of_place_cuts(
+    features: &[&'static std::thread::LocalKey<std::cell::Cell<bool>>],
+    seeds: u64,
+) {
     OUT_OF_PLACE.set(true);
-    COMPRESSED.set(true);
-    GDT.set(true);
-    let totals = power_cut_seeds(40);
+    for f in features {
+        f.set(true);
+    }
+    let totals = power_cut_seeds(seeds);
     assert_eq!(totals.torn_repaired, 0, "out of place never doublewrites");
     assert!(totals.gc_cycles > 0, "the cuts must fall among GC cycles: {totals:?}");
 }

@@ -165,6 +165,17 @@ impl Space {
         self.clock
     }
 
+    /// What the placement policy sees, given each group's room (`room_by_group`).
+    fn placement_view<'a>(&self, room_slots: &'a [u32]) -> PlacementView<'a> {
+        assert_eq!(room_slots.len(), self.options.max_open_zones as usize);
+        PlacementView {
+            clock: self.clock,
+            max_open_zones: self.options.max_open_zones,
+            room_slots,
+            empty_zones: self.empty_zone_count(),
+        }
+    }
+
     /// Per group, the slots left in its open zone (what the placement policy sees).
     fn room_by_group(&self) -> Vec<u32> {
         (0..self.options.max_open_zones).map(|g| self.room_slots(g)).collect()
@@ -174,12 +185,7 @@ impl Space {
     pub fn plan_write(&mut self, batch: &[PageDesc]) -> WritePlan {
         assert!(!batch.is_empty());
         let room = self.room_by_group();
-        let view = PlacementView {
-            clock: self.clock,
-            max_open_zones: self.options.max_open_zones,
-            room_slots: &room,
-            empty_zones: self.empty_zone_count(),
-        };
+        let view = self.placement_view(&room);
         let plan = self.placement.plan(batch, &view);
         if let Err(why) = plan.check(batch.len()) {
             panic!("placement {} planned wrongly: {why}", self.placement.name());
@@ -191,12 +197,7 @@ impl Space {
     /// The group GC copyback goes to.
     pub fn gc_group(&self) -> u32 {
         let room = self.room_by_group();
-        let view = PlacementView {
-            clock: self.clock,
-            max_open_zones: self.options.max_open_zones,
-            room_slots: &room,
-            empty_zones: self.empty_zone_count(),
-        };
+        let view = self.placement_view(&room);
         self.placement.gc_group(&view)
     }
 
@@ -205,12 +206,7 @@ impl Space {
     pub(super) fn plan_gc_copies(&mut self, pages: &[PageId], dest_group: u32) -> WritePlan {
         assert!(!pages.is_empty());
         let room = self.room_by_group();
-        let view = PlacementView {
-            clock: self.clock,
-            max_open_zones: self.options.max_open_zones,
-            room_slots: &room,
-            empty_zones: self.empty_zone_count(),
-        };
+        let view = self.placement_view(&room);
         let plan = self.placement.plan_gc(pages, dest_group, &view);
         if let Err(why) = plan.check(pages.len()) {
             panic!("placement {} planned GC wrongly: {why}", self.placement.name());
