@@ -22,7 +22,7 @@ pub mod timing;
 mod zns;
 
 pub use config::{
-    Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, PlanConfig, PlanScheme,
+    Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, PlanConfig, PlanGcTrigger, PlanScheme,
     StoreKind, PRESET_NAMES,
 };
 pub use counters::Counters;
