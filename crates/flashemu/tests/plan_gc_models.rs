@@ -95,7 +95,8 @@ fn eager_regime_waf_is_one_over_the_stale_floor() {
 fn lazy_regime_is_greedy_over_three_quarters_of_the_flash_at_any_width() {
     for fraction in [0.5, 0.65] {
         for chips in ["4", "1"] {
-            let sets = [("plan.big-chips-per-channel", chips), ("plan.small-chips-per-channel", chips)];
+            let sets =
+                [("plan.big-chips-per-channel", chips), ("plan.small-chips-per-channel", chips)];
             let mut ssd = device(&sets);
             let (window, data) = steady_state(&mut ssd, fraction, 4, 4);
             let waf = window.waf().unwrap();

@@ -224,8 +224,7 @@ impl PlanConfig {
                 format!("{} is not in [0, 1)", self.gc_background_free),
             ));
         }
-        if !fraction(self.gc_foreground_free) || self.gc_foreground_free > self.gc_background_free
-        {
+        if !fraction(self.gc_foreground_free) || self.gc_foreground_free > self.gc_background_free {
             return Some((
                 "plan.gc_foreground_free",
                 format!(

@@ -461,7 +461,7 @@ mod tests {
         let report = run(Scale::Tiny, PlanGcTrigger::PerChip, Fill::default(), &mut |line| {
             lines.push(line.to_string())
         })
-            .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"));
         let names: Vec<&str> = report.schemes.iter().map(|s| s.name.as_str()).collect();
         let expected: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
         assert_eq!(names, expected);

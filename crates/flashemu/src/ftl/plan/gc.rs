@@ -206,12 +206,14 @@ impl PlanFtl {
             let range = c as usize * bpc..(c as usize + 1) * bpc;
             let set = &mut per_chip[c as usize];
             set.settle();
-            let Some(local) = set.min(&self.block_valid[range.clone()], &self.block_sealed_at[range])
+            let Some(local) =
+                set.min(&self.block_valid[range.clone()], &self.block_sealed_at[range])
             else {
                 continue;
             };
             let block = c * self.blocks_per_chip + local;
-            if best.is_none_or(|b| self.block_valid[block as usize] < self.block_valid[b as usize]) {
+            if best.is_none_or(|b| self.block_valid[block as usize] < self.block_valid[b as usize])
+            {
                 best = Some(block);
             }
         }

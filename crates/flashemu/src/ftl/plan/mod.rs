@@ -330,7 +330,8 @@ impl PlanFtl {
         self.block_valid[block] -= 1;
         self.group_valid[group as usize] -= 1;
         if let Some(per_chip) = &mut self.block_buckets {
-            let (chip, local) = (block as u32 / self.blocks_per_chip, block as u32 % self.blocks_per_chip);
+            let (chip, local) =
+                (block as u32 / self.blocks_per_chip, block as u32 % self.blocks_per_chip);
             per_chip[chip as usize].decremented(local, self.block_valid[block]);
         } else {
             let valid = self.group_valid[group as usize];

@@ -107,8 +107,12 @@ mod tests {
     fn ftl(scheme: &str, sets: &[(&str, &str)]) -> PlanFtl {
         let mut config = Config::preset("plan").unwrap_or_else(|e| panic!("{e}"));
         // OP 25%: the conventional layout's reserve check needs it at 64 blocks per chip.
-        let geometry =
-            [("channels", "2"), ("blocks-per-chip", "64"), ("pages-per-block", "2"), ("op", "0.25")];
+        let geometry = [
+            ("channels", "2"),
+            ("blocks-per-chip", "64"),
+            ("pages-per-block", "2"),
+            ("op", "0.25"),
+        ];
         for (key, value) in geometry {
             config.set(key, value).unwrap_or_else(|e| panic!("{e}"));
         }
