@@ -13,8 +13,10 @@
 //! Geometry: 2 channels x 4 chips x 256 blocks x 16 pages of 4 KiB: a full-width superblock is
 //! 8 blocks, 128 slots; 256 of them, 32768 slots.
 #![allow(clippy::unwrap_used)]
-use flashemu::rng::SplitMix64;
-use flashemu::{Config, Counters, Placement, Ssd, StoreKind};
+mod common;
+
+use common::lru_valid_fraction;
+use flashemu::{Config, Counters, Ssd, StoreKind};
 
 const SEED: u64 = 0x9_1A4;
 const SLOTS: f64 = 32768.0;
@@ -40,38 +42,10 @@ fn device(sets: &[(&str, &str)]) -> Ssd {
     Ssd::new(config).unwrap()
 }
 
-/// Writes the first `fraction` of the logical space once, then `warmup` and `measure` times
-/// that much uniformly at random within it; the measured window's counters.
+/// Overwrites the first `fraction` of the logical space at random (see common::steady_state).
 fn steady_state(ssd: &mut Ssd, fraction: f64, warmup: u64, measure: u64) -> (Counters, u64) {
     let data = (ssd.logical_blocks() as f64 * fraction) as u64;
-    for lba in 0..data {
-        ssd.write(lba, 1, None, Placement::None).unwrap();
-    }
-    let mut rng = SplitMix64::new(SEED);
-    for _ in 0..warmup * data {
-        ssd.write(rng.below(data), 1, None, Placement::None).unwrap();
-    }
-    let before = ssd.counters();
-    for _ in 0..measure * data {
-        ssd.write(rng.below(data), 1, None, Placement::None).unwrap();
-    }
-    ssd.check_consistency().unwrap();
-    (ssd.counters().since(&before), data)
-}
-
-/// X = exp(-a (1 - X)) below 1, by Newton from 0 (as in gc_models.rs).
-fn lru_valid_fraction(a: f64) -> f64 {
-    assert!(a > 1.0);
-    let mut x = 0.0f64;
-    for _ in 0..100 {
-        let e = (-a * (1.0 - x)).exp();
-        let next = x - (x - e) / (1.0 - a * e);
-        if (next - x).abs() < 1e-15 {
-            return next;
-        }
-        x = next;
-    }
-    x
+    (common::steady_state(ssd, data, warmup, measure, SEED), data)
 }
 
 #[test]
