@@ -11,7 +11,7 @@ use crate::ConfigError;
 mod keys;
 mod plan;
 mod presets;
-pub use plan::{PlanConfig, PlanScheme};
+pub use plan::{PlanConfig, PlanGcTrigger, PlanScheme};
 pub use presets::PRESET_NAMES;
 
 /// Physical layout of the flash.

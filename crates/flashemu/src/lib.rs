@@ -22,8 +22,8 @@ pub mod timing;
 mod zns;
 
 pub use config::{
-    Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, PlanConfig, PlanScheme,
-    StoreKind, PRESET_NAMES,
+    Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, PlanConfig, PlanGcTrigger,
+    PlanScheme, StoreKind, PRESET_NAMES,
 };
 pub use counters::Counters;
 pub use error::{ConfigError, EmuError};

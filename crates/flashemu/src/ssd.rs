@@ -156,6 +156,7 @@ impl Ssd {
                 if let Some(timing) = &mut self.timing {
                     timing.write(lba, count, &|l| plan.timing_slot_of(l), &self.counters);
                 }
+                plan.after_command(&mut self.counters)?;
             }
             Backend::Zns(zns) => {
                 let zone = zns.check_write(lba, count)?;
@@ -241,6 +242,10 @@ impl Ssd {
                 Backend::Plan(plan) => timing.read(lba, count, &|l| plan.timing_slot_of(l)),
             }
         }
+        if let Backend::Plan(plan) = &mut self.backend {
+            // 004's FEMU runs background GC after reads too.
+            plan.after_command(&mut self.counters)?;
+        }
         Ok(())
     }
 
@@ -258,7 +263,10 @@ impl Ssd {
         let now_units = plan_now_units(&self.config, self.timing.as_deref(), &self.counters);
         match &mut self.backend {
             Backend::Ftl(ftl) => ftl.trim(lba, blocks),
-            Backend::Plan(plan) => plan.trim(lba, blocks, now_units),
+            Backend::Plan(plan) => {
+                plan.trim(lba, blocks, now_units);
+                plan.after_command(&mut self.counters)?;
+            }
             Backend::Zns(_) => {}
         }
         self.counters.host_trim_bytes += blocks * LBA_BYTES;

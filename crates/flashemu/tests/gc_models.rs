@@ -14,8 +14,10 @@
 //! Geometry: 4 channels x 1 chip, 256 blocks per chip, 64 pages of 4 KiB per block, superblocks
 //! of 4 blocks: S = 256 slots, 256 superblocks, 65536 physical slots.
 #![allow(clippy::unwrap_used)]
-use flashemu::rng::SplitMix64;
-use flashemu::{Config, Counters, GcPolicy, Placement, Ssd, StoreKind};
+mod common;
+
+use common::lru_valid_fraction;
+use flashemu::{Config, Counters, GcPolicy, Ssd, StoreKind};
 
 const SEED: u64 = 0x6C_5EED;
 
@@ -39,40 +41,10 @@ fn device(op: f64, policy: GcPolicy) -> Ssd {
     Ssd::new(config).unwrap()
 }
 
-/// Fills the device, writes `warmup` capacities of uniform random overwrites, then measures
-/// over `measure` capacities. Returns the interval counters.
-fn steady_state(ssd: &mut Ssd, warmup: u64, measure: u64) -> Counters {
+/// Fills the device, writes 4 capacities of uniform random overwrites, then measures over 4.
+fn steady_state(ssd: &mut Ssd) -> Counters {
     let logical = ssd.logical_blocks();
-    for lba in 0..logical {
-        ssd.write(lba, 1, None, Placement::None).unwrap();
-    }
-    let mut rng = SplitMix64::new(SEED);
-    for _ in 0..warmup * logical {
-        ssd.write(rng.below(logical), 1, None, Placement::None).unwrap();
-    }
-    let before = ssd.counters();
-    for _ in 0..measure * logical {
-        ssd.write(rng.below(logical), 1, None, Placement::None).unwrap();
-    }
-    ssd.check_consistency().unwrap();
-    ssd.counters().since(&before)
-}
-
-/// Solves X = exp(-a (1 - X)) for the root below 1 by Newton's method on
-/// f(X) = X - exp(-a (1 - X)), started at 0 (f is convex, so Newton from the left converges
-/// monotonically to the smaller root).
-fn lru_valid_fraction(a: f64) -> f64 {
-    assert!(a > 1.0);
-    let mut x = 0.0f64;
-    for _ in 0..100 {
-        let e = (-a * (1.0 - x)).exp();
-        let next = x - (x - e) / (1.0 - a * e);
-        if (next - x).abs() < 1e-15 {
-            return next;
-        }
-        x = next;
-    }
-    x
+    common::steady_state(ssd, logical, 4, 4, SEED)
 }
 
 fn effective_a(ssd: &Ssd) -> f64 {
@@ -94,8 +66,8 @@ fn run_case(op: f64) -> (Case, u64, f64) {
     let a = effective_a(&fifo);
     let x = lru_valid_fraction(a);
     let model_waf = 1.0 / (1.0 - x);
-    let fifo_waf = steady_state(&mut fifo, 4, 4).waf().unwrap();
-    let greedy_waf = steady_state(&mut greedy, 4, 4).waf().unwrap();
+    let fifo_waf = steady_state(&mut fifo).waf().unwrap();
+    let greedy_waf = steady_state(&mut greedy).waf().unwrap();
     println!(
         "op {op}: effective a {a:.4}, model X {x:.4} WAF {model_waf:.3}; measured FIFO {fifo_waf:.3}, greedy {greedy_waf:.3}"
     );
@@ -196,7 +168,7 @@ fn greedy_approaches_the_model_as_superblocks_grow() {
         config.seed = SEED;
         let mut ssd = Ssd::new(config).unwrap();
         let model = 1.0 / (1.0 - lru_valid_fraction(effective_a(&ssd)));
-        let waf = steady_state(&mut ssd, 4, 4).waf().unwrap();
+        let waf = steady_state(&mut ssd).waf().unwrap();
         println!("S = {}: model {model:.3}, greedy {waf:.3}", channels * pages);
         ratios.push(waf / model);
     }

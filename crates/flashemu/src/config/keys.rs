@@ -5,7 +5,9 @@
 //! strings as they come from a command line.
 use std::path::PathBuf;
 
-use crate::config::{Config, FdpIsolation, GcPolicy, Interface, PlanConfig, PlanScheme, StoreKind};
+use crate::config::{
+    Config, FdpIsolation, GcPolicy, Interface, PlanConfig, PlanGcTrigger, PlanScheme, StoreKind,
+};
 use crate::ConfigError;
 
 /// Zone limits used when `interface` is switched to ZNS by an override (the preset's values).
@@ -155,6 +157,23 @@ fn set_plan(config: &mut Config, normalized: &str, value: &str) -> Result<(), Co
     match key {
         "small-chips-per-channel" => {
             plan.small_chips_per_channel = parse_u32("plan.small_chips_per_channel", value)?;
+        }
+        "big-chips-per-channel" => {
+            plan.big_chips_per_channel = parse_u32("plan.big_chips_per_channel", value)?;
+        }
+        "gc-trigger" => {
+            plan.gc_trigger = PlanGcTrigger::parse(value).ok_or_else(|| {
+                invalid("plan.gc_trigger", format!("`{value}` is not on-demand or per-chip"))
+            })?;
+        }
+        "gc-background-free" => {
+            plan.gc_background_free = parse_f64("plan.gc_background_free", value)?;
+        }
+        "gc-foreground-free" => {
+            plan.gc_foreground_free = parse_f64("plan.gc_foreground_free", value)?;
+        }
+        "gc-background-min-invalid" => {
+            plan.gc_background_min_invalid = parse_f64("plan.gc_background_min_invalid", value)?;
         }
         "big-request-pages" => {
             plan.big_request_pages = parse_u32("plan.big_request_pages", value)?;

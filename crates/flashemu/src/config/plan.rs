@@ -54,14 +54,49 @@ impl PlanScheme {
     }
 }
 
+/// When GC runs. 004's numbers come from its FEMU fork, whose trigger differs from an
+/// on-demand collector; both are kept so a run can say which one it models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanGcTrigger {
+    /// Collect only when opening a superblock would leave too few free blocks
+    /// (`gc.free_superblocks_low`), up to `gc_free_target` full widths free.
+    OnDemand,
+    /// 004's FEMU: per chip. After every host command (read, write, trim) one victim is
+    /// collected if some chip has fewer than `gc_background_free` of its blocks free and the
+    /// victim has at least `gc_background_min_invalid` of its slots stale; before a write,
+    /// victims are collected without that floor while some chip has fewer than
+    /// `gc_foreground_free`. The victim is the lowest valid ratio among the superblocks that
+    /// hold a block of that chip.
+    PerChip,
+}
+
+impl PlanGcTrigger {
+    pub fn name(self) -> &'static str {
+        match self {
+            PlanGcTrigger::OnDemand => "on-demand",
+            PlanGcTrigger::PerChip => "per-chip",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<PlanGcTrigger> {
+        let normalized = text.trim().to_ascii_lowercase().replace('_', "-");
+        [PlanGcTrigger::OnDemand, PlanGcTrigger::PerChip]
+            .into_iter()
+            .find(|t| t.name() == normalized)
+    }
+}
+
 /// 004's settings are the defaults (sec. 3, 4).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PlanConfig {
     pub scheme: PlanScheme,
-    /// Chips of each channel a small superblock spans: 2 of 8 is 004's 1/4 parallelism. Big
-    /// superblocks span every chip.
+    /// Chips of each channel a small superblock spans: 2 of 8 is 004's 1/4 parallelism.
     pub small_chips_per_channel: u32,
+    /// Chips of each channel a big superblock (and GC's) spans; 0 = every chip (004). Below
+    /// that, 004 Figure 1's reduced parallelism for every superblock.
+    pub big_chips_per_channel: u32,
     /// Requests spanning this many flash pages or more go to big superblocks (004: 8).
     pub big_request_pages: u32,
     /// Flash pages per predictor (and AutoStream) chunk (004: 32). A power of two.
@@ -78,6 +113,15 @@ pub struct PlanConfig {
     /// AutoStream halves a chunk's write count once per this many time units since its last
     /// write (the "recency" of SFR).
     pub autostream_decay_units: u64,
+    pub gc_trigger: PlanGcTrigger,
+    /// Per-chip trigger: background GC while a chip has fewer free blocks than this fraction
+    /// of its blocks (004's FEMU: 0.25).
+    pub gc_background_free: f64,
+    /// Per-chip trigger: foreground GC before a write while a chip is below this (0.05).
+    pub gc_foreground_free: f64,
+    /// Per-chip trigger: background GC skips a victim with less than this fraction of its
+    /// slots stale (0.125, FEMU's `pgs_per_line / 8`).
+    pub gc_background_min_invalid: f64,
 }
 
 /// Bounds that keep the 4-byte predictor state and the open-superblock table small.
@@ -97,19 +141,44 @@ impl Default for PlanConfig {
             time_unit: 2048,
             autostream_streams: 8,
             autostream_decay_units: 16,
+            big_chips_per_channel: 0,
+            gc_trigger: PlanGcTrigger::PerChip,
+            gc_background_free: 0.25,
+            gc_foreground_free: 0.05,
+            gc_background_min_invalid: 0.125,
         }
     }
 }
 
 impl PlanConfig {
     /// The first field that cannot hold, and why; None when valid for `chips_per_channel`.
+    /// Chips per channel of a big superblock on a device with `chips_per_channel`.
+    pub fn big_chips(&self, chips_per_channel: u32) -> u32 {
+        if self.big_chips_per_channel == 0 {
+            chips_per_channel
+        } else {
+            self.big_chips_per_channel
+        }
+    }
+
+    /// The first field that cannot hold, and why; None when valid for `chips_per_channel`.
     pub(crate) fn problem(&self, chips_per_channel: u32) -> Option<(&'static str, String)> {
+        let big = self.big_chips(chips_per_channel);
+        if big > chips_per_channel || !chips_per_channel.is_multiple_of(big) {
+            return Some((
+                "plan.big_chips_per_channel",
+                format!("{big} must divide chips_per_channel ({chips_per_channel})"),
+            ));
+        }
         let small = self.small_chips_per_channel;
-        if small == 0 || small > chips_per_channel || !chips_per_channel.is_multiple_of(small) {
+        if small == 0 || small > big || !big.is_multiple_of(small) {
             return Some((
                 "plan.small_chips_per_channel",
-                format!("{small} must divide chips_per_channel ({chips_per_channel})"),
+                format!("{small} must divide the big superblock's chips per channel ({big})"),
             ));
+        }
+        if let Some(problem) = self.trigger_problem() {
+            return Some(problem);
         }
         if self.big_request_pages == 0 {
             return Some(("plan.big_request_pages", "must be >= 1".into()));
@@ -143,6 +212,32 @@ impl PlanConfig {
         }
         if self.autostream_decay_units == 0 {
             return Some(("plan.autostream_decay_units", "must be >= 1".into()));
+        }
+        None
+    }
+
+    fn trigger_problem(&self) -> Option<(&'static str, String)> {
+        let fraction = |v: f64| v.is_finite() && (0.0..1.0).contains(&v);
+        if !fraction(self.gc_background_free) {
+            return Some((
+                "plan.gc_background_free",
+                format!("{} is not in [0, 1)", self.gc_background_free),
+            ));
+        }
+        if !fraction(self.gc_foreground_free) || self.gc_foreground_free > self.gc_background_free {
+            return Some((
+                "plan.gc_foreground_free",
+                format!(
+                    "{} is not in [0, gc_background_free = {}]",
+                    self.gc_foreground_free, self.gc_background_free
+                ),
+            ));
+        }
+        if !fraction(self.gc_background_min_invalid) {
+            return Some((
+                "plan.gc_background_min_invalid",
+                format!("{} is not in [0, 1)", self.gc_background_min_invalid),
+            ));
         }
         None
     }

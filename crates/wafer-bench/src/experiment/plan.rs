@@ -3,8 +3,13 @@
 //!
 //! The FIO mix (004 sec. 4): 4 jobs at equal rates, each 50% read / 50% write, uniform random
 //! 4 KiB in a file of its own, file sizes 1:10:30:64, on an SSD aged with cold data first.
-//! 004 states neither the fill level nor the files' share of it; here cold data takes 40% of the
-//! logical space and the four files 50% (90% full), chosen once before any run. Each file is
+//! 004 states neither the fill level nor the files' share of it; here cold data takes 20% of the
+//! logical space and the four files 50% (70% full; `Fill`, `--cold`, `--files`). Why not fuller:
+//! under 004's FEMU trigger (`PlanGcTrigger::PerChip`) a device whose valid data leaves no chip
+//! 25% free collects every superblock the moment 1/8 of it is stale, so every scheme's WAF is 8
+//! (measured 7.98-8.02 at 80% and 90%) and partial GC, which FEMU runs without that floor,
+//! takes blocks with next to nothing stale (WAF 16 at 90%); 004 reports neither, so its device
+//! was emptier than that. Each file is
 //! laid out sequentially by its job in 256 KiB writes (big requests), then the random phase
 //! writes `WARMUP_FILE_WRITES` times the files' size before the measured window of
 //! `MEASURED_FILE_WRITES` times more: WAF is the window's.
@@ -14,15 +19,16 @@
 //! 1/1024 of the logical capacity: 004's unit is the second, and a second of 004's FIO writes
 //! is of that order on its 240 GiB device.
 use flashemu::rng::SplitMix64;
-use flashemu::{Config, Counters, EmuError, Placement, Ssd, StoreKind};
+use flashemu::{Config, Counters, EmuError, Placement, PlanGcTrigger, Ssd, StoreKind};
 use serde::Serialize;
 
 use super::Scale;
 
 /// File size ratio of the four FIO jobs (004 sec. 4, after AutoStream).
 pub const FILE_RATIO: [u64; 4] = [1, 10, 30, 64];
-const COLD_FRACTION: f64 = 0.4;
-const FILES_FRACTION: f64 = 0.5;
+/// Default aging: cold data and the four files as fractions of the logical space.
+pub const COLD_FRACTION: f64 = 0.2;
+pub const FILES_FRACTION: f64 = 0.5;
 /// Aging and file layout request size: 64 LBAs = 256 KiB, 16 flash pages (a big request).
 const LAYOUT_BLOCKS: u64 = 64;
 const WARMUP_FILE_WRITES: f64 = 2.0;
@@ -41,6 +47,8 @@ pub enum PlanError {
     Emulator { scheme: String, source: EmuError },
     #[error("scheme {scheme}: {source}")]
     Config { scheme: String, source: flashemu::ConfigError },
+    #[error("fill: {0}")]
+    Fill(String),
 }
 
 /// One scheme of 004 sec. 4: its name as 004 writes it and the `plan.*` settings.
@@ -89,6 +97,9 @@ pub struct PlanReport {
     pub scale: &'static str,
     pub device: String,
     pub logical_bytes: u64,
+    /// `per-chip` (004's FEMU) or `on-demand`.
+    pub gc_trigger: &'static str,
+    pub fill: Fill,
     pub time_unit_host_writes: u64,
     pub schemes: Vec<SchemeResult>,
     pub figure1: Vec<ParallelismResult>,
@@ -96,7 +107,10 @@ pub struct PlanReport {
 
 /// The `plan` preset at the scale: tiny for tests (256 MiB), demo 2 GiB, small 4 GiB, full
 /// the preset's 8 GiB.
-pub fn device_config(scale: Scale) -> Result<Config, flashemu::ConfigError> {
+pub fn device_config(
+    scale: Scale,
+    trigger: PlanGcTrigger,
+) -> Result<Config, flashemu::ConfigError> {
     let mut config = Config::preset("plan")?;
     config.store = StoreKind::None;
     let overrides: &[(&str, &str)] = match scale {
@@ -110,6 +124,7 @@ pub fn device_config(scale: Scale) -> Result<Config, flashemu::ConfigError> {
     }
     let unit = (config.layout().logical_blocks / TIME_UNIT_DIVISOR).max(1);
     config.set("plan.time-unit", &unit.to_string())?;
+    config.set("plan.gc-trigger", trigger.name())?;
     config.validate()?;
     Ok(config)
 }
@@ -126,12 +141,14 @@ fn scheme_config(base: &Config, spec: &SchemeSpec) -> Result<Config, flashemu::C
     Ok(config)
 }
 
-/// Figure 1's device: the conventional FTL (no PLAN) with superblocks of `chips` per channel,
-/// timed by the chip model at 004's queue depth.
+/// Figure 1's device: the plain scheme (one open host superblock, greedy by superblock) with
+/// every superblock, GC's too, `chips` per channel wide, as 004's FEMU sets its default
+/// width; same GC trigger as the schemes; timed by the chip model at 004's queue depth.
 fn parallelism_config(base: &Config, chips: u32) -> Result<Config, flashemu::ConfigError> {
     let mut config = base.clone();
-    config.plan = None;
-    config.set("superblock-chips-per-channel", &chips.to_string())?;
+    config.set("plan.scheme", "plain")?;
+    config.set("plan.big-chips-per-channel", &chips.to_string())?;
+    config.set("plan.small-chips-per-channel", &chips.to_string())?;
     config.set("timing", "chips")?;
     config.set("queue-depth", &QUEUE_DEPTH.to_string())?;
     config.validate()?;
@@ -139,10 +156,10 @@ fn parallelism_config(base: &Config, chips: u32) -> Result<Config, flashemu::Con
 }
 
 /// The four files: (first LBA, blocks) after the cold data.
-fn files(logical_blocks: u64) -> Vec<(u64, u64)> {
+fn files(logical_blocks: u64, fill: &Fill) -> Vec<(u64, u64)> {
     let total: u64 = FILE_RATIO.iter().sum();
-    let files_blocks = (logical_blocks as f64 * FILES_FRACTION) as u64;
-    let mut start = (logical_blocks as f64 * COLD_FRACTION) as u64;
+    let files_blocks = (logical_blocks as f64 * fill.files_fraction) as u64;
+    let mut start = (logical_blocks as f64 * fill.cold_fraction) as u64;
     FILE_RATIO
         .iter()
         .map(|&share| {
@@ -210,9 +227,9 @@ fn fio_mix(
 
 /// Ages a fresh device, warms it up and returns the measured window's counters and device
 /// throughput (MB/s, 0 without timing).
-fn run_mix(config: Config) -> Result<(Counters, f64), EmuError> {
+fn run_mix(config: Config, fill: &Fill) -> Result<(Counters, f64), EmuError> {
     let mut ssd = Ssd::new(config)?;
-    let files = files(ssd.logical_blocks());
+    let files = files(ssd.logical_blocks(), fill);
     age(&mut ssd, &files)?;
     let file_blocks: u64 = files.iter().map(|f| f.1).sum();
     let mut rng = SplitMix64::new(SEED);
@@ -226,16 +243,50 @@ fn run_mix(config: Config) -> Result<(Counters, f64), EmuError> {
 }
 
 /// Runs every scheme and Figure 1; `on_result` sees each line as it finishes.
-pub fn run(scale: Scale, on_result: &mut dyn FnMut(&str)) -> Result<PlanReport, PlanError> {
+/// How full the aged device is: cold data first, then the four files, as fractions of the
+/// logical space (004 states neither).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Fill {
+    pub cold_fraction: f64,
+    pub files_fraction: f64,
+}
+
+impl Default for Fill {
+    fn default() -> Fill {
+        Fill { cold_fraction: COLD_FRACTION, files_fraction: FILES_FRACTION }
+    }
+}
+
+impl Fill {
+    /// Why the fill cannot be run, if it cannot.
+    pub fn problem(&self) -> Option<String> {
+        let ok = |v: f64| v.is_finite() && v >= 0.0;
+        let total = self.cold_fraction + self.files_fraction;
+        if !ok(self.cold_fraction) || !ok(self.files_fraction) || self.files_fraction <= 0.0 {
+            return Some("fractions must be finite, >= 0, files > 0".into());
+        }
+        (total > 1.0).then(|| format!("cold + files = {total} exceeds the logical space"))
+    }
+}
+
+pub fn run(
+    scale: Scale,
+    trigger: PlanGcTrigger,
+    fill: Fill,
+    on_result: &mut dyn FnMut(&str),
+) -> Result<PlanReport, PlanError> {
+    if let Some(reason) = fill.problem() {
+        return Err(PlanError::Fill(reason));
+    }
     let config_error = |scheme: &str| {
         let scheme = scheme.to_string();
         move |source| PlanError::Config { scheme: scheme.clone(), source }
     };
-    let base = device_config(scale).map_err(config_error("plan preset"))?;
+    let base = device_config(scale, trigger).map_err(config_error("plan preset"))?;
     let mut schemes = Vec::with_capacity(SCHEMES.len());
     for spec in &SCHEMES {
         let config = scheme_config(&base, spec).map_err(config_error(spec.name))?;
-        let (window, _) = run_mix(config)
+        let (window, _) = run_mix(config, &fill)
             .map_err(|source| PlanError::Emulator { scheme: spec.name.into(), source })?;
         let result = SchemeResult {
             name: spec.name.to_string(),
@@ -252,7 +303,7 @@ pub fn run(scale: Scale, on_result: &mut dyn FnMut(&str)) -> Result<PlanReport, 
     for chips in FIGURE1_CHIPS {
         let label = parallelism_label(chips, base.geometry.chips_per_channel);
         let config = parallelism_config(&base, chips).map_err(config_error(&label))?;
-        let (window, throughput_mb_s) = run_mix(config)
+        let (window, throughput_mb_s) = run_mix(config, &fill)
             .map_err(|source| PlanError::Emulator { scheme: label.clone(), source })?;
         let waf = window.waf().unwrap_or(0.0);
         on_result(&format!("Figure 1, {label}: WAF {waf:.3}, {throughput_mb_s:.1} MB/s"));
@@ -277,6 +328,8 @@ pub fn run(scale: Scale, on_result: &mut dyn FnMut(&str)) -> Result<PlanReport, 
             base.op
         ),
         logical_bytes: base.layout().logical_blocks * flashemu::LBA_BYTES,
+        gc_trigger: trigger.name(),
+        fill,
         time_unit_host_writes: base.plan.map_or(0, |p| p.time_unit),
         schemes,
         figure1,
@@ -295,10 +348,14 @@ fn parallelism_label(chips: u32, chips_per_channel: u32) -> String {
 /// Figure 1's rows.
 pub fn render_markdown(report: &PlanReport) -> String {
     let mut out = format!(
-        "004 FIO mix, scale {} ({}; {:.2} GiB logical)\n\n| scheme | WAF | vs plain | victims' valid |\n|---|---:|---:|---:|\n",
+        "004 FIO mix, scale {} ({}; {:.2} GiB logical); GC trigger {}; aged with {:.0}% cold \
+         data and {:.0}% files\n\n| scheme | WAF | vs plain | victims' valid |\n|---|---:|---:|---:|\n",
         report.scale,
         report.device,
-        report.logical_bytes as f64 / (1u64 << 30) as f64
+        report.logical_bytes as f64 / (1u64 << 30) as f64,
+        report.gc_trigger,
+        report.fill.cold_fraction * 100.0,
+        report.fill.files_fraction * 100.0
     );
     let plain = report.schemes.first().map_or(0.0, |s| s.waf);
     for s in &report.schemes {
@@ -402,8 +459,10 @@ mod tests {
     #[test]
     fn tiny_run_reports_every_scheme_and_figure1() {
         let mut lines = Vec::new();
-        let report = run(Scale::Tiny, &mut |line| lines.push(line.to_string()))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let report = run(Scale::Tiny, PlanGcTrigger::PerChip, Fill::default(), &mut |line| {
+            lines.push(line.to_string())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
         let names: Vec<&str> = report.schemes.iter().map(|s| s.name.as_str()).collect();
         let expected: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
         assert_eq!(names, expected);

@@ -42,6 +42,17 @@ struct PlanArgs {
     /// (.svg for SVG).
     #[arg(long, value_name = "STEM")]
     plots: Option<PathBuf>,
+    /// When GC runs: per-chip (004's FEMU: background below 25% free per chip, victims with
+    /// at least 1/8 stale; foreground below 5%) or on-demand (only when a write finds too few
+    /// free blocks).
+    #[arg(long, default_value = "per-chip")]
+    gc_trigger: String,
+    /// Aging: cold data written first, as a fraction of the logical space.
+    #[arg(long, default_value_t = plan::COLD_FRACTION)]
+    cold: f64,
+    /// Aging: the four files' total, as a fraction of the logical space.
+    #[arg(long, default_value_t = plan::FILES_FRACTION)]
+    files: f64,
     /// No per-scheme lines on stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -77,7 +88,11 @@ fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
         super::check_output_path(path.as_deref())?;
     }
     let quiet = args.quiet;
-    let report = plan::run(scale, &mut |line| {
+    let trigger = flashemu::PlanGcTrigger::parse(&args.gc_trigger).ok_or_else(|| {
+        CliError(format!("--gc-trigger {}: not per-chip or on-demand", args.gc_trigger))
+    })?;
+    let fill = plan::Fill { cold_fraction: args.cold, files_fraction: args.files };
+    let report = plan::run(scale, trigger, fill, &mut |line| {
         if !quiet {
             eprintln!("plan [{}] {line}", scale.name());
         }

@@ -1,7 +1,8 @@
 //! Opening superblocks from free blocks, sealing them, and GC: victims by lowest valid ratio
 //! (superblocks of both widths compete), or single blocks under partial GC.
 //!
-//! Trigger, in blocks: when opening a host superblock would leave fewer than
+//! Two triggers (`PlanGcTrigger`): the per-chip one of 004's FEMU is in trigger.rs; the
+//! on-demand one is here. On-demand, in blocks: when opening a host superblock would leave fewer than
 //! `free_superblocks_low + 1` full-width superblocks' worth of free blocks, GC reclaims until
 //! `gc_free_target + 1` full-width superblocks' worth are free. The extra superblock is what
 //! differs from the conventional FTL: there a victim is as big as GC's destination, so one new
@@ -13,6 +14,7 @@
 //! check in `Config::validate` leaves stale slots outside the reserve and the open
 //! superblocks, so every round can free space.
 use super::{PlanFtl, NONE};
+use crate::config::PlanGcTrigger;
 use crate::ftl::SuperblockState;
 use crate::{Counters, EmuError};
 
@@ -31,9 +33,22 @@ impl PlanFtl {
             self.seal(current);
             self.open[point].group = NONE;
         }
-        let width = self.channels * self.open[point].chips_per_channel;
-        if may_collect && self.free_blocks < self.gc_low_blocks + u64::from(width) {
-            self.collect(counters)?;
+        let width = u64::from(self.channels * self.open[point].chips_per_channel);
+        if may_collect {
+            match self.plan.gc_trigger {
+                PlanGcTrigger::OnDemand if self.free_blocks < self.gc_low_blocks + width => {
+                    self.collect(self.gc_target_blocks, counters)?;
+                }
+                // The per-chip trigger keeps its floor before writes; this only catches a
+                // pool that cannot form the superblock and GC's next destination.
+                PlanGcTrigger::PerChip
+                    if self.free_blocks < width + u64::from(self.big_width_blocks()) =>
+                {
+                    let target = width + 2 * u64::from(self.big_width_blocks());
+                    self.collect(target, counters)?;
+                }
+                _ => {}
+            }
         }
         let group = self.open_group(self.open[point].chips_per_channel)?;
         self.open[point].group = group;
@@ -66,6 +81,7 @@ impl PlanFtl {
         assert_eq!(self.group_state[index], SuperblockState::Free);
         assert_eq!(self.group_valid[index], 0);
         self.group_width[index] = width;
+        self.group_first_chip[index] = first_chip;
         self.group_live_blocks[index] = width;
         self.group_state[index] = SuperblockState::Open;
         Ok(group)
@@ -93,79 +109,140 @@ impl PlanFtl {
         assert_eq!(self.group_state[index], SuperblockState::Open);
         self.group_state[index] = SuperblockState::Sealed;
         self.group_sealed_at[index] = self.clock;
-        if let Some(buckets) = &mut self.block_buckets {
-            let base = index * (self.channels * self.chips_per_channel) as usize;
+        if let Some(per_chip) = &mut self.block_buckets {
+            let base = index * (self.channels * self.big_chips) as usize;
             for &block in &self.group_blocks[base..base + self.group_width[index] as usize] {
                 self.block_sealed_at[block as usize] = self.clock;
-                buckets.insert(block, self.block_valid[block as usize]);
+                let (chip, local) = (block / self.blocks_per_chip, block % self.blocks_per_chip);
+                per_chip[chip as usize].insert(local, self.block_valid[block as usize]);
             }
-        } else if self.group_width[index] == self.big_width_blocks() {
-            self.big_buckets.insert(group, self.group_valid[index]);
         } else {
-            self.small_buckets.insert(group, self.group_valid[index]);
+            let valid = self.group_valid[index];
+            self.group_buckets(group).insert(group, valid);
         }
     }
 
-    /// Reclaims victims until the free pool reaches the target.
-    fn collect(&mut self, counters: &mut Counters) -> Result<(), EmuError> {
-        counters.gc_invocations += 1;
+    /// Reclaims victims (lowest valid ratio over the whole device) until `target_blocks` are
+    /// free.
+    pub(super) fn collect(
+        &mut self,
+        target_blocks: u64,
+        counters: &mut Counters,
+    ) -> Result<(), EmuError> {
         // Bound: every victim with a stale slot frees at least one slot net; the OP check
         // leaves enough stale slots that this many victims always reach the target.
         let rounds_max = self.block_valid.len() * 2;
+        counters.gc_invocations += 1;
         for _ in 0..rounds_max {
-            if self.free_blocks >= self.gc_target_blocks {
+            if self.free_blocks >= target_blocks {
                 return Ok(());
             }
             if self.block_buckets.is_some() {
-                let block = self.block_victim().ok_or(EmuError::NoSpace)?;
-                self.relocate_block(block, counters)?;
-                self.erase_block(block, counters);
+                let block = self.block_victim(None).ok_or(EmuError::NoSpace)?;
+                self.take_block(block);
+                self.collect_block(block, counters)?;
             } else {
-                let group = self.group_victim().ok_or(EmuError::NoSpace)?;
+                let group = self.group_victim(None).ok_or(EmuError::NoSpace)?;
+                self.take_group(group);
                 self.relocate_group(group, counters)?;
             }
         }
         Err(EmuError::NoSpace)
     }
 
-    /// Lowest valid ratio among sealed groups of both widths (fewest valid within a width).
-    pub(super) fn group_victim(&mut self) -> Option<u32> {
-        self.big_buckets.settle();
-        self.small_buckets.settle();
-        let big = self.big_buckets.min(&self.group_valid, &self.group_sealed_at);
-        let small = self.small_buckets.min(&self.group_valid, &self.group_sealed_at);
-        let victim = match (big, small) {
-            (Some(b), Some(s)) => {
-                // valid_b / slots_b <= valid_s / slots_s, cross-multiplied.
-                let ratio_b =
-                    u64::from(self.group_valid[b as usize]) * u64::from(self.group_slots(s));
-                let ratio_s =
-                    u64::from(self.group_valid[s as usize]) * u64::from(self.group_slots(b));
-                if ratio_b <= ratio_s {
-                    b
-                } else {
-                    s
-                }
+    /// The sealed group with the lowest valid ratio (fewest valid within a width) among
+    /// those holding a block of chip `chip_in_channel` of every channel, or of all groups
+    /// (None). Left in its bucket: `take_group` removes it.
+    pub(super) fn group_victim(&mut self, chip_in_channel: Option<u32>) -> Option<u32> {
+        let (big_sets, small_sets) = match chip_in_channel {
+            Some(k) => {
+                let (b, s) = (k / self.big_chips, k / self.plan.small_chips_per_channel);
+                (b..b + 1, s..s + 1)
             }
-            (b, s) => b.or(s)?,
+            None => (0..self.big_buckets.len() as u32, 0..self.small_buckets.len() as u32),
         };
-        if self.group_width[victim as usize] == self.big_width_blocks() {
-            self.big_buckets.remove(victim);
-        } else {
-            self.small_buckets.remove(victim);
+        let mut best: Option<u32> = None;
+        let sets = big_sets.map(|i| (true, i)).chain(small_sets.map(|i| (false, i)));
+        for (big, index) in sets {
+            let set = if big {
+                &mut self.big_buckets[index as usize]
+            } else {
+                &mut self.small_buckets[index as usize]
+            };
+            set.settle();
+            let Some(candidate) = set.min(&self.group_valid, &self.group_sealed_at) else {
+                continue;
+            };
+            best = match best {
+                // valid_c / slots_c < valid_b / slots_b, cross-multiplied.
+                Some(b)
+                    if u64::from(self.group_valid[b as usize])
+                        * u64::from(self.group_slots(candidate))
+                        <= u64::from(self.group_valid[candidate as usize])
+                            * u64::from(self.group_slots(b)) =>
+                {
+                    Some(b)
+                }
+                _ => Some(candidate),
+            };
         }
-        Some(victim)
+        best
     }
 
-    fn block_victim(&mut self) -> Option<u32> {
-        let buckets = self.block_buckets.as_mut()?;
-        buckets.settle();
-        let block = buckets.min(&self.block_valid, &self.block_sealed_at)?;
-        buckets.remove(block);
-        Some(block)
+    pub(super) fn take_group(&mut self, group: u32) {
+        self.group_buckets(group).remove(group);
     }
 
-    fn relocate_group(&mut self, group: u32, counters: &mut Counters) -> Result<(), EmuError> {
+    /// The sealed block with the fewest valid slots on `chip`, or on any chip (None).
+    pub(super) fn block_victim(&mut self, chip: Option<u32>) -> Option<u32> {
+        let bpc = self.blocks_per_chip as usize;
+        let per_chip = self.block_buckets.as_mut()?;
+        let chips = match chip {
+            Some(c) => c..c + 1,
+            None => 0..per_chip.len() as u32,
+        };
+        let mut best: Option<u32> = None;
+        for c in chips {
+            let range = c as usize * bpc..(c as usize + 1) * bpc;
+            let set = &mut per_chip[c as usize];
+            set.settle();
+            let Some(local) =
+                set.min(&self.block_valid[range.clone()], &self.block_sealed_at[range])
+            else {
+                continue;
+            };
+            let block = c * self.blocks_per_chip + local;
+            if best.is_none_or(|b| self.block_valid[block as usize] < self.block_valid[b as usize])
+            {
+                best = Some(block);
+            }
+        }
+        best
+    }
+
+    pub(super) fn take_block(&mut self, block: u32) {
+        let (chip, local) = (block / self.blocks_per_chip, block % self.blocks_per_chip);
+        if let Some(per_chip) = &mut self.block_buckets {
+            per_chip[chip as usize].remove(local);
+        }
+    }
+
+    /// Partial GC's victim: its valid slots out, then the erase.
+    pub(super) fn collect_block(
+        &mut self,
+        block: u32,
+        counters: &mut Counters,
+    ) -> Result<(), EmuError> {
+        self.relocate_block(block, counters)?;
+        self.erase_block(block, counters);
+        Ok(())
+    }
+
+    pub(super) fn relocate_group(
+        &mut self,
+        group: u32,
+        counters: &mut Counters,
+    ) -> Result<(), EmuError> {
         let index = group as usize;
         assert_eq!(self.group_state[index], SuperblockState::Sealed);
         counters.record_victim(self.group_valid[index], self.group_slots(group));

@@ -16,13 +16,14 @@ use std::collections::VecDeque;
 use super::buckets::ValidBuckets;
 use super::valid_bits::ValidBits;
 use super::{SuperblockState, UNMAPPED};
-use crate::config::{Config, PlanConfig, PlanScheme};
+use crate::config::{Config, PlanConfig, PlanGcTrigger, PlanScheme};
 use crate::layout::Layout;
 use crate::{Counters, EmuError};
 
 mod autostream;
 mod gc;
 mod predictor;
+mod trigger;
 
 use autostream::AutoStream;
 use predictor::LifetimePredictor;
@@ -41,15 +42,29 @@ struct OpenPoint {
 /// Flash blocks kept aside: the GC reserve plus every open superblock at its width.
 pub(crate) fn reserved_blocks(config: &Config, plan: &PlanConfig, layout: &Layout) -> u64 {
     let g = &config.geometry;
-    let big = u64::from(g.channels) * u64::from(g.chips_per_channel);
+    let big = u64::from(g.channels) * u64::from(plan.big_chips(g.chips_per_channel));
     let small = u64::from(g.channels) * u64::from(plan.small_chips_per_channel);
     let (big_points, small_points) = host_points(config, plan);
-    // + 1: GC's own open superblock, always full width (004: "an extra superblock with full
+    // + 1: GC's own open superblock, always big (004: "an extra superblock with full
     // parallelism for GC").
-    // gc_free_target + 1: see gc.rs on why PLAN reserves one full width more.
-    (u64::from(layout.gc_free_target) + 1) * big
-        + (u64::from(big_points) + 1) * big
-        + u64::from(small_points) * small
+    let open = (u64::from(big_points) + 1) * big + u64::from(small_points) * small;
+    match plan.gc_trigger {
+        // gc_free_target + 1: see gc.rs on why PLAN reserves one big width more.
+        PlanGcTrigger::OnDemand => (u64::from(layout.gc_free_target) + 1) * big + open,
+        // The chips' floors are targets, not reservations (FEMU lets a full device sink
+        // below them); what must stay free is GC's next destination and one more big width
+        // for the last victim's copies before its erases return blocks (see gc.rs).
+        PlanGcTrigger::PerChip => 2 * big + open,
+    }
+}
+
+/// Per-chip trigger thresholds in blocks: FEMU truncates `fraction x blocks per chip`.
+fn foreground_free_blocks(plan: &PlanConfig, blocks_per_chip: u32) -> usize {
+    (plan.gc_foreground_free * f64::from(blocks_per_chip)) as usize
+}
+
+fn background_free_blocks(plan: &PlanConfig, blocks_per_chip: u32) -> usize {
+    (plan.gc_background_free * f64::from(blocks_per_chip)) as usize
 }
 
 /// Open host superblocks (big, small) a scheme keeps.
@@ -72,6 +87,8 @@ pub(crate) struct PlanFtl {
     plan: PlanConfig,
     channels: u32,
     chips_per_channel: u32,
+    /// Chips per channel of a big superblock (and GC's).
+    big_chips: u32,
     blocks_per_chip: u32,
     slots_per_block: u32,
     /// slots_per_page - 1.
@@ -91,23 +108,32 @@ pub(crate) struct PlanFtl {
     /// Groups: `group_blocks[g * big_blocks ..][.. group_width[g]]` are g's blocks.
     group_blocks: Vec<u32>,
     group_width: Vec<u32>,
+    /// First chip (within each channel) of the chips the group was formed on.
+    group_first_chip: Vec<u32>,
     group_valid: Vec<u32>,
     group_live_blocks: Vec<u32>,
     group_state: Vec<SuperblockState>,
     group_sealed_at: Vec<u64>,
     free_groups: Vec<u32>,
-    /// Sealed groups by valid count: one set per width (big, small); under partial GC sealed
-    /// blocks instead.
-    big_buckets: ValidBuckets,
-    small_buckets: ValidBuckets,
-    block_buckets: Option<ValidBuckets>,
+    /// Sealed groups by valid count: one set per width (big, small) and aligned chip group
+    /// (index = first chip / chips per channel of the width), so the groups holding a block
+    /// of a given chip are two sets. Under partial GC sealed blocks instead, one set per chip,
+    /// indexed by the block's number within its chip.
+    big_buckets: Vec<ValidBuckets>,
+    small_buckets: Vec<ValidBuckets>,
+    block_buckets: Option<Vec<ValidBuckets>>,
     /// Host points (layout per scheme, see `point_of`), then GC's point last.
     open: Vec<OpenPoint>,
     predictor: Option<LifetimePredictor>,
     autostream: Option<AutoStream>,
     gc_low_blocks: u64,
     gc_target_blocks: u64,
-    /// Round-robin chip group for the next small superblock.
+    /// Per-chip trigger thresholds in free blocks of a chip, and the chip its next scan
+    /// starts at (FEMU scans chips round robin).
+    background_free_blocks: usize,
+    foreground_free_blocks: usize,
+    next_gc_chip: usize,
+    /// Round-robin chip group for the next superblock narrower than the device.
     next_chip_group: u32,
     /// Slots programmed (host + GC): seal order for victim ties.
     clock: u64,
@@ -121,14 +147,15 @@ impl PlanFtl {
         let slots_per_block = g.pages_per_block * layout.slots_per_page;
         assert_eq!(blocks as u64 * u64::from(slots_per_block), layout.physical_slots);
         assert!(layout.physical_slots < u64::from(UNMAPPED));
-        let big_blocks = g.channels * g.chips_per_channel;
+        let big_chips = plan.big_chips(g.chips_per_channel);
+        let big_blocks = g.channels * big_chips;
         let small_blocks = g.channels * plan.small_chips_per_channel;
         let groups = (blocks as u32 / small_blocks.min(big_blocks)) as usize;
         let (big_points, small_points) = host_points(config, plan);
         let mut open = Vec::new();
-        open.extend((0..big_points).map(|_| Self::point(g.chips_per_channel)));
+        open.extend((0..big_points).map(|_| Self::point(big_chips)));
         open.extend((0..small_points).map(|_| Self::point(plan.small_chips_per_channel)));
-        open.push(Self::point(g.chips_per_channel));
+        open.push(Self::point(big_chips));
         let chunk_lbas = plan.chunk_pages * layout.slots_per_page;
         let chunks = layout.logical_blocks.div_ceil(u64::from(chunk_lbas)) as usize;
         let free_by_chip = (0..chips as u32)
@@ -138,6 +165,7 @@ impl PlanFtl {
             plan: *plan,
             channels: g.channels,
             chips_per_channel: g.chips_per_channel,
+            big_chips,
             blocks_per_chip: g.blocks_per_chip,
             slots_per_block,
             page_mask: layout.slots_per_page - 1,
@@ -154,15 +182,21 @@ impl PlanFtl {
             free_blocks: blocks as u64,
             group_blocks: vec![NONE; groups * big_blocks as usize],
             group_width: vec![0; groups],
+            group_first_chip: vec![0; groups],
             group_valid: vec![0; groups],
             group_live_blocks: vec![0; groups],
             group_state: vec![SuperblockState::Free; groups],
             group_sealed_at: vec![0; groups],
             free_groups: (0..groups as u32).rev().collect(),
-            big_buckets: ValidBuckets::new(big_blocks * slots_per_block, groups as u32),
-            small_buckets: ValidBuckets::new(small_blocks * slots_per_block, groups as u32),
-            block_buckets: (plan.scheme == PlanScheme::PartialGc)
-                .then(|| ValidBuckets::new(slots_per_block, blocks as u32)),
+            big_buckets: (0..g.chips_per_channel / big_chips)
+                .map(|_| ValidBuckets::new(big_blocks * slots_per_block, groups as u32))
+                .collect(),
+            small_buckets: (0..g.chips_per_channel / plan.small_chips_per_channel)
+                .map(|_| ValidBuckets::new(small_blocks * slots_per_block, groups as u32))
+                .collect(),
+            block_buckets: (plan.scheme == PlanScheme::PartialGc).then(|| {
+                (0..chips).map(|_| ValidBuckets::new(slots_per_block, g.blocks_per_chip)).collect()
+            }),
             open,
             predictor: (plan.scheme == PlanScheme::PlanPred).then(|| {
                 LifetimePredictor::new(chunks, plan.history_weight, plan.lifetime_classes)
@@ -172,6 +206,9 @@ impl PlanFtl {
             }),
             gc_low_blocks: (u64::from(config.gc.free_superblocks_low) + 1) * u64::from(big_blocks),
             gc_target_blocks: (u64::from(layout.gc_free_target) + 1) * u64::from(big_blocks),
+            background_free_blocks: background_free_blocks(plan, g.blocks_per_chip),
+            foreground_free_blocks: foreground_free_blocks(plan, g.blocks_per_chip),
+            next_gc_chip: 0,
             next_chip_group: 0,
             clock: 0,
         }
@@ -195,6 +232,7 @@ impl PlanFtl {
         now_units: u64,
         counters: &mut Counters,
     ) -> Result<(), EmuError> {
+        self.before_write(counters)?;
         let spp = u64::from(self.page_mask) + 1;
         let pages = (lba + blocks).div_ceil(spp) - lba / spp;
         let big = pages >= u64::from(self.plan.big_request_pages);
@@ -291,17 +329,29 @@ impl PlanFtl {
         self.valid_bits.clear(slot);
         self.block_valid[block] -= 1;
         self.group_valid[group as usize] -= 1;
-        if let Some(buckets) = &mut self.block_buckets {
-            buckets.decremented(block as u32, self.block_valid[block]);
-        } else if self.group_width[group as usize] == self.big_width_blocks() {
-            self.big_buckets.decremented(group, self.group_valid[group as usize]);
+        if let Some(per_chip) = &mut self.block_buckets {
+            let (chip, local) =
+                (block as u32 / self.blocks_per_chip, block as u32 % self.blocks_per_chip);
+            per_chip[chip as usize].decremented(local, self.block_valid[block]);
         } else {
-            self.small_buckets.decremented(group, self.group_valid[group as usize]);
+            let valid = self.group_valid[group as usize];
+            self.group_buckets(group).decremented(group, valid);
+        }
+    }
+
+    /// The bucket set a sealed group is in: by width and aligned chip group.
+    fn group_buckets(&mut self, group: u32) -> &mut ValidBuckets {
+        let index = group as usize;
+        let first = self.group_first_chip[index];
+        if self.group_width[index] == self.big_width_blocks() {
+            &mut self.big_buckets[(first / self.big_chips) as usize]
+        } else {
+            &mut self.small_buckets[(first / self.plan.small_chips_per_channel) as usize]
         }
     }
 
     fn big_width_blocks(&self) -> u32 {
-        self.channels * self.chips_per_channel
+        self.channels * self.big_chips
     }
 
     fn group_slots(&self, group: u32) -> u32 {
@@ -352,9 +402,9 @@ impl PlanFtl {
             (chip_index / self.chips_per_channel, chip_index % self.chips_per_channel);
         let in_block = slot % self.slots_per_block;
         let slots_per_page = self.page_mask + 1;
-        let page =
-            (in_block / slots_per_page) * self.big_width_blocks() + chip * self.channels + channel;
-        let superblock_slots = self.big_width_blocks() * self.slots_per_block;
+        let device_width = self.channels * self.chips_per_channel;
+        let page = (in_block / slots_per_page) * device_width + chip * self.channels + channel;
+        let superblock_slots = device_width * self.slots_per_block;
         let fake = u64::from(block % self.blocks_per_chip) * u64::from(superblock_slots)
             + u64::from(page * slots_per_page + (in_block & self.page_mask));
         u32::try_from(fake).ok()
@@ -435,8 +485,10 @@ mod tests {
         // Big: 100 of 128 stale (ratio 0.22); a small one: 20 of 32 stale (ratio 0.375).
         f.trim(0, 100, 0);
         f.trim(1000, 20, 0);
-        assert_eq!(f.group_victim().map(|g| f.group_width[g as usize]), Some(16));
+        let victim = f.group_victim(None).unwrap_or_else(|| panic!("no victim"));
+        assert_eq!(f.group_width[victim as usize], 16);
+        f.take_group(victim);
         // The next is the small one with 12 valid of 32.
-        assert_eq!(f.group_victim().map(|g| f.group_valid[g as usize]), Some(12));
+        assert_eq!(f.group_victim(None).map(|g| f.group_valid[g as usize]), Some(12));
     }
 }
