@@ -2,7 +2,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wafer_bench::experiment::{plan, table1, Scale};
+use wafer_bench::experiment::{cczns, plan, table1, Scale};
 use wafer_bench::metrics::RunReport;
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::report::{Document, PaperTable};
@@ -25,6 +25,30 @@ enum ExperimentCommand {
     /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
     /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
     Plan(PlanArgs),
+    /// 002 (CCZNS): none / host LZ4 / host ZSTD / device compression (CW/DR) on YCSB load and
+    /// A with Table III's Amazon- and Reddit-like value sizes: flash write volume (Figure 8),
+    /// host CPU seconds, throughput with the timing model. Measures a log-structured record
+    /// writer on the emulated ZNS device, not the engine (it has no ZNS backend yet).
+    Cczns(CcznsArgs),
+}
+
+#[derive(Debug, Args)]
+struct CcznsArgs {
+    /// tiny (20k records + 20k ops, seconds), demo (200k + 100k), small (500k + 250k), full (2M + 500k).
+    #[arg(long, default_value = "demo")]
+    scale: String,
+    /// Write the report as JSON (`schemes`: name, flash_write_bytes, host_cpu_seconds of each).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the report as markdown.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Write STEM-write-volume.png, STEM-host-cpu.png, STEM-throughput.png (.svg for SVG).
+    #[arg(long, value_name = "STEM")]
+    plots: Option<PathBuf>,
+    /// No per-run lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -68,7 +92,39 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
     match args.command {
         ExperimentCommand::Table1(a) => run_table1(&a),
         ExperimentCommand::Plan(a) => run_plan(&a),
+        ExperimentCommand::Cczns(a) => run_cczns(&a),
     }
+}
+
+fn run_cczns(args: &CcznsArgs) -> Result<(), CliError> {
+    let scale = Scale::parse(&args.scale).map_err(CliError)?;
+    for path in [&args.json, &args.markdown, &args.plots] {
+        super::check_output_path(path.as_deref())?;
+    }
+    let quiet = args.quiet;
+    let report = cczns::run(scale, &mut |line| {
+        if !quiet {
+            eprintln!("cczns [{}] {line}", scale.name());
+        }
+    })?;
+    let markdown = cczns::render_markdown(&report);
+    print!("{markdown}");
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        super::write_file(path, json.as_bytes())?;
+    }
+    if let Some(path) = &args.markdown {
+        super::write_file(path, markdown.as_bytes())?;
+    }
+    if let Some(stem) = &args.plots {
+        let paths = cczns::write_figures(&report, stem)
+            .map_err(|e| CliError(format!("{}: {e}", stem.display())))?;
+        for path in paths {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(())
 }
 
 fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
