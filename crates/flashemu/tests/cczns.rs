@@ -336,7 +336,9 @@ proptest! {
         for write in &writes {
             let raws: Vec<Vec<u8>> = write
                 .iter()
-                .map(|&(seed, len, compressible)| if compressible { text(seed, len) } else { noise(seed, len) })
+                .map(|&(seed, len, squeezable)| {
+                    if squeezable { text(seed, len) } else { noise(seed, len) }
+                })
                 .collect();
             let refs: Vec<&[u8]> = raws.iter().map(Vec::as_slice).collect();
             let at = wp(&ssd, 0);

@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! header (8 B): version u8 = 1 | count u8 | reserved u16 = 0 | crc32c u32 of the entries
-//! entry (12 B): offset_in_page u16 | flags u8 | reserved u8 | stored_bytes u32 | feedback_bytes u32
+//! entry (12 B): offset_in_page u16 | flags u8 | reserved u8 | stored_bytes u32
+//!               | feedback_bytes u32
 //! flags: bit 0 = stored raw (incompressible pass-through), bit 1 = feedback includes padding
 //! ```
 //!

@@ -11,6 +11,7 @@
 //!   `WRITE_BUFFER_BYTES`; a file's last block is padded to 4 KiB.
 //! - device: the host sends the raw blocks of each `WRITE_BUFFER_BYTES` with one multi-chunk
 //!   compressed write into a padding zone (002 sec. IV-B), so each CW's last chunk is padded.
+//!
 //! A read finds the key's block through an in-memory index and reads it (plain read + host
 //! decompression, or a decompressed read); a block still in the host's buffer is read there.
 //! Every record read is checked against the bytes written. No compaction, no GC, no cache.

@@ -85,7 +85,8 @@ impl TextValues {
                 break;
             }
             out.extend_from_slice(&self.words[self.choose.next(&mut rng) as usize]);
-            out.extend_from_slice(if (n as u64 + 1) % SENTENCE_WORDS == 0 { b". " } else { b" " });
+            let sentence_end = (n as u64 + 1).is_multiple_of(SENTENCE_WORDS);
+            out.extend_from_slice(if sentence_end { b". " } else { b" " });
         }
         out.truncate(len);
     }
