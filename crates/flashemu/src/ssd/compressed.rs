@@ -12,7 +12,7 @@ use crate::cczns::{
     lay_out, ChunkPlacement, Compressed, CwOutcome, DrChunk, DrOutcome, Engine, Layout,
     CW_CHUNKS_MAX,
 };
-use crate::timing::EngineWork;
+use crate::timing::{EngineWork, Io};
 use crate::zns::Zns;
 use crate::{EmuError, LBA_BYTES};
 
@@ -177,7 +177,8 @@ impl Ssd {
         let host_bytes: u64 = chunks.iter().map(|c| u64::from(c.raw_bytes)).sum();
         let first = before / LBA_BYTES;
         let blocks = after / LBA_BYTES - first;
-        timing.write_through(first, blocks, host_bytes, Some(work), &zns_slot, &self.counters);
+        let io = Io { lba: first, blocks, host_bytes, engine: Some(work) };
+        timing.write_through(io, &zns_slot, &self.counters);
     }
 
     /// The OOB entry of the chunk starting at `byte`, or why a read there is illegal.
@@ -314,7 +315,8 @@ impl Ssd {
         };
         let first = at_byte / LBA_BYTES;
         let blocks = (at_byte + range_bytes).div_ceil(LBA_BYTES) - first;
-        timing.read_through(first, blocks, raw_bytes, Some(work), &zns_slot);
+        let io = Io { lba: first, blocks, host_bytes: raw_bytes, engine: Some(work) };
+        timing.read_through(io, &zns_slot);
     }
 }
 

@@ -99,6 +99,23 @@ pub(crate) struct Timing {
     stats: Stats,
 }
 
+/// One host command as the timing model sees it: the `blocks` from `lba` that reach (or come
+/// from) flash, the `host_bytes` it moves, and any compression-engine work on the way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Io {
+    pub(crate) lba: u64,
+    pub(crate) blocks: u64,
+    pub(crate) host_bytes: u64,
+    pub(crate) engine: Option<EngineWork>,
+}
+
+impl Io {
+    /// A plain block command.
+    fn blocks(lba: u64, blocks: u64) -> Io {
+        Io { lba, blocks, host_bytes: blocks * crate::LBA_BYTES, engine: None }
+    }
+}
+
 /// Work for the compression engine: its busy time and the fixed latency after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct EngineWork {
@@ -264,21 +281,19 @@ impl Timing {
         slot_of: &dyn Fn(u64) -> Option<u32>,
         counters: &Counters,
     ) {
-        self.write_through(lba, blocks, blocks * crate::LBA_BYTES, None, slot_of, counters);
+        self.write_through(Io::blocks(lba, blocks), slot_of, counters);
     }
 
-    /// A write of `host_bytes` that first passes the compressor when `engine` is given, then
-    /// moves the `blocks` it completed from `lba` to flash (a compressed write may complete
+    /// A write of `io.host_bytes` that first passes the compressor when `io.engine` is given,
+    /// then moves the `io.blocks` it completed from `io.lba` to flash (a compressed write may complete
     /// none: its bytes wait in the buffer with the open page's).
     pub(crate) fn write_through(
         &mut self,
-        lba: u64,
-        blocks: u64,
-        host_bytes: u64,
-        engine: Option<EngineWork>,
+        io: Io,
         slot_of: &dyn Fn(u64) -> Option<u32>,
         counters: &Counters,
     ) {
+        let Io { lba, blocks, host_bytes, engine } = io;
         self.stats.write_bytes += host_bytes;
         let issued = self.issue();
         let ready = match engine {
@@ -319,19 +334,13 @@ impl Timing {
 
     /// A host read; unwritten LBAs cost no flash time.
     pub(crate) fn read(&mut self, lba: u64, blocks: u64, slot_of: &dyn Fn(u64) -> Option<u32>) {
-        self.read_through(lba, blocks, blocks * crate::LBA_BYTES, None, slot_of);
+        self.read_through(Io::blocks(lba, blocks), slot_of);
     }
 
-    /// A read of the `blocks` from `lba` that returns `host_bytes`, through the decompressor
-    /// when `engine` is given.
-    pub(crate) fn read_through(
-        &mut self,
-        lba: u64,
-        blocks: u64,
-        host_bytes: u64,
-        engine: Option<EngineWork>,
-        slot_of: &dyn Fn(u64) -> Option<u32>,
-    ) {
+    /// A read of the `io.blocks` from `io.lba` that returns `io.host_bytes`, through the
+    /// decompressor when `io.engine` is given.
+    pub(crate) fn read_through(&mut self, io: Io, slot_of: &dyn Fn(u64) -> Option<u32>) {
+        let Io { lba, blocks, host_bytes, engine } = io;
         self.stats.read_bytes += host_bytes;
         let issued = self.issue();
         let mut done = issued;
