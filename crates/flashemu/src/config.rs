@@ -8,9 +8,11 @@ use crate::layout::Layout;
 pub use crate::timing::TimingConfig;
 use crate::ConfigError;
 
+mod cczns;
 mod keys;
 mod plan;
 mod presets;
+pub use cczns::CcznsConfig;
 pub use plan::{PlanConfig, PlanGcTrigger, PlanScheme};
 pub use presets::PRESET_NAMES;
 
@@ -103,6 +105,10 @@ pub struct Config {
     /// as before; left out of the TOML and JSON while absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanConfig>,
+    /// 002's compressed-write / decompressed-read commands on a ZNS device (absent by default;
+    /// left out of the TOML and JSON while absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cczns: Option<CcznsConfig>,
 }
 
 /// Upper bounds that keep every derived quantity inside its integer type and every per-device
@@ -266,6 +272,14 @@ impl Config {
         }
         if let Some(plan) = &self.plan {
             self.validate_plan(plan)?;
+        }
+        if let Some(cczns) = &self.cczns {
+            check(matches!(self.interface, Interface::Zns { .. }), "cczns", || {
+                "compressed write and decompressed read need the ZNS interface".into()
+            })?;
+            if let Some((field, reason)) = cczns.problem() {
+                return Err(ConfigError::Invalid { field, reason });
+            }
         }
         if let StoreKind::File(path) = &self.store {
             check(!path.as_os_str().is_empty(), "store.path", || "is empty".into())?;

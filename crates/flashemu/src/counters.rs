@@ -24,6 +24,17 @@ pub struct Counters {
     pub superblock_erases: u64,
     /// Histogram of victim valid ratios, bucket i = [5i%, 5(i+1)%).
     pub victim_valid_hist: [u64; VALID_RATIO_BUCKETS],
+    /// Bytes the host sent with compressed writes (before compression; also in
+    /// `host_write_bytes`).
+    pub cw_raw_bytes: u64,
+    /// What those chunks took after the device's compression (pass-through chunks at their
+    /// raw size), before zone padding.
+    pub cw_stored_bytes: u64,
+    /// Chunks of compressed writes stored raw because compression did not shrink them.
+    pub cw_passthrough_chunks: u64,
+    /// Bytes returned to the host by decompressed reads (after decompression; also in
+    /// `host_read_bytes`).
+    pub dr_raw_bytes: u64,
     /// Host bytes written per stream / FDP handle / zone-less (index 0 when no placement).
     pub stream_host_bytes: Vec<u64>,
 }
@@ -76,6 +87,12 @@ impl Counters {
             block_erases: self.block_erases.saturating_sub(earlier.block_erases),
             superblock_erases: self.superblock_erases.saturating_sub(earlier.superblock_erases),
             victim_valid_hist: hist,
+            cw_raw_bytes: self.cw_raw_bytes.saturating_sub(earlier.cw_raw_bytes),
+            cw_stored_bytes: self.cw_stored_bytes.saturating_sub(earlier.cw_stored_bytes),
+            cw_passthrough_chunks: self
+                .cw_passthrough_chunks
+                .saturating_sub(earlier.cw_passthrough_chunks),
+            dr_raw_bytes: self.dr_raw_bytes.saturating_sub(earlier.dr_raw_bytes),
             stream_host_bytes,
         }
     }

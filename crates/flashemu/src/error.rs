@@ -43,6 +43,24 @@ pub enum EmuError {
     TooManyActiveZones { limit: u32 },
     #[error("read of LBA {lba} in zone {zone} is beyond the write pointer")]
     ReadBeyondWritePointer { zone: u32, lba: u64 },
+    #[error("compressed write to zone {zone} at byte {byte} is not at the write pointer (byte {write_pointer_bytes})")]
+    NotAtByteWritePointer { zone: u32, byte: u64, write_pointer_bytes: u64 },
+    #[error("chunk of {bytes} bytes cannot fit in a zone of {zone_capacity_bytes} bytes")]
+    ChunkTooLarge { bytes: u64, zone_capacity_bytes: u64 },
+    #[error("bad chunk list: {0}")]
+    BadChunks(String),
+    #[error("out-of-band area of flash page {page} is full ({entries} chunk entries)")]
+    OobFull { page: u64, entries: u32 },
+    #[error("illegal decompressed read at byte {byte}: {reason}")]
+    IllegalRead { byte: u64, reason: String },
+    #[error(
+        "read buffer of {len} bytes is smaller than the {needed} bytes the chunk decompresses to"
+    )]
+    BufferTooSmall { needed: u64, len: usize },
+    #[error("decompressed read needs a store that keeps bytes (memory or file), not `none`")]
+    NoStoredData,
+    #[error("chunk at byte {byte} is corrupt: {reason}")]
+    CorruptChunk { byte: u64, reason: String },
     #[error("data store I/O error: {0}")]
     Store(#[from] std::io::Error),
     #[error(transparent)]

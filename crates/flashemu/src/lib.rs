@@ -8,6 +8,7 @@
 //!
 //! Addresses are logical blocks (LBAs) of [`LBA_BYTES`] = 4 KiB, whatever the flash page size.
 
+mod cczns;
 pub mod config;
 pub mod counters;
 pub mod error;
@@ -21,8 +22,10 @@ mod store;
 pub mod timing;
 mod zns;
 
+pub use cczns::{ChunkPlacement, CwOutcome, DrChunk, DrOutcome, CW_CHUNKS_MAX};
 pub use config::{
-    Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, PlanConfig, PlanGcTrigger,
+    CcznsConfig, Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, PlanConfig,
+    PlanGcTrigger,
     PlanScheme, StoreKind, PRESET_NAMES,
 };
 pub use counters::Counters;
@@ -63,7 +66,12 @@ pub struct ZoneInfo {
     pub start_lba: u64,
     pub size_blocks: u64,
     pub capacity_blocks: u64,
+    /// The block holding the write pointer (equal to it while the pointer is block-aligned).
     pub write_pointer_lba: u64,
+    /// The byte-granular write pointer, bytes from the device start (002 sec. III-D).
+    pub write_pointer_bytes: u64,
+    /// Opened in padding mode (002 sec. III-E): compressed writes end block-aligned.
+    pub padding: bool,
     pub state: ZoneState,
 }
 

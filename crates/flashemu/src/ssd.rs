@@ -4,6 +4,9 @@
 //! A refused command (any `Err` other than `Store`) changes nothing: all checks run before the
 //! first mutation. Store I/O runs before the metadata update, so a failed store write leaves the
 //! mappings as they were (the store range may hold part of the new bytes).
+mod compressed;
+
+use crate::cczns::Engine;
 use crate::config::{Config, Interface};
 use crate::ftl::plan::PlanFtl;
 use crate::ftl::Ftl;
@@ -36,6 +39,8 @@ pub struct Ssd {
     backend: Backend,
     /// Device time; None (the default) keeps every command on the untimed path.
     timing: Option<Box<Timing>>,
+    /// 002's compression engine and chunk OOB, on a ZNS device with `[cczns]`.
+    cczns: Option<Box<Engine>>,
 }
 
 impl Ssd {
@@ -58,7 +63,12 @@ impl Ssd {
         let store = Store::open(&config.store, layout.logical_blocks)?;
         let timing = Timing::new(&config, &layout);
         let counters = Counters::new(handles as usize);
-        Ok(Ssd { config, layout, counters, store, backend, timing })
+        let page_bytes = u64::from(layout.flash_page_bytes);
+        let cczns = match config.cczns {
+            Some(cczns) => Some(Box::new(Engine::new(cczns, page_bytes)?)),
+            None => None,
+        };
+        Ok(Ssd { config, layout, counters, store, backend, timing, cczns })
     }
 
     pub fn config(&self) -> &Config {
@@ -330,7 +340,7 @@ impl Ssd {
     }
 
     pub fn zone_open(&mut self, zone: u32) -> Result<(), EmuError> {
-        self.zns_mut()?.open(zone)
+        self.zns_mut()?.open(zone, false)
     }
 
     pub fn zone_close(&mut self, zone: u32) -> Result<(), EmuError> {
@@ -356,6 +366,13 @@ impl Ssd {
             unreachable!("checked above");
         };
         zns.reset(zone, &mut self.counters)?;
+        if let Some(engine) = &mut self.cczns {
+            // The erase takes the pages' out-of-band areas with it.
+            let page_bytes = u64::from(self.layout.flash_page_bytes);
+            let zone_bytes = zns.zone_bytes();
+            let first = u64::from(zone) * zone_bytes / page_bytes;
+            engine.oob.erase(first, first + zone_bytes / page_bytes);
+        }
         Ok(())
     }
 

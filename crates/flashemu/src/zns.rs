@@ -1,6 +1,10 @@
 //! ZNS: zones mapped one-to-one onto superblocks, the host writes at each zone's write pointer
 //! and resets zones itself, so the device never copies: flash writes equal host writes.
 //!
+//! Write pointers are kept in bytes (002 sec. III-D): block writes need a block-aligned
+//! pointer, compressed writes (crate::cczns) advance it by the bytes they pack. A zone opened in
+//! padding mode (002 sec. III-E) gets each compressed write's last chunk aligned to a block.
+//!
 //! Every command is checked completely before anything changes, so a refused command leaves
 //! the device exactly as it was. Open/active limits are strict: a write that would implicitly
 //! open a zone beyond `max_open_zones` fails with `TooManyOpenZones` rather than closing another
@@ -13,12 +17,16 @@ use crate::{Counters, EmuError, ZoneInfo, ZoneState, LBA_BYTES};
 pub(crate) struct Zns {
     zone_blocks: u64,
     capacity_blocks: u64,
-    slots_per_page: u64,
     flash_page_bytes: u64,
     blocks_per_superblock: u32,
     state: Vec<ZoneState>,
-    /// Write pointer relative to the zone start, in blocks.
-    write_offset: Vec<u64>,
+    /// Write pointer relative to the zone start, in bytes.
+    write_bytes: Vec<u64>,
+    /// Padding bytes (of padding-mode writes) in the zone's buffered, not yet programmed,
+    /// flash page: counted as padding, not host data, when that page is programmed.
+    buffered_pad_bytes: Vec<u64>,
+    /// Zones opened in padding mode (until their reset).
+    padding: Vec<bool>,
     open_zones: u32,
     active_zones: u32,
     max_open_zones: u32,
@@ -51,11 +59,12 @@ impl Zns {
         Zns {
             zone_blocks,
             capacity_blocks,
-            slots_per_page: u64::from(layout.slots_per_page),
             flash_page_bytes: u64::from(layout.flash_page_bytes),
             blocks_per_superblock: layout.blocks_per_superblock,
             state: vec![ZoneState::Empty; zones],
-            write_offset: vec![0; zones],
+            write_bytes: vec![0; zones],
+            buffered_pad_bytes: vec![0; zones],
+            padding: vec![false; zones],
             open_zones: 0,
             active_zones: 0,
             max_open_zones,
@@ -95,22 +104,29 @@ impl Zns {
         if state == ZoneState::Full {
             return Err(EmuError::ZoneFull { zone });
         }
-        if offset != self.write_offset[index] {
+        if offset * LBA_BYTES != self.write_bytes[index] {
             return Err(EmuError::NotAtWritePointer {
                 zone,
                 lba,
-                write_pointer: self.zone_start(zone) + self.write_offset[index],
+                write_pointer: self.zone_start(zone) + self.write_bytes[index] / LBA_BYTES,
             });
         }
         if offset + blocks > self.capacity_blocks {
             return Err(EmuError::ZoneBoundary { zone });
         }
-        match state {
+        self.check_opens(zone)?;
+        Ok(zone)
+    }
+
+    /// Checks that `zone` may take a write now (not full, open limits); changes nothing.
+    pub(crate) fn check_opens(&self, zone: u32) -> Result<(), EmuError> {
+        match self.state[zone as usize] {
             ZoneState::Empty => self.check_can_open(true)?,
             ZoneState::Closed => self.check_can_open(false)?,
-            ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen | ZoneState::Full => {}
+            ZoneState::Full => return Err(EmuError::ZoneFull { zone }),
+            ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen => {}
         }
-        Ok(zone)
+        Ok(())
     }
 
     fn check_can_open(&self, activates: bool) -> Result<(), EmuError> {
@@ -125,6 +141,18 @@ impl Zns {
 
     /// Advances the write pointer after `check_write` accepted the write.
     pub(crate) fn apply_write(&mut self, zone: u32, blocks: u64, counters: &mut Counters) {
+        self.apply_bytes(zone, blocks * LBA_BYTES, 0, counters);
+    }
+
+    /// Advances the write pointer by `data_bytes` then `pad_bytes` (a checked write). Whole
+    /// flash pages are programmed as they fill; a partial one waits in the buffer.
+    pub(crate) fn apply_bytes(
+        &mut self,
+        zone: u32,
+        data_bytes: u64,
+        pad_bytes: u64,
+        counters: &mut Counters,
+    ) {
         let index = zone as usize;
         match self.state[index] {
             ZoneState::Empty => {
@@ -137,18 +165,52 @@ impl Zns {
                 self.state[index] = ZoneState::ImplicitlyOpen;
             }
             ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen => {}
-            ZoneState::Full => unreachable!("check_write refuses full zones"),
+            ZoneState::Full => unreachable!("writes to full zones are refused"),
         }
-        let before = self.write_offset[index];
-        let after = before + blocks;
-        assert!(after <= self.capacity_blocks);
-        self.write_offset[index] = after;
-        // Whole flash pages are programmed as they fill; a partial one waits in the buffer.
-        let pages = after / self.slots_per_page - before / self.slots_per_page;
-        counters.flash_host_bytes += pages * self.flash_page_bytes;
-        if after == self.capacity_blocks {
+        let page = self.flash_page_bytes;
+        let before = self.write_bytes[index];
+        let after = before + data_bytes + pad_bytes;
+        assert!(after <= self.capacity_bytes());
+        self.write_bytes[index] = after;
+        let pages = after / page - before / page;
+        if pages > 0 {
+            // The pad sits at the end of the write; the part before the last page boundary is
+            // programmed now, together with any pad buffered in the page that just filled.
+            let boundary = (after / page) * page;
+            let pad_start = after - pad_bytes;
+            let pad_programmed = boundary.saturating_sub(pad_start).min(pad_bytes);
+            let programmed_pad = self.buffered_pad_bytes[index] + pad_programmed;
+            self.buffered_pad_bytes[index] = pad_bytes - pad_programmed;
+            counters.flash_host_bytes += pages * page - programmed_pad;
+            counters.flash_pad_bytes += programmed_pad;
+        } else {
+            self.buffered_pad_bytes[index] += pad_bytes;
+        }
+        if after == self.capacity_bytes() {
             self.make_full(index, counters);
         }
+    }
+
+    pub(crate) fn capacity_bytes(&self) -> u64 {
+        self.capacity_blocks * LBA_BYTES
+    }
+
+    /// Bytes of one zone's address space (its size, not its capacity).
+    pub(crate) fn zone_bytes(&self) -> u64 {
+        self.zone_blocks * LBA_BYTES
+    }
+
+    /// The write pointer of `zone`, bytes from the zone start.
+    pub(crate) fn write_bytes(&self, zone: u32) -> u64 {
+        self.write_bytes[zone as usize]
+    }
+
+    pub(crate) fn is_padding(&self, zone: u32) -> bool {
+        self.padding[zone as usize]
+    }
+
+    pub(crate) fn flash_page_bytes(&self) -> u64 {
+        self.flash_page_bytes
     }
 
     /// Moves an open or closed zone to Full, programming its buffered partial page with padding.
@@ -161,12 +223,13 @@ impl Zns {
             ZoneState::Closed => self.active_zones -= 1,
             ZoneState::Empty | ZoneState::Full => {}
         }
-        let partial = self.write_offset[index] % self.slots_per_page;
+        let partial = self.write_bytes[index] % self.flash_page_bytes;
+        let buffered_pad = std::mem::take(&mut self.buffered_pad_bytes[index]);
         if partial != 0 {
-            counters.flash_host_bytes += partial * LBA_BYTES;
-            counters.flash_pad_bytes += (self.slots_per_page - partial) * LBA_BYTES;
+            counters.flash_host_bytes += partial - buffered_pad;
+            counters.flash_pad_bytes += self.flash_page_bytes - partial + buffered_pad;
         }
-        self.write_offset[index] = self.capacity_blocks;
+        self.write_bytes[index] = self.capacity_bytes();
         self.state[index] = ZoneState::Full;
     }
 
@@ -176,13 +239,22 @@ impl Zns {
         if self.state[index] == ZoneState::Full {
             return Err(EmuError::ZoneFull { zone });
         }
-        let lba = self.zone_start(zone) + self.write_offset[index];
+        let lba = self.zone_start(zone) + self.write_bytes[index] / LBA_BYTES;
         self.check_write(lba, blocks)?;
         Ok(lba)
     }
 
-    pub(crate) fn open(&mut self, zone: u32) -> Result<(), EmuError> {
+    /// Explicit open; `padding` asks for a padding zone (002 sec. III-E), allowed only while
+    /// the zone is empty (the mode holds until the zone's reset).
+    pub(crate) fn open(&mut self, zone: u32, padding: bool) -> Result<(), EmuError> {
         let index = self.check_zone(zone)?;
+        if padding && self.write_bytes[index] != 0 {
+            return Err(EmuError::InvalidZoneState {
+                zone,
+                state: state_name(self.state[index]),
+                op: "open in padding mode (zone already written)",
+            });
+        }
         match self.state[index] {
             ZoneState::Empty => {
                 self.check_can_open(true)?;
@@ -203,6 +275,7 @@ impl Zns {
             }
         }
         self.state[index] = ZoneState::ExplicitlyOpen;
+        self.padding[index] |= padding;
         Ok(())
     }
 
@@ -213,7 +286,7 @@ impl Zns {
                 self.open_zones -= 1;
                 // A zone closed before its first write holds nothing: it goes back to Empty
                 // and stops counting as active (NVMe ZNS zone state machine).
-                if self.write_offset[index] == 0 {
+                if self.write_bytes[index] == 0 {
                     self.active_zones -= 1;
                     self.state[index] = ZoneState::Empty;
                 } else {
@@ -239,9 +312,12 @@ impl Zns {
     /// Resets the zone; returns the blocks that were written (the range the store must zero).
     pub(crate) fn reset(&mut self, zone: u32, counters: &mut Counters) -> Result<u64, EmuError> {
         let index = self.check_zone(zone)?;
-        let written = self.write_offset[index];
+        let written = self.write_bytes[index].div_ceil(LBA_BYTES);
         match self.state[index] {
-            ZoneState::Empty => return Ok(0),
+            ZoneState::Empty => {
+                self.padding[index] = false;
+                return Ok(0);
+            }
             ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen => {
                 self.open_zones -= 1;
                 self.active_zones -= 1;
@@ -253,12 +329,15 @@ impl Zns {
         self.erases[index] += 1;
         counters.superblock_erases += 1;
         counters.block_erases += u64::from(self.blocks_per_superblock);
-        self.write_offset[index] = 0;
+        self.write_bytes[index] = 0;
+        self.buffered_pad_bytes[index] = 0;
+        self.padding[index] = false;
         self.state[index] = ZoneState::Empty;
         Ok(written)
     }
 
-    /// Checks that every block of the read is below its zone's write pointer.
+    /// Checks that every block of the read is below its zone's write pointer (a block the
+    /// byte pointer is inside of counts as written: its tail reads as zeros).
     pub(crate) fn check_read(&self, lba: u64, blocks: u64) -> Result<(), EmuError> {
         let mut at = lba;
         let end = lba + blocks;
@@ -271,8 +350,9 @@ impl Zns {
             let start = self.zone_start(zone);
             let zone_end = start + self.zone_blocks;
             let last = end.min(zone_end);
-            if last - start > self.write_offset[zone as usize] {
-                let first_bad = at.max(start + self.write_offset[zone as usize]);
+            let written_blocks = self.write_bytes[zone as usize].div_ceil(LBA_BYTES);
+            if last - start > written_blocks {
+                let first_bad = at.max(start + written_blocks);
                 return Err(EmuError::ReadBeyondWritePointer { zone, lba: first_bad });
             }
             at = last;
@@ -286,7 +366,10 @@ impl Zns {
             start_lba: self.zone_start(zone),
             size_blocks: self.zone_blocks,
             capacity_blocks: self.capacity_blocks,
-            write_pointer_lba: self.zone_start(zone) + self.write_offset[zone as usize],
+            write_pointer_lba: self.zone_start(zone) + self.write_bytes[zone as usize] / LBA_BYTES,
+            write_pointer_bytes: self.zone_start(zone) * LBA_BYTES
+                + self.write_bytes[zone as usize],
+            padding: self.padding[zone as usize],
             state: self.state[zone as usize],
         }
     }

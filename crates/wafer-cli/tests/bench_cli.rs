@@ -124,6 +124,32 @@ fn experiment_table1_tiny_lists_every_row() {
     assert!(text.contains("not yet implemented"), "{text}");
 }
 
+/// The whole CCZNS experiment at its smallest scale through the CLI (tens of seconds in a
+/// debug build; `experiment::cczns::tests` covers the same logic at smaller sizes).
+#[test]
+#[ignore = "tens of seconds: run with --ignored, or `wafer experiment cczns --scale tiny`"]
+fn experiment_cczns_tiny_writes_json_with_every_scheme() {
+    let dir = scratch("cczns");
+    let json = dir.join("c.json");
+    let out = wafer(
+        &["experiment", "cczns", "--scale", "tiny", "--quiet", "--json"]
+            .into_iter()
+            .chain([json.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert!(stdout(&out).contains("| device |"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let names: Vec<&str> = (0..4).filter_map(|i| report["schemes"][i]["name"].as_str()).collect();
+    assert_eq!(names, ["none", "lz4", "zstd", "device"]);
+}
+
+#[test]
+fn experiment_cczns_refuses_an_unknown_scale() {
+    let err = failure(&wafer(&["experiment", "cczns", "--scale", "huge"]));
+    assert!(err.contains("unknown scale"), "{err}");
+}
+
 fn failure(out: &std::process::Output) -> String {
     assert!(!out.status.success(), "expected a failure, got {:?}", out.status);
     String::from_utf8_lossy(&out.stderr).into_owned()

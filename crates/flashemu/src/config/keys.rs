@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use crate::config::{
-    Config, FdpIsolation, GcPolicy, Interface, PlanConfig, PlanGcTrigger, PlanScheme, StoreKind,
+    CcznsConfig, Config, FdpIsolation, GcPolicy, Interface, PlanConfig, PlanGcTrigger, PlanScheme,
+    StoreKind,
 };
 use crate::ConfigError;
 
@@ -131,7 +132,48 @@ pub(super) fn set(config: &mut Config, key: &str, value: &str) -> Result<(), Con
             config.timing.mqssd.alpha_ns = parse_f64("timing.mqssd.alpha_ns", value)?;
         }
         other if other.starts_with("plan") => set_plan(config, other, value)?,
+        other if other.starts_with("cczns") => set_cczns(config, other, value)?,
         _ => return Err(ConfigError::UnknownKey(key.to_string())),
+    }
+    Ok(())
+}
+
+/// `cczns = on|off` turns the compression commands on or off; any other `cczns.*` key turns
+/// them on with defaults and sets its field.
+fn set_cczns(config: &mut Config, normalized: &str, value: &str) -> Result<(), ConfigError> {
+    let key = normalized.trim_start_matches("cczns").trim_start_matches(['.', '-']);
+    if key.is_empty() || key == "enabled" {
+        config.cczns = match value.to_ascii_lowercase().as_str() {
+            "on" | "true" | "1" => Some(config.cczns.unwrap_or_default()),
+            "off" | "false" | "0" | "none" => None,
+            _ => return Err(invalid("cczns", format!("`{value}` is not on or off"))),
+        };
+        return Ok(());
+    }
+    let cczns = config.cczns.get_or_insert_with(CcznsConfig::default);
+    match key {
+        "zstd-level" => {
+            cczns.zstd_level = value
+                .trim()
+                .parse()
+                .map_err(|_| invalid("cczns.zstd_level", format!("`{value}` is not an integer")))?;
+        }
+        "oob-bytes-per-block" => {
+            cczns.oob_bytes_per_block = parse_u32("cczns.oob_bytes_per_block", value)?;
+        }
+        "compress-bytes-per-s" => {
+            cczns.compress_bytes_per_s = parse_f64("cczns.compress_bytes_per_s", value)?;
+        }
+        "decompress-bytes-per-s" => {
+            cczns.decompress_bytes_per_s = parse_f64("cczns.decompress_bytes_per_s", value)?;
+        }
+        "compress-latency-ns" => {
+            cczns.compress_latency_ns = parse_u64("cczns.compress_latency_ns", value)?;
+        }
+        "decompress-latency-ns" => {
+            cczns.decompress_latency_ns = parse_u64("cczns.decompress_latency_ns", value)?;
+        }
+        _ => return Err(ConfigError::UnknownKey(normalized.to_string())),
     }
     Ok(())
 }

@@ -47,6 +47,7 @@ pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
         seed: SEED_DEFAULT,
         timing: TimingConfig::default(),
         plan: None,
+        cczns: None,
     };
     match name {
         "cns" => Ok(base),
@@ -113,5 +114,6 @@ fn plan_preset() -> Config {
         seed: SEED_DEFAULT,
         timing: TimingConfig::default(),
         plan: Some(crate::config::PlanConfig::default()),
+        cczns: None,
     }
 }

@@ -15,6 +15,11 @@
 //! fastest (page striping, as superblock FTLs do); a read finds its chip from the LBA's slot.
 //! GC work, whose victims the counters do not name, is spread over all chips in turn.
 //!
+//! A CCZNS device (002) adds its compression engine: a compressed write first passes the
+//! compressor (one device-wide pipelined engine: busy for bytes / throughput, result after a
+//! further fixed latency), then its compressed bytes go to flash as a write; a decompressed
+//! read senses its pages, then passes the decompressor. Engine time queues like chip time.
+//!
 //! MQSSD mode replaces the chips by 001's fitted costs at k = queue depth: one device-wide
 //! server, a setup s(k) or t(k) per random command plus beta(k) or alpha(k) per page. The
 //! fitted device does its own GC, so the emulator's GC costs nothing there.
@@ -88,7 +93,34 @@ pub(crate) struct Timing {
     mqssd_clock_ns: f64,
     cursors: Vec<u64>,
     cursor_next: usize,
+    /// When the device's compressor and decompressor are next free (CCZNS).
+    compressor_free_ns: u64,
+    decompressor_free_ns: u64,
     stats: Stats,
+}
+
+/// One host command as the timing model sees it: the `blocks` from `lba` that reach (or come
+/// from) flash, the `host_bytes` it moves, and any compression-engine work on the way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Io {
+    pub(crate) lba: u64,
+    pub(crate) blocks: u64,
+    pub(crate) host_bytes: u64,
+    pub(crate) engine: Option<EngineWork>,
+}
+
+impl Io {
+    /// A plain block command.
+    fn blocks(lba: u64, blocks: u64) -> Io {
+        Io { lba, blocks, host_bytes: blocks * crate::LBA_BYTES, engine: None }
+    }
+}
+
+/// Work for the compression engine: its busy time and the fixed latency after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EngineWork {
+    pub(crate) busy_ns: u64,
+    pub(crate) latency_ns: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +128,7 @@ struct Stats {
     write_bytes: u64,
     read_bytes: u64,
     chip_busy_ns: u64,
+    engine_busy_ns: u64,
     gc_busy_ns: u64,
     write_latency: Histogram,
     read_latency: Histogram,
@@ -107,6 +140,7 @@ impl Stats {
             write_bytes: 0,
             read_bytes: 0,
             chip_busy_ns: 0,
+            engine_busy_ns: 0,
             gc_busy_ns: 0,
             write_latency: Histogram::new(),
             read_latency: Histogram::new(),
@@ -129,6 +163,8 @@ pub struct TimingReport {
     pub chip_busy_ns: u64,
     /// The part of chip time GC took (reads, programs, erases of copies and victims).
     pub gc_busy_ns: u64,
+    /// Busy time of the compression engine (CCZNS: compressor and decompressor summed).
+    pub engine_busy_ns: u64,
     pub write_latency: LatencySummary,
     pub read_latency: LatencySummary,
 }
@@ -169,6 +205,8 @@ impl Timing {
             mqssd_clock_ns: 0.0,
             cursors: vec![u64::MAX; cursors],
             cursor_next: 0,
+            compressor_free_ns: 0,
+            decompressor_free_ns: 0,
             stats: Stats::new(),
         }))
     }
@@ -243,19 +281,37 @@ impl Timing {
         slot_of: &dyn Fn(u64) -> Option<u32>,
         counters: &Counters,
     ) {
-        self.stats.write_bytes += blocks * crate::LBA_BYTES;
+        self.write_through(Io::blocks(lba, blocks), slot_of, counters);
+    }
+
+    /// A write of `io.host_bytes` that first passes the compressor when `io.engine` is given,
+    /// then moves the `io.blocks` it completed from `io.lba` to flash (a compressed write may complete
+    /// none: its bytes wait in the buffer with the open page's).
+    pub(crate) fn write_through(
+        &mut self,
+        io: Io,
+        slot_of: &dyn Fn(u64) -> Option<u32>,
+        counters: &Counters,
+    ) {
+        let Io { lba, blocks, host_bytes, engine } = io;
+        self.stats.write_bytes += host_bytes;
         let issued = self.issue();
+        let ready = match engine {
+            Some(work) => self.on_engine(true, issued, work),
+            None => issued,
+        };
         if self.config.mode == TimingMode::Mqssd {
-            let done = self.mqssd_command(issued, lba, blocks, true);
-            self.complete(issued, done, true);
+            let done =
+                if blocks == 0 { ready } else { self.mqssd_command(ready, lba, blocks, true) };
+            self.complete(issued, done.max(ready), true);
             return;
         }
         self.charge_gc(issued, counters);
-        let mut done = issued;
+        let mut done = ready;
         for offset in 0..blocks {
             let slot = slot_of(lba + offset).map_or(lba + offset, u64::from);
             let (chip, channel) = self.geometry.place(slot);
-            let mut end = self.on_channel(channel, issued);
+            let mut end = self.on_channel(channel, ready);
             // The slot that fills its flash page is the one that waits for the program.
             if (slot + 1).is_multiple_of(self.geometry.slots_per_page) {
                 end = self.on_chip(chip, end, self.config.program_ns);
@@ -265,21 +321,41 @@ impl Timing {
         self.complete(issued, done, true);
     }
 
+    /// The compressor (`compress`) or decompressor takes `work` from `at_ns` or when it
+    /// frees; returns when the result is out.
+    fn on_engine(&mut self, compress: bool, at_ns: u64, work: EngineWork) -> u64 {
+        let free =
+            if compress { &mut self.compressor_free_ns } else { &mut self.decompressor_free_ns };
+        let start = at_ns.max(*free);
+        *free = start + work.busy_ns;
+        self.stats.engine_busy_ns += work.busy_ns;
+        start + work.busy_ns + work.latency_ns
+    }
+
     /// A host read; unwritten LBAs cost no flash time.
     pub(crate) fn read(&mut self, lba: u64, blocks: u64, slot_of: &dyn Fn(u64) -> Option<u32>) {
-        self.stats.read_bytes += blocks * crate::LBA_BYTES;
+        self.read_through(Io::blocks(lba, blocks), slot_of);
+    }
+
+    /// A read of the `io.blocks` from `io.lba` that returns `io.host_bytes`, through the
+    /// decompressor when `io.engine` is given.
+    pub(crate) fn read_through(&mut self, io: Io, slot_of: &dyn Fn(u64) -> Option<u32>) {
+        let Io { lba, blocks, host_bytes, engine } = io;
+        self.stats.read_bytes += host_bytes;
         let issued = self.issue();
-        if self.config.mode == TimingMode::Mqssd {
-            let done = self.mqssd_command(issued, lba, blocks, false);
-            self.complete(issued, done, false);
-            return;
-        }
         let mut done = issued;
-        for offset in 0..blocks {
-            let Some(slot) = slot_of(lba + offset) else { continue };
-            let (chip, channel) = self.geometry.place(u64::from(slot));
-            let sensed = self.on_chip(chip, issued, self.config.read_ns);
-            done = done.max(self.on_channel(channel, sensed));
+        if self.config.mode == TimingMode::Mqssd {
+            done = self.mqssd_command(issued, lba, blocks, false);
+        } else {
+            for offset in 0..blocks {
+                let Some(slot) = slot_of(lba + offset) else { continue };
+                let (chip, channel) = self.geometry.place(u64::from(slot));
+                let sensed = self.on_chip(chip, issued, self.config.read_ns);
+                done = done.max(self.on_channel(channel, sensed));
+            }
+        }
+        if let Some(work) = engine {
+            done = self.on_engine(false, done, work);
         }
         self.complete(issued, done, false);
     }
@@ -326,6 +402,7 @@ impl Timing {
             bytes_per_s,
             chip_busy_ns: self.stats.chip_busy_ns,
             gc_busy_ns: self.stats.gc_busy_ns,
+            engine_busy_ns: self.stats.engine_busy_ns,
             write_latency: self.stats.write_latency.summary(),
             read_latency: self.stats.read_latency.summary(),
         }

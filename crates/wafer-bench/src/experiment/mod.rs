@@ -1,5 +1,24 @@
 //! Experiments that reproduce the papers' tables with one command, scaled to this machine.
+pub mod cczns;
 pub mod plan;
 pub mod table1;
 
 pub use table1::{ExperimentError, RowPlan, Scale, ROWS as TABLE1_ROWS};
+
+/// `STEM-suffix.png`, or `.svg` when `svg`: where an experiment writes one figure.
+pub(crate) fn figure_path(stem: &std::path::Path, suffix: &str, svg: bool) -> std::path::PathBuf {
+    let mut name = stem.with_extension("").into_os_string();
+    name.push(format!("-{suffix}.{}", if svg { "svg" } else { "png" }));
+    std::path::PathBuf::from(name)
+}
+
+/// One chart at the experiments' figure size, as SVG text or PNG bytes.
+pub(crate) fn render_chart(chart: crate::plot::Chart, svg: bool) -> std::io::Result<Vec<u8>> {
+    const SIZE_PX: (u32, u32) = (900, 520);
+    let bytes = if svg {
+        crate::plot::render_svg(&chart, SIZE_PX).map(String::into_bytes)
+    } else {
+        crate::plot::render_png(&chart, SIZE_PX)
+    };
+    bytes.map_err(std::io::Error::other)
+}

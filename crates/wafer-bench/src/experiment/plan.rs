@@ -383,11 +383,7 @@ pub fn write_figures(
 ) -> std::io::Result<Vec<std::path::PathBuf>> {
     use crate::plot::{BarChart, LineChart, Series};
     let svg = crate::plot::is_svg_path(stem);
-    let named = |suffix: &str| {
-        let mut name = stem.with_extension("").into_os_string();
-        name.push(format!("-{suffix}.{}", if svg { "svg" } else { "png" }));
-        std::path::PathBuf::from(name)
-    };
+    let named = |suffix: &str| super::figure_path(stem, suffix, svg);
     let points = |f: fn(&ParallelismResult) -> f64| {
         report.figure1.iter().map(|p| (f64::from(p.chips_per_channel), f(p))).collect()
     };
@@ -439,17 +435,11 @@ enum Chart {
 
 /// The only place this module calls the plot module.
 fn render(chart: &Chart, svg: bool) -> std::io::Result<Vec<u8>> {
-    const SIZE_PX: (u32, u32) = (900, 520);
     let chart = match chart {
         Chart::Line(c) => crate::plot::Chart::Line(c.clone()),
         Chart::Bars(c) => crate::plot::Chart::Bar(c.clone()),
     };
-    let bytes = if svg {
-        crate::plot::render_svg(&chart, SIZE_PX).map(String::into_bytes)
-    } else {
-        crate::plot::render_png(&chart, SIZE_PX)
-    };
-    bytes.map_err(std::io::Error::other)
+    super::render_chart(chart, svg)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wafer_bench::experiment::{plan, table1, Scale};
+use wafer_bench::experiment::{cczns, plan, table1, Scale};
 use wafer_bench::metrics::RunReport;
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::report::{Document, PaperTable};
@@ -25,6 +25,39 @@ enum ExperimentCommand {
     /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
     /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
     Plan(PlanArgs),
+    /// 002 (CCZNS): none / host LZ4 / host ZSTD / device compression (CW/DR) on YCSB load and
+    /// A with Table III's Amazon- and Reddit-like value sizes: flash write volume (Figure 8),
+    /// host CPU seconds, throughput with the timing model. Measures a log-structured record
+    /// writer on the emulated ZNS device, not the engine (it has no ZNS backend yet).
+    Cczns(CcznsArgs),
+}
+
+#[derive(Debug, Args)]
+struct CcznsArgs {
+    /// tiny (20k records + 20k ops, seconds), demo (200k + 100k), small (500k + 250k), full (2M + 500k).
+    #[arg(long, default_value = "demo")]
+    scale: String,
+    #[command(flatten)]
+    out: PaperOutputs,
+}
+
+/// Where a paper experiment's results go besides the printed markdown.
+#[derive(Debug, Args)]
+struct PaperOutputs {
+    /// Write the report as JSON (`schemes`: one entry per scheme with its `name`; plan: `waf`;
+    /// cczns: `flash_write_bytes`, `host_cpu_seconds`).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the report as markdown.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Write the figures as STEM-<figure>.png (.svg for SVG). plan: fig1-waf, fig1-throughput,
+    /// fig3-waf; cczns: write-volume, host-cpu, throughput.
+    #[arg(long, value_name = "STEM")]
+    plots: Option<PathBuf>,
+    /// No per-scheme lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -32,16 +65,8 @@ struct PlanArgs {
     /// tiny (256 MiB of flash, seconds), demo (2 GiB), small (4 GiB), full (the 8 GiB `plan` preset).
     #[arg(long, default_value = "demo")]
     scale: String,
-    /// Write the report as JSON (`schemes`: name and waf of each).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-    /// Write the report as markdown.
-    #[arg(long, value_name = "FILE")]
-    markdown: Option<PathBuf>,
-    /// Write Figures 1 and 3 as STEM-fig1-waf.png, STEM-fig1-throughput.png, STEM-fig3-waf.png
-    /// (.svg for SVG).
-    #[arg(long, value_name = "STEM")]
-    plots: Option<PathBuf>,
+    #[command(flatten)]
+    out: PaperOutputs,
     /// When GC runs: per-chip (004's FEMU: background below 25% free per chip, victims with
     /// at least 1/8 stale; foreground below 5%) or on-demand (only when a write finds too few
     /// free blocks).
@@ -53,9 +78,6 @@ struct PlanArgs {
     /// Aging: the four files' total, as a fraction of the logical space.
     #[arg(long, default_value_t = plan::FILES_FRACTION)]
     files: f64,
-    /// No per-scheme lines on stderr.
-    #[arg(long, short)]
-    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -79,36 +101,70 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
     match args.command {
         ExperimentCommand::Table1(a) => run_table1(&a),
         ExperimentCommand::Plan(a) => run_plan(&a),
+        ExperimentCommand::Cczns(a) => run_cczns(&a),
     }
 }
 
+fn run_cczns(args: &CcznsArgs) -> Result<(), CliError> {
+    run_paper(
+        "cczns",
+        &args.scale,
+        &args.out,
+        |scale, on_line| Ok(cczns::run(scale, on_line)?),
+        cczns::render_markdown,
+        cczns::write_figures,
+    )
+}
+
 fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
-    let scale = Scale::parse(&args.scale).map_err(CliError)?;
-    for path in [&args.json, &args.markdown, &args.plots] {
-        super::check_output_path(path.as_deref())?;
-    }
-    let quiet = args.quiet;
     let trigger = flashemu::PlanGcTrigger::parse(&args.gc_trigger).ok_or_else(|| {
         CliError(format!("--gc-trigger {}: not per-chip or on-demand", args.gc_trigger))
     })?;
     let fill = plan::Fill { cold_fraction: args.cold, files_fraction: args.files };
-    let report = plan::run(scale, trigger, fill, &mut |line| {
+    run_paper(
+        "plan",
+        &args.scale,
+        &args.out,
+        |scale, on_line| Ok(plan::run(scale, trigger, fill, on_line)?),
+        plan::render_markdown,
+        plan::write_figures,
+    )
+}
+
+type Figures<R> = fn(&R, &Path) -> std::io::Result<Vec<PathBuf>>;
+
+/// Runs a paper's experiment at the named scale, prints its markdown and writes the outputs
+/// asked for.
+fn run_paper<R: serde::Serialize>(
+    name: &str,
+    scale: &str,
+    out: &PaperOutputs,
+    run: impl FnOnce(Scale, &mut dyn FnMut(&str)) -> Result<R, CliError>,
+    render_markdown: fn(&R) -> String,
+    write_figures: Figures<R>,
+) -> Result<(), CliError> {
+    let scale = Scale::parse(scale).map_err(CliError)?;
+    for path in [&out.json, &out.markdown, &out.plots] {
+        super::check_output_path(path.as_deref())?;
+    }
+    let quiet = out.quiet;
+    let report = run(scale, &mut |line| {
         if !quiet {
-            eprintln!("plan [{}] {line}", scale.name());
+            eprintln!("{name} [{}] {line}", scale.name());
         }
     })?;
-    let markdown = plan::render_markdown(&report);
+    let markdown = render_markdown(&report);
     print!("{markdown}");
-    if let Some(path) = &args.json {
+    if let Some(path) = &out.json {
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
         super::write_file(path, json.as_bytes())?;
     }
-    if let Some(path) = &args.markdown {
+    if let Some(path) = &out.markdown {
         super::write_file(path, markdown.as_bytes())?;
     }
-    if let Some(stem) = &args.plots {
-        let paths = plan::write_figures(&report, stem)
+    if let Some(stem) = &out.plots {
+        let paths = write_figures(&report, stem)
             .map_err(|e| CliError(format!("{}: {e}", stem.display())))?;
         for path in paths {
             eprintln!("wrote {}", path.display());

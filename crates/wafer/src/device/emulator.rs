@@ -238,6 +238,7 @@ mod tests {
             seed: 1,
             timing: flashemu::TimingConfig::default(),
             plan: None,
+            cczns: None,
         }
     }
 
