@@ -2,7 +2,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wafer_bench::experiment::{plan, table1, Scale};
+use wafer_bench::experiment::{fig16, plan, table1, Scale};
 use wafer_bench::metrics::RunReport;
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::report::{Document, PaperTable};
@@ -25,6 +25,29 @@ enum ExperimentCommand {
     /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
     /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
     Plan(PlanArgs),
+    /// 000 Figure 16: TPC-C flash writes per transaction per configuration (Table 1's rows;
+    /// those not implemented are listed as such), consistency-checked after each run.
+    Fig16(Fig16Args),
+}
+
+#[derive(Debug, Args)]
+struct Fig16Args {
+    /// tiny (8 MiB emulator, mini cardinality, seconds), demo (512 MiB, 2 warehouses), small
+    /// (2 GiB, 8 warehouses), full (4 GiB, 16 warehouses).
+    #[arg(long, default_value = "demo")]
+    scale: String,
+    /// Write each run's report as DIR/fig16-<row number>.json.
+    #[arg(long, value_name = "DIR")]
+    json_dir: Option<PathBuf>,
+    /// Write the table as markdown.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Write the cumulative flash-writes chart (.png, or .svg).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// No per-row lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -68,7 +91,52 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
     match args.command {
         ExperimentCommand::Table1(a) => run_table1(&a),
         ExperimentCommand::Plan(a) => run_plan(&a),
+        ExperimentCommand::Fig16(a) => run_fig16(&a),
     }
+}
+
+fn run_fig16(args: &Fig16Args) -> Result<(), CliError> {
+    let scale = Scale::parse(&args.scale).map_err(CliError)?;
+    for path in [&args.markdown, &args.plot] {
+        super::check_output_path(path.as_deref())?;
+    }
+    if let Some(dir) = &args.json_dir {
+        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    }
+    let quiet = args.quiet;
+    let rows = fig16::run(scale, &mut |row| {
+        if !quiet {
+            let status = match &row.result {
+                Ok(r) => format!(
+                    "{} transactions, {} flash B/txn",
+                    r.counts.total(),
+                    r.flash_bytes_per_transaction.map_or("-".into(), |b| format!("{b:.0}"))
+                ),
+                Err(reason) => reason.clone(),
+            };
+            eprintln!("fig16 [{}] {}: {status}", scale.name(), row.label);
+        }
+    })?;
+    let markdown = fig16::render_markdown(scale, &rows);
+    print!("{markdown}");
+    if let Some(dir) = &args.json_dir {
+        for (i, row) in rows.iter().enumerate() {
+            if let Ok(report) = &row.result {
+                let path = dir.join(format!("fig16-{i}.json"));
+                super::write_file(&path, report.to_json()?.as_bytes())?;
+            }
+        }
+    }
+    if let Some(path) = &args.markdown {
+        super::write_file(path, markdown.as_bytes())?;
+    }
+    if let Some(path) = &args.plot {
+        let chart = wafer_bench::plot::Chart::Line(fig16::chart(&rows));
+        let bytes = wafer_bench::plot::render_for_path(&chart, path, (1000, 600))
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        super::write_file(path, &bytes)?;
+    }
+    Ok(())
 }
 
 fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
