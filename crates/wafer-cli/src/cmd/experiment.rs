@@ -2,7 +2,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wafer_bench::experiment::{fig16, plan, table1, Scale};
+use wafer_bench::experiment::{fig15, fig16, plan, table1, Scale};
 use wafer_bench::metrics::RunReport;
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::report::{Document, PaperTable};
@@ -27,16 +27,20 @@ enum ExperimentCommand {
     Plan(PlanArgs),
     /// 000 Figure 16: TPC-C flash writes per transaction per configuration (Table 1's rows;
     /// those not implemented are listed as such), consistency-checked after each run.
-    Fig16(Fig16Args),
+    Fig16(FigureArgs),
+    /// 000 Figure 15: total WAF of YCSB-A against dataset size (20% to 90% of the device) for
+    /// in place and the out-of-place configurations this build has; the rest listed as not
+    /// implemented.
+    Fig15(FigureArgs),
 }
 
 #[derive(Debug, Args)]
-struct Fig16Args {
-    /// tiny (8 MiB emulator, mini cardinality, seconds), demo (512 MiB, 2 warehouses), small
-    /// (2 GiB, 8 warehouses), full (4 GiB, 16 warehouses).
+struct FigureArgs {
+    /// tiny (8 MiB emulator, seconds), demo (512 MiB), small (2 GiB), full (4 GiB), as for
+    /// table1; fig16 loads 2, 2, 8 and 16 warehouses (the mini cardinality at tiny).
     #[arg(long, default_value = "demo")]
     scale: String,
-    /// Write each run's report as DIR/fig16-<row number>.json.
+    /// Write each run's report as DIR/<figure>-<run number>.json.
     #[arg(long, value_name = "DIR")]
     json_dir: Option<PathBuf>,
     /// Write the table as markdown.
@@ -92,10 +96,63 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
         ExperimentCommand::Table1(a) => run_table1(&a),
         ExperimentCommand::Plan(a) => run_plan(&a),
         ExperimentCommand::Fig16(a) => run_fig16(&a),
+        ExperimentCommand::Fig15(a) => run_fig15(&a),
     }
 }
 
-fn run_fig16(args: &Fig16Args) -> Result<(), CliError> {
+fn run_fig15(args: &FigureArgs) -> Result<(), CliError> {
+    let scale = Scale::parse(&args.scale).map_err(CliError)?;
+    for path in [&args.markdown, &args.plot] {
+        super::check_output_path(path.as_deref())?;
+    }
+    if let Some(dir) = &args.json_dir {
+        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    }
+    let quiet = args.quiet;
+    let mut live = ProgressBar::without_totals(!quiet);
+    let points = fig15::run(scale, &mut live, &mut |p| {
+        if !quiet {
+            let status = match &p.result {
+                Ok(r) => format!(
+                    "total WAF {}",
+                    r.summary.total_waf.map_or("-".into(), |w| format!("{w:.2}"))
+                ),
+                Err(reason) => reason.clone(),
+            };
+            eprintln!("fig15 [{}] {} at {:.0}%: {status}", scale.name(), p.label, p.fill * 100.0);
+        }
+    })?;
+    let markdown = fig15::render_markdown(scale, &points);
+    print!("{markdown}");
+    if let Some(dir) = &args.json_dir {
+        for (i, p) in points.iter().enumerate() {
+            if let Ok(report) = &p.result {
+                let path = dir.join(format!("fig15-{i}.json"));
+                super::write_file(&path, report.to_json()?.as_bytes())?;
+            }
+        }
+    }
+    write_outputs(args, &markdown, wafer_bench::plot::Chart::Line(fig15::chart(&points)))
+}
+
+/// The markdown and the chart where the flags say.
+fn write_outputs(
+    args: &FigureArgs,
+    markdown: &str,
+    chart: wafer_bench::plot::Chart,
+) -> Result<(), CliError> {
+    if let Some(path) = &args.markdown {
+        super::write_file(path, markdown.as_bytes())?;
+    }
+    if let Some(path) = &args.plot {
+        let bytes = wafer_bench::plot::render_for_path(&chart, path, (1000, 600))
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        super::write_file(path, &bytes)?;
+    }
+    Ok(())
+}
+
+fn run_fig16(args: &FigureArgs) -> Result<(), CliError> {
     let scale = Scale::parse(&args.scale).map_err(CliError)?;
     for path in [&args.markdown, &args.plot] {
         super::check_output_path(path.as_deref())?;
@@ -127,16 +184,7 @@ fn run_fig16(args: &Fig16Args) -> Result<(), CliError> {
             }
         }
     }
-    if let Some(path) = &args.markdown {
-        super::write_file(path, markdown.as_bytes())?;
-    }
-    if let Some(path) = &args.plot {
-        let chart = wafer_bench::plot::Chart::Line(fig16::chart(&rows));
-        let bytes = wafer_bench::plot::render_for_path(&chart, path, (1000, 600))
-            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
-        super::write_file(path, &bytes)?;
-    }
-    Ok(())
+    write_outputs(args, &markdown, wafer_bench::plot::Chart::Line(fig16::chart(&rows)))
 }
 
 fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
