@@ -35,8 +35,16 @@ pub fn rows() -> Vec<RowPlan> {
         .iter()
         .filter_map(|l| pick(l))
         .collect();
-    let all = pick("+ aligning GC unit").map(|r| RowPlan { label: "all optimizations", ..r });
-    let plain = pick("- comp.").map(|r| RowPlan { label: "without compression", ..r });
+    let all = pick("+ aligning GC unit").map(|r| RowPlan {
+        label: "all optimizations",
+        missing: Some("GDT, NoWA and GC unit alignment"),
+        ..r
+    });
+    let plain = pick("- comp.").map(|r| RowPlan {
+        label: "without compression",
+        missing: Some("NoWA and GC unit alignment"),
+        ..r
+    });
     out.extend(all);
     out.extend(plain);
     out
@@ -95,6 +103,12 @@ pub fn render_markdown(scale: Scale, points: &[Fig15Point]) -> String {
     out.push('\n');
     for plan in rows() {
         let _ = write!(out, "| {} |", plan.label);
+        if let Some(reason) = plan.unavailable() {
+            // Once, not in every column.
+            let _ = write!(out, " {reason} |{}", " |".repeat(FILLS.len() - 1));
+            out.push('\n');
+            continue;
+        }
         for p in points.iter().filter(|p| p.label == plan.label) {
             let cell = match &p.result {
                 Ok(r) => r.summary.total_waf.map_or("-".into(), |w| format!("{w:.2}")),

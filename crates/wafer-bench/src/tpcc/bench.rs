@@ -7,7 +7,7 @@ use super::check::{self, ConsistencyReport};
 use super::driver::{self, Sample, TxnCounts};
 use super::{TpccError, TpccSpec};
 use crate::jobs::Amount;
-use crate::metrics::{CounterSnapshot, Figures};
+use crate::metrics::Figures;
 use crate::runner::engine::{describe_options, EngineTarget};
 use crate::runner::setup::{engine_options, open_device, BenchConfig, DeviceChoice};
 use crate::runner::table::{self, Row};
@@ -73,24 +73,8 @@ pub fn run(config: &BenchConfig, spec: &TpccSpec, check: bool) -> Result<TpccRep
             "TPC-C loads its population; no_load is not supported".into(),
         ));
     }
-    let mut options = engine_options(config)?;
-    let mut opened = open_device(config, &device, &mut options)?;
-    let dataset_estimate = (f64::from(spec.warehouses) * spec.cardinality.warehouse_bytes() as f64
-        / PAGE_FILL_ESTIMATE) as u64;
-    if dataset_estimate > opened.capacity_bytes {
-        return Err(TpccError::Invalid(format!(
-            "{} warehouses take about {dataset_estimate} bytes; the device holds {}",
-            spec.warehouses, opened.capacity_bytes
-        )));
-    }
-    let buffer = Amount::parse(config.buffer.as_deref().unwrap_or("10%"))
-        .map_err(|e| TpccError::Invalid(format!("buffer: {e}")))?;
-    options.buffer_pool_bytes = buffer.bytes(dataset_estimate).max(POOL_MIN_BYTES);
-    let (Some(backend), wal) = (opened.backend.take(), opened.wal.take()) else {
-        return Err(TpccError::Invalid("no device".into()));
-    };
-    let target = EngineTarget::open(backend, wal, options.clone(), opened.json.clone())?;
-    opened.keep_files();
+    let (target, options, device_json, capacity_bytes, dataset_estimate) =
+        open_target(config, &device, spec)?;
     let db = target.db().clone();
     let before_load = target.counters();
     let started = Instant::now();
@@ -131,8 +115,8 @@ pub fn run(config: &BenchConfig, spec: &TpccSpec, check: bool) -> Result<TpccRep
         label,
         setup: serde_json::json!({
             "device": device_text,
-            "device_detail": opened.json,
-            "data_device_capacity_bytes": opened.capacity_bytes,
+            "device_detail": device_json,
+            "data_device_capacity_bytes": capacity_bytes,
             "options": describe_options(&options),
             "warehouses": spec.warehouses,
             "cardinality": spec.cardinality,
@@ -158,6 +142,34 @@ pub fn run(config: &BenchConfig, spec: &TpccSpec, check: bool) -> Result<TpccRep
         samples: outcome.samples,
         check: consistency,
     })
+}
+
+/// The engine on the configured device, its pool sized to `config.buffer` of the dataset
+/// estimate: (target, options, device description, capacity, dataset estimate).
+fn open_target(
+    config: &BenchConfig,
+    device: &DeviceChoice,
+    spec: &TpccSpec,
+) -> Result<(EngineTarget, wafer::Options, serde_json::Value, u64, u64), TpccError> {
+    let mut options = engine_options(config)?;
+    let mut opened = open_device(config, device, &mut options)?;
+    let dataset_estimate = (f64::from(spec.warehouses) * spec.cardinality.warehouse_bytes() as f64
+        / PAGE_FILL_ESTIMATE) as u64;
+    if dataset_estimate > opened.capacity_bytes {
+        return Err(TpccError::Invalid(format!(
+            "{} warehouses take about {dataset_estimate} bytes; the device holds {}",
+            spec.warehouses, opened.capacity_bytes
+        )));
+    }
+    let buffer = Amount::parse(config.buffer.as_deref().unwrap_or("10%"))
+        .map_err(|e| TpccError::Invalid(format!("buffer: {e}")))?;
+    options.buffer_pool_bytes = buffer.bytes(dataset_estimate).max(POOL_MIN_BYTES);
+    let (Some(backend), wal) = (opened.backend.take(), opened.wal.take()) else {
+        return Err(TpccError::Invalid("no device".into()));
+    };
+    let target = EngineTarget::open(backend, wal, options.clone(), opened.json.clone())?;
+    opened.keep_files();
+    Ok((target, options, opened.json, opened.capacity_bytes, dataset_estimate))
 }
 
 /// The text `wafer bench tpcc` prints: the YCSB table (operations = transactions), then
@@ -201,10 +213,4 @@ pub fn render(report: &TpccReport) -> String {
         );
     }
     out
-}
-
-/// Counters of a sample as the figures of the run up to it.
-pub fn figures_at(sample: &Sample) -> Figures {
-    let c: CounterSnapshot = sample.counters;
-    Figures::from_delta(&c)
 }

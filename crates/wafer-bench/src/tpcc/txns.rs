@@ -124,10 +124,28 @@ pub fn new_order(db: &Db, rng: &mut Rng, draw: &Draw, t: &Terminal) -> Result<Ou
     for (sw, i) in &stock_keys {
         txn.lock(keys::STOCK, &keys::stock(*sw, *i))?;
     }
+    let total_cents = write_lines(&mut txn, t, d, o, &lines, &items)?;
+    // The total the terminal displays (spec 2.4.2.2), in cents * 10^8.
+    let _display_total = total_cents
+        * i64::from(10_000 - customer.discount_bp)
+        * i64::from(10_000 + warehouse.tax_bp + district.tax_bp);
+    txn.commit()?;
+    Ok(Outcome::Committed)
+}
+
+/// New-Order's stock updates and order lines; returns the lines' total in cents.
+fn write_lines(
+    txn: &mut Txn,
+    t: &Terminal,
+    d: u32,
+    o: u32,
+    lines: &[Line],
+    items: &[rows::Item],
+) -> Result<i64, TpccError> {
     let mut total_cents = 0i64;
-    for (n, (line, item)) in lines.iter().zip(&items).enumerate() {
+    for (n, (line, item)) in lines.iter().zip(items).enumerate() {
         let skey = keys::stock(line.supply_w, line.i_id);
-        let mut stock: rows::Stock = get(&txn, keys::STOCK, &skey)?;
+        let mut stock: rows::Stock = get(txn, keys::STOCK, &skey)?;
         stock.quantity = if stock.quantity >= line.quantity + 10 {
             stock.quantity - line.quantity
         } else {
@@ -149,12 +167,7 @@ pub fn new_order(db: &Db, rng: &mut Rng, draw: &Draw, t: &Terminal) -> Result<Ou
         };
         txn.put(keys::ORDER_LINE, &keys::order_line(t.w, d, o, n as u32 + 1), &ol.encode())?;
     }
-    // The total the terminal displays (spec 2.4.2.2), in cents * 10^8.
-    let _display_total = total_cents
-        * i64::from(10_000 - customer.discount_bp)
-        * i64::from(10_000 + warehouse.tax_bp + district.tax_bp);
-    txn.commit()?;
-    Ok(Outcome::Committed)
+    Ok(total_cents)
 }
 
 /// The customer a Payment or Order-Status names: by id (40%) or by last name (60%, the
