@@ -13,6 +13,10 @@ use crate::dist::Rng;
 use wafer::{Db, Durability, WriteBatch};
 
 const LOAD_BATCH_ROWS: usize = 128;
+/// D_YTD at load: $30,000.00 in cents (W_YTD is the sum over the districts).
+const DISTRICT_YTD_CENTS: i64 = 3_000_000;
+/// C_CREDIT_LIM: $50,000.00 in cents.
+const CREDIT_LIM_CENTS: i64 = 5_000_000;
 
 /// Writes rows in batches.
 struct Loader<'a> {
@@ -76,7 +80,7 @@ pub fn load_warehouse(db: &Db, draw: &Draw, w: u32, seed: u64) -> Result<(), Tpc
     let card = &draw.card;
     let mut rng = Rng::for_thread(seed, u64::from(w));
     let mut l = Loader { db, batch: WriteBatch::new() };
-    let ytd = 30_000_00 * i64::from(DISTRICTS);
+    let ytd = DISTRICT_YTD_CENTS * i64::from(DISTRICTS);
     let wh =
         rows::Warehouse { tax_bp: rng.below(2001) as u32, ytd_cents: ytd, text: address(&mut rng) };
     l.put(keys::WAREHOUSE, &keys::warehouse(w), &wh)?;
@@ -94,7 +98,7 @@ pub fn load_warehouse(db: &Db, draw: &Draw, w: u32, seed: u64) -> Result<(), Tpc
     for d in 1..=DISTRICTS {
         let district = rows::District {
             tax_bp: rng.below(2001) as u32,
-            ytd_cents: 30_000_00,
+            ytd_cents: DISTRICT_YTD_CENTS,
             next_o_id: card.orders_per_district + 1,
             text: address(&mut rng),
         };
@@ -122,7 +126,7 @@ fn load_customers(
             first: astring(rng, 8, 16),
             last,
             credit: if rng.below(10) == 0 { *b"BC" } else { *b"GC" },
-            credit_lim_cents: 50_000_00,
+            credit_lim_cents: CREDIT_LIM_CENTS,
             discount_bp: rng.below(5001) as u32,
             balance_cents: -10_00,
             ytd_payment_cents: 10_00,

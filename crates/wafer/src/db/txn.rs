@@ -33,8 +33,11 @@ pub enum Direction {
 }
 
 type Entry = (Vec<u8>, Vec<u8>);
-/// Per tree: key -> Some(value) for a put, None for a delete.
-type WriteSet = HashMap<String, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
+/// One tree's writes: key -> Some(value) for a put, None for a delete.
+type TreeWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+type WriteSet = HashMap<String, TreeWrites>;
+/// This transaction's writes in a range, in scan order.
+type MineIter<'a> = Box<dyn Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)> + 'a>;
 
 /// A transaction on a [`Db`] (see the module documentation for its isolation).
 #[derive(Debug)]
@@ -144,7 +147,7 @@ impl Txn {
             };
         let empty = BTreeMap::new();
         let mine = self.writes.get(tree).unwrap_or(&empty).range::<Vec<u8>, _>((lo, hi));
-        let mine: Box<dyn Iterator<Item = (&Vec<u8>, &Option<Vec<u8>>)>> = match direction {
+        let mine: MineIter<'_> = match direction {
             Direction::Ascending => Box::new(mine),
             Direction::Descending => Box::new(mine.rev()),
         };
@@ -182,7 +185,7 @@ impl Txn {
     /// As [`Txn::commit`] with `durability` for the batch.
     pub fn commit_with(mut self, durability: Durability) -> Result<()> {
         let mut batch = WriteBatch::new();
-        let mut trees: Vec<(String, BTreeMap<Vec<u8>, Option<Vec<u8>>>)> =
+        let mut trees: Vec<(String, TreeWrites)> =
             std::mem::take(&mut self.writes).into_iter().collect();
         // A fixed order, so equal transactions log equal batches.
         trees.sort_by(|a, b| a.0.cmp(&b.0));
@@ -215,7 +218,7 @@ impl Drop for Txn {
 /// in `direction`, up to `limit` entries.
 fn merge<'a>(
     committed: Box<dyn Iterator<Item = Result<Entry>> + 'a>,
-    mine: Box<dyn Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)> + 'a>,
+    mine: MineIter<'a>,
     direction: Direction,
     limit: usize,
 ) -> Result<Vec<Entry>> {
