@@ -138,16 +138,13 @@ pub fn chart(points: &[Fig15Point]) -> LineChart {
                 .collect();
             Series::new(plan.label, pts)
         })
-        .filter(|s| !s.points.is_empty())
         .collect();
-    LineChart {
-        title: "000 Fig. 15: total WAF vs dataset size (YCSB-A)".into(),
-        x_label: "dataset size (% of the device)".into(),
-        y_label: "total WAF".into(),
+    LineChart::of_series(
+        "000 Fig. 15: total WAF vs dataset size (YCSB-A)",
+        "dataset size (% of the device)",
+        "total WAF",
         series,
-        y_range: None,
-        x_from_zero: true,
-    }
+    )
 }
 
 #[cfg(test)]

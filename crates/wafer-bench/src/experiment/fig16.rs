@@ -132,32 +132,25 @@ pub fn render_markdown(scale: Scale, rows: &[Fig16Row]) -> String {
 
 /// Cumulative flash bytes (GiB) against transactions (thousands), one line per row that ran.
 pub fn chart(rows: &[Fig16Row]) -> LineChart {
+    let gib = f64::from(1u32 << 30);
     let series = rows
         .iter()
         .filter_map(|row| {
             let r = row.result.as_ref().ok()?;
-            let points: Vec<(f64, f64)> = r
+            let points = r
                 .samples
                 .iter()
-                .map(|s| {
-                    (
-                        s.transactions as f64 / 1000.0,
-                        s.counters.flash_bytes() as f64 / f64::from(1u32 << 30),
-                    )
-                })
+                .map(|s| (s.transactions as f64 / 1000.0, s.counters.flash_bytes() as f64 / gib))
                 .collect();
             Some(Series::new(row.label.clone(), points))
         })
-        .filter(|s| !s.points.is_empty())
         .collect();
-    LineChart {
-        title: "000 Fig. 16: cumulative flash writes, TPC-C".into(),
-        x_label: "transactions (thousands)".into(),
-        y_label: "flash writes (GiB)".into(),
+    LineChart::of_series(
+        "000 Fig. 16: cumulative flash writes, TPC-C",
+        "transactions (thousands)",
+        "flash writes (GiB)",
         series,
-        y_range: None,
-        x_from_zero: true,
-    }
+    )
 }
 
 #[cfg(test)]

@@ -37,19 +37,8 @@ pub struct TpccArgs {
     /// (1/100 of them, for quick runs) [default: spec].
     #[arg(long, default_value = "spec")]
     cardinality: String,
-    /// emu:PRESET (cns, ent, fdp, zns, tiny, plan) or emu:FILE.toml, file:PATH, memory:SIZE
-    /// [default: emu:cns].
-    #[arg(long)]
-    device: Option<String>,
-    /// in-place (doublewrite), in-place-no-dwb, out-of-place.
-    #[arg(long)]
-    write_mode: Option<String>,
-    /// Page compression out of place: lz4, zstd[:LEVEL] or none.
-    #[arg(long, value_name = "CODEC")]
-    compression: Option<String>,
-    /// Pack compressed pages several to a 4 KiB slot: on (default) or off.
-    #[arg(long, value_name = "on|off")]
-    packing: Option<String>,
+    #[command(flatten)]
+    store: StoreFlags,
     /// Buffer pool: a fraction of the estimated loaded dataset (0.1, 10%) or a size (64MiB)
     /// [default: 10%].
     #[arg(long)]
@@ -74,12 +63,6 @@ pub struct TpccArgs {
     interval: Option<String>,
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Engine option KEY=VALUE, repeatable (as bench ycsb).
-    #[arg(long = "engine", value_name = "KEY=VALUE")]
-    engine: Vec<String>,
-    /// Emulator configuration override KEY=VALUE, repeatable.
-    #[arg(long = "emu", value_name = "KEY=VALUE")]
-    emu: Vec<String>,
     #[arg(long)]
     label: Option<String>,
     /// Write the report (setup, counts, figures, samples, check) as JSON.
@@ -89,16 +72,13 @@ pub struct TpccArgs {
 
 impl TpccArgs {
     fn config(&self) -> Result<BenchConfig, CliError> {
-        let mut pairs = self.engine.clone();
-        pairs.extend(self.compression.iter().map(|c| format!("compression={c}")));
-        pairs.extend(self.packing.iter().map(|p| format!("packing={p}")));
         Ok(BenchConfig {
             label: self.label.clone(),
-            device: self.device.clone(),
+            device: self.store.device.clone(),
             buffer: self.buffer.clone(),
-            write_mode: self.write_mode.clone(),
-            engine: BenchConfig::settings(&pairs)?,
-            emu: BenchConfig::settings(&self.emu)?,
+            write_mode: self.store.write_mode.clone(),
+            engine: self.store.engine_settings()?,
+            emu: BenchConfig::settings(&self.store.emu)?,
             ..BenchConfig::default()
         })
     }
@@ -130,6 +110,47 @@ impl TpccArgs {
     }
 }
 
+/// Where the data lives and how the engine writes it: the flags `bench ycsb` and `bench tpcc`
+/// share.
+#[derive(Debug, Args)]
+pub struct StoreFlags {
+    /// emu:PRESET (cns, ent, fdp, zns, tiny, plan) or emu:FILE.toml, file:PATH, memory:SIZE,
+    /// model:SIZE (ycsb only) [default: emu:cns].
+    #[arg(long)]
+    device: Option<String>,
+    /// in-place (doublewrite), in-place-no-dwb, out-of-place.
+    #[arg(long)]
+    write_mode: Option<String>,
+    /// Page compression out of place: lz4, zstd[:LEVEL] or none (the engine option
+    /// `compression`).
+    #[arg(long, value_name = "CODEC")]
+    compression: Option<String>,
+    /// Pack compressed pages several to a 4 KiB slot by best-fit decreasing: on (default), or
+    /// off: concatenate them, some crossing into the next slot (two reads each).
+    #[arg(long, value_name = "on|off")]
+    packing: Option<String>,
+    /// Engine option KEY=VALUE (buffer_pool_bytes, eviction_batch_pages, open_zones,
+    /// placement=separate|random|gdt, gc_policy=greedy|cost-benefit|greedy-until-zone|
+    /// cost-benefit-until-zone, zones_per_gc_unit, gc_zones=exhaustion|scaled|L/H/R, ...),
+    /// repeatable.
+    #[arg(long = "engine", value_name = "KEY=VALUE")]
+    engine: Vec<String>,
+    /// Emulator configuration override KEY=VALUE (op=0.28, blocks-per-chip=16), repeatable.
+    #[arg(long = "emu", value_name = "KEY=VALUE")]
+    emu: Vec<String>,
+}
+
+impl StoreFlags {
+    /// `--engine` settings, with `--compression` and `--packing` as the engine options they
+    /// name (after the `--engine` ones, so the flags win).
+    fn engine_settings(&self) -> Result<wafer_bench::runner::EngineSettings, CliError> {
+        let mut pairs = self.engine.clone();
+        pairs.extend(self.compression.iter().map(|c| format!("compression={c}")));
+        pairs.extend(self.packing.iter().map(|p| format!("packing={p}")));
+        Ok(BenchConfig::settings(&pairs)?)
+    }
+}
+
 /// Every flag overrides the same-named key of --config (a TOML file).
 #[derive(Debug, Args)]
 pub struct YcsbArgs {
@@ -139,10 +160,8 @@ pub struct YcsbArgs {
     /// Workload a..f [default: a].
     #[arg(long)]
     workload: Option<String>,
-    /// emu:PRESET (cns, ent, fdp, zns, tiny, plan) or emu:FILE.toml, file:PATH, memory:SIZE, model:SIZE
-    /// [default: emu:cns].
-    #[arg(long)]
-    device: Option<String>,
+    #[command(flatten)]
+    store: StoreFlags,
     /// Dataset size as the engine stores it: a fraction of the device's logical capacity in
     /// place, of the zone space DB GC manages out of place (as 000 sizes it) [default: 0.9].
     #[arg(long)]
@@ -188,26 +207,6 @@ pub struct YcsbArgs {
     interval: Option<String>,
     #[arg(long)]
     seed: Option<u64>,
-    /// in-place (doublewrite), in-place-no-dwb, out-of-place.
-    #[arg(long)]
-    write_mode: Option<String>,
-    /// Page compression out of place: lz4, zstd[:LEVEL] or none (the engine option
-    /// `compression`).
-    #[arg(long, value_name = "CODEC")]
-    compression: Option<String>,
-    /// Pack compressed pages several to a 4 KiB slot by best-fit decreasing: on (default), or
-    /// off: concatenate them, some crossing into the next slot (two reads each).
-    #[arg(long, value_name = "on|off")]
-    packing: Option<String>,
-    /// Engine option KEY=VALUE (buffer_pool_bytes, eviction_batch_pages, open_zones,
-    /// placement=separate|random|gdt, gc_policy=greedy|cost-benefit|greedy-until-zone|
-    /// cost-benefit-until-zone, zones_per_gc_unit, gc_zones=exhaustion|scaled|L/H/R, ...),
-    /// repeatable.
-    #[arg(long = "engine", value_name = "KEY=VALUE")]
-    engine: Vec<String>,
-    /// Emulator configuration override KEY=VALUE (op=0.28, blocks-per-chip=16), repeatable.
-    #[arg(long = "emu", value_name = "KEY=VALUE")]
-    emu: Vec<String>,
     /// Skip the load phase (the file device already holds the dataset).
     #[arg(long)]
     no_load: bool,
@@ -223,15 +222,6 @@ pub struct YcsbArgs {
 }
 
 impl YcsbArgs {
-    /// `--engine` settings, with `--compression` and `--packing` as the engine options they
-    /// name (after the `--engine` ones, so the flags win).
-    fn engine_settings(&self) -> Result<wafer_bench::runner::EngineSettings, CliError> {
-        let mut pairs = self.engine.clone();
-        pairs.extend(self.compression.iter().map(|c| format!("compression={c}")));
-        pairs.extend(self.packing.iter().map(|p| format!("packing={p}")));
-        Ok(BenchConfig::settings(&pairs)?)
-    }
-
     /// The file's settings with the flags over them.
     pub fn bench_config(&self) -> Result<BenchConfig, CliError> {
         let file = match &self.config {
@@ -241,7 +231,7 @@ impl YcsbArgs {
         let flags = BenchConfig {
             label: self.label.clone(),
             workload: self.workload.clone(),
-            device: self.device.clone(),
+            device: self.store.device.clone(),
             fill: self.fill,
             records: self.records,
             dataset_bytes: self.dataset_bytes.clone(),
@@ -257,10 +247,10 @@ impl YcsbArgs {
             warmup: self.warmup.clone(),
             interval: self.interval.clone(),
             seed: self.seed,
-            write_mode: self.write_mode.clone(),
+            write_mode: self.store.write_mode.clone(),
             no_load: self.no_load.then_some(true),
-            engine: self.engine_settings()?,
-            emu: BenchConfig::settings(&self.emu)?,
+            engine: self.store.engine_settings()?,
+            emu: BenchConfig::settings(&self.store.emu)?,
         };
         Ok(file.overridden_by(&flags))
     }

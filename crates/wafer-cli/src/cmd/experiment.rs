@@ -101,13 +101,7 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
 }
 
 fn run_fig15(args: &FigureArgs) -> Result<(), CliError> {
-    let scale = Scale::parse(&args.scale).map_err(CliError)?;
-    for path in [&args.markdown, &args.plot] {
-        super::check_output_path(path.as_deref())?;
-    }
-    if let Some(dir) = &args.json_dir {
-        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
-    }
+    let scale = check_outputs(args)?;
     let quiet = args.quiet;
     let mut live = ProgressBar::without_totals(!quiet);
     let points = fig15::run(scale, &mut live, &mut |p| {
@@ -124,23 +118,42 @@ fn run_fig15(args: &FigureArgs) -> Result<(), CliError> {
     })?;
     let markdown = fig15::render_markdown(scale, &points);
     print!("{markdown}");
-    if let Some(dir) = &args.json_dir {
-        for (i, p) in points.iter().enumerate() {
-            if let Ok(report) = &p.result {
-                let path = dir.join(format!("fig15-{i}.json"));
-                super::write_file(&path, report.to_json()?.as_bytes())?;
-            }
-        }
+    let mut reports = Vec::new();
+    for p in &points {
+        reports.push(p.result.as_ref().ok().map(|r| r.to_json()).transpose()?);
     }
-    write_outputs(args, &markdown, wafer_bench::plot::Chart::Line(fig15::chart(&points)))
+    let chart = wafer_bench::plot::Chart::Line(fig15::chart(&points));
+    write_outputs(args, "fig15", &reports, &markdown, chart)
 }
 
-/// The markdown and the chart where the flags say.
+/// The scale the flags name, after checking the output paths (before any run).
+fn check_outputs(args: &FigureArgs) -> Result<Scale, CliError> {
+    let scale = Scale::parse(&args.scale).map_err(CliError)?;
+    for path in [&args.markdown, &args.plot] {
+        super::check_output_path(path.as_deref())?;
+    }
+    if let Some(dir) = &args.json_dir {
+        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    }
+    Ok(scale)
+}
+
+/// Each run's report (JSON, None for runs that did not happen) as DIR/<figure>-<i>.json, the
+/// markdown and the chart, where the flags say.
 fn write_outputs(
     args: &FigureArgs,
+    figure: &str,
+    reports: &[Option<String>],
     markdown: &str,
     chart: wafer_bench::plot::Chart,
 ) -> Result<(), CliError> {
+    if let Some(dir) = &args.json_dir {
+        for (i, json) in reports.iter().enumerate() {
+            if let Some(json) = json {
+                super::write_file(&dir.join(format!("{figure}-{i}.json")), json.as_bytes())?;
+            }
+        }
+    }
     if let Some(path) = &args.markdown {
         super::write_file(path, markdown.as_bytes())?;
     }
@@ -153,13 +166,7 @@ fn write_outputs(
 }
 
 fn run_fig16(args: &FigureArgs) -> Result<(), CliError> {
-    let scale = Scale::parse(&args.scale).map_err(CliError)?;
-    for path in [&args.markdown, &args.plot] {
-        super::check_output_path(path.as_deref())?;
-    }
-    if let Some(dir) = &args.json_dir {
-        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
-    }
+    let scale = check_outputs(args)?;
     let quiet = args.quiet;
     let rows = fig16::run(scale, &mut |row| {
         if !quiet {
@@ -176,15 +183,12 @@ fn run_fig16(args: &FigureArgs) -> Result<(), CliError> {
     })?;
     let markdown = fig16::render_markdown(scale, &rows);
     print!("{markdown}");
-    if let Some(dir) = &args.json_dir {
-        for (i, row) in rows.iter().enumerate() {
-            if let Ok(report) = &row.result {
-                let path = dir.join(format!("fig16-{i}.json"));
-                super::write_file(&path, report.to_json()?.as_bytes())?;
-            }
-        }
+    let mut reports = Vec::new();
+    for row in &rows {
+        reports.push(row.result.as_ref().ok().map(|r| r.to_json()).transpose()?);
     }
-    write_outputs(args, &markdown, wafer_bench::plot::Chart::Line(fig16::chart(&rows)))
+    let chart = wafer_bench::plot::Chart::Line(fig16::chart(&rows));
+    write_outputs(args, "fig16", &reports, &markdown, chart)
 }
 
 fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
