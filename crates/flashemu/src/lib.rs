@@ -25,8 +25,7 @@ mod zns;
 pub use cczns::{ChunkPlacement, CwOutcome, DrChunk, DrOutcome, CW_CHUNKS_MAX};
 pub use config::{
     CcznsConfig, Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, PlanConfig,
-    PlanGcTrigger,
-    PlanScheme, StoreKind, PRESET_NAMES,
+    PlanGcTrigger, PlanScheme, StoreKind, PRESET_NAMES,
 };
 pub use counters::Counters;
 pub use error::{ConfigError, EmuError};

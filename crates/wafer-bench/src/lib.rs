@@ -10,6 +10,7 @@ pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod runner;
+pub mod tpcc;
 pub mod trace;
 pub mod values;
 pub mod ycsb;

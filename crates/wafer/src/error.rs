@@ -38,6 +38,10 @@ pub enum Error {
     Poisoned,
     #[error("database is closed")]
     Closed,
+    /// A transaction waited its lock timeout for a key lock another transaction holds (a
+    /// clean refusal: abort the transaction and retry it).
+    #[error("lock on a key of tree `{tree}` not granted within {waited_ms} ms")]
+    LockTimeout { tree: String, waited_ms: u64 },
     #[error("corrupt database: {0}")]
     Corrupt(String),
     /// The data file exists but its WAL file does not: opening without the log would lose

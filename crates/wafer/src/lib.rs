@@ -19,7 +19,7 @@ pub mod wal;
 #[doc(hidden)]
 pub mod fuzzing;
 
-pub use db::{BatchOp, Db, DbStats, Iter, Tree, WriteBatch};
+pub use db::{BatchOp, Db, DbStats, Direction, Iter, Tree, Txn, WriteBatch};
 pub use error::{Error, OpenError, Result};
 pub use options::{CreateMode, Options, WriteMode};
 pub use wal::Durability;

@@ -1,5 +1,7 @@
 //! Experiments that reproduce the papers' tables with one command, scaled to this machine.
 pub mod cczns;
+pub mod fig15;
+pub mod fig16;
 pub mod plan;
 pub mod table1;
 

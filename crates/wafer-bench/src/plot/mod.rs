@@ -49,6 +49,20 @@ pub struct LineChart {
     pub x_from_zero: bool,
 }
 
+impl LineChart {
+    /// A chart of the series that have points, x from zero, y range from the data.
+    pub fn of_series(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> LineChart {
+        LineChart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            series: series.into_iter().filter(|s| !s.points.is_empty()).collect(),
+            y_range: None,
+            x_from_zero: true,
+        }
+    }
+}
+
 /// Bars by category: `values[group][series]`, side by side or stacked.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BarChart {

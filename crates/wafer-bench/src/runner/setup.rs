@@ -285,7 +285,7 @@ fn fill_basis(device: &dyn Device, options: &Options, fill: f64) -> Result<FillB
     Ok(basis)
 }
 
-fn engine_options(c: &BenchConfig) -> Result<Options, SetupError> {
+pub(crate) fn engine_options(c: &BenchConfig) -> Result<Options, SetupError> {
     let mut options = Options::production();
     for (key, value) in &c.engine {
         engine::set_engine_option(&mut options, key, &setting_text(value)).map_err(invalid)?;
@@ -449,6 +449,79 @@ impl Drop for Created {
     }
 }
 
+/// A data device as the configuration names it (with its WAL device beside a file), and the
+/// engine options adjusted to it (`data_offset_bytes` unless given).
+pub(crate) struct OpenedDevice {
+    /// None for the model (no device, only a nominal capacity).
+    pub backend: Option<Box<dyn Device>>,
+    pub wal: Option<Box<dyn Device>>,
+    pub capacity_bytes: u64,
+    pub json: serde_json::Value,
+    created: Option<Created>,
+}
+
+impl OpenedDevice {
+    /// The database opened on the files: a later setup error leaves them in place.
+    pub(crate) fn keep_files(&mut self) {
+        if let Some(c) = self.created.as_mut() {
+            c.armed = false;
+        }
+    }
+}
+
+pub(crate) fn open_device(
+    c: &BenchConfig,
+    device: &DeviceChoice,
+    options: &mut Options,
+) -> Result<OpenedDevice, SetupError> {
+    let opened = match device {
+        DeviceChoice::Emu(arg) => {
+            let config = emu_config(arg, c)?;
+            let json = serde_json::json!({"kind": "emu", "source": arg,
+                "config": serde_json::to_value(&config).unwrap_or_default()});
+            let dev = EmuDevice::new(config)?;
+            let capacity_bytes = dev.capacity_bytes();
+            OpenedDevice {
+                backend: Some(Box::new(dev)),
+                wal: None,
+                capacity_bytes,
+                json,
+                created: None,
+            }
+        }
+        DeviceChoice::File(path) => {
+            let (dev, wal, created) = open_file_devices(path, options, c.no_load.unwrap_or(false))?;
+            OpenedDevice {
+                capacity_bytes: dev.capacity_bytes(),
+                backend: Some(Box::new(dev)),
+                wal: Some(Box::new(wal)),
+                json: serde_json::json!({"kind": "file", "path": path}),
+                created,
+            }
+        }
+        DeviceChoice::Memory(bytes) => OpenedDevice {
+            backend: Some(Box::new(MemoryDevice::new(*bytes))),
+            wal: None,
+            capacity_bytes: *bytes,
+            json: serde_json::json!({"kind": "memory", "capacity_bytes": bytes}),
+            created: None,
+        },
+        DeviceChoice::Model(bytes) => OpenedDevice {
+            backend: None,
+            wal: None,
+            capacity_bytes: *bytes,
+            json: serde_json::json!({"kind": "model"}),
+            created: None,
+        },
+    };
+    if let Some(dev) = &opened.backend {
+        if !c.engine.contains_key("data_offset_bytes") {
+            options.data_offset_bytes = data_offset_for(dev.capacity_bytes(), options);
+        }
+    }
+    Ok(opened)
+}
+
 /// Builds the target and the run from `c`. Slow only by the pilot (a second or so).
 pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     let device_text = c.device.clone().unwrap_or_else(|| "emu:cns".to_string());
@@ -456,40 +529,12 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     let mut options = engine_options(c)?;
     let nominal = workload_spec(c, 1)?;
 
-    // The device first: its capacity sizes the dataset. The model has no device, only a
-    // nominal capacity.
-    let mut wal_device: Option<Box<dyn Device>> = None;
-    let mut created: Option<Created> = None;
-    let (backend, capacity_bytes, device_json): (Option<Box<dyn Device>>, u64, serde_json::Value) =
-        match &device {
-            DeviceChoice::Emu(arg) => {
-                let config = emu_config(arg, c)?;
-                let json = serde_json::json!({"kind": "emu", "source": arg,
-                    "config": serde_json::to_value(&config).unwrap_or_default()});
-                let dev = EmuDevice::new(config)?;
-                let capacity = dev.capacity_bytes();
-                (Some(Box::new(dev)), capacity, json)
-            }
-            DeviceChoice::File(path) => {
-                let (dev, wal, new_files) =
-                    open_file_devices(path, &mut options, c.no_load.unwrap_or(false))?;
-                wal_device = Some(Box::new(wal));
-                created = new_files;
-                let capacity = dev.capacity_bytes();
-                (Some(Box::new(dev)), capacity, serde_json::json!({"kind": "file", "path": path}))
-            }
-            DeviceChoice::Memory(bytes) => (
-                Some(Box::new(MemoryDevice::new(*bytes))),
-                *bytes,
-                serde_json::json!({"kind": "memory", "capacity_bytes": bytes}),
-            ),
-            DeviceChoice::Model(bytes) => (None, *bytes, serde_json::json!({"kind": "model"})),
-        };
-    if let Some(dev) = &backend {
-        if !c.engine.contains_key("data_offset_bytes") {
-            options.data_offset_bytes = data_offset_for(dev.capacity_bytes(), &options);
-        }
-    }
+    // The device first: its capacity sizes the dataset.
+    let mut opened = open_device(c, &device, &mut options)?;
+    let capacity_bytes = opened.capacity_bytes;
+    let device_json = opened.json.clone();
+    let wal_device = opened.wal.take();
+    let backend = opened.backend.take();
     let nominal_record_bytes =
         nominal.key_format.nominal_len_bytes() as f64 + f64::from(nominal.value_size_bytes);
     let bytes_per_record = match backend {
@@ -534,9 +579,7 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     let target: Box<dyn KvTarget> = match backend {
         Some(b) => {
             let t = EngineTarget::open(b, wal_device, options.clone(), device_json.clone())?;
-            if let Some(c) = created.as_mut() {
-                c.armed = false; // The database exists now.
-            }
+            opened.keep_files(); // The database exists now.
             Box::new(t)
         }
         None => Box::new(MemTarget::new(capacity_bytes)),

@@ -10,12 +10,16 @@ pub(crate) mod catalog;
 mod check;
 mod durability;
 mod iter;
+mod locks;
 mod mode;
 mod open;
+mod txn;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use check::{CheckReport, Violation};
 pub use iter::Iter;
+pub use locks::TXN_LOCKS_MAX;
+pub use txn::{Direction, Txn, DEFAULT_LOCK_TIMEOUT};
 
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::{Env, Exclusive, TreeCore};
@@ -64,6 +68,8 @@ struct DbInner {
     doublewrite: Option<Arc<DoublewriteStore>>,
     /// The data device as given, for the emulator's flash counters in `stats()`.
     data_device: Arc<dyn Device>,
+    /// Key locks of transactions (`Txn::lock`).
+    locks: Arc<locks::LockTable>,
 }
 
 #[derive(Debug, Clone)]
@@ -434,6 +440,7 @@ impl Db {
             recovery,
             doublewrite,
             data_device,
+            locks: Arc::default(),
         };
         let inner = Arc::new(inner);
         let db = Db { inner };
@@ -518,6 +525,18 @@ impl Db {
         let core = Arc::new(TreeCore::new(id, root));
         map.insert(name.to_string(), core.clone());
         Ok(Tree { db: inner.clone(), core, name: name.into() })
+    }
+
+    /// The tree called `name` if it exists (a read must not create one).
+    pub(crate) fn existing_tree(&self, name: &str) -> Result<Option<Tree>> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
+        Ok(map.get(name).map(|core| Tree {
+            db: inner.clone(),
+            core: core.clone(),
+            name: name.into(),
+        }))
     }
 
     /// Names of all trees, sorted.

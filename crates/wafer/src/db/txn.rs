@@ -1,0 +1,261 @@
+//! Transactions: a private write set over the database, committed as one atomic batch.
+//!
+//! Isolation, precisely:
+//! - Writes are buffered in the transaction and invisible to everyone else until `commit`,
+//!   which applies them all as one [`WriteBatch`] (atomic and durable as the batch is; across
+//!   any trees).
+//! - Reads (`get`, `scan`) see the transaction's own writes over the committed state
+//!   (read-your-writes), and otherwise the latest committed state (read committed).
+//! - `lock(tree, key)` takes an exclusive lock on a key until commit or abort (strict 2PL). A
+//!   transaction that locks every key it reads and then writes, and a guard key for every
+//!   range it reads and then changes, is serializable with every other such transaction.
+//!   Locks guard keys only against other transactions' `lock`: plain `Tree`/`Db::write`
+//!   writers do not take them.
+//! - A lock not granted within the transaction's lock timeout fails with
+//!   [`Error::LockTimeout`]; the transaction keeps what it held and should be aborted (dropped)
+//!   and retried. Dropping a transaction aborts it.
+use super::locks::{LockTable, TXN_LOCKS_MAX};
+use super::{check_key, check_value, prefix_end, Db, WriteBatch};
+use crate::{Durability, Error, Result};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Lock wait before [`Error::LockTimeout`], unless [`Txn::set_lock_timeout`] says otherwise.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Which way a [`Txn::scan`] walks its range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Ascending,
+    Descending,
+}
+
+type Entry = (Vec<u8>, Vec<u8>);
+/// One tree's writes: key -> Some(value) for a put, None for a delete.
+type TreeWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+type WriteSet = HashMap<String, TreeWrites>;
+/// This transaction's writes in a range, in scan order.
+type MineIter<'a> = Box<dyn Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)> + 'a>;
+
+/// A transaction on a [`Db`] (see the module documentation for its isolation).
+#[derive(Debug)]
+pub struct Txn {
+    db: Db,
+    locks: Arc<LockTable>,
+    owner: u64,
+    held: Vec<(String, Vec<u8>)>,
+    writes: WriteSet,
+    lock_timeout: Duration,
+}
+
+impl Db {
+    /// Starts a transaction. It holds no lock and reads committed state until it writes.
+    pub fn begin(&self) -> Txn {
+        let locks = self.inner.locks.clone();
+        let owner = locks.new_owner();
+        Txn {
+            db: self.clone(),
+            locks,
+            owner,
+            held: Vec::new(),
+            writes: HashMap::new(),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        }
+    }
+}
+
+impl Txn {
+    pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        self.lock_timeout = timeout;
+    }
+
+    /// Locks (`tree`, `key`) exclusively until commit or abort; a no-op when held already.
+    pub fn lock(&mut self, tree: &str, key: &[u8]) -> Result<()> {
+        self.db.inner.check_open()?;
+        check_key(key)?;
+        if self.held.len() >= TXN_LOCKS_MAX {
+            return Err(Error::InvalidOptions(format!(
+                "a transaction holds at most {TXN_LOCKS_MAX} locks"
+            )));
+        }
+        if self.locks.lock(self.owner, tree, key, self.lock_timeout)? {
+            self.held.push((tree.to_string(), key.to_vec()));
+        }
+        Ok(())
+    }
+
+    /// The value of `key`: this transaction's write if it wrote one, else the committed value.
+    pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        check_key(key)?;
+        if let Some(w) = self.writes.get(tree).and_then(|t| t.get(key)) {
+            return Ok(w.clone());
+        }
+        match self.db.existing_tree(tree)? {
+            Some(t) => t.get(key),
+            None => Ok(None),
+        }
+    }
+
+    /// `lock` then `get`: the value, which no other locking transaction changes until this
+    /// one ends.
+    pub fn get_for_update(&mut self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.lock(tree, key)?;
+        self.get(tree, key)
+    }
+
+    /// Buffers a put (sizes checked now, so commit refuses nothing for them).
+    pub fn put(&mut self, tree: &str, key: &[u8], value: &[u8]) -> Result<()> {
+        super::catalog::check_name(tree)?;
+        check_key(key)?;
+        check_value(value)?;
+        self.writes.entry(tree.to_string()).or_default().insert(key.to_vec(), Some(value.to_vec()));
+        Ok(())
+    }
+
+    /// Buffers a delete.
+    pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<()> {
+        super::catalog::check_name(tree)?;
+        check_key(key)?;
+        self.writes.entry(tree.to_string()).or_default().insert(key.to_vec(), None);
+        Ok(())
+    }
+
+    /// Up to `limit` entries of `tree` with keys in `lo..hi`, in `direction`, this
+    /// transaction's writes merged over the committed entries (its deletes hide them).
+    pub fn scan(
+        &self,
+        tree: &str,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<Entry>> {
+        let owned = |b: Bound<&[u8]>| b.map(|k| k.to_vec());
+        let (lo, hi) = (owned(lo), owned(hi));
+        let committed: Box<dyn Iterator<Item = Result<Entry>>> =
+            match self.db.existing_tree(tree)? {
+                None => Box::new(std::iter::empty()),
+                Some(t) => {
+                    let it = t.range::<Vec<u8>, _>((lo.clone(), hi.clone()));
+                    match direction {
+                        Direction::Ascending => Box::new(it),
+                        Direction::Descending => Box::new(it.rev()),
+                    }
+                }
+            };
+        let empty = BTreeMap::new();
+        let mine = self.writes.get(tree).unwrap_or(&empty).range::<Vec<u8>, _>((lo, hi));
+        let mine: MineIter<'_> = match direction {
+            Direction::Ascending => Box::new(mine),
+            Direction::Descending => Box::new(mine.rev()),
+        };
+        merge(committed, mine, direction, limit)
+    }
+
+    /// As [`Txn::scan`] over the keys that start with `prefix`.
+    pub fn scan_prefix(
+        &self,
+        tree: &str,
+        prefix: &[u8],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<Entry>> {
+        let end = prefix_end(prefix);
+        let hi = match &end {
+            Some(e) => Bound::Excluded(e.as_slice()),
+            None => Bound::Unbounded,
+        };
+        self.scan(tree, Bound::Included(prefix), hi, direction, limit)
+    }
+
+    /// Whether the transaction has buffered no write.
+    pub fn is_read_only(&self) -> bool {
+        self.writes.values().all(|t| t.is_empty())
+    }
+
+    /// Applies every buffered write as one atomic batch (durable as the database's
+    /// `options.durability` says), then releases the locks.
+    pub fn commit(self) -> Result<()> {
+        let durability = self.db.inner.options.durability;
+        self.commit_with(durability)
+    }
+
+    /// As [`Txn::commit`] with `durability` for the batch.
+    pub fn commit_with(mut self, durability: Durability) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        let mut trees: Vec<(String, TreeWrites)> =
+            std::mem::take(&mut self.writes).into_iter().collect();
+        // A fixed order, so equal transactions log equal batches.
+        trees.sort_by(|a, b| a.0.cmp(&b.0));
+        for (tree, writes) in &trees {
+            for (key, value) in writes {
+                match value {
+                    Some(v) => batch.put(tree, key, v),
+                    None => batch.delete(tree, key),
+                };
+            }
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        // Locks go when `self` drops, after the batch is applied.
+        self.db.write_with(&batch, durability)
+    }
+
+    /// Discards the buffered writes and releases the locks (as dropping does).
+    pub fn abort(self) {}
+}
+
+impl Drop for Txn {
+    fn drop(&mut self) {
+        self.locks.release(self.owner, &self.held);
+    }
+}
+
+/// Merges the committed entries with the transaction's writes (which win on equal keys),
+/// in `direction`, up to `limit` entries.
+fn merge<'a>(
+    committed: Box<dyn Iterator<Item = Result<Entry>> + 'a>,
+    mine: MineIter<'a>,
+    direction: Direction,
+    limit: usize,
+) -> Result<Vec<Entry>> {
+    let mut committed = committed.peekable();
+    let mut mine = mine.peekable();
+    let mut out = Vec::new();
+    // Each pass consumes at least one entry of one side; the loop ends with both sides or
+    // at the limit.
+    while out.len() < limit {
+        let base_key = match committed.peek() {
+            Some(Ok((k, _))) => Some(k.clone()),
+            Some(Err(_)) => match committed.next() {
+                Some(Err(e)) => return Err(e),
+                other => unreachable!("peeked an error, next gave {:?}", other.map(|r| r.is_ok())),
+            },
+            None => None,
+        };
+        let take_mine = match (&base_key, mine.peek()) {
+            (None, None) => break,
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            (Some(b), Some((m, _))) => match direction {
+                Direction::Ascending => m.as_slice() <= b.as_slice(),
+                Direction::Descending => m.as_slice() >= b.as_slice(),
+            },
+        };
+        if take_mine {
+            let Some((k, v)) = mine.next() else { break };
+            if base_key.as_deref() == Some(k.as_slice()) {
+                committed.next(); // Shadowed by this transaction's write.
+            }
+            if let Some(v) = v {
+                out.push((k.clone(), v.clone()));
+            }
+        } else if let Some(entry) = committed.next() {
+            out.push(entry?);
+        }
+    }
+    Ok(out)
+}
