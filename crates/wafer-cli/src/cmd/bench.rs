@@ -19,6 +19,10 @@ enum BenchCommand {
     /// YCSB core workloads A-F: load, then run until a duration or N device capacities of DB
     /// writes; report OPS, DB / SSD / total WAF, bytes per operation and the write drilldown.
     Ycsb(YcsbArgs),
+    /// Wafer beside RocksDB, LMDB, WiredTiger and PostgreSQL: the same YCSB phases (load, A,
+    /// B, C, F; zipf and uniform), matched sizes, cache, threads and durability; ops/s,
+    /// latency and host bytes per operation.
+    Peers(super::peers::PeersArgs),
 }
 
 /// Every flag overrides the same-named key of --config (a TOML file).
@@ -158,6 +162,7 @@ impl YcsbArgs {
 pub fn run(args: BenchArgs) -> Result<(), CliError> {
     match args.command {
         BenchCommand::Ycsb(a) => ycsb(&a),
+        BenchCommand::Peers(a) => super::peers::run(&a),
     }
 }
 

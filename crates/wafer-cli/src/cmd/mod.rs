@@ -4,6 +4,7 @@ pub mod check;
 pub mod demo;
 pub mod emu;
 pub mod experiment;
+pub mod peers;
 pub mod profile;
 pub mod report;
 
