@@ -221,10 +221,17 @@ pub fn run(
                 )));
             }
             std::fs::create_dir_all(&dir).map_err(|e| PeerError::io(&dir, e))?;
-            let outcome = run_engine(config, engine, round, &config.setup(dir.clone()), progress, &mut |row| {
-                on_row(row);
-                report.rows.push(row.clone());
-            });
+            let outcome = run_engine(
+                config,
+                engine,
+                round,
+                &config.setup(dir.clone()),
+                progress,
+                &mut |row| {
+                    on_row(row);
+                    report.rows.push(row.clone());
+                },
+            );
             if !config.keep {
                 // Best effort: a leftover directory costs disk, not correctness.
                 let _ = std::fs::remove_dir_all(&dir);

@@ -26,6 +26,9 @@ pub mod table;
 mod wafer_peer;
 mod wiredtiger;
 
+#[cfg(test)]
+mod tests;
+
 use std::path::{Path, PathBuf};
 
 pub use harness::{run, PeersConfig, PeersReport, Row, Scale};

@@ -246,6 +246,7 @@ impl PgPeer {
         let conn = unsafe { (self.api.PQconnectdb)(info.as_ptr()) };
         // SAFETY: PQstatus and PQerrorMessage accept any result of PQconnectdb.
         if conn.is_null() || unsafe { (self.api.PQstatus)(conn) } != CONNECTION_OK {
+            // SAFETY: as above; the message is copied before PQfinish frees it.
             let message = unsafe { text_of((self.api.PQerrorMessage)(conn), "out of memory") };
             // SAFETY: PQfinish accepts a failed connection (and null).
             unsafe { (self.api.PQfinish)(conn) };
@@ -299,7 +300,13 @@ impl PgPeer {
 
     /// Runs prepared statement `name` with binary parameters (text where `text` says) on a
     /// pooled connection; returns the rows.
-    fn run(&self, op: &'static str, name: &str, params: &[&[u8]], text: &[bool]) -> Result<c_int, TargetError> {
+    fn run(
+        &self,
+        op: &'static str,
+        name: &str,
+        params: &[&[u8]],
+        text: &[bool],
+    ) -> Result<c_int, TargetError> {
         let conn = match self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
             Some(c) => c,
             None => {

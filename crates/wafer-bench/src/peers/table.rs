@@ -177,7 +177,8 @@ pub fn write_charts(report: &PeersReport, stem: &Path) -> std::io::Result<Vec<Pa
         let mut name = stem.with_extension("").into_os_string();
         name.push(format!("-{suffix}.{}", if svg { "svg" } else { "png" }));
         let path = PathBuf::from(name);
-        let bytes = crate::plot::render_for_path(c, &path, (1200, 560)).map_err(std::io::Error::other)?;
+        let bytes =
+            crate::plot::render_for_path(c, &path, (1200, 560)).map_err(std::io::Error::other)?;
         std::fs::write(&path, bytes)?;
         paths.push(path);
     }

@@ -27,7 +27,13 @@ struct WtItem {
 
 impl WtItem {
     fn of(bytes: &[u8]) -> WtItem {
-        WtItem { data: bytes.as_ptr().cast(), size: bytes.len(), mem: null_mut(), memsize: 0, flags: 0 }
+        WtItem {
+            data: bytes.as_ptr().cast(),
+            size: bytes.len(),
+            mem: null_mut(),
+            memsize: 0,
+            flags: 0,
+        }
     }
 }
 
@@ -162,7 +168,8 @@ impl WtPeer {
         let (home, cfg) = (cstring(&dir.to_string_lossy())?, cstring(&config)?);
         let mut conn: *mut WtConnection = null_mut();
         // SAFETY: home and config are valid C strings; conn receives the handle.
-        let rc = unsafe { (api.wiredtiger_open)(home.as_ptr(), null_mut(), cfg.as_ptr(), &mut conn) };
+        let rc =
+            unsafe { (api.wiredtiger_open)(home.as_ptr(), null_mut(), cfg.as_ptr(), &mut conn) };
         wt_result(&api, "open", rc)?;
         let table = format!(
             "key_format=u,value_format=u,block_compressor={}",
@@ -193,7 +200,9 @@ impl WtPeer {
         let uri = cstring(TABLE_URI).map_err(|e| TargetError::new("session", e))?;
         let mut session: *mut WtSession = null_mut();
         // SAFETY: the connection is open until drop.
-        let rc = unsafe { ((*self.conn).open_session)(self.conn, null_mut(), std::ptr::null(), &mut session) };
+        let rc = unsafe {
+            ((*self.conn).open_session)(self.conn, null_mut(), std::ptr::null(), &mut session)
+        };
         wt_result(&self.api, "open session", rc)?;
         let mut cursor: *mut WtCursor = null_mut();
         // SAFETY: a fresh session, used by this thread only; closed on failure.
@@ -204,7 +213,13 @@ impl WtPeer {
                 rc = ((*session).create)(session, uri.as_ptr(), config.as_ptr());
             }
             if rc == 0 {
-                rc = ((*session).open_cursor)(session, uri.as_ptr(), null_mut(), std::ptr::null(), &mut cursor);
+                rc = ((*session).open_cursor)(
+                    session,
+                    uri.as_ptr(),
+                    null_mut(),
+                    std::ptr::null(),
+                    &mut cursor,
+                );
             }
             if rc != 0 {
                 ((*session).close)(session, std::ptr::null());
@@ -253,11 +268,15 @@ impl WtPeer {
         let (k, v) = (WtItem::of(key), WtItem::of(value));
         // SAFETY: the cursor's formats are "u": set_key/set_value take a WT_ITEM pointer,
         // valid for the call; insert overwrites an existing key (cursor default).
-        self.with_cursor(op, |c| unsafe {
-            ((*c).set_key)(c, &k as *const WtItem);
-            ((*c).set_value)(c, &v as *const WtItem);
-            ((*c).insert)(c)
-        }, |_| ())
+        self.with_cursor(
+            op,
+            |c| unsafe {
+                ((*c).set_key)(c, &k as *const WtItem);
+                ((*c).set_value)(c, &v as *const WtItem);
+                ((*c).insert)(c)
+            },
+            |_| (),
+        )
     }
 }
 
@@ -265,10 +284,14 @@ impl KvTarget for WtPeer {
     fn read(&self, key: &[u8]) -> Result<bool, TargetError> {
         let k = WtItem::of(key);
         // SAFETY: as in put; search positions the cursor (the value stays WiredTiger's).
-        self.with_cursor("read", |c| unsafe {
-            ((*c).set_key)(c, &k as *const WtItem);
-            ((*c).search)(c)
-        }, |found| found)
+        self.with_cursor(
+            "read",
+            |c| unsafe {
+                ((*c).set_key)(c, &k as *const WtItem);
+                ((*c).search)(c)
+            },
+            |found| found,
+        )
     }
 
     fn update(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
@@ -283,21 +306,29 @@ impl KvTarget for WtPeer {
         let k = WtItem::of(start);
         let seen = std::cell::Cell::new(0usize);
         // SAFETY: as in read; search_near then next walk the table from the start key.
-        self.with_cursor("scan", |c| unsafe {
-            seen.set(0);
-            ((*c).set_key)(c, &k as *const WtItem);
-            let mut exact: c_int = 0;
-            let mut rc = ((*c).search_near)(c, &mut exact);
-            // Landed before the start key: the next record is the first one at or after it.
-            if rc == 0 && exact < 0 {
-                rc = ((*c).next)(c);
-            }
-            while rc == 0 && seen.get() < count {
-                seen.set(seen.get() + 1);
-                rc = ((*c).next)(c);
-            }
-            if rc == WT_NOTFOUND { 0 } else { rc }
-        }, |_| seen.get())
+        self.with_cursor(
+            "scan",
+            |c| unsafe {
+                seen.set(0);
+                ((*c).set_key)(c, &k as *const WtItem);
+                let mut exact: c_int = 0;
+                let mut rc = ((*c).search_near)(c, &mut exact);
+                // Landed before the start key: the next record is the first one at or after it.
+                if rc == 0 && exact < 0 {
+                    rc = ((*c).next)(c);
+                }
+                while rc == 0 && seen.get() < count {
+                    seen.set(seen.get() + 1);
+                    rc = ((*c).next)(c);
+                }
+                if rc == WT_NOTFOUND {
+                    0
+                } else {
+                    rc
+                }
+            },
+            |_| seen.get(),
+        )
     }
 
     fn counters(&self) -> CounterSnapshot {
