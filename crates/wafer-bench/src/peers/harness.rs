@@ -209,6 +209,27 @@ pub fn run(
         engines: serde_json::Map::new(),
         rows: Vec::new(),
     };
+    // Only what this run creates is removed afterwards: never a directory the user had.
+    let dir_existed = config.dir.exists();
+    let outcome = run_rounds(config, &mut report, progress, on_row);
+    if !config.keep {
+        for round in 0..config.rounds {
+            let _ = std::fs::remove_dir(config.dir.join(format!("round-{round}")));
+        }
+        if !dir_existed {
+            let _ = std::fs::remove_dir(&config.dir);
+        }
+    }
+    outcome.map(|()| report)
+}
+
+/// Every round: each engine in its own fresh directory, removed after it unless `keep`.
+fn run_rounds(
+    config: &PeersConfig,
+    report: &mut PeersReport,
+    progress: &mut dyn Progress,
+    on_row: &mut dyn FnMut(&Row),
+) -> Result<(), PeerError> {
     for round in 0..config.rounds {
         let n = config.engines.len();
         for i in 0..n {
@@ -240,10 +261,7 @@ pub fn run(
             report.engines.insert(engine.name().to_string(), settings);
         }
     }
-    if !config.keep {
-        let _ = std::fs::remove_dir_all(&config.dir);
-    }
-    Ok(report)
+    Ok(())
 }
 
 /// One engine: open, load, every distribution's workloads, close. Returns its settings.

@@ -38,6 +38,7 @@ const PGRES_COMMAND_OK: c_int = 1;
 const PGRES_TUPLES_OK: c_int = 2;
 /// Port number of the Unix socket's name (no TCP listener is opened).
 const PORT: u16 = 54329;
+const SOCKET_PATH_MAX_BYTES: usize = 107;
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Statements every connection prepares: (name, SQL, parameters).
@@ -53,6 +54,8 @@ struct Server {
     child: Child,
     data: PathBuf,
     socket_dir: PathBuf,
+    /// The server's stderr: why a start failed.
+    log: PathBuf,
 }
 
 impl Drop for Server {
@@ -160,6 +163,15 @@ impl Server {
         let bin = bin_dir()?;
         let user = server_user()?;
         let (data, socket_dir) = (setup.dir.join("postgres"), setup.dir.join("pg-socket"));
+        // A Unix socket's path holds at most 107 bytes (sun_path).
+        let socket_len = socket_dir.as_os_str().len() + format!("/.s.PGSQL.{PORT}").len();
+        if socket_len > SOCKET_PATH_MAX_BYTES {
+            return Err(PeerError::Config(format!(
+                "{}: too long for PostgreSQL's Unix socket ({socket_len} of at most \
+                 {SOCKET_PATH_MAX_BYTES} bytes); give a shorter --dir",
+                socket_dir.display()
+            )));
+        }
         make_dir(&data, user)?;
         make_dir(&socket_dir, user)?;
         let log = setup.dir.join("postgres.log");
@@ -189,7 +201,7 @@ impl Server {
             .stderr(log_file)
             .spawn()
             .map_err(|e| PeerError::io(&bin.join("postgres"), e))?;
-        Ok(Server { child, data, socket_dir })
+        Ok(Server { child, data, socket_dir, log })
     }
 }
 
@@ -232,7 +244,7 @@ impl PgPeer {
                     return Err(PeerError::Engine {
                         engine: "postgres",
                         op: "start",
-                        message: format!("{e} (server log: {})", self.server.data.display()),
+                        message: format!("{e} (server log: {})", self.server.log.display()),
                     })
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(100)),
