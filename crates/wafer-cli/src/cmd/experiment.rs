@@ -32,19 +32,10 @@ struct PlanArgs {
     /// tiny (256 MiB of flash, seconds), demo (2 GiB), small (4 GiB), full (the 8 GiB `plan` preset).
     #[arg(long, default_value = "demo")]
     scale: String,
-    /// Write the report as JSON (`schemes`: name and waf of each).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-    /// Write the report as markdown.
-    #[arg(long, value_name = "FILE")]
-    markdown: Option<PathBuf>,
-    /// Write Figures 1 and 3 as STEM-fig1-waf.png, STEM-fig1-throughput.png, STEM-fig3-waf.png
-    /// (.svg for SVG).
-    #[arg(long, value_name = "STEM")]
-    plots: Option<PathBuf>,
-    /// No per-scheme lines on stderr.
-    #[arg(long, short)]
-    quiet: bool,
+    /// JSON: `schemes`, name and waf of each; charts: STEM-fig1-waf, STEM-fig1-throughput,
+    /// STEM-fig3-waf.
+    #[command(flatten)]
+    out: super::ReportFiles,
 }
 
 #[derive(Debug, Args)]
@@ -73,10 +64,8 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
 
 fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
     let scale = Scale::parse(&args.scale).map_err(CliError)?;
-    for path in [&args.json, &args.markdown, &args.plots] {
-        super::check_output_path(path.as_deref())?;
-    }
-    let quiet = args.quiet;
+    args.out.check()?;
+    let quiet = args.out.quiet;
     let report = plan::run(scale, &mut |line| {
         if !quiet {
             eprintln!("plan [{}] {line}", scale.name());
@@ -84,15 +73,15 @@ fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
     })?;
     let markdown = plan::render_markdown(&report);
     print!("{markdown}");
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.out.json {
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
         super::write_file(path, json.as_bytes())?;
     }
-    if let Some(path) = &args.markdown {
+    if let Some(path) = &args.out.markdown {
         super::write_file(path, markdown.as_bytes())?;
     }
-    if let Some(stem) = &args.plots {
+    if let Some(stem) = &args.out.plots {
         let paths = plan::write_figures(&report, stem)
             .map_err(|e| CliError(format!("{}: {e}", stem.display())))?;
         for path in paths {

@@ -51,18 +51,10 @@ pub struct PeersArgs {
     /// Keep the engines' files.
     #[arg(long)]
     keep: bool,
-    /// Write every row (and the configuration and each engine's settings) as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-    /// Write the markdown table.
-    #[arg(long, value_name = "FILE")]
-    markdown: Option<PathBuf>,
-    /// Bar charts: STEM-ops.png, STEM-host-write.png (.svg for SVG).
-    #[arg(long, value_name = "STEM")]
-    plots: Option<PathBuf>,
-    /// No live status line.
-    #[arg(long, short)]
-    quiet: bool,
+    /// JSON: every row, the configuration and each engine's settings; charts: STEM-ops,
+    /// STEM-host-write.
+    #[command(flatten)]
+    out: super::ReportFiles,
 }
 
 impl PeersArgs {
@@ -110,13 +102,11 @@ impl PeersArgs {
 }
 
 pub fn run(args: &PeersArgs) -> Result<(), CliError> {
-    for path in [&args.json, &args.markdown, &args.plots] {
-        super::check_output_path(path.as_deref())?;
-    }
+    args.out.check()?;
     let config = args.config()?;
     config.validate()?;
     eprintln!("peers: {}", config.describe());
-    let mut live = ProgressBar::without_totals(!args.quiet);
+    let mut live = ProgressBar::without_totals(!args.out.quiet);
     let report = harness::run(&config, &mut live, &mut |row| {
         eprintln!(
             "  {:<20} {:<7} {:<8} {:>9.0} ops/s  host write {:>8.0} B/op  read {:>8.0} B/op",
@@ -130,14 +120,14 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
     })?;
     let table = peers::table::markdown(&report);
     print!("{table}");
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.out.json {
         let text = serde_json::to_string_pretty(&report)?;
         super::write_file(path, text.as_bytes())?;
     }
-    if let Some(path) = &args.markdown {
+    if let Some(path) = &args.out.markdown {
         super::write_file(path, table.as_bytes())?;
     }
-    if let Some(stem) = &args.plots {
+    if let Some(stem) = &args.out.plots {
         for p in peers::table::write_charts(&report, stem)? {
             eprintln!("wrote {}", p.display());
         }
