@@ -23,7 +23,7 @@ enum BenchCommand {
     Ycsb(YcsbArgs),
     /// Wafer beside RocksDB, LMDB, WiredTiger and PostgreSQL: the same YCSB phases (load, A,
     /// B, C, F; zipf and uniform), matched sizes, cache, threads and durability; ops/s,
-    /// latency and host bytes per operation.
+    /// latency and host bytes per operation; --plots STEM writes STEM-ops and STEM-host-write.
     Peers(super::peers::PeersArgs),
 }
 

@@ -23,7 +23,8 @@ enum ExperimentCommand {
     Table1(Table1Args),
     /// 004 (PLAN): the FIO mix (4 jobs, 50/50 read/write, uniform 4 KiB random, files
     /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
-    /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
+    /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width);
+    /// --plots STEM writes STEM-fig1-waf, STEM-fig1-throughput and STEM-fig3-waf.
     Plan(PlanArgs),
 }
 
