@@ -23,8 +23,7 @@ enum ExperimentCommand {
     Table1(Table1Args),
     /// 004 (PLAN): the FIO mix (4 jobs, 50/50 read/write, uniform 4 KiB random, files
     /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
-    /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width);
-    /// --plots STEM writes STEM-fig1-waf, STEM-fig1-throughput and STEM-fig3-waf.
+    /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
     Plan(PlanArgs),
 }
 
@@ -33,10 +32,19 @@ struct PlanArgs {
     /// tiny (256 MiB of flash, seconds), demo (2 GiB), small (4 GiB), full (the 8 GiB `plan` preset).
     #[arg(long, default_value = "demo")]
     scale: String,
-    /// JSON: `schemes`, name and waf of each; charts: STEM-fig1-waf, STEM-fig1-throughput,
-    /// STEM-fig3-waf.
-    #[command(flatten)]
-    out: super::ReportFiles,
+    /// Write the report as JSON (`schemes`: name and waf of each).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the report as markdown.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Write Figures 1 and 3 as STEM-fig1-waf.png, STEM-fig1-throughput.png, STEM-fig3-waf.png
+    /// (.svg for SVG).
+    #[arg(long, value_name = "STEM")]
+    plots: Option<PathBuf>,
+    /// No per-scheme lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -65,8 +73,10 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
 
 fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
     let scale = Scale::parse(&args.scale).map_err(CliError)?;
-    args.out.check()?;
-    let quiet = args.out.quiet;
+    for path in [&args.json, &args.markdown, &args.plots] {
+        super::check_output_path(path.as_deref())?;
+    }
+    let quiet = args.quiet;
     let report = plan::run(scale, &mut |line| {
         if !quiet {
             eprintln!("plan [{}] {line}", scale.name());
@@ -74,15 +84,15 @@ fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
     })?;
     let markdown = plan::render_markdown(&report);
     print!("{markdown}");
-    if let Some(path) = &args.out.json {
+    if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
         super::write_file(path, json.as_bytes())?;
     }
-    if let Some(path) = &args.out.markdown {
+    if let Some(path) = &args.markdown {
         super::write_file(path, markdown.as_bytes())?;
     }
-    if let Some(stem) = &args.out.plots {
+    if let Some(stem) = &args.plots {
         let paths = plan::write_figures(&report, stem)
             .map_err(|e| CliError(format!("{}: {e}", stem.display())))?;
         for path in paths {
