@@ -6,6 +6,7 @@ pub mod experiment;
 pub mod jobs;
 pub mod metrics;
 pub mod mqssd;
+pub mod peers;
 pub mod plot;
 pub mod progress;
 pub mod report;

@@ -269,12 +269,15 @@ impl EngineTarget {
         device_description: serde_json::Value,
     ) -> Result<EngineTarget, TargetError> {
         let counted = Arc::new(Counted::new(device, Arc::new(IoStats::default())));
-        let description = serde_json::json!({
+        let mut description = serde_json::json!({
             "kind": "wafer",
             "options": describe_options(&options),
             "device": device_description,
             "device_capacity_bytes": counted.capacity_bytes(),
         });
+        if wal.is_some() {
+            description["options"]["wal"] = "device (a file beside a file device)".into();
+        }
         let wal = wal.unwrap_or_else(|| Box::new(MemoryDevice::new(options.wal_capacity_bytes)));
         let wal: Arc<dyn Device> = Arc::new(Counted::new(wal, counted.stats().clone()));
         let db =

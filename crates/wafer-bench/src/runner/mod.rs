@@ -81,6 +81,18 @@ pub fn run(
     setup: serde_json::Value,
     progress: &mut dyn Progress,
 ) -> Result<RunReport, RunError> {
+    let report = run_open(target, spec, setup, progress)?;
+    target.close().map_err(|e| RunError::Worker { phase: "close", source: e.into() })?;
+    Ok(report)
+}
+
+/// As [`run`], the target left open: the peers harness runs several phases on one database.
+pub(crate) fn run_open(
+    target: &dyn KvTarget,
+    spec: &RunSpec,
+    setup: serde_json::Value,
+    progress: &mut dyn Progress,
+) -> Result<RunReport, RunError> {
     spec.validate()?;
     let config = serde_json::json!({
         "run": spec.describe(),
@@ -103,8 +115,20 @@ pub fn run(
     let histograms = run::run_phase(target, &spec, &snapshots, &mut report, progress)?;
     report.latency = histograms.summaries();
     report.observed["target_after_run"] = target.describe();
-    target.close().map_err(|e| RunError::Worker { phase: "close", source: e.into() })?;
     Ok(report)
+}
+
+/// The load phase alone (`spec.workload.record_count` inserts over `spec.threads`), the target
+/// left open; its figures (ops = records inserted). The stop condition of `spec` is unused.
+pub(crate) fn load_open(
+    target: &dyn KvTarget,
+    spec: &RunSpec,
+    progress: &mut dyn Progress,
+) -> Result<crate::metrics::Figures, RunError> {
+    spec.validate()?;
+    let snapshots = sample::Snapshotter { target, base: Instant::now() };
+    let (figures, _top_up) = load::load(target, spec, &snapshots, progress)?;
+    Ok(figures)
 }
 
 /// The x axis of the plots: DB-issued bytes since the measurement began, in device capacities.

@@ -16,6 +16,8 @@ pub struct BenchArgs {
     command: BenchCommand,
 }
 
+// Parsed once per process: the size of the larger variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum BenchCommand {
     /// YCSB core workloads A-F: load, then run until a duration or N device capacities of DB
@@ -25,6 +27,10 @@ enum BenchCommand {
     /// terminals; report tpmC, flash bytes per transaction and the write drilldown; --check
     /// verifies consistency conditions 3.3.2.1-3.3.2.4 after the run.
     Tpcc(TpccArgs),
+    /// Wafer beside RocksDB, LMDB, WiredTiger and PostgreSQL: the same YCSB phases (load, A,
+    /// B, C, F; zipf and uniform), matched sizes, cache, threads and durability; ops/s,
+    /// latency and host bytes per operation; --plots STEM writes STEM-ops and STEM-host-write.
+    Peers(super::peers::PeersArgs),
 }
 
 /// Device and engine flags as `bench ycsb` has them.
@@ -260,6 +266,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     match args.command {
         BenchCommand::Ycsb(a) => ycsb(&a),
         BenchCommand::Tpcc(a) => tpcc(&a),
+        BenchCommand::Peers(a) => super::peers::run(&a),
     }
 }
 

@@ -4,6 +4,7 @@ pub mod check;
 pub mod demo;
 pub mod emu;
 pub mod experiment;
+pub mod peers;
 pub mod profile;
 pub mod report;
 
@@ -70,4 +71,32 @@ pub fn check_output_path(path: Option<&std::path::Path>) -> Result<(), CliError>
 
 pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
     std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))
+}
+
+/// Where a command's results go: the same flags for every command that writes a report, a
+/// table and charts.
+#[derive(Debug, clap::Args)]
+pub struct ReportFiles {
+    /// Write the report as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Write the report's table as markdown.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<std::path::PathBuf>,
+    /// Write the charts as STEM-NAME.png (.svg for SVG).
+    #[arg(long, value_name = "STEM")]
+    pub plots: Option<std::path::PathBuf>,
+    /// No live lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl ReportFiles {
+    /// Fails before a long run if an output's directory is missing.
+    pub fn check(&self) -> Result<(), CliError> {
+        for path in [&self.json, &self.markdown, &self.plots] {
+            check_output_path(path.as_deref())?;
+        }
+        Ok(())
+    }
 }

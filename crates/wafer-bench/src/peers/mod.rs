@@ -1,0 +1,181 @@
+//! Peers side by side: the same YCSB phases (load, A, B, C, F; zipf and uniform) against Wafer
+//! and the engines a user would pick instead (RocksDB, LMDB, WiredTiger, PostgreSQL), with
+//! value size, record count, cache, threads and durability matched and stated.
+//!
+//! ```text
+//!  PeersConfig --> for each round, each engine (order rotated per round):
+//!                    open in a fresh directory --> load --> A B C F (zipf) --> A B C F (uniform)
+//!                    each phase: the runner's workers + host bytes from /proc/PID/io
+//!                  --> rows (JSON), markdown table, bar charts
+//! ```
+//!
+//! Every peer is driven in this process through its C library (opened at run time, so the
+//! build needs none installed) behind the runner's [`KvTarget`]; PostgreSQL runs as a server
+//! the harness starts, and its host bytes are those of its whole process tree. Host bytes are
+//! what each process caused to be read from or written to storage, so they include each
+//! engine's log, compaction, checkpoints and background writeback, whatever its own counters
+//! call them.
+
+mod dl;
+pub mod harness;
+mod lmdb;
+mod postgres;
+pub mod procio;
+mod rocksdb;
+pub mod table;
+mod wafer_peer;
+mod wiredtiger;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+pub use harness::{run, PeersConfig, PeersReport, Row, Scale};
+
+use crate::runner::{KvTarget, TargetError};
+use procio::{HostIo, ProcIoError};
+
+/// A peer that cannot be set up or driven.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("{library} could not be loaded ({reason}); install the Debian package {package}")]
+    Missing { library: String, package: String, reason: String },
+    #[error("{engine} {op}: {message}")]
+    Engine { engine: &'static str, op: &'static str, message: String },
+    #[error("{path}: {reason}")]
+    Io { path: PathBuf, reason: String },
+    #[error("{0}")]
+    Config(String),
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error(transparent)]
+    ProcIo(#[from] ProcIoError),
+    #[error("wafer setup: {0}")]
+    Wafer(String),
+    #[error("{phase} of {engine}: {message}")]
+    Run { engine: String, phase: String, message: String },
+}
+
+impl PeerError {
+    pub(crate) fn io(path: &Path, e: std::io::Error) -> PeerError {
+        PeerError::Io { path: path.to_path_buf(), reason: e.to_string() }
+    }
+}
+
+/// When a commit is on stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Durability {
+    /// Each commit syncs its log (LMDB: its pages and meta page) before it returns.
+    Sync,
+    /// Each commit writes its log record; the engine syncs later (background flush,
+    /// checkpoint, or the OS). A crash may lose the last commits, never consistency.
+    Lazy,
+}
+
+impl Durability {
+    pub fn parse(text: &str) -> Result<Durability, String> {
+        match text.trim() {
+            "sync" => Ok(Durability::Sync),
+            "lazy" | "none" => Ok(Durability::Lazy),
+            other => Err(format!("durability `{other}`: expected sync or lazy")),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Durability::Sync => "sync",
+            Durability::Lazy => "lazy",
+        }
+    }
+}
+
+/// What every engine is given: the same directory kind, cache, threads and durability.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerSetup {
+    /// A fresh directory of the engine's own.
+    pub dir: PathBuf,
+    /// The engine's own cache (buffer pool, block cache, shared_buffers).
+    pub cache_bytes: u64,
+    pub threads: u32,
+    pub durability: Durability,
+    pub record_count: u64,
+    pub value_size_bytes: u32,
+    /// Bytes of one key as the workload formats them.
+    pub key_bytes: u32,
+}
+
+impl PeerSetup {
+    /// Keys plus values of the loaded records.
+    pub fn dataset_bytes(&self) -> u64 {
+        self.record_count * u64::from(self.value_size_bytes + self.key_bytes)
+    }
+}
+
+/// The engines the harness knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    WaferInPlace,
+    WaferOutOfPlace,
+    /// Out of place with LZ4 page compression and packing: the best the engine has now.
+    WaferBest,
+    RocksDb,
+    Lmdb,
+    WiredTiger,
+    Postgres,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 7] = [
+        EngineKind::WaferInPlace,
+        EngineKind::WaferOutOfPlace,
+        EngineKind::WaferBest,
+        EngineKind::RocksDb,
+        EngineKind::Lmdb,
+        EngineKind::WiredTiger,
+        EngineKind::Postgres,
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            EngineKind::WaferInPlace => "wafer-in-place",
+            EngineKind::WaferOutOfPlace => "wafer-out-of-place",
+            EngineKind::WaferBest => "wafer-oop-lz4",
+            EngineKind::RocksDb => "rocksdb",
+            EngineKind::Lmdb => "lmdb",
+            EngineKind::WiredTiger => "wiredtiger",
+            EngineKind::Postgres => "postgres",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<EngineKind, String> {
+        let t = text.trim();
+        EngineKind::ALL.into_iter().find(|e| e.name() == t).ok_or_else(|| {
+            let names: Vec<_> = EngineKind::ALL.iter().map(|e| e.name()).collect();
+            format!("unknown engine `{t}` (known: {})", names.join(", "))
+        })
+    }
+
+    /// Opens the engine on `setup.dir` (created empty by the caller).
+    pub(crate) fn open(&self, setup: &PeerSetup) -> Result<Box<dyn Peer>, PeerError> {
+        Ok(match self {
+            EngineKind::WaferInPlace | EngineKind::WaferOutOfPlace | EngineKind::WaferBest => {
+                Box::new(wafer_peer::WaferPeer::open(*self, setup)?)
+            }
+            EngineKind::RocksDb => Box::new(rocksdb::RocksPeer::open(setup)?),
+            EngineKind::Lmdb => Box::new(lmdb::LmdbPeer::open(setup)?),
+            EngineKind::WiredTiger => Box::new(wiredtiger::WtPeer::open(setup)?),
+            EngineKind::Postgres => Box::new(postgres::PgPeer::open(setup)?),
+        })
+    }
+}
+
+/// An engine under comparison: the runner's target plus where its host bytes are counted.
+pub(crate) trait Peer: Send + Sync {
+    fn target(&self) -> &dyn KvTarget;
+    /// Cumulative host I/O of every process doing this engine's work (this one by default).
+    fn host_io(&self) -> Result<HostIo, ProcIoError> {
+        procio::of_pid(std::process::id())
+    }
+}

@@ -1,0 +1,159 @@
+//! The harness end to end on every engine at a tiny scale (each engine starts, loads, runs and
+//! reports nonzero figures), and the table's arithmetic on made-up rows.
+
+use super::harness::{run, Row, Scale};
+use super::table::{markdown, summarize};
+use super::*;
+use crate::runner::Stop;
+
+/// Without the peers' libraries the end-to-end tests skip, unless this is set (CI sets it).
+const REQUIRE_ENV: &str = "WAFER_REQUIRE_PEERS";
+
+fn smoke(engine: EngineKind) {
+    let dir = std::env::temp_dir().join(format!(
+        "wafer-peers-test-{}-{}",
+        std::process::id(),
+        engine.name()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = Scale::Tiny.config(dir.clone());
+    config.engines = vec![engine];
+    config.record_count = 1500;
+    config.stop = Stop::Ops(400);
+    let outcome = run(&config, &mut crate::progress::Silent, &mut |_| {});
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = match outcome {
+        Err(PeerError::Missing { .. }) if std::env::var_os(REQUIRE_ENV).is_none() => {
+            eprintln!("skipped: {} is not installed ({REQUIRE_ENV} unset)", engine.name());
+            return;
+        }
+        other => other.unwrap(),
+    };
+    let phases = 1 + config.workloads.len() * config.distributions.len();
+    assert_eq!(report.rows.len(), phases, "{:?}", report.rows);
+    assert!(report.engines.contains_key(engine.name()));
+    for r in &report.rows {
+        assert!(r.ops > 0 && r.ops_per_sec > 0.0 && r.elapsed_s > 0.0, "{r:?}");
+        assert_eq!(r.p50_us.is_some(), r.phase != "load", "{r:?}");
+    }
+    let load = &report.rows[0];
+    assert_eq!((load.phase.as_str(), load.ops), ("load", 1500));
+    assert!(load.host_write_bytes > 0, "the load wrote nothing to the host: {load:?}");
+    let table = markdown(&report);
+    assert_eq!(table.lines().count(), 2 + phases, "{table}");
+}
+
+#[test]
+fn smoke_wafer_in_place() {
+    smoke(EngineKind::WaferInPlace);
+}
+
+#[test]
+fn smoke_wafer_out_of_place() {
+    smoke(EngineKind::WaferOutOfPlace);
+}
+
+#[test]
+fn smoke_wafer_best() {
+    smoke(EngineKind::WaferBest);
+}
+
+#[test]
+fn smoke_rocksdb() {
+    smoke(EngineKind::RocksDb);
+}
+
+#[test]
+fn smoke_lmdb() {
+    smoke(EngineKind::Lmdb);
+}
+
+#[test]
+fn smoke_wiredtiger() {
+    smoke(EngineKind::WiredTiger);
+}
+
+#[test]
+fn smoke_postgres() {
+    smoke(EngineKind::Postgres);
+}
+
+fn row(engine: &str, round: u32, ops_per_sec: f64, write: f64) -> Row {
+    Row {
+        round,
+        engine: engine.into(),
+        device: "file".into(),
+        phase: "ycsb-a".into(),
+        distribution: "zipf".into(),
+        ops: 100,
+        elapsed_s: 1.0,
+        ops_per_sec,
+        p50_us: Some(10.0),
+        p99_us: None,
+        p999_us: None,
+        host_write_bytes: (write * 100.0) as u64,
+        host_read_bytes: 0,
+        host_write_bytes_per_op: write,
+        host_read_bytes_per_op: 0.0,
+        flash_bytes_per_op: None,
+        total_waf: None,
+    }
+}
+
+#[test]
+fn summaries_take_medians_over_rounds_in_measurement_order() {
+    let rows = vec![
+        row("b", 0, 10.0, 1.0),
+        row("a", 0, 30.0, 5.0),
+        row("b", 1, 20.0, 3.0),
+        row("a", 1, 50.0, 7.0),
+        row("b", 2, 90.0, 2.0),
+    ];
+    let s = summarize(&rows);
+    assert_eq!(s.len(), 2);
+    assert_eq!((s[0].engine.as_str(), s[0].rounds, s[0].ops_per_sec), ("b", 3, 20.0));
+    assert_eq!(s[0].host_write_bytes_per_op, 2.0);
+    assert_eq!(
+        (s[1].engine.as_str(), s[1].ops_per_sec, s[1].host_write_bytes_per_op),
+        ("a", 40.0, 6.0)
+    );
+    assert_eq!(s[1].p99_us, None);
+}
+
+#[test]
+fn names_parse_and_bad_ones_say_what_is_known() {
+    for e in EngineKind::ALL {
+        assert_eq!(EngineKind::parse(e.name()), Ok(e));
+    }
+    assert!(EngineKind::parse("mysql").unwrap_err().contains("rocksdb"));
+    assert_eq!(Durability::parse("sync"), Ok(Durability::Sync));
+    assert_eq!(Durability::parse("lazy"), Ok(Durability::Lazy));
+    assert!(Durability::parse("maybe").is_err());
+    assert!(Scale::parse("huge").is_err());
+}
+
+#[test]
+fn bad_configurations_are_refused_before_anything_runs() {
+    let dir = std::env::temp_dir().join("wafer-peers-never-created");
+    let base = Scale::Tiny.config(dir.clone());
+    let mut c = base.clone();
+    c.workloads = vec![crate::ycsb::Workload::E];
+    assert!(matches!(c.validate(), Err(PeerError::Config(_))));
+    let mut c = base.clone();
+    c.rounds = 0;
+    assert!(c.validate().is_err());
+    let mut c = base;
+    c.engines.clear();
+    assert!(run(&c, &mut crate::progress::Silent, &mut |_| {}).is_err());
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_missing_library_names_the_package() {
+    let e = dl::open_first(&["libwafer-no-such-engine.so.0"], "wafer-no-such-package").unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("wafer-no-such-package") && text.contains("libwafer-no-such-engine"),
+        "{text}"
+    );
+}

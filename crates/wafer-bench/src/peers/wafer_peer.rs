@@ -1,0 +1,75 @@
+//! Wafer as a peer: the bench runner's engine target on a file, its WAL on a file beside it
+//! (`F.wal`, synced per commit when durability is sync), set up as `wafer bench ycsb` does.
+
+use super::{Durability, EngineKind, Peer, PeerError, PeerSetup};
+use crate::runner::{setup, BenchConfig, KvTarget};
+
+/// The data file holds the dataset twice over: the B+tree's page fill and, out of place, the
+/// free zones DB GC works in.
+const FILE_CAPACITY_PER_DATASET: u64 = 2;
+/// Out of place, the file is cut into this many zones.
+const ZONES_PER_FILE: u64 = 64;
+
+pub(crate) struct WaferPeer {
+    target: Box<dyn KvTarget>,
+}
+
+impl std::fmt::Debug for WaferPeer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaferPeer").finish_non_exhaustive()
+    }
+}
+
+/// The `wafer bench ycsb` configuration of `kind` on `setup`.
+pub(crate) fn bench_config(kind: EngineKind, setup: &PeerSetup) -> BenchConfig {
+    let block = wafer::device::BLOCK_BYTES;
+    let capacity = (setup.dataset_bytes() * FILE_CAPACITY_PER_DATASET).max(64 << 20);
+    // Half the dataset, within 16 MiB ..= 1 GiB (the production size).
+    let wal_bytes = (setup.dataset_bytes() / 2).clamp(16 << 20, 1 << 30) / block * block;
+    let mut engine = vec![
+        format!("file_capacity_bytes={}", capacity.div_ceil(block) * block),
+        format!(
+            "durability={}",
+            if setup.durability == Durability::Sync { "sync" } else { "none" }
+        ),
+        format!("wal_capacity_bytes={wal_bytes}"),
+        // Checkpointed at a quarter of the log, as the production options do (1 GiB, 256 MiB).
+        format!("checkpoint_log_bytes={}", wal_bytes / 4),
+    ];
+    let mode = match kind {
+        EngineKind::WaferInPlace => "in-place",
+        _ => "out-of-place",
+    };
+    if kind != EngineKind::WaferInPlace {
+        // A file reports no zones: 64 zones of the file (GC's unit), 1 MiB ..= 64 MiB each.
+        let zone = (capacity / ZONES_PER_FILE).clamp(1 << 20, 64 << 20) / block * block;
+        engine.push(format!("zone_bytes={zone}"));
+    }
+    if kind == EngineKind::WaferBest {
+        engine.extend(["compression=lz4".to_string(), "packing=true".to_string()]);
+    }
+    BenchConfig {
+        device: Some(format!("file:{}", setup.dir.join("wafer.db").display())),
+        records: Some(setup.record_count),
+        value_size: Some(setup.value_size_bytes),
+        buffer: Some(format!("{}B", setup.cache_bytes)),
+        threads: Some(setup.threads),
+        write_mode: Some(mode.to_string()),
+        engine: BenchConfig::settings(&engine).unwrap_or_default(),
+        ..BenchConfig::default()
+    }
+}
+
+impl WaferPeer {
+    pub(crate) fn open(kind: EngineKind, setup: &PeerSetup) -> Result<WaferPeer, PeerError> {
+        let config = bench_config(kind, setup);
+        let prepared = setup::prepare(&config).map_err(|e| PeerError::Wafer(e.to_string()))?;
+        Ok(WaferPeer { target: prepared.target })
+    }
+}
+
+impl Peer for WaferPeer {
+    fn target(&self) -> &dyn KvTarget {
+        self.target.as_ref()
+    }
+}

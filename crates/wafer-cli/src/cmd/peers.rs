@@ -1,0 +1,136 @@
+//! `wafer bench peers`: Wafer beside RocksDB, LMDB, WiredTiger and PostgreSQL on the same YCSB
+//! phases, with matched record count, value size, cache, threads and durability.
+use std::path::PathBuf;
+
+use clap::Args;
+use wafer_bench::peers::{self, harness, Durability, EngineKind, PeersConfig, Scale};
+use wafer_bench::progress::ProgressBar;
+use wafer_bench::runner::spec::{parse_duration, Stop};
+
+use super::CliError;
+
+/// Flags override the scale's preset.
+#[derive(Debug, Args)]
+pub struct PeersArgs {
+    /// tiny (CI's smoke test), small (dataset 8x the cache, 15 s per phase) or full (1 GB of
+    /// records, 8x the cache, 60 s per phase).
+    #[arg(long, default_value = "tiny")]
+    scale: String,
+    /// Engines, comma-separated [default: all]: wafer-in-place, wafer-out-of-place,
+    /// wafer-oop-lz4, rocksdb, lmdb, wiredtiger, postgres.
+    #[arg(long, value_delimiter = ',')]
+    engines: Vec<String>,
+    /// Records loaded.
+    #[arg(long)]
+    records: Option<u64>,
+    /// Bytes per value [default: 1000].
+    #[arg(long, value_name = "BYTES")]
+    value_size: Option<u32>,
+    /// Each engine's own cache (buffer pool, block cache, shared_buffers), e.g. 128MiB.
+    #[arg(long, value_name = "BYTES")]
+    cache: Option<String>,
+    /// Worker threads [default: 2].
+    #[arg(long)]
+    threads: Option<u32>,
+    /// sync (every commit synced before it returns) or lazy (logged, synced by the engine
+    /// later) [default: lazy].
+    #[arg(long)]
+    durability: Option<String>,
+    /// Measured time of each run phase (A, B, C, F), e.g. 30s.
+    #[arg(long, conflicts_with = "ops")]
+    duration: Option<String>,
+    /// Operations of each run phase.
+    #[arg(long)]
+    ops: Option<u64>,
+    /// Rounds: each runs every engine through every phase, round r starting at engine r.
+    #[arg(long)]
+    rounds: Option<u32>,
+    /// Directory for the engines' files [default: a new one under the temp directory].
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Keep the engines' files.
+    #[arg(long)]
+    keep: bool,
+    /// JSON: every row, the configuration and each engine's settings; charts: STEM-ops,
+    /// STEM-host-write.
+    #[command(flatten)]
+    out: super::ReportFiles,
+}
+
+impl PeersArgs {
+    fn config(&self) -> Result<PeersConfig, CliError> {
+        let scale = Scale::parse(&self.scale).map_err(CliError)?;
+        let dir = self.dir.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("wafer-peers-{}", std::process::id()))
+        });
+        let mut c = scale.config(dir);
+        if !self.engines.is_empty() {
+            c.engines = self
+                .engines
+                .iter()
+                .map(|e| EngineKind::parse(e))
+                .collect::<Result<_, _>>()
+                .map_err(CliError)?;
+        }
+        if let Some(n) = self.records {
+            c.record_count = n;
+        }
+        if let Some(v) = self.value_size {
+            c.value_size_bytes = v;
+        }
+        if let Some(cache) = &self.cache {
+            c.cache_bytes = wafer_bench::jobs::parse_bytes(cache)?;
+        }
+        if let Some(t) = self.threads {
+            c.threads = t;
+        }
+        if let Some(d) = &self.durability {
+            c.durability = Durability::parse(d).map_err(CliError)?;
+        }
+        if let Some(d) = &self.duration {
+            c.stop = Stop::Duration(parse_duration(d)?);
+        }
+        if let Some(n) = self.ops {
+            c.stop = Stop::Ops(n);
+        }
+        if let Some(r) = self.rounds {
+            c.rounds = r;
+        }
+        c.keep = self.keep;
+        Ok(c)
+    }
+}
+
+pub fn run(args: &PeersArgs) -> Result<(), CliError> {
+    args.out.check()?;
+    let config = args.config()?;
+    config.validate()?;
+    eprintln!("peers: {}", config.describe());
+    let mut live = ProgressBar::without_totals(!args.out.quiet);
+    let report = harness::run(&config, &mut live, &mut |row| {
+        eprintln!(
+            "  {:<20} {:<7} {:<8} {:>9.0} ops/s  host write {:>8.0} B/op  read {:>8.0} B/op",
+            row.engine,
+            row.phase,
+            row.distribution,
+            row.ops_per_sec,
+            row.host_write_bytes_per_op,
+            row.host_read_bytes_per_op
+        )
+    })?;
+    let table = peers::table::markdown(&report);
+    print!("{table}");
+    if let Some(path) = &args.out.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        super::write_file(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.out.markdown {
+        super::write_file(path, table.as_bytes())?;
+    }
+    if let Some(stem) = &args.out.plots {
+        for p in peers::table::write_charts(&report, stem)? {
+            eprintln!("wrote {}", p.display());
+        }
+    }
+    Ok(())
+}
