@@ -451,6 +451,43 @@ mod tests {
         space.check_invariants().unwrap();
     }
 
+    /// Concatenated pages A (slot 0), B (crossing 0 -> 1) and C (crossing 1 -> 2): every slot
+    /// stays valid while a page touching it is current, in any order of deaths, and a rebuild
+    /// from the map finds the same counts; an abandoned crossing page frees nothing it shares.
+    #[test]
+    fn crossing_pages_keep_both_slots_valid_until_they_die() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let runs = space.reserve_batch(3, 0, USER).unwrap();
+        assert_eq!(runs.len(), 1);
+        let (zone, s0) = (runs[0].zone, runs[0].first_slot);
+        let a = Location::concatenated(zone, s0, 0, 3000);
+        let b = Location::concatenated(zone, s0, 3008, 3000);
+        let c = Location::concatenated(zone, s0 + 1, 1920, 3000);
+        assert!(!a.crosses() && b.crosses() && c.crosses());
+        for (slot, pages) in [(s0, 2), (s0 + 1, 2), (s0 + 2, 1)] {
+            space.share_slot(zone, slot, pages);
+        }
+        space.commit(1, a, 5);
+        space.abandon(b);
+        space.commit(3, c, 6);
+        let z = space.zones().get(zone);
+        assert_eq!((z.valid_slots(), z.pending_slots(), z.invalid_slots()), (3, 0, 0));
+        space.check_invariants().unwrap();
+        let (rebuilt, _) =
+            Space::rebuild_from_map(SpaceOptions::test_min(), space.map().clone()).unwrap();
+        rebuilt.check_invariants().unwrap();
+        assert_eq!(rebuilt.zones().get(zone).valid_slots(), 3);
+        assert_eq!(rebuilt.current_pages(zone).len(), 2, "each page listed once");
+        // C dies: slot 2 is dead, slot 1 (C's head, B abandoned) too; A keeps slot 0.
+        space.free_pid(3, 7);
+        assert_eq!(space.zones().get(zone).valid_slots(), 1);
+        assert_eq!(space.reverse().get(zone, s0 + 2), SlotEntry::Dead);
+        space.check_invariants().unwrap();
+        space.free_pid(1, 8);
+        assert_eq!(space.zones().get(zone).valid_slots(), 0);
+        space.check_invariants().unwrap();
+    }
+
     #[test]
     fn overlapping_packed_pages_make_a_map_corrupt() {
         let mut map = crate::space::PageMap::new();

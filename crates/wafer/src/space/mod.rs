@@ -215,7 +215,8 @@ impl Space {
         // Counting each page as a slot bounds the zones the copies open from above; GC cannot
         // wait for room, so a plan that might not fit goes to the victim policy's group,
         // whose room the victim policy checked.
-        if self.zones_needed(&plan) > self.empty_zone_count() {
+        // Less one empty zone: the victim policy leaves it for the user writes that wait.
+        if self.zones_needed(&plan) > self.empty_zone_count().saturating_sub(1) {
             return WritePlan::single(pages.len() as u32, dest_group);
         }
         plan

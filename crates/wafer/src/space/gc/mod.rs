@@ -191,7 +191,7 @@ impl Space {
 
     /// The current pages of `zone` and their locations, in slot order (packed slots by
     /// offset), each once: a victim's pages, read in one sequential pass.
-    fn current_pages(&self, zone: ZoneId) -> Vec<(PageId, Location)> {
+    pub(super) fn current_pages(&self, zone: ZoneId) -> Vec<(PageId, Location)> {
         let mut valid = Vec::with_capacity(self.zones.get(zone).valid_slots() as usize);
         for (slot, entry) in self.reverse.zone(zone).enumerate() {
             let first = valid.len();
