@@ -24,11 +24,15 @@ enum ExperimentCommand {
     /// 004 (PLAN): the FIO mix (4 jobs, 50/50 read/write, uniform 4 KiB random, files
     /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
     /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
+    /// --json: `schemes` with `name` and `waf`; --plots STEM: STEM-fig1-waf, -fig1-throughput,
+    /// -fig3-waf.
     Plan(PlanArgs),
     /// 002 (CCZNS): none / host LZ4 / host ZSTD / device compression (CW/DR) on YCSB load and
     /// A with Table III's Amazon- and Reddit-like value sizes: flash write volume (Figure 8),
     /// host CPU seconds, throughput with the timing model. Measures a log-structured record
     /// writer on the emulated ZNS device, not the engine (it has no ZNS backend yet).
+    /// --json: `schemes` with `name`, `flash_write_bytes`, `host_cpu_seconds`; --plots STEM:
+    /// STEM-write-volume, -host-cpu, -throughput.
     Cczns(CcznsArgs),
     /// 000 Figure 16: TPC-C flash writes per transaction per configuration (Table 1's rows;
     /// those not implemented are listed as such), consistency-checked after each run.
@@ -45,26 +49,7 @@ struct CcznsArgs {
     #[arg(long, default_value = "demo")]
     scale: String,
     #[command(flatten)]
-    out: PaperOutputs,
-}
-
-/// Where a paper experiment's results go besides the printed markdown.
-#[derive(Debug, Args)]
-struct PaperOutputs {
-    /// Write the report as JSON (`schemes`: one entry per scheme with its `name`; plan: `waf`;
-    /// cczns: `flash_write_bytes`, `host_cpu_seconds`).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-    /// Write the report as markdown.
-    #[arg(long, value_name = "FILE")]
-    markdown: Option<PathBuf>,
-    /// Write the figures as STEM-<figure>.png (.svg for SVG). plan: fig1-waf, fig1-throughput,
-    /// fig3-waf; cczns: write-volume, host-cpu, throughput.
-    #[arg(long, value_name = "STEM")]
-    plots: Option<PathBuf>,
-    /// No per-scheme lines on stderr.
-    #[arg(long, short)]
-    quiet: bool,
+    out: super::ReportFiles,
 }
 
 #[derive(Debug, Args)]
@@ -93,7 +78,7 @@ struct PlanArgs {
     #[arg(long, default_value = "demo")]
     scale: String,
     #[command(flatten)]
-    out: PaperOutputs,
+    out: super::ReportFiles,
     /// When GC runs: per-chip (004's FEMU: background below 25% free per chip, victims with
     /// at least 1/8 stale; foreground below 5%) or on-demand (only when a write finds too few
     /// free blocks).
@@ -258,15 +243,13 @@ type Figures<R> = fn(&R, &Path) -> std::io::Result<Vec<PathBuf>>;
 fn run_paper<R: serde::Serialize>(
     name: &str,
     scale: &str,
-    out: &PaperOutputs,
+    out: &super::ReportFiles,
     run: impl FnOnce(Scale, &mut dyn FnMut(&str)) -> Result<R, CliError>,
     render_markdown: fn(&R) -> String,
     write_figures: Figures<R>,
 ) -> Result<(), CliError> {
     let scale = Scale::parse(scale).map_err(CliError)?;
-    for path in [&out.json, &out.markdown, &out.plots] {
-        super::check_output_path(path.as_deref())?;
-    }
+    out.check()?;
     let quiet = out.quiet;
     let report = run(scale, &mut |line| {
         if !quiet {
