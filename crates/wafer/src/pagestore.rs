@@ -176,9 +176,34 @@ impl InPlaceStore {
             logical: LogicalCounter::default(),
         }
     }
-    fn offset(&self, pid: PageId) -> u64 {
+    /// Counts `pages` pages handed to the store for `purpose` (the logical side of DB WAF).
+    pub(crate) fn count_logical(&self, purpose: WritePurpose, pages: usize) {
+        self.logical.add_pages(purpose, pages);
+    }
+
+    /// Device byte offset of page `pid`'s home location.
+    pub(crate) fn offset(&self, pid: PageId) -> u64 {
         assert!(pid < self.page_capacity, "page {pid} beyond capacity {}", self.page_capacity);
         self.data_offset_bytes + pid * PAGE_SIZE as u64
+    }
+
+    /// Writes each page at its home location (one batch, no sync), uncounted: the caller
+    /// counts the pages it was handed (the doublewrite store writes its batch in chunks).
+    pub(crate) fn write_home(
+        &self,
+        pages: &[(PageId, &PageBuf)],
+        purpose: WritePurpose,
+    ) -> Result<()> {
+        let ops: Vec<WriteOp<'_>> = pages
+            .iter()
+            .map(|(pid, data)| WriteOp {
+                offset: self.offset(*pid),
+                data: &data[..],
+                purpose,
+                placement: crate::device::Placement::None,
+            })
+            .collect();
+        Ok(self.device.write_batch(&ops)?)
     }
 }
 
@@ -190,17 +215,8 @@ impl PageStore for InPlaceStore {
         Ok(self.device.read_at(self.offset(pid), buf)?)
     }
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
-        self.logical.add_pages(purpose, pages.len());
-        let ops: Vec<WriteOp<'_>> = pages
-            .iter()
-            .map(|(pid, data)| WriteOp {
-                offset: self.offset(*pid),
-                data: &data[..],
-                purpose,
-                placement: crate::device::Placement::None,
-            })
-            .collect();
-        Ok(self.device.write_batch(&ops)?)
+        self.count_logical(purpose, pages.len());
+        self.write_home(pages, purpose)
     }
     fn sync(&self) -> Result<()> {
         Ok(self.device.sync()?)

@@ -24,7 +24,7 @@
 //! written: the in-place writes had not started, so it is skipped.
 use crate::device::{Device, Placement, WriteOp, WritePurpose, BLOCK_BYTES};
 use crate::page::{self, get_u32, get_u64, put_u32, put_u64, PageBuf, PageId, PAGE_SIZE};
-use crate::pagestore::{LogicalBytes, LogicalCounter, PageStore, StoreRecovery};
+use crate::pagestore::{InPlaceStore, LogicalBytes, PageStore, StoreRecovery};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,14 +44,13 @@ pub const MAX_SLOTS: u64 = ((PAGE_SIZE - OFF_ENTRIES) / ENTRY_BYTES) as u64;
 #[derive(Debug)]
 pub struct DoublewriteStore {
     device: Arc<dyn Device>,
-    data_offset_bytes: u64,
+    /// The pages' home locations after the DW area: reads, in-place writes, counting.
+    home: InPlaceStore,
     slots: u64,
-    page_capacity: u64,
     /// One DW area: batches go through it one at a time. Holds the batch sequence.
     serial: Mutex<u64>,
     /// Pages copied through the DW area (for tests and stats).
     pages_doublewritten: AtomicU64,
-    logical: LogicalCounter,
 }
 
 impl DoublewriteStore {
@@ -63,16 +62,12 @@ impl DoublewriteStore {
             )));
         }
         let slots = (data_offset_bytes / BLOCK_BYTES - 1).min(MAX_SLOTS);
-        let data_bytes = device.capacity_bytes().saturating_sub(data_offset_bytes);
-        let page_capacity = data_bytes / PAGE_SIZE as u64;
         Ok(DoublewriteStore {
+            home: InPlaceStore::new(device.clone(), data_offset_bytes),
             device,
-            data_offset_bytes,
             slots,
-            page_capacity,
             serial: Mutex::new(0),
             pages_doublewritten: AtomicU64::new(0),
-            logical: LogicalCounter::default(),
         })
     }
 
@@ -81,11 +76,6 @@ impl DoublewriteStore {
     }
     pub fn pages_doublewritten(&self) -> u64 {
         self.pages_doublewritten.load(Ordering::Relaxed)
-    }
-
-    fn offset(&self, pid: PageId) -> u64 {
-        assert!(pid < self.page_capacity, "page {pid} beyond capacity {}", self.page_capacity);
-        self.data_offset_bytes + pid * PAGE_SIZE as u64
     }
 
     fn write_chunk(
@@ -117,9 +107,7 @@ impl DoublewriteStore {
         }
         self.device.write_batch(&ops)?;
         self.device.sync()?;
-        let in_place: Vec<WriteOp<'_>> =
-            pages.iter().map(|(pid, data)| op(self.offset(*pid), &data[..], purpose)).collect();
-        self.device.write_batch(&in_place)?;
+        self.home.write_home(pages, purpose)?;
         // Before the DW area may be overwritten by the next batch.
         self.device.sync()?;
         self.pages_doublewritten.fetch_add(pages.len() as u64, Ordering::Relaxed);
@@ -129,13 +117,14 @@ impl DoublewriteStore {
 
 impl PageStore for DoublewriteStore {
     fn page_capacity(&self) -> u64 {
-        self.page_capacity
+        self.home.page_capacity()
     }
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()> {
-        Ok(self.device.read_at(self.offset(pid), buf)?)
+        self.home.read_page(pid, buf)
     }
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
-        self.logical.add_pages(purpose, pages.len());
+        // Counted once for the whole batch, as the in-place store counts it.
+        self.home.count_logical(purpose, pages.len());
         let mut seq = self.serial.lock().unwrap_or_else(|e| e.into_inner());
         for chunk in pages.chunks(self.slots as usize) {
             *seq += 1;
@@ -147,7 +136,7 @@ impl PageStore for DoublewriteStore {
         Ok(self.device.sync()?)
     }
     fn logical_bytes(&self) -> LogicalBytes {
-        self.logical.snapshot()
+        self.home.logical_bytes()
     }
 
     fn recover(&self) -> Result<StoreRecovery> {
@@ -176,10 +165,10 @@ impl PageStore for DoublewriteStore {
             let at = OFF_ENTRIES + i * ENTRY_BYTES;
             let pid = get_u64(&header, at);
             let crc = get_u32(&header, at + 8);
-            if pid >= self.page_capacity {
+            if pid >= self.home.page_capacity() {
                 return Err(Error::Corrupt(format!(
                     "doublewrite slot {i} names page {pid} beyond the device's {} pages",
-                    self.page_capacity
+                    self.home.page_capacity()
                 )));
             }
             self.device.read_at((1 + i as u64) * BLOCK_BYTES, &mut copy[..])?;
@@ -187,14 +176,14 @@ impl PageStore for DoublewriteStore {
                 continue; // Torn while the DW area was written; in place is untouched.
             }
             report.doublewrite_copies += 1;
-            self.device.read_at(self.offset(pid), &mut in_place[..])?;
+            self.device.read_at(self.home.offset(pid), &mut in_place[..])?;
             if in_place[..] == copy[..] {
                 continue;
             }
             if get_u32(&in_place[..], 0) != page::compute_checksum(&in_place) {
                 report.torn_pages_repaired += 1;
             }
-            self.device.write_at(self.offset(pid), &copy[..], WritePurpose::Doublewrite)?;
+            self.device.write_at(self.home.offset(pid), &copy[..], WritePurpose::Doublewrite)?;
             report.pages_restored += 1;
         }
         if report.pages_restored > 0 {
