@@ -152,14 +152,14 @@ pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
     assert!(
         a.new_versions.is_empty() || (a.new_versions.len() == a.pages.len() && a.gc_from.is_some())
     );
-    let (runs, fills) = match reserve(inner, a) {
+    let (runs, fills, purposes) = match reserve(inner, a) {
         Ok(runs) => runs,
         Err(SpaceError::NeedsGc { .. }) => return Ok(Outcome::NeedsGc),
         Err(SpaceError::AwaitingDurability { .. }) => return Ok(Outcome::AwaitingDurability),
         Err(e) => return Err(e.into()),
     };
     let (bufs, targets) = fill_runs(a, &runs, &fills);
-    let written = write_runs(inner, a, &runs, &bufs, &fills);
+    let written = write_runs(inner, &runs, &bufs, &purposes);
     if written.is_ok() {
         let packed: usize = (0..a.pages.len()).map(|i| a.stored_bytes(i).len()).sum();
         inner.codec.note_slots(fills.len() as u64, packed as u64);
@@ -168,13 +168,13 @@ pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
     Ok(Outcome::Done { all_committed })
 }
 
+/// A reserved layout: the runs, the pages in each slot, and each slot's write purpose.
+type Reserved = (Vec<SlotRun>, Vec<SlotFill>, Vec<WritePurpose>);
+
 /// Lays the pages out in slots and reserves them (under one hold of the state, so the zones'
 /// room the layout assumed is the room reserved), declares the packed ones shared, and counts
 /// slots holding only dirty versions GC wrote as the user write-back they replace.
-fn reserve(
-    inner: &Inner,
-    a: &Append<'_>,
-) -> std::result::Result<(Vec<SlotRun>, Vec<SlotFill>), SpaceError> {
+fn reserve(inner: &Inner, a: &Append<'_>) -> std::result::Result<Reserved, SpaceError> {
     let mut st = inner.lock_state();
     let slots_per_zone = st.space.slots_per_zone();
     let (slot_plan, fills) = a.slots(|group| st.space.room_slots(group), slots_per_zone);
@@ -186,11 +186,12 @@ fn reserve(
             st.space.share_slot(zone, slot, pages);
         }
     }
-    let user_slots = touching.iter().filter(|t| a.slot_purpose(t) != a.purpose).count() as u32;
+    let purposes: Vec<WritePurpose> = touching.iter().map(|t| a.slot_purpose(t)).collect();
+    let user_slots = purposes.iter().filter(|p| **p != a.purpose).count() as u32;
     if user_slots > 0 {
         st.space.reclassify_issue(a.purpose, WritePurpose::UserEviction, user_slots);
     }
-    Ok((runs, fills))
+    Ok((runs, fills, purposes))
 }
 
 /// The runs' buffers and each page's batch index and location, in slot order.
@@ -232,19 +233,17 @@ fn fill_runs(
 /// durable before the map points at it (000 sec. 6.2).
 fn write_runs(
     inner: &Inner,
-    a: &Append<'_>,
     runs: &[SlotRun],
     bufs: &[AlignedBuf],
-    fills: &[SlotFill],
+    purposes: &[WritePurpose],
 ) -> Result<()> {
-    let touching = a.touching(fills);
     let st = inner.lock_state();
     let mut ops: Vec<WriteOp<'_>> = Vec::with_capacity(runs.len());
     let mut first_page = 0usize;
     for (run, buf) in runs.iter().zip(bufs) {
         let offset = st.space.run_offset_bytes(run);
         let placement = st.space.placement(run.zone);
-        let purpose_at = |i: usize| a.slot_purpose(&touching[first_page + i]);
+        let purpose_at = |i: usize| purposes[first_page + i];
         let mut start = 0usize;
         // Bound: one op per stretch of equal purpose, at most one per page of the run.
         for end in 1..=run.slots as usize {
