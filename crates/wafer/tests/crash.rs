@@ -92,6 +92,9 @@ thread_local! {
     static CONCATENATED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Grouping by deathtime: GDT placement over six open zones, several victims a cycle.
     static GDT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// NoWA: zones open in groups, GC compensates imbalance (a GC unit of 4 zones, so the
+    /// small device is over NoWA's budget and compensations run).
+    static NOWA: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Out of place the data device is small, so zones turn over and cuts land inside GC.
@@ -116,6 +119,10 @@ fn options() -> Options {
         o.out_of_place.placement = wafer::space::PlacementKind::Gdt;
         o.out_of_place.policy = wafer::space::VictimPolicyKind::CostBenefitUntilZone;
         o.out_of_place.open_zones = 6;
+    }
+    if NOWA.get() {
+        o.out_of_place.nowa = true;
+        o.out_of_place.gc_unit_bytes = 4 * o.out_of_place.zone_bytes;
     }
     if CONCATENATED.get() {
         // Write-back batches of more than a slot of compressed pages (a sweep takes at most
@@ -351,6 +358,13 @@ fn concatenated_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_b
 #[test]
 fn gdt_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
     out_of_place_cuts(&[&COMPRESSED, &GDT], 40);
+}
+
+/// The same with NoWA on top: cuts while a batch is routed into another group's open zone and
+/// while a compensation moves the remaining pages of a partly dead unit.
+#[test]
+fn nowa_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    out_of_place_cuts(&[&COMPRESSED, &GDT, &NOWA], 40);
 }
 
 /// Power cuts out of place with `features` switched on (this test's thread only).

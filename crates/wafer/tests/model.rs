@@ -209,6 +209,32 @@ fn model_out_of_place_gdt() {
     model_run_with(seeds(0x6D7), 20_000, 3_000, options, 6 << 20);
 }
 
+/// NoWA on the GDT configuration: batches routed into other groups' zones once a group is
+/// complete, compensations taking the remaining zones of partly dead units (a GC unit of 4
+/// zones keeps the small device over NoWA's budget).
+#[test]
+fn model_out_of_place_nowa() {
+    let mut options = Options::test_min().out_of_place();
+    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+    options.out_of_place.placement = wafer::space::PlacementKind::Gdt;
+    options.out_of_place.policy = wafer::space::VictimPolicyKind::GreedyUntilZone;
+    options.out_of_place.open_zones = 6;
+    options.out_of_place.nowa = true;
+    options.out_of_place.gc_unit_bytes = 4 * options.out_of_place.zone_bytes;
+    // An SSD without spare flash: NoWA's budget is the data area less its headroom, which
+    // the run's live units exceed.
+    options.out_of_place.ssd_spare_bytes = 1;
+    model_run_with(seeds(0x40A), 20_000, 3_000, options.clone(), 6 << 20);
+    // The same options on a fresh run: compensations did happen.
+    let dev = Arc::new(MemoryDevice::new(6 << 20));
+    let db = Db::open_on(dev, options).unwrap();
+    let mut model: Model = TREES.iter().map(|t| (t.to_string(), BTreeMap::new())).collect();
+    run(&db, &mut model, 0x40A, 20_000, 3_000);
+    let space = db.stats().out_of_place.map(|s| s.space).unwrap_or_default();
+    assert!(space.nowa_compensations > 0, "no compensation ran: {space:?}");
+    check_all(&db, &model, 0x40A);
+}
+
 /// Packing off: compressed pages concatenated, crossing slot boundaries.
 #[test]
 fn model_out_of_place_compressed_and_concatenated() {

@@ -131,13 +131,16 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "gc_zones" => options.out_of_place.gc_zones = parse_gc_zones(value)?,
         "compression" => options.out_of_place.compression = Compression::parse(value)?,
         "packing" => options.out_of_place.packing = flag(value)?,
+        "nowa" => options.out_of_place.nowa = flag(value)?,
+        "gc_unit_bytes" => options.out_of_place.gc_unit_bytes = bytes(value)?,
+        "ssd_spare_bytes" => options.out_of_place.ssd_spare_bytes = bytes(value)?,
         other => {
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
                  doublewrite, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
                  zones_per_gc_unit, open_zones, placement, gc_policy, gc_zones, compression, \
-                 packing)"
+                 packing, nowa, gc_unit_bytes, ssd_spare_bytes)"
             ))
         }
     }
@@ -239,6 +242,9 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "gc_policy": format!("{:?}", options.out_of_place.policy),
         "compression": options.out_of_place.compression.name(),
         "packing": options.out_of_place.packing,
+        "nowa": options.out_of_place.nowa,
+        "gc_unit_bytes": options.out_of_place.gc_unit_bytes,
+        "ssd_spare_bytes": options.out_of_place.ssd_spare_bytes,
     })
 }
 

@@ -107,6 +107,10 @@ struct Table1Args {
     /// No live status line.
     #[arg(long, short)]
     quiet: bool,
+    /// Only the rows whose label contains one of these (case-insensitive), e.g.
+    /// `--rows nowa --rows "- comp"`.
+    #[arg(long, value_name = "TEXT")]
+    rows: Vec<String>,
 }
 
 pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
@@ -282,7 +286,8 @@ fn run_table1(args: &Table1Args) -> Result<(), CliError> {
         html: args.html.as_deref(),
         quiet: args.quiet,
     };
-    table1_at(&args.scale, &outputs)
+    let rows = table1::select_rows(&args.rows).map_err(CliError)?;
+    table1_rows_at(&args.scale, &rows, &outputs)
 }
 
 /// Where an experiment's results go besides the printed table.
@@ -298,6 +303,15 @@ pub struct Outputs<'a> {
 
 /// Runs Table 1 at the named scale; `wafer demo` is this at the `demo` (or `tiny`) scale.
 pub fn table1_at(scale: &str, outputs: &Outputs<'_>) -> Result<(), CliError> {
+    table1_rows_at(scale, &table1::ROWS, outputs)
+}
+
+/// Runs the given rows of Table 1 at the named scale.
+fn table1_rows_at(
+    scale: &str,
+    plans: &[table1::RowPlan],
+    outputs: &Outputs<'_>,
+) -> Result<(), CliError> {
     let scale = Scale::parse(scale).map_err(CliError)?;
     super::check_output_path(outputs.html)?;
     if let Some(dir) = outputs.json_dir {
@@ -305,7 +319,7 @@ pub fn table1_at(scale: &str, outputs: &Outputs<'_>) -> Result<(), CliError> {
     }
     let mut live = ProgressBar::without_totals(!outputs.quiet);
     let quiet = outputs.quiet;
-    let rows = table1::run(scale, &mut live, &mut |row| {
+    let rows = table1::run_rows(scale, plans, &mut live, &mut |row| {
         if !quiet {
             let status = match &row.figures {
                 Ok(f) => format!(

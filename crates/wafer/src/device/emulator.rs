@@ -148,7 +148,16 @@ impl Device for EmuDevice {
                 }),
             ),
         };
-        super::DeviceCapabilities { gc_unit_bytes, fdp, zones, in_storage_compression: false }
+        let layout = config.layout();
+        // Slots are 4 KiB, the logical block size.
+        let spare_blocks = layout.physical_slots.saturating_sub(layout.logical_blocks);
+        super::DeviceCapabilities {
+            gc_unit_bytes,
+            fdp,
+            zones,
+            in_storage_compression: false,
+            spare_bytes: Some(spare_blocks * super::BLOCK_BYTES),
+        }
     }
 }
 

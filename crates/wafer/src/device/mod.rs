@@ -129,6 +129,8 @@ pub struct DeviceCapabilities {
     pub zones: Option<ZoneGeometry>,
     /// The device compresses what it stores (CCZNS-style compressed writes).
     pub in_storage_compression: bool,
+    /// Flash held beyond the logical capacity (over-provisioning), when known.
+    pub spare_bytes: Option<u64>,
 }
 
 /// Flexible data placement: reclaim unit size and the handles a write may name.

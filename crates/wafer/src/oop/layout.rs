@@ -12,8 +12,35 @@
 //! live data always leaves GC room (`max_fill_percent`, and never more than the zones left
 //! after the GC free target and the open zones).
 use super::options::OutOfPlaceOptions;
+use crate::space::nowa::NoWaOptions;
 use crate::space::{snapshot, SpaceOptions, SLOT_BYTES};
 use crate::{Error, Result};
+
+/// Superblocks a conventional SSD keeps out of reach of host data: its free pool (the
+/// emulator tops it up to two) and its open host and GC superblocks.
+pub const SSD_RESERVED_UNITS: u64 = 4;
+
+/// Units NoWA keeps in hand for its own lag: a compensation is decided at a GC cycle, while
+/// the writers keep appending and the compensation's copies take stream room themselves, so
+/// live units overshoot the budget by a few units before it completes (measured on Table 1's
+/// "- comp." row at demo scale: SSD WAF 1.07 with no headroom, 1.00 with 5 units).
+pub const NOWA_HEADROOM_UNITS: u64 = 5;
+
+/// NoWA's view of the SSD: its GC unit, and how many units may hold valid data before its GC
+/// must copy (physical units less [`SSD_RESERVED_UNITS`] and [`NOWA_HEADROOM_UNITS`]).
+fn nowa_options(device_capacity_bytes: u64, o: &OutOfPlaceOptions) -> NoWaOptions {
+    let unit_bytes = o.gc_unit_bytes.max(SLOT_BYTES);
+    let spare_bytes = match o.ssd_spare_bytes {
+        0 => device_capacity_bytes / 100 * super::options::SSD_SPARE_PERCENT_DEFAULT,
+        fixed => fixed,
+    };
+    let physical_units = (device_capacity_bytes + spare_bytes) / unit_bytes;
+    let budget = physical_units.saturating_sub(SSD_RESERVED_UNITS + NOWA_HEADROOM_UNITS).max(1);
+    NoWaOptions {
+        unit_slots: unit_bytes / SLOT_BYTES,
+        budget_units: u32::try_from(budget).unwrap_or(u32::MAX),
+    }
+}
 
 const JOURNAL_BYTES_MIN: u64 = 64 << 10;
 const JOURNAL_BYTES_MAX: u64 = 64 << 20;
@@ -112,6 +139,7 @@ impl Layout {
             placement_handles: o.placement_handles,
             placement: o.placement,
             policy: o.policy,
+            nowa: o.nowa.then(|| nowa_options(device_capacity_bytes, o)),
         };
         space.validate().map_err(Error::from)?;
         let slots_per_zone = space.slots_per_zone() as u64;

@@ -89,7 +89,20 @@ pub struct OutOfPlaceOptions {
     /// writers rarely wait for foreground GC. Off in `test_min` so byte counts are
     /// deterministic.
     pub background_gc: bool,
+    /// NoWA (000 sec. 5.4): zones open in groups and GC compensates imbalance, so a
+    /// conventional SSD's own GC finds fully invalid superblocks (SSD WAF 1).
+    pub nowa: bool,
+    /// The SSD's GC unit, for NoWA's model of it; 0: the device's report (superblock, reclaim
+    /// unit), else the unit zones are cut from (`ZONE_BYTES_DEFAULT`).
+    pub gc_unit_bytes: u64,
+    /// Flash the SSD holds beyond its logical capacity (its OP), for NoWA's budget; 0: the
+    /// device's report, else `SSD_SPARE_PERCENT_DEFAULT` of the capacity.
+    pub ssd_spare_bytes: u64,
 }
+
+/// OP assumed for an SSD that does not report its physical capacity (a common consumer
+/// figure; enterprise drives have more, so the estimate errs towards compensating early).
+pub const SSD_SPARE_PERCENT_DEFAULT: u64 = 7;
 
 impl OutOfPlaceOptions {
     /// Zones of the device's GC unit (one DB zone = one SSD GC unit, 000 sec. 5.3), GC on
@@ -110,6 +123,9 @@ impl OutOfPlaceOptions {
             packing: true,
             gc_batch_pages: 256,
             background_gc: true,
+            nowa: false,
+            gc_unit_bytes: 0,
+            ssd_spare_bytes: 0,
         }
     }
 
@@ -130,6 +146,9 @@ impl OutOfPlaceOptions {
             packing: true,
             gc_batch_pages: 3,
             background_gc: false,
+            nowa: false,
+            gc_unit_bytes: 0,
+            ssd_spare_bytes: 0,
         }
     }
 }
@@ -138,15 +157,20 @@ impl OutOfPlaceOptions {
     /// The options with every "ask the device" field settled from what `device` reports.
     pub fn for_device(self, device: &DeviceCapabilities) -> OutOfPlaceOptions {
         let reported = device.zones.map(|z| z.zone_bytes).or(device.gc_unit_bytes);
-        let zone_bytes = match self.zone_bytes {
-            0 => {
-                let unit = reported.unwrap_or(ZONE_BYTES_DEFAULT);
-                // A whole number of 4 KiB slots; never below one slot.
-                (unit / u64::from(self.zones_per_gc_unit.max(1)) / 4096).max(1) * 4096
-            }
+        let gc_unit_bytes = match self.gc_unit_bytes {
+            0 => reported.unwrap_or(ZONE_BYTES_DEFAULT),
             fixed => fixed,
         };
-        OutOfPlaceOptions { zone_bytes, ..self }
+        let zone_bytes = match self.zone_bytes {
+            // A whole number of 4 KiB slots; never below one slot.
+            0 => (gc_unit_bytes / u64::from(self.zones_per_gc_unit.max(1)) / 4096).max(1) * 4096,
+            fixed => fixed,
+        };
+        let ssd_spare_bytes = match self.ssd_spare_bytes {
+            0 => device.spare_bytes.unwrap_or(0),
+            fixed => fixed,
+        };
+        OutOfPlaceOptions { zone_bytes, gc_unit_bytes, ssd_spare_bytes, ..self }
     }
 }
 

@@ -44,6 +44,7 @@ fn sim_options(slots_per_zone: u32, zone_count: u32, policy: VictimPolicyKind) -
         placement_handles: 0,
         placement: crate::space::PlacementKind::Separate,
         policy,
+        nowa: None,
     }
 }
 

@@ -130,6 +130,7 @@ impl Inner {
             // Every change so far is in this durable snapshot.
             st.durable_lsn = st.durable_lsn.max(st.map_lsn);
             st.snapshot_bytes += (map_bytes.len() + free_bytes.len()) as u64;
+            st.space.note_metadata_write((map_bytes.len() + free_bytes.len()) as u64);
             st.area_lsn[1 - area]
         };
         if keep > self.journal.start_lsn().0 {

@@ -29,6 +29,16 @@ impl SlotRun {
     }
 }
 
+/// One step of a reservation: `take` slots in the open zone of group index `owner`, opened
+/// first when `opens` (for `group`, whose placement hint it takes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Route {
+    owner: u32,
+    group: u32,
+    take: u32,
+    opens: bool,
+}
+
 impl Space {
     /// Counts `slots` slots reserved for `from` as written for `to` instead (a GC chunk whose
     /// pages include dirty versions: those are the user write-backs they replace).
@@ -73,9 +83,13 @@ impl Space {
         if zones_needed > usable {
             return Err(self.no_room_error(slots, zones_needed - usable));
         }
-        let mut runs = Vec::with_capacity(plan.groups.len() + zones_needed as usize);
-        for stretch in &plan.groups {
-            self.reserve_group(stretch.pages, stretch.group, &mut runs);
+        let (routes, group_zones_left) = self.route(plan);
+        let mut runs = Vec::with_capacity(routes.len());
+        for route in routes {
+            self.apply_route(route, &mut runs);
+        }
+        if let Some(model) = self.nowa.as_mut() {
+            model.set_group_zones_left(group_zones_left);
         }
         assert_eq!(runs.iter().map(|r| u64::from(r.slots)).sum::<u64>(), u64::from(slots));
         assert!(self.open_zone_count() <= self.options.max_open_zones);
@@ -93,59 +107,91 @@ impl Space {
         room
     }
 
-    /// Empty zones the plan would open: per group, what does not fit its open zone's tail.
+    /// Empty zones the plan would open (its routes that open one).
     pub(super) fn zones_needed(&self, plan: &WritePlan) -> u32 {
-        let slots_per_zone = self.slots_per_zone();
-        let mut wanted = vec![0u64; self.options.max_open_zones as usize];
-        for stretch in &plan.groups {
-            wanted[(stretch.group % self.options.max_open_zones) as usize] +=
-                u64::from(stretch.pages);
-        }
-        let mut zones = 0u64;
-        for (index, want) in wanted.into_iter().enumerate() {
-            let room = self.room_slots(index as u32);
-            zones += want.saturating_sub(u64::from(room)).div_ceil(u64::from(slots_per_zone));
-        }
-        u32::try_from(zones).unwrap_or(u32::MAX)
+        let (routes, _) = self.route(plan);
+        routes.iter().filter(|r| r.opens).count() as u32
     }
 
-    /// Appends `slots` slots to `group`'s open zone, opening empty zones as it fills (the
-    /// caller checked they exist), and pushes the runs.
-    fn reserve_group(&mut self, slots: u32, group: u32, runs: &mut Vec<SlotRun>) {
-        let slots_per_zone = self.slots_per_zone();
-        let group_index = (group % self.options.max_open_zones) as usize;
-        let mut left = slots;
-        // Each pass fills one zone (or finishes the stretch).
-        for _ in 0..=slots.div_ceil(slots_per_zone) {
-            if left == 0 {
-                break;
-            }
-            let zone = match self.open_by_group[group_index] {
-                Some(zone) => zone,
-                None => {
-                    let zone = self.empty.pop_front();
-                    assert!(zone.is_some(), "free zones were counted before reserving");
-                    let zone = zone.unwrap_or_default();
-                    let hint = self.placement.zone_opened(group, zone);
-                    self.zones.open(zone, hint);
-                    self.open_by_group[group_index] = Some(zone);
-                    zone
+    /// Where each stretch of `plan` goes, without changing anything: the group's open zone,
+    /// then fresh zones as it fills. With NoWA, a group whose zone is full while the active
+    /// group may open no more zones continues in the open zone with the most room (000 rule 1:
+    /// a new group opens once all its zones are full). Returns the routes and the NoWA group's
+    /// zones left afterwards.
+    fn route(&self, plan: &WritePlan) -> (Vec<Route>, u32) {
+        let max_open = self.options.max_open_zones;
+        let spz = self.slots_per_zone();
+        let mut room: Vec<u32> = (0..max_open).map(|g| self.room_slots(g)).collect();
+        let mut group_left = self.nowa.as_ref().map(|m| m.group_zones_left());
+        let mut routes = Vec::with_capacity(plan.groups.len() + 1);
+        for stretch in &plan.groups {
+            let group = (stretch.group % max_open) as usize;
+            let mut left = stretch.pages;
+            // Each pass fills one zone's room or opens one zone: bounded by the zones the
+            // stretch could touch.
+            for _ in 0..=(stretch.pages.div_ceil(spz) + max_open + 1) {
+                if left == 0 {
+                    break;
                 }
-            };
-            let take = left.min(slots_per_zone - self.zones.get(zone).write_ptr_slots());
-            self.clock += u64::from(take);
-            let first_slot = self.zones.append(zone, take, self.clock);
-            for slot in first_slot..first_slot + take {
-                assert_eq!(self.reverse.get(zone, slot), SlotEntry::Free, "slot written twice");
-                self.reverse.set(zone, slot, SlotEntry::Reserved);
+                let (owner, opens) = match (room[group], group_left.as_mut()) {
+                    (r, _) if r > 0 => (group, false),
+                    (_, None) => (group, true),
+                    (_, Some(zones_left)) => {
+                        if room.iter().all(|r| *r == 0) {
+                            *zones_left = max_open;
+                        }
+                        if *zones_left > 0 {
+                            *zones_left -= 1;
+                            (group, true)
+                        } else {
+                            let fullest =
+                                (0..room.len()).max_by_key(|&h| (room[h], usize::MAX - h));
+                            (fullest.unwrap_or(group), false)
+                        }
+                    }
+                };
+                if opens {
+                    room[owner] = spz;
+                }
+                assert!(room[owner] > 0, "route to a zone without room");
+                let take = left.min(room[owner]);
+                room[owner] -= take;
+                left -= take;
+                routes.push(Route { owner: owner as u32, group: stretch.group, take, opens });
             }
-            if self.zones.get(zone).state() == ZoneState::Full {
-                self.open_by_group[group_index] = None;
-            }
-            runs.push(SlotRun { zone, first_slot, slots: take });
-            left -= take;
+            assert_eq!(left, 0, "a stretch was not routed");
         }
-        assert_eq!(left, 0);
+        (routes, group_left.unwrap_or(0))
+    }
+
+    /// Appends one route: opens its zone if it says so, takes its slots and pushes the run.
+    fn apply_route(&mut self, route: Route, runs: &mut Vec<SlotRun>) {
+        let owner = route.owner as usize;
+        if route.opens {
+            assert!(self.open_by_group[owner].is_none(), "route opens over an open zone");
+            let zone = self.empty.pop_front();
+            assert!(zone.is_some(), "free zones were counted before reserving");
+            let zone = zone.unwrap_or_default();
+            let hint = self.placement.zone_opened(route.group, zone);
+            self.zones.open(zone, hint);
+            self.open_by_group[owner] = Some(zone);
+        }
+        let zone = self.open_by_group[owner];
+        assert!(zone.is_some(), "route to group {owner} without an open zone");
+        let zone = zone.unwrap_or_default();
+        self.clock += u64::from(route.take);
+        let first_slot = self.zones.append(zone, route.take, self.clock);
+        for slot in first_slot..first_slot + route.take {
+            assert_eq!(self.reverse.get(zone, slot), SlotEntry::Free, "slot written twice");
+            self.reverse.set(zone, slot, SlotEntry::Reserved);
+        }
+        if let Some(model) = self.nowa.as_mut() {
+            model.append(zone, route.take);
+        }
+        if self.zones.get(zone).state() == ZoneState::Full {
+            self.open_by_group[owner] = None;
+        }
+        runs.push(SlotRun { zone, first_slot, slots: route.take });
     }
 
     /// Why `zones_short` more empty zones are missing: the log (zones wait for durability), GC

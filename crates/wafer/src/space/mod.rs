@@ -51,6 +51,7 @@ mod gdt;
 mod invariants;
 pub mod io;
 mod map;
+pub mod nowa;
 mod options;
 pub mod pack;
 pub mod placement;
@@ -98,6 +99,8 @@ pub struct Space {
     stats: stats::SpaceStats,
     /// Slots reserved so far: the logical clock age-aware policies measure age with.
     clock: u64,
+    /// NoWA's estimate of the SSD's layout, when NoWA is on.
+    nowa: Option<nowa::SsdModel>,
 }
 
 impl Space {
@@ -118,6 +121,7 @@ impl Space {
             policy: options.policy.build(),
             stats: stats::SpaceStats::default(),
             clock: 0,
+            nowa: options.nowa.map(|o| nowa::SsdModel::new(o, zone_count)),
         })
     }
 
@@ -163,6 +167,19 @@ impl Space {
     /// The logical clock: slots reserved so far.
     pub fn clock(&self) -> u64 {
         self.clock
+    }
+
+    /// NoWA's model of the SSD, when NoWA is on.
+    pub fn nowa(&self) -> Option<&nowa::SsdModel> {
+        self.nowa.as_ref()
+    }
+
+    /// `bytes` were written to the device outside the zones (snapshots): NoWA's stream
+    /// estimate counts them.
+    pub fn note_metadata_write(&mut self, bytes: u64) {
+        if let Some(model) = self.nowa.as_mut() {
+            model.metadata(bytes.div_ceil(SLOT_BYTES));
+        }
     }
 
     /// What the placement policy sees, given each group's room (`room_by_group`).
@@ -252,7 +269,15 @@ impl Space {
 
     /// Accounting since creation (subtract two for an interval).
     pub fn counters(&self) -> SpaceCounters {
-        SpaceCounters { edt: self.placement.edt_counters(), ..self.stats.counters() }
+        let (nowa_compensations, nowa_compensation_slots) =
+            self.nowa.as_ref().map_or((0, 0), |m| m.compensation_counts());
+        SpaceCounters {
+            edt: self.placement.edt_counters(),
+            nowa_compensations,
+            nowa_compensation_slots,
+            nowa_live_units: self.nowa.as_ref().map_or(0, |m| m.live_units()),
+            ..self.stats.counters()
+        }
     }
 
     /// The most recent GC victims, oldest first (bounded history).

@@ -3,6 +3,7 @@
 use super::error::{invalid, SpaceError};
 use super::gc::VictimPolicyKind;
 use super::map::{SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, ZONE_COUNT_LIMIT};
+use super::nowa::NoWaOptions;
 use super::placement::PlacementKind;
 
 /// Zone size when neither the options nor the device say better: 16 MiB. The out-of-place
@@ -30,6 +31,9 @@ pub struct SpaceOptions {
     /// Where write-back batches go (which group, hence which open zone).
     pub placement: PlacementKind,
     pub policy: VictimPolicyKind,
+    /// NoWA (000 sec. 5.4): zones open in groups and GC compensates imbalance before the
+    /// SSD's GC would copy; None = off.
+    pub nowa: Option<NoWaOptions>,
 }
 
 impl SpaceOptions {
@@ -46,6 +50,7 @@ impl SpaceOptions {
             placement_handles: 0,
             placement: PlacementKind::Separate,
             policy: VictimPolicyKind::Greedy,
+            nowa: None,
         }
     }
 
@@ -63,6 +68,7 @@ impl SpaceOptions {
             placement_handles: 0,
             placement: PlacementKind::Separate,
             policy: VictimPolicyKind::Greedy,
+            nowa: None,
         }
     }
 
@@ -142,6 +148,17 @@ impl SpaceOptions {
                     self.gc_free_zones_high, self.gc_free_zones_low
                 ),
             ));
+        }
+        if let Some(n) = self.nowa {
+            if n.unit_slots == 0 || n.budget_units == 0 {
+                return Err(invalid(
+                    "nowa",
+                    format!(
+                        "unit_slots {} and budget_units {} must be positive",
+                        n.unit_slots, n.budget_units
+                    ),
+                ));
+            }
         }
         // Room for data: the free target and every open zone must leave at least one zone.
         let overhead = u64::from(self.gc_free_zones_high) + u64::from(self.max_open_zones);

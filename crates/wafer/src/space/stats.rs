@@ -43,6 +43,12 @@ pub struct SpaceCounters {
     pub gc_victim_valid_hist: [u64; VALID_RATIO_BINS],
     /// The placement policy's deathtime predictions (GDT).
     pub edt: super::placement::EdtCounters,
+    /// NoWA: compensations (GC cycles that took a partly dead unit's remaining zones) and the
+    /// valid slots they moved (part of the GC copies).
+    pub nowa_compensations: u64,
+    pub nowa_compensation_slots: u64,
+    /// NoWA: the SSD units the model holds live now (a level, not a count).
+    pub nowa_live_units: u64,
 }
 
 impl SpaceCounters {
@@ -80,6 +86,9 @@ impl SpaceCounters {
             *bin = bin.saturating_sub(before);
         }
         d.edt = d.edt.since(&earlier.edt);
+        d.nowa_compensations = d.nowa_compensations.saturating_sub(earlier.nowa_compensations);
+        d.nowa_compensation_slots =
+            d.nowa_compensation_slots.saturating_sub(earlier.nowa_compensation_slots);
         d
     }
 

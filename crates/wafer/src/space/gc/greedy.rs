@@ -16,7 +16,9 @@ impl VictimPolicy for Greedy {
         view.zones
             .iter()
             .filter(|(_, z)| is_candidate(z))
-            .min_by_key(|(id, z)| (z.valid_slots(), z.last_write_clock(), *id))
+            .min_by_key(|(id, z)| {
+                (view.valid_rank(z), view.sharing(*id), z.last_write_clock(), *id)
+            })
             .map(|(id, _)| VictimChoice::copyback(id, view))
     }
 }
@@ -52,9 +54,9 @@ impl VictimPolicy for UntilZone {
         let spz = view.zones.slots_per_zone();
         let mut candidates: Vec<_> = view.zones.iter().filter(|(_, z)| is_candidate(z)).collect();
         match self.order {
-            VictimOrder::Greedy => {
-                candidates.sort_by_key(|(id, z)| (z.valid_slots(), z.last_write_clock(), *id))
-            }
+            VictimOrder::Greedy => candidates.sort_by_key(|(id, z)| {
+                (view.valid_rank(z), view.sharing(*id), z.last_write_clock(), *id)
+            }),
             VictimOrder::CostBenefit => {
                 let score = |z: &Zone| super::cost_benefit::score(z, view.clock, f64::from(spz));
                 candidates.sort_by(|a, b| score(b.1).total_cmp(&score(a.1)).then(a.0.cmp(&b.0)))

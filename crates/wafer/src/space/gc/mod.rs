@@ -25,6 +25,26 @@ pub struct SpaceView<'a> {
     pub clock: u64,
     /// The group the placement policy gives GC copyback.
     pub gc_group: u32,
+    /// NoWA's model of the SSD, when NoWA is on: policies prefer victims that do not leave
+    /// units partly dead ([`nowa::SsdModel::sharing`]).
+    pub nowa: Option<&'a super::nowa::SsdModel>,
+}
+
+impl SpaceView<'_> {
+    /// How many live zones the victim `zone` leaves in its units (0 without NoWA): greedy
+    /// orders break near-ties by it.
+    pub fn sharing(&self, zone: ZoneId) -> u32 {
+        self.nowa.map_or(0, |m| m.sharing(zone))
+    }
+
+    /// Valid slots as greedy compares them: exact without NoWA; with it, in steps of 1/32 of
+    /// a zone, so near-equal victims are told apart by [`SpaceView::sharing`].
+    pub fn valid_rank(&self, zone: &Zone) -> u32 {
+        match self.nowa {
+            None => zone.valid_slots(),
+            Some(_) => zone.valid_slots() / (self.zones.slots_per_zone() / 32).max(1),
+        }
+    }
 }
 
 /// A whole GC decision: the victims, and where and as what their valid pages are written.
@@ -128,29 +148,74 @@ impl Space {
         self.empty_zone_count() + self.pending_reset_zone_count()
     }
 
-    /// GC should run: free zones fell below `gc_free_zones_low`.
+    /// GC should run: free zones fell below `gc_free_zones_low`, or NoWA must compensate.
     pub fn needs_gc(&self) -> bool {
-        self.free_zone_count() < self.options.gc_free_zones_low
+        self.free_zone_count() < self.options.gc_free_zones_low || self.nowa_wants_compensation()
     }
 
-    /// GC may stop: free zones reached `gc_free_zones_high`.
+    /// GC may stop: free zones reached `gc_free_zones_high` and NoWA needs no compensation.
     pub fn gc_satisfied(&self) -> bool {
-        self.free_zone_count() >= self.options.gc_free_zones_high
+        self.free_zone_count() >= self.options.gc_free_zones_high && !self.nowa_wants_compensation()
+    }
+
+    /// NoWA's model has more live units than the SSD holds and a compensation was not found
+    /// impossible since the last zone reset.
+    fn nowa_wants_compensation(&self) -> bool {
+        self.nowa.as_ref().is_some_and(|m| m.over_budget() && !m.compensation_blocked())
+    }
+
+    /// NoWA's compensation when it is due (see `nowa.rs`): every remaining zone of the
+    /// cheapest partly dead unit, copied back to the GC group.
+    fn nowa_compensation(&mut self, gc_group: u32) -> Option<VictimChoice> {
+        let model = self.nowa.as_ref()?;
+        if !model.over_budget() {
+            return None;
+        }
+        let spz = u64::from(self.slots_per_zone());
+        // Room for the copies: the empty zones less one, kept for the user writes that wait.
+        let room_slots = u64::from(self.empty_zone_count().saturating_sub(1)) * spz;
+        let zones = model.compensation(&self.zones, room_slots);
+        let model = self.nowa.as_mut()?;
+        let Some(zones) = zones else {
+            model.block_compensation();
+            return None;
+        };
+        let valid: u64 = zones.iter().map(|z| u64::from(self.zones.get(*z).valid_slots())).sum();
+        model.compensated(valid);
+        Some(VictimChoice { zones, purpose: WritePurpose::GcCopy, dest_group: gc_group })
     }
 
     /// Chooses a victim with the configured policy, marks it Victim and lists its valid pages.
     /// None: no zone would free anything (every Full zone is entirely valid) - if writes still
     /// need room, live data fills the device and `reserve_batch` reports out of space.
     pub fn plan_gc(&mut self) -> Option<GcPlan> {
-        let view = SpaceView { zones: &self.zones, clock: self.clock, gc_group: self.gc_group() };
-        let choice = self.policy.choose(&view)?;
+        let gc_group = self.gc_group();
+        let compensation = self.nowa_compensation(gc_group);
+        let compensating = compensation.is_some();
+        let choice = match compensation {
+            Some(choice) => choice,
+            // Nothing worth compensating (now blocked until a reset) or none due: the policy's
+            // victim, as the writes waiting for room need one.
+            None => {
+                let view = SpaceView {
+                    zones: &self.zones,
+                    clock: self.clock,
+                    gc_group,
+                    nowa: self.nowa.as_ref(),
+                };
+                self.policy.choose(&view)?
+            }
+        };
         assert!(!choice.zones.is_empty() && choice.zones.len() <= VICTIMS_PER_CYCLE_MAX);
         assert!(choice.dest_group < self.options.max_open_zones);
         let mut valid = Vec::new();
         let (mut valid_slots_sum, spz) = (0u64, self.slots_per_zone());
         for &zone in &choice.zones {
+            let z = self.zones.get(zone);
+            // A compensation may take a zone with no invalid slot: it frees its unit.
+            let idle_full = z.state() == ZoneState::Full && z.pending_slots() == 0;
             assert!(
-                is_candidate(self.zones.get(zone)),
+                is_candidate(z) || (compensating && idle_full),
                 "policy {} chose zone {zone}",
                 self.policy.name()
             );
@@ -260,6 +325,9 @@ impl Space {
             self.reverse.reset_zone(*zone);
             self.zones.reset(*zone);
             self.empty.push_back(*zone);
+            if let Some(model) = self.nowa.as_mut() {
+                model.reset(*zone);
+            }
         }
         released
     }
@@ -271,7 +339,8 @@ mod tests {
     use crate::space::{SpaceError, SpaceOptions};
 
     fn chosen(policy: &dyn VictimPolicy, space: &Space) -> Option<ZoneId> {
-        let view = SpaceView { zones: space.zones(), clock: space.clock(), gc_group: 1 };
+        let view =
+            SpaceView { zones: space.zones(), clock: space.clock(), gc_group: 1, nowa: None };
         policy.choose(&view).map(|c| c.zones[0])
     }
 

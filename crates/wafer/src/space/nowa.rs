@@ -1,0 +1,386 @@
+//! NoWA (000 sec. 5.4): SSD WAF 1 on a conventional SSD by keeping the SSD's own GC from ever
+//! finding a superblock that still holds valid data.
+//!
+//! A conventional SSD appends host writes to one open superblock after another (its GC unit),
+//! whatever LBA they carry. So the engine can estimate where each zone landed: it numbers its
+//! own writes (data and metadata) in issue order - the *stream* - and unit `u` is stream slots
+//! `u * unit_slots .. (u + 1) * unit_slots`. Each zone's current incarnation spans the units
+//! between its first and its last append. A unit is *live* while some zone spanning it holds
+//! data (not yet reset, i.e. trimmed); once every such zone is reset, the SSD sees the unit
+//! fully invalid and erases it without copying.
+//!
+//! The SSD must copy only when it needs a free superblock and none is fully invalid, that is
+//! when live units exceed its physical units less its own free reserve (the *budget*). Two
+//! rules keep live units under it:
+//! 1. Zones open in groups: a new zone opens only while the active group has fewer than
+//!    `max_open_zones` zones or once all its zones are full, so a group's zones share a
+//!    contiguous stretch of the stream (000 rule 1; the routing in `alloc.rs`).
+//! 2. Imbalance is corrected before the SSD collects: when live units exceed the budget, GC
+//!    takes every remaining zone of the cheapest partly dead unit (a *compensation*: 000's
+//!    compensation write) so the unit dies whole. [`SsdModel::compensation`]
+//!
+//! Victim choice also avoids creating imbalance: among near-equal victims it prefers the zone
+//! whose units have the fewest other live zones ([`SsdModel::sharing`]).
+use std::collections::BTreeMap;
+
+use super::gc::VICTIMS_PER_CYCLE_MAX;
+use super::zone::{ZoneId, ZoneState, ZoneTable};
+
+/// Units the model tracks at most: bounds its map (a unit older than the SSD's physical units
+/// has been collected by the SSD whatever the model says).
+pub const TRACKED_UNITS_MAX: u64 = 1 << 20;
+
+/// What NoWA needs to know of the SSD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoWaOptions {
+    /// The SSD's GC unit (superblock) in 4 KiB slots.
+    pub unit_slots: u64,
+    /// Units that may hold valid data before the SSD must collect one: its physical units
+    /// less the free superblocks it keeps.
+    pub budget_units: u32,
+}
+
+/// The units a zone's current incarnation spans, first and last inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    first_unit: u64,
+    last_unit: u64,
+}
+
+/// The engine's estimate of the SSD's layout (see the module doc).
+#[derive(Debug, Clone)]
+pub struct SsdModel {
+    options: NoWaOptions,
+    /// Slots issued so far, data and metadata, in issue order.
+    stream_slots: u64,
+    spans: Vec<Option<Span>>,
+    /// Live zones per unit; only units with at least one.
+    unit_live: BTreeMap<u64, u32>,
+    /// Zones the active group may still open before every one of them is full.
+    group_zones_left: u32,
+    /// Slots of valid data compensations chose to move.
+    compensation_slots: u64,
+    compensations: u64,
+    /// No compensation was worth it; cleared by the next reset (what frees candidates).
+    blocked: bool,
+}
+
+impl SsdModel {
+    pub fn new(options: NoWaOptions, zone_count: u32) -> SsdModel {
+        assert!(options.unit_slots > 0 && options.budget_units > 0, "{options:?}");
+        SsdModel {
+            options,
+            stream_slots: 0,
+            spans: vec![None; zone_count as usize],
+            unit_live: BTreeMap::new(),
+            group_zones_left: 0,
+            compensation_slots: 0,
+            compensations: 0,
+            blocked: false,
+        }
+    }
+
+    pub fn options(&self) -> NoWaOptions {
+        self.options
+    }
+
+    /// Units holding data of a zone that is not reset.
+    pub fn live_units(&self) -> u64 {
+        self.unit_live.len() as u64
+    }
+
+    /// More units are live than the SSD can hold without collecting one that holds data.
+    pub fn over_budget(&self) -> bool {
+        self.live_units() > u64::from(self.options.budget_units)
+    }
+
+    /// (compensations, slots they chose to move) since creation.
+    pub fn compensation_counts(&self) -> (u64, u64) {
+        (self.compensations, self.compensation_slots)
+    }
+
+    /// Rule 1 (see [`super::alloc`]'s routing): zones the active group may still open before
+    /// every one of them is full.
+    pub fn group_zones_left(&self) -> u32 {
+        self.group_zones_left
+    }
+
+    pub fn set_group_zones_left(&mut self, zones: u32) {
+        self.group_zones_left = zones;
+    }
+
+    /// `slots` appended to `zone` next in the stream.
+    pub fn append(&mut self, zone: ZoneId, slots: u32) {
+        assert!(slots > 0);
+        let unit = self.options.unit_slots;
+        let first = self.stream_slots / unit;
+        let last = (self.stream_slots + u64::from(slots) - 1) / unit;
+        self.stream_slots += u64::from(slots);
+        let span = &mut self.spans[zone as usize];
+        let from = match span {
+            None => {
+                *span = Some(Span { first_unit: first, last_unit: last });
+                first
+            }
+            Some(s) => {
+                assert!(s.last_unit <= last, "the stream only grows");
+                let from = s.last_unit + 1;
+                s.last_unit = last;
+                from
+            }
+        };
+        for u in from..=last {
+            *self.unit_live.entry(u).or_insert(0) += 1;
+        }
+        self.forget_ancient();
+    }
+
+    /// `slots` written outside the zones (snapshots, superblock): they take stream room only.
+    pub fn metadata(&mut self, slots: u64) {
+        self.stream_slots += slots;
+    }
+
+    /// `zone` was reset (trimmed): the units it spanned lose it.
+    pub fn reset(&mut self, zone: ZoneId) {
+        self.blocked = false;
+        let Some(span) = self.spans[zone as usize].take() else { return };
+        assert!(span.first_unit <= span.last_unit);
+        for u in span.first_unit..=span.last_unit {
+            if let Some(live) = self.unit_live.get_mut(&u) {
+                *live -= 1;
+                if *live == 0 {
+                    self.unit_live.remove(&u);
+                }
+            }
+        }
+    }
+
+    /// The fewest live zones among the units `zone` spans (itself included): 1 means
+    /// resetting it frees a unit; u32::MAX for a zone the model does not know.
+    pub fn sharing(&self, zone: ZoneId) -> u32 {
+        let Some(span) = self.spans[zone as usize] else { return u32::MAX };
+        (span.first_unit..=span.last_unit)
+            .filter_map(|u| self.unit_live.get(&u).copied())
+            .min()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// Rule 2: the zones whose reset frees the cheapest partly dead unit, if one is worth it
+    /// (all its zones Full and idle, their valid slots below a unit's worth less one zone, else
+    /// moving them would use about the space it frees). A unit of more zones than one cycle
+    /// may take, or whose copies exceed `room_slots`, goes over several cycles: the fewest
+    /// valid first, at most [`VICTIMS_PER_CYCLE_MAX`] and `room_slots` (at least one zone).
+    pub fn compensation(&self, zones: &ZoneTable, room_slots: u64) -> Option<Vec<ZoneId>> {
+        let spz = u64::from(zones.slots_per_zone());
+        let mut by_unit: BTreeMap<u64, Vec<ZoneId>> = BTreeMap::new();
+        for (zone, span) in self.spans.iter().enumerate() {
+            let Some(span) = span else { continue };
+            for u in span.first_unit..=span.last_unit {
+                by_unit.entry(u).or_default().push(zone as ZoneId);
+            }
+        }
+        let idle = |z: &ZoneId| {
+            let zone = zones.get(*z);
+            zone.state() == ZoneState::Full && zone.pending_slots() == 0
+        };
+        let valid = |z: &ZoneId| u64::from(zones.get(*z).valid_slots());
+        let worth = self.options.unit_slots.saturating_sub(spz);
+        let best = by_unit
+            .values()
+            .filter(|members| members.iter().all(idle))
+            .map(|members| (members.iter().map(valid).sum::<u64>(), members))
+            .filter(|(cost, _)| *cost < worth)
+            .min_by_key(|(cost, _)| *cost);
+        let (cost, members) = best?;
+        assert!(!members.is_empty() && cost < self.options.unit_slots);
+        let mut members = members.clone();
+        members.sort_by_key(|z| (valid(z), *z));
+        let mut taken = Vec::with_capacity(members.len().min(VICTIMS_PER_CYCLE_MAX));
+        let mut copies = 0u64;
+        for zone in members.into_iter().take(VICTIMS_PER_CYCLE_MAX) {
+            if !taken.is_empty() && copies + valid(&zone) > room_slots {
+                break;
+            }
+            copies += valid(&zone);
+            taken.push(zone);
+        }
+        (copies <= room_slots).then_some(taken)
+    }
+
+    /// No compensation is worth it now: GC stops asking until a zone is reset.
+    pub fn block_compensation(&mut self) {
+        self.blocked = true;
+    }
+
+    pub fn compensation_blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// Records a compensation of `slots` valid slots.
+    pub fn compensated(&mut self, slots: u64) {
+        self.compensations += 1;
+        self.compensation_slots += slots;
+    }
+
+    /// Drops units so old that the SSD has certainly collected them (bounds the map).
+    fn forget_ancient(&mut self) {
+        let now = self.stream_slots / self.options.unit_slots;
+        let Some((&oldest, _)) = self.unit_live.first_key_value() else { return };
+        if now - oldest > TRACKED_UNITS_MAX {
+            self.unit_live.remove(&oldest);
+        }
+    }
+
+    /// Per zone, the units its current incarnation spans (for the snapshot), and the stream.
+    pub fn spans(&self) -> impl Iterator<Item = (ZoneId, u64, u64)> + '_ {
+        self.spans
+            .iter()
+            .enumerate()
+            .filter_map(|(z, s)| s.map(|s| (z as ZoneId, s.first_unit, s.last_unit)))
+    }
+
+    pub fn stream_slots(&self) -> u64 {
+        self.stream_slots
+    }
+
+    /// Rebuilds the model from saved spans (recovery); zones the caller knows are empty are
+    /// left out.
+    pub fn restore(&mut self, stream_slots: u64, spans: &[(ZoneId, u64, u64)]) {
+        assert!(self.unit_live.is_empty() && self.stream_slots == 0, "restore into a new model");
+        self.stream_slots = stream_slots;
+        for &(zone, first_unit, last_unit) in spans {
+            if (zone as usize) >= self.spans.len() || first_unit > last_unit {
+                continue;
+            }
+            self.spans[zone as usize] = Some(Span { first_unit, last_unit });
+            for u in first_unit..=last_unit {
+                *self.unit_live.entry(u).or_insert(0) += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(unit_slots: u64, budget_units: u32, zones: u32) -> SsdModel {
+        SsdModel::new(NoWaOptions { unit_slots, budget_units }, zones)
+    }
+
+    /// 000 Figure 9: two zones multiplexed into two units die together, freeing both; Figure 8:
+    /// one of them alone frees nothing.
+    #[test]
+    fn a_unit_dies_only_with_its_last_zone() {
+        let mut m = model(4, 8, 4);
+        for _ in 0..4 {
+            m.append(0, 1);
+            m.append(1, 1);
+        }
+        assert_eq!(m.live_units(), 2);
+        assert_eq!((m.sharing(0), m.sharing(1)), (2, 2));
+        m.reset(0);
+        assert_eq!(m.live_units(), 2, "zone 1 keeps both units live");
+        assert_eq!(m.sharing(1), 1);
+        m.reset(1);
+        assert_eq!(m.live_units(), 0);
+    }
+
+    #[test]
+    fn metadata_shifts_the_stream_and_zones_straddle_units() {
+        let mut m = model(4, 8, 4);
+        m.metadata(2);
+        m.append(0, 4); // stream 2..6: units 0 and 1
+        assert_eq!(m.spans().collect::<Vec<_>>(), vec![(0, 0, 1)]);
+        m.append(1, 2); // 6..8: unit 1
+        m.reset(0);
+        assert_eq!(m.live_units(), 1);
+        assert_eq!(m.stream_slots(), 8);
+    }
+
+    #[test]
+    fn restore_rebuilds_the_live_units() {
+        let mut m = model(4, 8, 4);
+        for z in 0..3 {
+            m.append(z, 3);
+        }
+        let spans: Vec<_> = m.spans().collect();
+        let mut r = model(4, 8, 4);
+        r.restore(m.stream_slots(), &spans);
+        assert_eq!((r.live_units(), r.sharing(1)), (m.live_units(), m.sharing(1)));
+    }
+
+    use crate::device::WritePurpose;
+    use crate::space::{SlotRun, Space, SpaceOptions};
+
+    const USER: WritePurpose = WritePurpose::UserEviction;
+
+    fn nowa_space(unit_slots: u64, budget_units: u32) -> Space {
+        let nowa = Some(NoWaOptions { unit_slots, budget_units });
+        Space::new(SpaceOptions { nowa, ..SpaceOptions::test_min() }).unwrap()
+    }
+
+    fn commit_all(space: &mut Space, runs: &[SlotRun], first_pid: u64, lsn: u64) -> u64 {
+        let mut pid = first_pid;
+        for run in runs {
+            for i in 0..run.slots {
+                space.commit(pid, run.location(i, 4096), lsn);
+                pid += 1;
+            }
+        }
+        pid
+    }
+
+    /// Rule 1 on test_min (zones of 4 slots, 2 open): once the active group opened its two
+    /// zones, a group whose zone filled continues in the other's; a new group opens only when
+    /// both are full.
+    #[test]
+    fn a_complete_group_routes_into_its_open_zones_until_all_are_full() {
+        let mut space = nowa_space(8, 100);
+        let b = space.reserve_batch(1, 1, USER).unwrap();
+        let a = space.reserve_batch(4, 0, USER).unwrap();
+        assert_ne!(a[0].zone, b[0].zone);
+        assert_eq!(space.open_zone_count(), 1, "group 0's zone is full");
+        let redirected = space.reserve_batch(2, 0, USER).unwrap();
+        assert_eq!(redirected, vec![SlotRun { zone: b[0].zone, first_slot: 1, slots: 2 }]);
+        let next = space.reserve_batch(2, 0, USER).unwrap();
+        assert_eq!(next[0], SlotRun { zone: b[0].zone, first_slot: 3, slots: 1 });
+        assert_eq!(next.len(), 2, "the rest opens the next group's first zone");
+        assert_eq!(space.nowa().map(|m| m.stream_slots()), Some(9));
+        let mut pid = 0;
+        for runs in [&b, &a, &redirected, &next] {
+            pid = commit_all(&mut space, runs, pid, 1);
+        }
+        space.check_invariants().unwrap();
+    }
+
+    /// Four zones share a unit (unit 0); overwriting two of them makes a second unit live and
+    /// the first partly dead. Over a budget of one unit, GC compensates: it takes all four
+    /// zones of unit 0, moving the two still valid, where plain greedy takes one empty zone.
+    #[test]
+    fn over_budget_gc_takes_the_rest_of_the_cheapest_partly_dead_unit() {
+        for (budget, expect_zones) in [(1u32, 4usize), (100, 1)] {
+            let mut space = nowa_space(16, budget);
+            let mut pid = 0;
+            for group in [0, 1, 0, 1] {
+                let runs = space.reserve_batch(4, group, USER).unwrap();
+                pid = commit_all(&mut space, &runs, pid, 1);
+            }
+            assert_eq!(pid, 16);
+            for group in [0, 1] {
+                let runs = space.reserve_batch(4, group, USER).unwrap();
+                commit_all(&mut space, &runs, u64::from(group) * 4, 2);
+            }
+            let live = space.nowa().map(|m| m.live_units());
+            assert_eq!(live, Some(2), "unit 0 partly dead, unit 1 holds the rewrites");
+            let plan = space.plan_gc().unwrap();
+            assert_eq!(plan.zones.len(), expect_zones, "budget {budget}: {plan:?}");
+            let compensations = space.counters().nowa_compensations;
+            assert_eq!(compensations, u64::from(expect_zones == 4));
+            if expect_zones == 4 {
+                let moved: Vec<u64> = plan.valid.iter().map(|(p, _)| *p).collect();
+                assert_eq!(moved.len(), 8, "zones 2 and 3 hold pages 8..16: {moved:?}");
+            }
+        }
+    }
+}
