@@ -104,7 +104,13 @@ impl Inner {
             let mark = mark.0;
             let s = &st.space;
             (
-                snapshot::encode(s.map(), mark, s.zone_count(), s.slots_per_zone()),
+                snapshot::encode(
+                    s.map(),
+                    mark,
+                    s.zone_count(),
+                    s.slots_per_zone(),
+                    s.nowa_snapshot().as_ref(),
+                ),
                 st.free.encode(mark),
                 mark,
                 st.next_area,
@@ -192,12 +198,19 @@ impl Inner {
 }
 
 impl State {
-    pub fn new(space: Space, free: FreePages, lsn: Lsn) -> State {
+    /// `next_lsn`: the journal's append position. Every record before it is durable (it was
+    /// recovered, or there is none); the next record starts *at* it, so it must not count as
+    /// durable: the marks are one below. (They were `next_lsn`, which let a zone whose pages
+    /// moved out in the first record after an open be reset before that record was flushed:
+    /// a power cut then lost the pages. NoWA's crash test found it: its compensations run
+    /// GC right after recovery.)
+    pub fn new(space: Space, free: FreePages, next_lsn: Lsn) -> State {
+        let last = next_lsn.saturating_sub(1);
         State {
             space,
             free,
-            map_lsn: lsn,
-            durable_lsn: lsn,
+            map_lsn: last,
+            durable_lsn: last,
             area_lsn: [0, 0],
             next_area: 0,
             snapshots: 0,
