@@ -159,7 +159,7 @@ pub fn map_snapshot(data: &[u8]) {
         let slot = u32::from(u16::from_le_bytes([pair[2], pair[3]])) % slots;
         map.set(pid, Location::new(slot % zones, slot, PAGE_SIZE as u16));
     }
-    let encoded = snapshot::encode(&map, 7, zones, slots);
+    let encoded = snapshot::encode(&map, 7, zones, slots, None);
     let decoded = snapshot::decode(&encoded, zones, slots).expect("an encoded snapshot decodes");
     assert_eq!(decoded.map, map, "snapshot round trip");
     assert_eq!(decoded.header.lsn, 7);
@@ -390,7 +390,7 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
                 map.set(pid, Location::new((pid % 4) as u32, pid as u32 % 129, PAGE_SIZE as u16));
             }
             // mode 0x33: resealed, 4 zones, 129 slots per zone.
-            vec![[&[0x33u8][..], &snapshot::encode(&map, 5, 4, 129)].concat()]
+            vec![[&[0x33u8][..], &snapshot::encode(&map, 5, 4, 129, None)].concat()]
         }
         "free_pages" => {
             let mut free = crate::oop::free::FreePages::default();

@@ -928,3 +928,34 @@ fn evictions_keep_the_clean_frame_reserve_for_gc() {
     let err = Db::open_on(dev, bad).unwrap_err();
     assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("clean_reserve")), "{err}");
 }
+
+/// NoWA's model of the SSD (its group history: which units each zone's data spans) is saved
+/// with every snapshot and read back on open, so after a clean reopen the engine knows the
+/// live units and keeps compensating where it left off (`space::nowa` tests check the
+/// restore exactly).
+#[test]
+fn nowa_model_survives_a_reopen() {
+    let mut options = Options::test_min().out_of_place();
+    options.out_of_place.nowa = true;
+    options.out_of_place.gc_unit_bytes = 4 * options.out_of_place.zone_bytes;
+    let dev: Arc<dyn Device> = Arc::new(MemoryDevice::new(4 << 20));
+    let db = Db::open_on(dev.clone(), options.clone()).unwrap();
+    let t = db.tree("t").unwrap();
+    for round in 0..6u64 {
+        for i in 0..400 {
+            t.put(&key(i), &value(i, round, 300)).unwrap();
+        }
+    }
+    db.checkpoint().unwrap();
+    let before = oop_stats(&db).space;
+    assert!(before.nowa_live_units > 0, "{before:?}");
+    db.close().unwrap();
+    let db = Db::open_on(dev, options).unwrap();
+    let after = oop_stats(&db).space;
+    // Zones holding no current page are reset on open, so their units may die; the rest
+    // come back from the snapshot.
+    assert!(after.nowa_live_units > 0, "the model came back: {after:?}");
+    assert!(after.nowa_live_units <= before.nowa_live_units, "{after:?} vs {before:?}");
+    let t = db.tree("t").unwrap();
+    assert_eq!(t.get(&key(7)).unwrap(), Some(value(7, 5, 300)));
+}

@@ -110,7 +110,11 @@ impl Layout {
                  section's 32-bit ids hold"
             ));
         }
-        let map_section_bytes = snapshot::block_count(pid_bound) * SLOT_BYTES;
+        // NoWA's spans follow the map's entries: one per zone at most.
+        let zones_bound = (device_capacity_bytes - areas_start) / o.zone_bytes;
+        let map_section_bytes = (snapshot::block_count(pid_bound)
+            + snapshot::nowa_block_count(zones_bound))
+            * SLOT_BYTES;
         // Page 0 (the superblock) is never free.
         let free_pages_max = (pid_bound - 1) * u64::from(o.free_pages_max_percent) / 100;
         let free_section_bytes = super::free::section_blocks(free_pages_max) * SLOT_BYTES;
@@ -214,10 +218,10 @@ mod tests {
             let areas_end = l.snapshot_offsets_bytes[1] + l.snapshot_area_bytes;
             assert!(areas_end <= l.space.data_offset_bytes);
             assert!(l.free_section_offset_bytes < l.snapshot_area_bytes);
-            // Map sections of 1959 blocks (95% of the slots), free-page sections for 5% of
-            // those page ids (197 blocks).
-            assert_eq!(l.free_section_offset_bytes, 1959 * 4096);
-            assert_eq!(l.snapshot_area_bytes, (1959 + 197) * 4096);
+            // Map sections of 1959 blocks (95% of the slots) and 2 of NoWA spans (256 zones),
+            // free-page sections for 5% of those page ids (197 blocks).
+            assert_eq!(l.free_section_offset_bytes, (1959 + 2) * 4096);
+            assert_eq!(l.snapshot_area_bytes, (1959 + 2 + 197) * 4096);
             if journal_on_data {
                 assert!(l.journal_offset_bytes + l.journal_bytes <= l.space.data_offset_bytes);
             }

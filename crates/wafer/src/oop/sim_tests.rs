@@ -298,7 +298,7 @@ fn rebuild_from_snapshot_equals_incremental_state_and_keeps_running() {
     let mut space = Space::new(options).unwrap();
     let live = space.capacity_slots() * 85 / 100;
     simulate(&mut space, live, 40_000, 8, 0x4EB1).unwrap();
-    let bytes = snapshot::encode(space.map(), 1, space.zone_count(), space.slots_per_zone());
+    let bytes = snapshot::encode(space.map(), 1, space.zone_count(), space.slots_per_zone(), None);
     let snap = snapshot::decode(&bytes, space.zone_count(), space.slots_per_zone()).unwrap();
     let (mut rebuilt, to_reset) = Space::rebuild_from_map(options, snap.map).unwrap();
     rebuilt.check_invariants().unwrap();

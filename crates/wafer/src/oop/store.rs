@@ -31,6 +31,16 @@ pub struct OutOfPlaceStore {
     background: Option<std::thread::JoinHandle<()>>,
 }
 
+/// What recovery reads back before the space is rebuilt.
+struct Recovered {
+    map: crate::space::PageMap,
+    free: FreePages,
+    journal: Wal,
+    area: usize,
+    area_lsn: [Lsn; 2],
+    nowa: Option<crate::space::snapshot::NoWaSnapshot>,
+}
+
 impl OutOfPlaceStore {
     /// Opens the store on `device` (the superblock at `data_offset_bytes`). A device whose
     /// superblock block is all zeros is fresh: empty map. Otherwise the newer valid of the two
@@ -109,9 +119,12 @@ impl OutOfPlaceStore {
         journal_device: Arc<dyn Device>,
         layout: &Layout,
     ) -> Result<(State, Wal)> {
-        let (map, free, journal, area, area_lsn) =
+        let Recovered { map, free, journal, area, area_lsn, nowa } =
             Self::recover_map(device, journal_device, layout)?;
-        let (space, to_reset) = Space::rebuild_from_map(layout.space, map)?;
+        let (mut space, to_reset) = Space::rebuild_from_map(layout.space, map)?;
+        if let Some(nowa) = nowa {
+            space.restore_nowa(&nowa);
+        }
         space_io::reset_zones(device, &space, &to_reset)?;
         let lsn = journal.next_lsn().0;
         let mut st = State::new(space, free, lsn);
@@ -121,13 +134,12 @@ impl OutOfPlaceStore {
     }
 
     /// Snapshot + journal: the recovered map and free pages, the journal ready to append, the
-    /// area used and both areas' snapshot LSNs (0 for an invalid one).
-    #[allow(clippy::type_complexity)]
+    /// area used, both areas' snapshot LSNs (0 for an invalid one) and NoWA's saved model.
     fn recover_map(
         device: &dyn Device,
         journal_device: Arc<dyn Device>,
         layout: &Layout,
-    ) -> Result<(crate::space::PageMap, FreePages, Wal, usize, [Lsn; 2])> {
+    ) -> Result<Recovered> {
         let mut best: Option<(usize, snapshot::MapSnapshot, FreePages)> = None;
         let mut area_lsn = [0; 2];
         let mut errors = Vec::new();
@@ -145,7 +157,7 @@ impl OutOfPlaceStore {
         let Some((area, snap, mut free)) = best else {
             return Err(Error::Corrupt(format!("no valid map snapshot: {}", errors.join("; "))));
         };
-        let mut map = snap.map;
+        let (mut map, nowa) = (snap.map, snap.nowa);
         let journal = journal::replay(
             journal_device,
             journal::wal_options(layout.journal_bytes, layout.journal_on_data),
@@ -154,7 +166,7 @@ impl OutOfPlaceStore {
             &mut free,
             layout.page_capacity,
         )?;
-        Ok((map, free, journal, area, area_lsn))
+        Ok(Recovered { map, free, journal, area, area_lsn, nowa })
     }
 
     /// The page map a crashed or closed device recovers to (tests and tools: no store opened,
@@ -167,7 +179,7 @@ impl OutOfPlaceStore {
     ) -> Result<crate::space::PageMap> {
         let options = options.for_device(&device.capabilities());
         let (layout, slice) = Self::layout_on(&device, data_offset_bytes, &options, journal)?;
-        Ok(Self::recover_map(&*device, slice, &layout)?.0)
+        Ok(Self::recover_map(&*device, slice, &layout)?.map)
     }
 
     /// The layout on `device` and the map journal's device: `journal` when given (its whole

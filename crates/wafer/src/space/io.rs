@@ -82,7 +82,7 @@ mod tests {
         for pid in 0..1500 {
             map.set(pid * 2, Location::new((pid % 32) as u32, (pid % 4) as u32, 4096));
         }
-        let bytes = snapshot::encode(&map, 9, 32, 4);
+        let bytes = snapshot::encode(&map, 9, 32, 4, None);
         write_snapshot(&device, 8192, &bytes).unwrap();
         let snap = read_snapshot(&device, 8192, 32, 4).unwrap();
         assert_eq!((snap.map, snap.header.lsn), (map, 9));

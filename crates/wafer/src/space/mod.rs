@@ -174,6 +174,39 @@ impl Space {
         self.nowa.as_ref()
     }
 
+    /// NoWA's model as a snapshot keeps it (None when NoWA is off).
+    pub fn nowa_snapshot(&self) -> Option<snapshot::NoWaSnapshot> {
+        let model = self.nowa.as_ref()?;
+        let spans = model.spans().collect();
+        Some(snapshot::NoWaSnapshot { stream_slots: model.stream_slots(), spans })
+    }
+
+    /// After [`Space::rebuild_from_map`]: NoWA's model from the snapshot, for the zones that
+    /// still hold data. A zone holding data the snapshot has no span for was opened after it;
+    /// it gets a zone's worth of stream after the saved position (its place is unknown, so it
+    /// is modelled as written next). Nothing happens when NoWA is off.
+    pub fn restore_nowa(&mut self, saved: &snapshot::NoWaSnapshot) {
+        let Some(unit) = self.nowa.as_ref().map(|m| m.options().unit_slots) else { return };
+        let zone_count = self.zones.len();
+        let holds_data =
+            |z: ZoneId| z < zone_count && self.zones.get(z).state() != ZoneState::Empty;
+        let mut known = vec![false; zone_count as usize];
+        let mut spans: Vec<(ZoneId, u64, u64)> = Vec::with_capacity(saved.spans.len());
+        for &(zone, first, last) in saved.spans.iter().filter(|(z, _, _)| holds_data(*z)) {
+            known[zone as usize] = true;
+            spans.push((zone, first, last));
+        }
+        let spz = u64::from(self.zones.slots_per_zone());
+        let mut stream = saved.stream_slots;
+        for zone in (0..zone_count).filter(|z| holds_data(*z) && !known[*z as usize]) {
+            spans.push((zone, stream / unit, (stream + spz - 1) / unit));
+            stream += spz;
+        }
+        if let Some(model) = self.nowa.as_mut() {
+            model.restore(stream, &spans);
+        }
+    }
+
     /// `bytes` were written to the device outside the zones (snapshots): NoWA's stream
     /// estimate counts them.
     pub fn note_metadata_write(&mut self, bytes: u64) {

@@ -4,28 +4,41 @@
 //!
 //! ```text
 //! every block (4096 bytes):
-//!   0  u32 magic "WMAP" (0x50414d57 LE)    4  u16 version (1)     6  u16 kind (0 header, 1 entries)
+//!   0  u32 magic "WMAP" (0x50414d57 LE)    4  u16 version (2)     6  u16 kind (0 header,
+//!                                                                    1 entries, 2 NoWA spans)
 //!   8  u32 block_index                     12 u32 block_count     16 u32 payload_len
 //!   20 u32 crc32c of the block with these 4 bytes zeroed          24 payload (4072 bytes, zero tail)
-//! header payload (block 0, 32 bytes):
+//! header payload (block 0, 48 bytes):
 //!   0 u64 lsn   8 u64 pid_span   16 u64 mapped_count   24 u32 zone_count   28 u32 slots_per_zone
+//!   32 u64 NoWA stream slots (u64::MAX: NoWA off)   40 u32 NoWA span count   44 u32 zero
 //! entries payload (blocks 1..): packed locations (u64, map.rs) of page ids
 //!   (block_index - 1) * 509 .. , 509 per block, UNMAPPED for none; the last block may be short.
+//! NoWA payload (the blocks after the entries, 203 spans each, the last may be short): per
+//!   zone holding data, by increasing zone id: u32 zone, u64 first unit, u64 last unit
+//!   (space/nowa.rs: the SSD units its current incarnation spans).
 //! ```
+//! Version 1 (no NoWA fields or blocks) is refused with `BadVersion`.
 use super::error::SnapshotError;
 use super::map::{Location, PageMap, PAGE_ID_LIMIT, UNMAPPED};
 use super::zone::Lsn;
 
 pub const BLOCK_BYTES: usize = 4096;
 pub const MAGIC: u32 = u32::from_le_bytes(*b"WMAP");
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 const KIND_HEADER: u16 = 0;
 const KIND_ENTRIES: u16 = 1;
+const KIND_NOWA: u16 = 2;
+/// Bytes of one NoWA span record.
+const SPAN_BYTES: usize = 20;
+/// NoWA span records per block.
+pub const SPANS_PER_BLOCK: usize = PAYLOAD_BYTES / SPAN_BYTES;
+/// The header's NoWA stream field when NoWA is off.
+const NOWA_OFF: u64 = u64::MAX;
 const HEAD_BYTES: usize = 24;
 const PAYLOAD_BYTES: usize = BLOCK_BYTES - HEAD_BYTES;
 /// Page-map entries per entries block.
 pub const ENTRIES_PER_BLOCK: usize = PAYLOAD_BYTES / 8;
-const HEADER_PAYLOAD_BYTES: usize = 32;
+const HEADER_PAYLOAD_BYTES: usize = 48;
 const CRC_AT: usize = 20;
 
 /// What the header block says; enough for a reader to know how many blocks follow.
@@ -38,6 +51,17 @@ pub struct SnapshotHeader {
     pub zone_count: u32,
     pub slots_per_zone: u32,
     pub block_count: u32,
+    /// NoWA's stream position, when NoWA was on.
+    pub nowa_stream_slots: Option<u64>,
+    pub nowa_span_count: u32,
+}
+
+/// NoWA's model as a snapshot keeps it: the stream position and each zone's span of units.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NoWaSnapshot {
+    pub stream_slots: u64,
+    /// (zone, first unit, last unit), by increasing zone.
+    pub spans: Vec<(u32, u64, u64)>,
 }
 
 /// A decoded snapshot.
@@ -45,17 +69,33 @@ pub struct SnapshotHeader {
 pub struct MapSnapshot {
     pub header: SnapshotHeader,
     pub map: PageMap,
+    pub nowa: Option<NoWaSnapshot>,
 }
 
-/// Blocks a snapshot of a map spanning `pid_span` page ids takes.
+/// Blocks a snapshot of a map spanning `pid_span` page ids takes, without NoWA blocks.
 pub fn block_count(pid_span: u64) -> u64 {
     1 + pid_span.div_ceil(ENTRIES_PER_BLOCK as u64)
 }
 
-/// Encodes `map` at checkpoint `lsn` for a data area of `zone_count` x `slots_per_zone`.
-pub fn encode(map: &PageMap, lsn: Lsn, zone_count: u32, slots_per_zone: u32) -> Vec<u8> {
+/// Blocks NoWA's spans take for `zones` zones holding data.
+pub fn nowa_block_count(zones: u64) -> u64 {
+    zones.div_ceil(SPANS_PER_BLOCK as u64)
+}
+
+/// Encodes `map` at checkpoint `lsn` for a data area of `zone_count` x `slots_per_zone`, with
+/// NoWA's model when NoWA is on.
+pub fn encode(
+    map: &PageMap,
+    lsn: Lsn,
+    zone_count: u32,
+    slots_per_zone: u32,
+    nowa: Option<&NoWaSnapshot>,
+) -> Vec<u8> {
     let entries = map.raw_entries();
-    let blocks = block_count(entries.len() as u64);
+    let entry_blocks = block_count(entries.len() as u64);
+    let spans = nowa.map_or(&[][..], |n| &n.spans[..]);
+    assert!(spans.len() <= zone_count as usize, "more spans than zones");
+    let blocks = entry_blocks + nowa_block_count(spans.len() as u64);
     assert!(blocks <= u64::from(u32::MAX), "map too large for one snapshot");
     let blocks = blocks as u32;
     let mut out = vec![0u8; blocks as usize * BLOCK_BYTES];
@@ -65,17 +105,37 @@ pub fn encode(map: &PageMap, lsn: Lsn, zone_count: u32, slots_per_zone: u32) -> 
     header[16..24].copy_from_slice(&map.mapped_count().to_le_bytes());
     header[24..28].copy_from_slice(&zone_count.to_le_bytes());
     header[28..32].copy_from_slice(&slots_per_zone.to_le_bytes());
+    let stream = nowa.map_or(NOWA_OFF, |n| n.stream_slots);
+    assert_ne!(nowa.map(|n| n.stream_slots), Some(NOWA_OFF), "stream position overflow");
+    header[32..40].copy_from_slice(&stream.to_le_bytes());
+    header[40..44].copy_from_slice(&(spans.len() as u32).to_le_bytes());
     let mut chunks = out.chunks_exact_mut(BLOCK_BYTES);
     if let Some(block) = chunks.next() {
         seal(block, KIND_HEADER, 0, blocks, &header);
     }
-    for (i, (block, part)) in chunks.zip(entries.chunks(ENTRIES_PER_BLOCK)).enumerate() {
+    let mut index = 1u32;
+    // Entries first in each zip: a zip pulls its first iterator before it finds the second
+    // exhausted, and the blocks must not lose one to that.
+    for (part, block) in entries.chunks(ENTRIES_PER_BLOCK).zip(chunks.by_ref()) {
         let mut payload = [0u8; PAYLOAD_BYTES];
         for (j, raw) in part.iter().enumerate() {
             payload[j * 8..j * 8 + 8].copy_from_slice(&raw.to_le_bytes());
         }
-        seal(block, KIND_ENTRIES, i as u32 + 1, blocks, &payload[..part.len() * 8]);
+        seal(block, KIND_ENTRIES, index, blocks, &payload[..part.len() * 8]);
+        index += 1;
     }
+    for (part, block) in spans.chunks(SPANS_PER_BLOCK).zip(chunks) {
+        let mut payload = [0u8; PAYLOAD_BYTES];
+        for (j, (zone, first, last)) in part.iter().enumerate() {
+            let at = j * SPAN_BYTES;
+            payload[at..at + 4].copy_from_slice(&zone.to_le_bytes());
+            payload[at + 4..at + 12].copy_from_slice(&first.to_le_bytes());
+            payload[at + 12..at + 20].copy_from_slice(&last.to_le_bytes());
+        }
+        seal(block, KIND_NOWA, index, blocks, &payload[..part.len() * SPAN_BYTES]);
+        index += 1;
+    }
+    assert_eq!(index, blocks, "every block sealed");
     out
 }
 
@@ -153,14 +213,24 @@ pub fn decode_header(block: &[u8]) -> Result<SnapshotHeader, SnapshotError> {
         zone_count: u32_at(payload, 24),
         slots_per_zone: u32_at(payload, 28),
         block_count: block_count_found,
+        nowa_stream_slots: Some(u64_at(payload, 32)).filter(|s| *s != NOWA_OFF),
+        nowa_span_count: u32_at(payload, 40),
     };
+    if header.nowa_span_count > header.zone_count {
+        return Err(SnapshotError::BadHeader { reason: "more NoWA spans than zones" });
+    }
+    if header.nowa_stream_slots.is_none() && header.nowa_span_count > 0 {
+        return Err(SnapshotError::BadHeader { reason: "NoWA spans with NoWA off" });
+    }
     if header.pid_span > PAGE_ID_LIMIT {
         return Err(SnapshotError::BadHeader { reason: "page id span beyond the limit" });
     }
     if header.mapped_count > header.pid_span {
         return Err(SnapshotError::BadHeader { reason: "more mapped pages than page ids" });
     }
-    if u64::from(header.block_count) != block_count(header.pid_span) {
+    let expected_blocks =
+        block_count(header.pid_span) + nowa_block_count(u64::from(header.nowa_span_count));
+    if u64::from(header.block_count) != expected_blocks {
         return Err(SnapshotError::BadHeader {
             reason: "block count does not match the page id span",
         });
@@ -193,7 +263,8 @@ pub fn decode(
     let span = header.pid_span as usize;
     let mut entries = Vec::with_capacity(span);
     let mut mapped = 0u64;
-    for (i, block) in bytes.chunks_exact(BLOCK_BYTES).enumerate().skip(1) {
+    let entry_blocks = block_count(header.pid_span) as usize;
+    for (i, block) in bytes.chunks_exact(BLOCK_BYTES).enumerate().take(entry_blocks).skip(1) {
         let index = i as u32;
         let (kind, count, payload) = open_block(block, index)?;
         if kind != KIND_ENTRIES {
@@ -231,7 +302,46 @@ pub fn decode(
             found: mapped,
         });
     }
-    Ok(MapSnapshot { header, map: PageMap::from_raw_entries(entries) })
+    let nowa = match header.nowa_stream_slots {
+        None => None,
+        Some(stream_slots) => {
+            Some(NoWaSnapshot { stream_slots, spans: decode_spans(bytes, &header, entry_blocks)? })
+        }
+    };
+    Ok(MapSnapshot { header, map: PageMap::from_raw_entries(entries), nowa })
+}
+
+/// The NoWA blocks after the entries: spans by increasing zone, each within the area.
+fn decode_spans(
+    bytes: &[u8],
+    header: &SnapshotHeader,
+    entry_blocks: usize,
+) -> Result<Vec<(u32, u64, u64)>, SnapshotError> {
+    let count = header.nowa_span_count as usize;
+    let mut spans: Vec<(u32, u64, u64)> = Vec::with_capacity(count);
+    for (i, block) in bytes.chunks_exact(BLOCK_BYTES).enumerate().skip(entry_blocks) {
+        let index = i as u32;
+        let (kind, blocks, payload) = open_block(block, index)?;
+        if kind != KIND_NOWA || blocks != header.block_count {
+            return Err(SnapshotError::BadBlock { block: index, reason: "not a NoWA block" });
+        }
+        let expected = (count - spans.len()).min(SPANS_PER_BLOCK);
+        if payload.len() != expected * SPAN_BYTES {
+            return Err(SnapshotError::BadBlock { block: index, reason: "NoWA payload length" });
+        }
+        for record in payload.chunks_exact(SPAN_BYTES) {
+            let span = (u32_at(record, 0), u64_at(record, 4), u64_at(record, 12));
+            let ordered = spans.last().is_none_or(|prev| prev.0 < span.0);
+            if span.0 >= header.zone_count || span.1 > span.2 || !ordered {
+                return Err(SnapshotError::BadBlock { block: index, reason: "bad NoWA span" });
+            }
+            spans.push(span);
+        }
+    }
+    if spans.len() != count {
+        return Err(SnapshotError::BadHeader { reason: "fewer NoWA spans than counted" });
+    }
+    Ok(spans)
 }
 
 #[cfg(test)]
@@ -249,14 +359,36 @@ mod tests {
         map
     }
 
+    fn sample_nowa(zones: u32) -> NoWaSnapshot {
+        let spans = (0..zones).filter(|z| z % 3 != 2).map(|z| (z, u64::from(z), u64::from(z) + 1));
+        NoWaSnapshot { stream_slots: 4096 * 9, spans: spans.collect() }
+    }
+
+    /// NoWA's spans after the entries: none, one block, several blocks (203 a block).
+    #[test]
+    fn nowa_spans_round_trip() {
+        for zones in [0u32, 1, 203, 204, 700] {
+            let nowa = sample_nowa(zones);
+            // sample_map names zones 0..7.
+            let zone_count = zones.max(8);
+            let bytes = encode(&sample_map(600), 3, zone_count, 1024, Some(&nowa));
+            let expected = block_count(600) + nowa_block_count(nowa.spans.len() as u64);
+            assert_eq!(bytes.len() as u64, expected * 4096);
+            let snap = decode(&bytes, zone_count, 1024).unwrap();
+            assert_eq!(snap.nowa.as_ref(), Some(&nowa), "zones {zones}");
+            assert_eq!(snap.map, sample_map(600));
+        }
+    }
+
     #[test]
     fn round_trip_of_empty_small_and_multi_block_maps() {
         for pids in [0, 1, 508, 509, 510, 2000] {
             let map = sample_map(pids);
-            let bytes = encode(&map, 77, 8, 1024);
+            let bytes = encode(&map, 77, 8, 1024, None);
             assert_eq!(bytes.len() as u64, block_count(map.pid_span()) * 4096);
             let snap = decode(&bytes, 8, 1024).unwrap();
             assert_eq!(snap.map, map, "pids {pids}");
+            assert_eq!(snap.nowa, None);
             assert_eq!(snap.header.lsn, 77);
             assert_eq!(decode_header(&bytes[..4096]).unwrap(), snap.header);
         }
@@ -267,7 +399,7 @@ mod tests {
     #[test]
     fn every_flipped_byte_is_detected() {
         let map = sample_map(600); // two entries blocks
-        let bytes = encode(&map, 5, 8, 1024);
+        let bytes = encode(&map, 5, 8, 1024, Some(&sample_nowa(8)));
         for at in 0..bytes.len() {
             for flip in [0x01u8, 0x80, 0xff] {
                 let mut bad = bytes.clone();
@@ -279,7 +411,7 @@ mod tests {
 
     #[test]
     fn truncation_reordering_and_foreign_geometry_are_refused() {
-        let bytes = encode(&sample_map(1200), 5, 8, 1024);
+        let bytes = encode(&sample_map(1200), 5, 8, 1024, None);
         assert!(matches!(
             decode(&bytes[..4096 * 2], 8, 1024),
             Err(SnapshotError::BadLength { .. })
@@ -294,8 +426,8 @@ mod tests {
         // A map valid for 8 zones names zones beyond a 4-zone area: refused even with the
         // geometry fields forged to match (re-sealed header).
         let mut forged = bytes.clone();
-        let mut header = [0u8; 32];
-        header.copy_from_slice(&forged[24..56]);
+        let mut header = [0u8; HEADER_PAYLOAD_BYTES];
+        header.copy_from_slice(&forged[24..24 + HEADER_PAYLOAD_BYTES]);
         header[24..28].copy_from_slice(&4u32.to_le_bytes());
         seal(&mut forged[..4096], KIND_HEADER, 0, block_count(1200) as u32, &header);
         assert!(matches!(decode(&forged, 4, 1024), Err(SnapshotError::BadLocation { .. })));
@@ -304,7 +436,7 @@ mod tests {
     #[test]
     fn random_bytes_never_panic() {
         let mut rng = flashemu::rng::SplitMix64::new(0xBAD5EED);
-        let valid = encode(&sample_map(100), 1, 8, 1024);
+        let valid = encode(&sample_map(100), 1, 8, 1024, Some(&sample_nowa(5)));
         for _ in 0..2000 {
             let mut b = valid.clone();
             let n = 1 + rng.below(8) as usize;

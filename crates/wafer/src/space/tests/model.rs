@@ -224,9 +224,19 @@ impl Harness {
         }
         let zones = self.space.zone_count();
         let spz = self.space.slots_per_zone();
-        let bytes = snapshot::encode(&map, self.durable, zones, spz);
+        // NoWA's model goes through the snapshot too (saved now, as a checkpoint would).
+        let nowa = self.space.nowa_snapshot();
+        let bytes = snapshot::encode(&map, self.durable, zones, spz, nowa.as_ref());
         let snap = snapshot::decode(&bytes, zones, spz).unwrap();
-        let (rebuilt, to_reset) = Space::rebuild_from_map(*self.space.options(), snap.map).unwrap();
+        assert_eq!(snap.nowa, nowa);
+        let (mut rebuilt, to_reset) =
+            Space::rebuild_from_map(*self.space.options(), snap.map).unwrap();
+        if let Some(saved) = &snap.nowa {
+            rebuilt.restore_nowa(saved);
+            let model = rebuilt.nowa().map(|m| m.live_units()).unwrap_or(0);
+            let zones_with_data = rebuilt.zones().count(|z| z.valid_slots() > 0);
+            assert!(model > 0 || zones_with_data == 0, "restored model lost every unit");
+        }
         rebuilt.check_invariants().unwrap();
         for (z, zone) in rebuilt.zones().iter() {
             let live = recovered.values().filter(|(l, _)| l.zone == z).count() as u32;
