@@ -4,6 +4,7 @@ pub mod fig15;
 pub mod fig16;
 pub mod plan;
 pub mod table1;
+pub mod table3;
 
 pub use table1::{ExperimentError, RowPlan, Scale, ROWS as TABLE1_ROWS};
 

@@ -138,6 +138,21 @@ pub enum RowSetup {
     NowaAligned,
     /// The aligned NoWA row without compression (000's "- comp.").
     NowaAlignedUncompressed,
+    /// FDP instead of NoWA (000 sec. 5.5, Table 3): GDT and compression, zones of one reclaim
+    /// unit, as many open zones as the device has handles, each writing under its own.
+    Fdp,
+    /// The FDP row without compression.
+    FdpUncompressed,
+}
+
+/// Reclaim unit handles of the FDP device Table 3 runs on (000's SSD A has 8 per reclaim
+/// group; the tiny device gets 4, its open-zone budget).
+pub fn fdp_handles(scale: Scale) -> u32 {
+    if scale == Scale::Tiny {
+        4
+    } else {
+        8
+    }
 }
 
 /// One row of the table: its name in 000 and what it needs.
@@ -150,10 +165,12 @@ pub struct RowPlan {
     pub preset: Option<&'static str>,
     /// An optimization the engine does not offer yet (None: the write mode is all it needs).
     pub missing: Option<&'static str>,
+    /// The scale's device with an FDP interface (`fdp_handles` reclaim unit handles).
+    pub fdp_device: bool,
 }
 
-const fn row(label: &'static str, write_mode: WriteModeChoice, setup: RowSetup) -> RowPlan {
-    RowPlan { label, write_mode, setup, preset: None, missing: None }
+pub const fn row(label: &'static str, write_mode: WriteModeChoice, setup: RowSetup) -> RowPlan {
+    RowPlan { label, write_mode, setup, preset: None, missing: None, fdp_device: false }
 }
 
 /// The rows of 000 Table 1 in order, plus the engine's in-place mode without a doublewrite
@@ -198,12 +215,23 @@ impl RowPlan {
                 config.device = Some(format!("emu:{preset}"));
             }
         }
+        if self.fdp_device {
+            config.emu.insert("interface".into(), toml::Value::String("fdp".into()));
+            let handles = i64::from(fdp_handles(scale));
+            config.emu.insert("ruh-count".into(), toml::Value::Integer(handles));
+            if scale == Scale::Tiny {
+                // Zones of a whole reclaim unit leave the 8 MiB device room for 86% only
+                // (every row of the table gets the same fill).
+                config.fill = Some(0.85);
+            }
+        }
         let compressed = [
             RowSetup::NaiveCompressed,
             RowSetup::NaiveConcatenated,
             RowSetup::Gdt,
             RowSetup::Nowa,
             RowSetup::NowaAligned,
+            RowSetup::Fdp,
         ];
         if compressed.contains(&self.setup) {
             let packing = self.setup != RowSetup::NaiveConcatenated;
@@ -215,11 +243,17 @@ impl RowPlan {
                 matches!(self.setup, RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed);
             // The tiny device's 8 MiB cannot spare 16 open zones: 4 open, zones of 1/8 of the
             // unit (1/4 aligned).
-            let open = if scale == Scale::Tiny { 4 } else { 16 };
-            let per_unit = match (aligned, scale == Scale::Tiny) {
-                (true, _) => open,
-                (false, true) => 8,
-                (false, false) => 32,
+            let fdp = matches!(self.setup, RowSetup::Fdp | RowSetup::FdpUncompressed);
+            let open = match (fdp, scale == Scale::Tiny) {
+                (true, _) => fdp_handles(scale) as i64,
+                (false, true) => 4,
+                (false, false) => 16,
+            };
+            let per_unit = match (aligned, fdp, scale == Scale::Tiny) {
+                (_, true, _) => 1,
+                (true, _, _) => open,
+                (false, false, true) => 8,
+                (false, false, false) => 32,
             };
             let e = &mut config.engine;
             e.insert("zones_per_gc_unit".into(), toml::Value::Integer(per_unit));
@@ -235,6 +269,7 @@ impl RowPlan {
                 RowSetup::Nowa | RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed
             );
             e.insert("nowa".into(), toml::Value::Boolean(nowa));
+            e.insert("fdp".into(), toml::Value::Boolean(fdp));
         }
         config
     }

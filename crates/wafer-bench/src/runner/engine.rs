@@ -132,6 +132,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "compression" => options.out_of_place.compression = Compression::parse(value)?,
         "packing" => options.out_of_place.packing = flag(value)?,
         "nowa" => options.out_of_place.nowa = flag(value)?,
+        "fdp" => options.out_of_place.fdp = flag(value)?,
         "gc_unit_bytes" => options.out_of_place.gc_unit_bytes = bytes(value)?,
         "ssd_spare_bytes" => options.out_of_place.ssd_spare_bytes = bytes(value)?,
         other => {
@@ -140,7 +141,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
                  doublewrite, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
                  zones_per_gc_unit, open_zones, placement, gc_policy, gc_zones, compression, \
-                 packing, nowa, gc_unit_bytes, ssd_spare_bytes)"
+                 packing, nowa, fdp, gc_unit_bytes, ssd_spare_bytes)"
             ))
         }
     }
@@ -243,6 +244,8 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "compression": options.out_of_place.compression.name(),
         "packing": options.out_of_place.packing,
         "nowa": options.out_of_place.nowa,
+        "fdp": options.out_of_place.fdp,
+        "placement_handles": options.out_of_place.placement_handles,
         "gc_unit_bytes": options.out_of_place.gc_unit_bytes,
         "ssd_spare_bytes": options.out_of_place.ssd_spare_bytes,
     })

@@ -21,6 +21,10 @@ enum ExperimentCommand {
     /// YCSB-A zipf 0.8, dataset at 90% of the emulated SSD, buffer 10% of the dataset: one row
     /// per write mode / optimization this build has; the others are listed as not implemented.
     Table1(Table1Args),
+    /// 000 Table 3: on an emulated FDP SSD, in place against out of place with every
+    /// optimization, keeping SSD WAF at 1 with NoWA or with FDP placement hints (with and
+    /// without compression). --json-dir: DIR/table3-<label>.json per row; --markdown FILE.
+    Table3(Table3Args),
     /// 004 (PLAN): the FIO mix (4 jobs, 50/50 read/write, uniform 4 KiB random, files
     /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
     /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
@@ -116,6 +120,7 @@ struct Table1Args {
 pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
     match args.command {
         ExperimentCommand::Table1(a) => run_table1(&a),
+        ExperimentCommand::Table3(a) => run_table3(&a),
         ExperimentCommand::Plan(a) => run_plan(&a),
         ExperimentCommand::Cczns(a) => run_cczns(&a),
         ExperimentCommand::Fig16(a) => run_fig16(&a),
@@ -275,6 +280,62 @@ fn run_paper<R: serde::Serialize>(
             .map_err(|e| CliError(format!("{}: {e}", stem.display())))?;
         for path in paths {
             eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+struct Table3Args {
+    /// tiny, demo, small or full, as for table1.
+    #[arg(long, default_value = "demo")]
+    scale: String,
+    /// Write each run's report as DIR/table3-<label>.json.
+    #[arg(long, value_name = "DIR")]
+    json_dir: Option<PathBuf>,
+    /// Write the table beside 000's as markdown.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// No live status line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn run_table3(args: &Table3Args) -> Result<(), CliError> {
+    use wafer_bench::experiment::table3;
+    let scale = Scale::parse(&args.scale).map_err(CliError)?;
+    super::check_output_path(args.markdown.as_deref())?;
+    if let Some(dir) = &args.json_dir {
+        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    }
+    let mut live = ProgressBar::without_totals(!args.quiet);
+    let quiet = args.quiet;
+    let rows = table3::run(scale, &mut live, &mut |row| {
+        if !quiet {
+            eprintln!("table3 [{}] {}: done", scale.name(), row.label);
+        }
+    })?;
+    let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
+    println!(
+        "Table 3 of 000 on an emulated FDP SSD (YCSB-A zipf 0.8, 90% full), scale {}",
+        scale.name()
+    );
+    print!("{}", table::render(&table_rows));
+    let markdown = table3::render_markdown(scale, &table_rows);
+    println!();
+    print!("{markdown}");
+    if let Some(path) = &args.markdown {
+        super::write_file(path, markdown.as_bytes())?;
+    }
+    if let Some(dir) = &args.json_dir {
+        for (row, report) in &rows {
+            if let Some(report) = report {
+                let name = row.label.replace([' ', '(', ')', '.'], "");
+                super::write_file(
+                    &dir.join(format!("table3-{name}.json")),
+                    report.to_json()?.as_bytes(),
+                )?;
+            }
         }
     }
     Ok(())

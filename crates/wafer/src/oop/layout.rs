@@ -87,6 +87,9 @@ impl Layout {
                 o.free_pages_max_percent
             ));
         }
+        if o.fdp && o.placement_handles == 0 {
+            return invalid("fdp placement needs a device that reports FDP handles".into());
+        }
         if o.gc_batch_pages == 0 {
             return invalid("gc_batch_pages must be at least 1".into());
         }

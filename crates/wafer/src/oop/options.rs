@@ -70,8 +70,14 @@ pub struct OutOfPlaceOptions {
     pub placement: PlacementKind,
     /// Zones open for appends at once, GC's included (000: up to 16). At least 2.
     pub open_zones: u32,
-    /// FDP reclaim unit handles the placement policy hints with; 0 = no hint.
+    /// FDP reclaim unit handles zones are spread over (each open zone its own); 0 = no hint.
+    /// Set from the device's report by `fdp`.
     pub placement_handles: u16,
+    /// FDP placement (000 sec. 5.5): zones of the reclaim unit's size, each open zone writing
+    /// under its own reclaim unit handle (`placement_handles` = the device's handle count), so
+    /// the SSD never mixes two zones in a reclaim unit. Needs a device that reports FDP, and at
+    /// most as many open zones as it has handles.
+    pub fdp: bool,
     /// Free pages kept as headers only (no slot, persisted in the snapshots' free-page
     /// section), as a percent of the page ids: the section is sized for this many, so it costs
     /// 16 bytes per page id at 100 and 0.8 at 5. Pages freed beyond it are written like any
@@ -123,6 +129,7 @@ impl OutOfPlaceOptions {
             packing: true,
             gc_batch_pages: 256,
             background_gc: true,
+            fdp: false,
             nowa: false,
             gc_unit_bytes: 0,
             ssd_spare_bytes: 0,
@@ -146,6 +153,7 @@ impl OutOfPlaceOptions {
             packing: true,
             gc_batch_pages: 3,
             background_gc: false,
+            fdp: false,
             nowa: false,
             gc_unit_bytes: 0,
             ssd_spare_bytes: 0,
@@ -170,7 +178,11 @@ impl OutOfPlaceOptions {
             0 => device.spare_bytes.unwrap_or(0),
             fixed => fixed,
         };
-        OutOfPlaceOptions { zone_bytes, gc_unit_bytes, ssd_spare_bytes, ..self }
+        let placement_handles = match (self.fdp, device.fdp) {
+            (true, Some(fdp)) => fdp.handles,
+            _ => self.placement_handles,
+        };
+        OutOfPlaceOptions { zone_bytes, gc_unit_bytes, ssd_spare_bytes, placement_handles, ..self }
     }
 }
 

@@ -172,7 +172,8 @@ impl Space {
             let zone = self.empty.pop_front();
             assert!(zone.is_some(), "free zones were counted before reserving");
             let zone = zone.unwrap_or_default();
-            let hint = self.placement.zone_opened(route.group, zone);
+            self.placement.zone_opened(route.group, zone);
+            let hint = self.fdp_hint(route.owner);
             self.zones.open(zone, hint);
             self.open_by_group[owner] = Some(zone);
         }
@@ -400,6 +401,21 @@ mod tests {
         assert_ne!(a[0].zone, b[0].zone);
         assert_eq!(a[0].zone, c[0].zone);
         assert_eq!(space.open_zone_count(), 2);
+    }
+
+    /// FDP: zones open at the same time carry distinct handles (their open-zone slots), and
+    /// more open zones than handles is refused.
+    #[test]
+    fn open_zones_get_distinct_fdp_handles() {
+        use crate::device::Placement;
+        let options = SpaceOptions { placement_handles: 2, ..SpaceOptions::test_min() };
+        let mut space = Space::new(options).unwrap();
+        let a = space.reserve_batch(1, 0, USER).unwrap();
+        let b = space.reserve_batch(1, 1, USER).unwrap();
+        assert_eq!(space.placement(a[0].zone), Placement::Fdp(0));
+        assert_eq!(space.placement(b[0].zone), Placement::Fdp(1));
+        let too_many = SpaceOptions { placement_handles: 1, ..SpaceOptions::test_min() };
+        assert!(Space::new(too_many).is_err());
     }
 
     #[test]

@@ -23,7 +23,6 @@ use super::placement::{
     EdtCounters, PageDesc, PlacementPolicy, PlacementView, WritePlan, WRITE_HISTORY_LEN,
 };
 use super::zone::ZoneId;
-use crate::device::Placement;
 
 /// A page's EDT is not known (never written back by a user in this process): coldest.
 const EDT_UNKNOWN: u64 = u64::MAX;
@@ -82,7 +81,6 @@ enum GroupRange {
 /// sort the pages it moves without reading them first.
 #[derive(Debug)]
 pub(super) struct Gdt {
-    handles: u16,
     ranges: Vec<GroupRange>,
     edt_by_pid: Vec<u64>,
     /// Newest write time seen (the policy's "now").
@@ -93,9 +91,8 @@ pub(super) struct Gdt {
 }
 
 impl Gdt {
-    pub(super) fn new(handles: u16) -> Gdt {
+    pub(super) fn new() -> Gdt {
         Gdt {
-            handles,
             ranges: Vec::new(),
             edt_by_pid: Vec::new(),
             now: 0,
@@ -297,9 +294,7 @@ impl PlacementPolicy for Gdt {
         WritePlan { order, groups: plan.groups }
     }
 
-    fn zone_opened(&mut self, _group: u32, zone: ZoneId) -> Placement {
-        super::placement::fdp_hint(self.handles, zone)
-    }
+    fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}
 
     fn edt_counters(&self) -> EdtCounters {
         self.counters
@@ -338,7 +333,7 @@ mod tests {
 
     #[test]
     fn pages_of_similar_deathtime_share_a_group_and_far_ones_do_not() {
-        let mut p = Gdt::new(0);
+        let mut p = Gdt::new();
         let room = [0u32; 8]; // nothing open yet: 6 user groups, 2 GC groups
         let batch = [
             desc(1, [1000, 990, 980, 970]), // EDT 1010: hot
@@ -368,7 +363,7 @@ mod tests {
 
     #[test]
     fn gc_sends_the_coldest_first_to_its_own_groups_and_deaths_are_scored() {
-        let mut p = Gdt::new(0);
+        let mut p = Gdt::new();
         let room = [0u32; 4]; // 3 user groups, 1 GC group
         p.plan(&[desc(1, [100, 90, 0, 0]), desc(2, [100, 20, 0, 0])], &view(&room));
         // Page 1 predicted to die at 110; it dies at 112 (within 2x of its 10-tick lifetime).
@@ -388,7 +383,7 @@ mod tests {
     #[test]
     fn figure_5_grouping_empties_the_first_victim() {
         let deaths = [1u64, 2, 4, 6, 35, 50, 60, 74];
-        let mut p = Gdt::new(0);
+        let mut p = Gdt::new();
         let room = [0u32; 4];
         // Write times that give these EDTs at time 100 (shifted by 100 so times stay > 0).
         let batch: Vec<PageDesc> =

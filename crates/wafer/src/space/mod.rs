@@ -117,7 +117,7 @@ impl Space {
             empty: (0..zone_count).collect(),
             pending_reset: Vec::new(),
             open_by_group: vec![None; options.max_open_zones as usize],
-            placement: options.placement.build(options.placement_handles),
+            placement: options.placement.build(),
             policy: options.policy.build(),
             stats: stats::SpaceStats::default(),
             clock: 0,
@@ -293,6 +293,18 @@ impl Space {
     pub fn zone_offset_bytes(&self, zone: ZoneId) -> u64 {
         assert!(zone < self.zone_count());
         self.options.data_offset_bytes + u64::from(zone) * self.options.zone_bytes
+    }
+
+    /// The FDP handle of a zone opening in open-zone slot `owner`: the slot modulo the
+    /// handles, so zones open at the same time (at most `placement_handles` of them, checked
+    /// by the options) never share a reclaim unit handle and each fills reclaim units of its
+    /// own (000 sec. 5.5). A full zone's handle no longer matters (nothing appends to it), so
+    /// recovery, which closes every open zone, needs none persisted.
+    pub(super) fn fdp_hint(&self, owner: u32) -> Placement {
+        match self.options.placement_handles {
+            0 => Placement::None,
+            handles => Placement::Fdp((owner % u32::from(handles)) as u16),
+        }
     }
 
     /// The placement hint writes to `zone` carry.

@@ -124,6 +124,15 @@ impl SpaceOptions {
                 ),
             ));
         }
+        if self.placement_handles > 0 && self.max_open_zones > u32::from(self.placement_handles) {
+            return Err(invalid(
+                "max_open_zones",
+                format!(
+                    "{} open zones exceed the {} FDP handles: two would share one",
+                    self.max_open_zones, self.placement_handles
+                ),
+            ));
+        }
         if self.gc_reserve_zones == 0 {
             return Err(invalid(
                 "gc_reserve_zones",

@@ -9,7 +9,7 @@ use flashemu::rng::SplitMix64;
 
 use super::map::PageId;
 use super::zone::ZoneId;
-use crate::device::{Placement, WritePurpose};
+use crate::device::WritePurpose;
 
 /// Write history entries a page descriptor carries (000 sec. 4: n = 4).
 pub const WRITE_HISTORY_LEN: usize = 4;
@@ -170,8 +170,8 @@ pub trait PlacementPolicy: std::fmt::Debug + Send + Sync {
     ) -> WritePlan {
         WritePlan::single(pages.len() as u32, dest_group)
     }
-    /// `zone` opens for `group`: the hint every write to it carries while it is open.
-    fn zone_opened(&mut self, group: u32, zone: ZoneId) -> Placement;
+    /// `zone` opens for `group` (the space chooses its FDP handle: `Space::fdp_hint`).
+    fn zone_opened(&mut self, group: u32, zone: ZoneId);
     /// Deathtime prediction accounting (zeros for policies that predict none).
     fn edt_counters(&self) -> EdtCounters {
         EdtCounters::default()
@@ -194,14 +194,11 @@ pub enum PlacementKind {
 }
 
 impl PlacementKind {
-    /// `handles`: FDP reclaim unit handles (0: no hint).
-    pub fn build(self, handles: u16) -> Box<dyn PlacementPolicy> {
+    pub fn build(self) -> Box<dyn PlacementPolicy> {
         match self {
-            PlacementKind::Separate => Box::new(Separate { handles }),
-            PlacementKind::Random { seed } => {
-                Box::new(Random { handles, rng: SplitMix64::new(seed) })
-            }
-            PlacementKind::Gdt => Box::new(super::gdt::Gdt::new(handles)),
+            PlacementKind::Separate => Box::new(Separate),
+            PlacementKind::Random { seed } => Box::new(Random { rng: SplitMix64::new(seed) }),
+            PlacementKind::Gdt => Box::new(super::gdt::Gdt::new()),
         }
     }
 
@@ -219,21 +216,9 @@ impl PlacementKind {
     }
 }
 
-/// The hint of zone `zone` with `handles` FDP handles: zone index modulo the handle count, so
-/// consecutive zones spread over every reclaim unit handle.
-pub(super) fn fdp_hint(handles: u16, zone: ZoneId) -> Placement {
-    if handles == 0 {
-        Placement::None
-    } else {
-        Placement::Fdp((zone % u32::from(handles)) as u16)
-    }
-}
-
 /// User group 0, GC group 1.
 #[derive(Debug, Clone)]
-struct Separate {
-    handles: u16,
-}
+struct Separate;
 
 impl PlacementPolicy for Separate {
     fn name(&self) -> &'static str {
@@ -247,15 +232,12 @@ impl PlacementPolicy for Separate {
         assert!(view.max_open_zones >= 2);
         1
     }
-    fn zone_opened(&mut self, _group: u32, zone: ZoneId) -> Placement {
-        fdp_hint(self.handles, zone)
-    }
+    fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}
 }
 
 /// A random user group per batch; the last group for GC.
 #[derive(Debug, Clone)]
 struct Random {
-    handles: u16,
     rng: SplitMix64,
 }
 
@@ -274,9 +256,7 @@ impl PlacementPolicy for Random {
         assert!(view.max_open_zones >= 2);
         view.max_open_zones - 1
     }
-    fn zone_opened(&mut self, _group: u32, zone: ZoneId) -> Placement {
-        fdp_hint(self.handles, zone)
-    }
+    fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}
 }
 
 #[cfg(test)]
@@ -289,20 +269,18 @@ mod tests {
 
     #[test]
     fn separate_keeps_user_and_gc_apart() {
-        let mut p = PlacementKind::Separate.build(0);
+        let mut p = PlacementKind::Separate.build();
         let view =
             PlacementView { clock: 0, max_open_zones: 2, room_slots: &[0, 0], empty_zones: 8 };
         let plan = p.plan(&batch(5), &view);
         plan.check(5).unwrap();
         assert_eq!(plan.groups, vec![GroupRun { group: 0, pages: 5 }]);
         assert_eq!(p.gc_group(&view), 1);
-        assert_eq!(p.zone_opened(0, 7), Placement::None);
-        assert_eq!(PlacementKind::Separate.build(3).zone_opened(0, 7), Placement::Fdp(1));
     }
 
     #[test]
     fn random_spreads_batches_over_the_user_groups_only() {
-        let mut p = PlacementKind::Random { seed: 9 }.build(0);
+        let mut p = PlacementKind::Random { seed: 9 }.build();
         let view =
             PlacementView { clock: 0, max_open_zones: 16, room_slots: &[0; 16], empty_zones: 32 };
         let mut used = [0u32; 16];

@@ -277,7 +277,8 @@ fn run(seed: u64, steps: u32) -> u64 {
         gc_free_zones_low: 3,
         gc_free_zones_high: 4 + rng.below(3) as u32,
         gc_reserve_zones: 2,
-        placement_handles: rng.below(3) as u16,
+        // FDP hints on half the seeds: one handle per open zone.
+        placement_handles: if rng.below(2) == 0 { 0 } else { max_open_zones as u16 },
         placement: if rng.below(2) == 0 {
             crate::space::PlacementKind::Separate
         } else {
