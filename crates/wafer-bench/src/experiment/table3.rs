@@ -2,8 +2,9 @@
 //! optimization, once keeping the SSD's WAF at 1 with NoWA and once with FDP placement hints
 //! instead (000: FDP SSD A, 1.6 TB, YCSB-A zipf 0.8, 32 threads). Here the scale's emulated SSD
 //! gets an FDP interface (`table1::fdp_handles` handles, reclaim unit = superblock) and the
-//! workload is Table 1's; the rows without compression are this project's addition (000 gives
-//! them for NoWA only, Table 1's "- comp.").
+//! workload is Table 1's at 85% fill (zones of a whole reclaim unit leave no room for 90%); the
+//! rows without compression are this project's addition (000 gives them for NoWA only, Table
+//! 1's "- comp.").
 use super::table1::{self, ExperimentError, RowPlan, RowSetup, Scale};
 use crate::metrics::RunReport;
 use crate::progress::Progress;

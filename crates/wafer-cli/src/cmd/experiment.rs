@@ -317,7 +317,7 @@ fn run_table3(args: &Table3Args) -> Result<(), CliError> {
     })?;
     let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
     println!(
-        "Table 3 of 000 on an emulated FDP SSD (YCSB-A zipf 0.8, 90% full), scale {}",
+        "Table 3 of 000 on an emulated FDP SSD (YCSB-A zipf 0.8, 85% full), scale {}",
         scale.name()
     );
     print!("{}", table::render(&table_rows));
