@@ -43,7 +43,7 @@ mod tests {
             host_write_bytes: 1,
             flash_write_bytes: None,
             waf: Some(waf),
-            victim_valid_mean: None,
+            gc_copy_bytes: None,
             seconds: 1.0,
             clock: Clock::Device,
             write_mb_s,

@@ -90,7 +90,7 @@ impl Default for InferOptions {
             warmup_writes: 1.0,
             measured_writes: 2.0,
             waf_tolerance: 0.02,
-            throughput_tolerance: 0.10,
+            throughput_tolerance: 0.15,
             confirm_sizes: 1,
             trim: true,
             io_bytes: 1 << 20,
@@ -193,8 +193,9 @@ pub struct SizePoint {
     pub flash_write_bytes: Option<u64>,
     /// SSD WAF of the window, when readable.
     pub waf: Option<f64>,
-    /// Mean valid share of the window's GC victims (emulator only).
-    pub victim_valid_mean: Option<f64>,
+    /// Flash bytes the device's GC copied in the window, when readable (WAF - 1 of them per
+    /// host byte: 0 once every victim superblock dies whole).
+    pub gc_copy_bytes: Option<u64>,
     pub seconds: f64,
     pub clock: Clock,
     /// Host write throughput of the window, MB/s (10^6 bytes).

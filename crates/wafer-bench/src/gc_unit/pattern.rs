@@ -123,7 +123,7 @@ pub(super) fn run(
         host_write_bytes,
         flash_write_bytes,
         waf,
-        victim_valid_mean: window.flash.as_ref().and_then(|c| c.victim_valid_mean()),
+        gc_copy_bytes: window.flash.as_ref().map(|c| c.flash_gc_bytes),
         seconds: window.seconds,
         clock: window.clock,
         write_mb_s,

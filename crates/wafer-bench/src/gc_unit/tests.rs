@@ -76,9 +76,10 @@ fn zones_below_the_superblock_copy_and_zones_at_it_do_not() {
         let waf = p.waf.unwrap_or(0.0);
         if p.zone_bytes < superblock_bytes {
             assert!(waf > 1.0 + o.waf_tolerance, "zone {} WAF {waf}", p.zone_bytes);
-            assert!(p.victim_valid_mean.is_some_and(|v| v > 0.0));
+            assert!(p.gc_copy_bytes.is_some_and(|b| b > 0));
         } else {
             assert!((waf - 1.0).abs() < 1e-9, "zone {} WAF {waf}", p.zone_bytes);
+            assert_eq!(p.gc_copy_bytes, Some(0));
         }
     }
     // Smaller zones mix more deathtimes into a superblock: WAF grows as zones shrink.
