@@ -178,7 +178,7 @@ fn file_target(
         "{} ({}, {})",
         path.display(),
         bytes_text(capacity_bytes),
-        if request.direct { "O_DIRECT" } else { "buffered, synced per zone" }
+        if request.direct { "O_DIRECT" } else { "buffered, synced at the end of each window" }
     );
     Ok((InferTarget::File { path, capacity_bytes, file }, detail))
 }
@@ -266,7 +266,8 @@ pub fn render_markdown(report: &InferReport) -> String {
     ));
     if inf.gc_unit_bytes.is_none() {
         out.push_str(&format!(
-            "No size reached WAF 1: 000 recommends {} zones as a safe upper bound.\n",
+            "No size of the sweep reached the no-GC level: 000 recommends {} zones as a safe \
+             upper bound.\n",
             bytes_text(gc_unit::SAFE_UPPER_BOUND_BYTES)
         ));
     }

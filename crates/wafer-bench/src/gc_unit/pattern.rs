@@ -55,7 +55,7 @@ impl ZoneWriter {
             at += requests * io;
         }
         self.written_bytes += zone_bytes;
-        dev.zone_done()
+        Ok(())
     }
 }
 
@@ -112,7 +112,7 @@ pub(super) fn run(
     let count = rewrites(span_bytes, zone_bytes, o.measured_writes);
     overwrite(dev, &mut writer, &mut rng, geometry, count, o.trim)?;
     let host_write_bytes = writer.written_bytes - before;
-    let window = dev.end_window(start);
+    let window = dev.end_window(start)?;
     let flash_write_bytes = window.flash.as_ref().map(|c| c.flash_bytes());
     let waf = window.flash.as_ref().and_then(|c| c.waf());
     let write_mb_s =

@@ -109,15 +109,6 @@ impl Opened {
         }
     }
 
-    /// Called after each zone is written: a file is synced, so the page cache cannot hide the
-    /// device's speed; the emulator is not (a flush would pad its open flash pages).
-    pub fn zone_done(&self) -> Result<(), DeviceError> {
-        match self {
-            Opened::Emu(_) => Ok(()),
-            Opened::File(d) => d.sync(),
-        }
-    }
-
     pub fn start_window(&self) -> WindowStart {
         if let Opened::Emu(d) = self {
             d.ssd().restart_timing_window();
@@ -125,7 +116,13 @@ impl Opened {
         WindowStart { flash: self.device().flash_counters(), wall: Instant::now() }
     }
 
-    pub fn end_window(&self, start: WindowStart) -> Window {
+    /// Ends the window. A file is synced first, so what the page cache holds is paid for in
+    /// the window (once: a sync per zone would charge small zones for flushes, not for GC); the
+    /// emulator is not (a flush would pad its open flash pages).
+    pub fn end_window(&self, start: WindowStart) -> Result<Window, DeviceError> {
+        if let Opened::File(d) = self {
+            d.sync()?;
+        }
         let wall_seconds = start.wall.elapsed().as_secs_f64();
         let flash = match (self.device().flash_counters(), &start.flash) {
             (Some(now), Some(then)) => Some(now.since(then)),
@@ -135,9 +132,9 @@ impl Opened {
             Opened::Emu(d) => d.ssd().timing_report().map(|t| t.device_ns as f64 / 1e9),
             Opened::File(_) => None,
         };
-        match device_seconds {
+        Ok(match device_seconds {
             Some(seconds) => Window { flash, seconds, clock: Clock::Device },
             None => Window { flash, seconds: wall_seconds, clock: Clock::Wall },
-        }
+        })
     }
 }
