@@ -2,10 +2,10 @@
 //! ([`crate::gc_unit`]) on an emulator preset or a file / block device, and report WAF and
 //! throughput per zone size, the inferred `gc_unit_bytes`, markdown and charts.
 //!
-//! On the emulator the scale caps the flash (the superblock, which is what is inferred, is
-//! the preset's unless the cap needs shorter blocks): at most 128 superblocks, then blocks
-//! halved until the flash fits 64 MiB (tiny), 512 MiB (demo), 2 GiB (small); full is the
-//! preset. `--emu KEY=VALUE` overrides come after the scale. The emulator's timing model is on
+//! On the emulator the scale caps the flash: blocks are halved (down to 4 pages) until the
+//! flash fits 128 MiB (tiny), 512 MiB (demo) or 2 GiB (small); full is the preset. So the
+//! superblock, the unit to infer, is the preset's width with shorter blocks, and the
+//! superblock count (hence GC's reserve share) is the preset's. `--emu KEY=VALUE` overrides come after the scale. The emulator's timing model is on
 //! (chips, 32 writes in flight), so MB/s is device time in which GC takes chip time from
 //! host writes.
 use std::path::PathBuf;
@@ -18,8 +18,6 @@ use super::Scale;
 use crate::gc_unit::{self, InferError, InferOptions, InferTarget, Inference};
 use crate::runner::setup::DeviceChoice;
 
-/// Superblocks an emulator keeps at most below the full scale.
-const SCALED_SUPERBLOCKS_MAX: u32 = 128;
 /// Host writes in flight on the emulator's timing model: an engine's write-back keeps many
 /// requests queued (000 uses io_uring); at depth 1 a write waits for its own program and the
 /// chips GC keeps busy elsewhere cost it little, so the throughput knee would hide.
@@ -101,6 +99,12 @@ fn emulator_config(arg: &str, request: &Request) -> Result<Config, InferExperime
     } else {
         Config::preset(arg)?
     };
+    if matches!(config.interface, flashemu::Interface::Zns { .. }) {
+        return Err(InferExperimentError::Invalid(format!(
+            "emu:{arg} is a ZNS device: it reports its zones and has no device GC, so there \
+             is nothing to infer (000 sec. 5.1 sizes DB zones as the device's zones)"
+        )));
+    }
     scale_flash(&mut config, request.scale);
     config.set("timing", "chips")?;
     config.set("queue-depth", &QUEUE_DEPTH.to_string())?;
@@ -113,18 +117,15 @@ fn emulator_config(arg: &str, request: &Request) -> Result<Config, InferExperime
     Ok(config)
 }
 
-/// The scale's cap on the flash (see the module doc); the superblock width is kept.
+/// The scale's cap on the flash (see the module doc): blocks are shortened, so the superblock
+/// count, and with it the share GC reserves, stays the preset's.
 fn scale_flash(config: &mut Config, scale: Scale) {
     let flash_max_bytes: u64 = match scale {
-        Scale::Tiny => 64 << 20,
+        Scale::Tiny => 128 << 20,
         Scale::Demo => 512 << 20,
         Scale::Small => 2 << 30,
         Scale::Full => return,
     };
-    let g = &mut config.geometry;
-    let groups = (g.chips_per_channel / g.superblock_chips_per_channel.max(1)).max(1);
-    let blocks_max = (SCALED_SUPERBLOCKS_MAX / groups).max(1);
-    g.blocks_per_chip = g.blocks_per_chip.min(blocks_max);
     // Bound: pages halve at most 32 times.
     for _ in 0..32 {
         if config.layout().physical_slots * flashemu::LBA_BYTES <= flash_max_bytes
@@ -335,8 +336,8 @@ mod tests {
         };
         let demo = config(Scale::Demo);
         assert_eq!(demo.layout().physical_slots * 4096, 512 << 20);
-        assert_eq!(demo.layout().superblock_bytes(), 4 << 20);
-        assert_eq!(demo.geometry.channels, 8);
+        assert_eq!(demo.layout().superblock_bytes(), 2 << 20);
+        assert_eq!((demo.geometry.channels, demo.layout().superblock_count), (8, 256));
         let full = config(Scale::Full);
         assert_eq!(full.layout().superblock_bytes(), 16 << 20);
         assert_eq!(full.layout().superblock_count, 256);
@@ -354,6 +355,7 @@ mod tests {
         let err = |r: Request| target(&r).map(|_| ()).unwrap_err().to_string();
         assert!(err(request("memory:1GiB", Scale::Demo)).contains("emu:PRESET"));
         assert!(err(request("emu:nope", Scale::Demo)).contains("nope"));
+        assert!(err(request("emu:zns", Scale::Demo)).contains("nothing to infer"));
         assert!(err(request("file:/tmp/x", Scale::Demo)).contains("--capacity"));
         let mut bad_key = request("emu:cns", Scale::Demo);
         bad_key.emu.push(("no-such-key".into(), "1".into()));

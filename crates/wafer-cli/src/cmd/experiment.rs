@@ -51,11 +51,11 @@ enum ExperimentCommand {
 
 #[derive(Debug, Args)]
 struct InferArgs {
-    /// emu:PRESET (cns, ent, fdp, tiny, plan), emu:FILE.toml or file:PATH (a file or block
+    /// emu:PRESET (cns, ent, fdp, tiny, plan; not zns), emu:FILE.toml or file:PATH (a file or block
     /// device: TRIMmed and overwritten whole).
     #[arg(long, default_value = "emu:cns")]
     device: String,
-    /// tiny (emulator flash at most 64 MiB, sizes from 16 KiB), demo (512 MiB, from 256 KiB),
+    /// tiny (emulator flash at most 128 MiB, sizes from 16 KiB), demo (512 MiB, from 256 KiB),
     /// small (2 GiB, from 1 MiB), full (the preset, from 1 MiB).
     #[arg(long, default_value = "demo")]
     scale: String,
