@@ -81,7 +81,7 @@ pub fn target(request: &Request) -> Result<(InferTarget, String), InferExperimen
         DeviceChoice::Emu(arg) => {
             let config = emulator_config(&arg, request)?;
             let detail = describe(&config);
-            Ok((InferTarget::Emulator(config), detail))
+            Ok((InferTarget::Emulator(Box::new(config)), detail))
         }
         DeviceChoice::File(path) => file_target(path, request),
         _ => Err(InferExperimentError::Invalid(format!(
@@ -331,7 +331,7 @@ mod tests {
     #[test]
     fn scales_cap_the_flash_and_keep_the_superblock_width() {
         let config = |scale| match target(&request("emu:cns", scale)) {
-            Ok((InferTarget::Emulator(c), _)) => c,
+            Ok((InferTarget::Emulator(c), _)) => *c,
             other => panic!("{other:?}"),
         };
         let demo = config(Scale::Demo);
@@ -344,7 +344,7 @@ mod tests {
         assert!(full.timing.mode == flashemu::TimingMode::Chips);
         // The tiny preset already fits: unchanged at every scale.
         let tiny = match target(&request("emu:tiny", Scale::Demo)) {
-            Ok((InferTarget::Emulator(c), _)) => c,
+            Ok((InferTarget::Emulator(c), _)) => *c,
             other => panic!("{other:?}"),
         };
         assert_eq!(tiny.geometry, Config::preset("tiny").unwrap().geometry);

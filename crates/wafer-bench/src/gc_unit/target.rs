@@ -23,7 +23,7 @@ pub enum MetricSource {
 pub enum InferTarget {
     /// A fresh emulator of this configuration for every zone size (a new SSD each run: its
     /// open superblock starts empty, as after a secure erase). Any store: `none` is fastest.
-    Emulator(flashemu::Config),
+    Emulator(Box<flashemu::Config>),
     /// A file or block device, its first `capacity_bytes` wholly TRIMmed before each size
     /// (000: blkdiscard before each run) unless the options say not to trim.
     File { path: PathBuf, capacity_bytes: u64, file: FileOptions },
@@ -33,8 +33,8 @@ impl InferTarget {
     pub(super) fn open(&self) -> Result<Opened, InferError> {
         match self {
             InferTarget::Emulator(config) => {
-                let device = EmuDevice::write_only(config.clone()).map_err(InferError::Open)?;
-                Ok(Opened::Emu(device))
+                let device = EmuDevice::write_only((**config).clone()).map_err(InferError::Open)?;
+                Ok(Opened::Emu(Box::new(device)))
             }
             InferTarget::File { path, capacity_bytes, file } => {
                 if *capacity_bytes == 0 {
@@ -42,7 +42,7 @@ impl InferTarget {
                 }
                 let device =
                     FileDevice::open(path, *capacity_bytes, *file).map_err(InferError::Open)?;
-                Ok(Opened::File(device))
+                Ok(Opened::File(Box::new(device)))
             }
         }
     }
@@ -69,8 +69,8 @@ impl InferTarget {
 /// A device opened for one zone size, with its measuring window.
 #[derive(Debug)]
 pub(super) enum Opened {
-    Emu(EmuDevice),
-    File(FileDevice),
+    Emu(Box<EmuDevice>),
+    File(Box<FileDevice>),
 }
 
 /// Where a window started.
@@ -89,8 +89,8 @@ pub(super) struct Window {
 impl Opened {
     pub fn device(&self) -> &dyn Device {
         match self {
-            Opened::Emu(d) => d,
-            Opened::File(d) => d,
+            Opened::Emu(d) => d.as_ref(),
+            Opened::File(d) => d.as_ref(),
         }
     }
 

@@ -32,7 +32,7 @@ fn emulator(channels: u32, chips: u32, sb_chips: u32, pages: u32, page_kib: u32)
 }
 
 fn infer(config: &Config) -> Inference {
-    let target = InferTarget::Emulator(config.clone());
+    let target = InferTarget::Emulator(Box::new(config.clone()));
     infer_gc_unit(&target, &InferOptions::quick(), &mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -121,7 +121,7 @@ fn the_inference_sizes_the_engine_zones() {
 
 #[test]
 fn bad_options_and_small_devices_are_errors() {
-    let target = InferTarget::Emulator(emulator(2, 2, 1, 16, 4));
+    let target = InferTarget::Emulator(Box::new(emulator(2, 2, 1, 16, 4)));
     let run = |o: InferOptions| infer_gc_unit(&target, &o, &mut |_| {});
     let bad = [
         InferOptions { min_zone_bytes: 3 << 12, ..InferOptions::quick() },
