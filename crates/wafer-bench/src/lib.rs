@@ -3,6 +3,7 @@
 pub mod dist;
 pub mod emu_report;
 pub mod experiment;
+pub mod gc_unit;
 pub mod jobs;
 pub mod metrics;
 pub mod mqssd;

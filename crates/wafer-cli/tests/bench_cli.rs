@@ -144,6 +144,43 @@ fn experiment_cczns_tiny_writes_json_with_every_scheme() {
     assert_eq!(names, ["none", "lz4", "zstd", "device"]);
 }
 
+/// GC-unit inference through the CLI on the tiny emulator (a fraction of a second): the JSON
+/// holds the preset's superblock (128 KiB) as `gc_unit_bytes`, the markdown the table; a file
+/// target without a capacity is refused before anything is written.
+#[test]
+fn experiment_infer_gc_unit_finds_the_tiny_superblock() {
+    let dir = scratch("infer");
+    let (json, md) = (dir.join("i.json"), dir.join("i.md"));
+    let out = wafer(&[
+        "experiment",
+        "infer-gc-unit",
+        "--device",
+        "emu:tiny",
+        "--scale",
+        "tiny",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+        "--md",
+        md.to_str().unwrap(),
+    ]);
+    assert!(stdout(&out).contains("Inferred GC unit: **128 KiB**"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["gc_unit_bytes"], 128 * 1024);
+    assert!(report["points"].as_array().is_some_and(|p| p.len() >= 2));
+    assert!(std::fs::read_to_string(&md).unwrap().contains("| zone size |"));
+    let file = dir.join("dev");
+    let err = failure(&wafer(&[
+        "experiment",
+        "infer-gc-unit",
+        "--device",
+        &format!("file:{}", file.display()),
+    ]));
+    assert!(err.contains("--capacity"), "{err}");
+    assert!(!file.exists());
+}
+
 #[test]
 fn experiment_cczns_refuses_an_unknown_scale() {
     let err = failure(&wafer(&["experiment", "cczns", "--scale", "huge"]));

@@ -2,6 +2,7 @@
 pub mod cczns;
 pub mod fig15;
 pub mod fig16;
+pub mod infer_gc_unit;
 pub mod plan;
 pub mod table1;
 pub mod table3;

@@ -2,7 +2,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wafer_bench::experiment::{cczns, fig15, fig16, plan, table1, Scale};
+use wafer_bench::experiment::{cczns, fig15, fig16, infer_gc_unit, plan, table1, Scale};
 use wafer_bench::metrics::RunReport;
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::report::{Document, PaperTable};
@@ -45,6 +45,53 @@ enum ExperimentCommand {
     /// in place and the out-of-place configurations this build has; the rest listed as not
     /// implemented.
     Fig15(FigureArgs),
+    /// 000 sec. 5.3: infer the SSD's GC unit with the ZNS-like pattern (one active zone,
+    /// zone sizes doubling, zones rewritten in random order) and report SSD WAF and write
+    /// MB/s per zone size and the smallest size at WAF 1 (on a file: the throughput knee).
+    /// --json: `gc_unit_bytes` and `points`; use it with `--engine gc_unit_bytes=N`.
+    /// --plots STEM: STEM-waf, STEM-throughput.
+    InferGcUnit(InferArgs),
+}
+
+#[derive(Debug, Args)]
+struct InferArgs {
+    /// emu:PRESET (cns, ent, fdp, tiny, plan; not zns), emu:FILE.toml or file:PATH (a file or block
+    /// device: TRIMmed and overwritten whole).
+    #[arg(long, default_value = "emu:cns")]
+    device: String,
+    /// tiny (emulator flash at most 128 MiB, sizes from 16 KiB), demo (512 MiB, from 256 KiB),
+    /// small (2 GiB, from 1 MiB), full (the preset, from 1 MiB).
+    #[arg(long, default_value = "demo")]
+    scale: String,
+    /// Emulator overrides after the scale (flashemu config keys), e.g. --emu channels=4.
+    #[arg(long, value_name = "KEY=VALUE")]
+    emu: Vec<String>,
+    /// Bytes of a file target the pattern writes over (required for file:).
+    #[arg(long, value_name = "SIZE")]
+    capacity: Option<String>,
+    /// Write a file target through the page cache (synced per zone) instead of O_DIRECT.
+    #[arg(long)]
+    buffered: bool,
+    /// Allow a file target that holds data, or a block device: its contents are destroyed.
+    #[arg(long)]
+    overwrite: bool,
+    /// Smallest zone size tried (a power of two) [default: the scale's].
+    #[arg(long, value_name = "SIZE")]
+    min_zone: Option<String>,
+    /// Largest zone size tried [default: 32 GiB, 000's safe bound].
+    #[arg(long, value_name = "SIZE")]
+    max_zone: Option<String>,
+    /// Share of the device the zones fill [default: 0.9].
+    #[arg(long)]
+    fill: Option<f64>,
+    /// Rewrite zones without TRIMming them first (and no TRIM of the device before each size).
+    #[arg(long)]
+    no_trim: bool,
+    /// Measure every size up to the bound instead of stopping one size above the unit.
+    #[arg(long)]
+    sweep_all: bool,
+    #[command(flatten)]
+    out: super::ReportFiles,
 }
 
 #[derive(Debug, Args)]
@@ -125,6 +172,7 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
         ExperimentCommand::Cczns(a) => run_cczns(&a),
         ExperimentCommand::Fig16(a) => run_fig16(&a),
         ExperimentCommand::Fig15(a) => run_fig15(&a),
+        ExperimentCommand::InferGcUnit(a) => run_infer(&a),
     }
 }
 
@@ -242,6 +290,54 @@ fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
         |scale, on_line| Ok(plan::run(scale, trigger, fill, on_line)?),
         plan::render_markdown,
         plan::write_figures,
+    )
+}
+
+fn run_infer(args: &InferArgs) -> Result<(), CliError> {
+    let bytes = |flag: &str, text: &Option<String>| -> Result<Option<u64>, CliError> {
+        text.as_deref()
+            .map(|t| {
+                wafer_bench::jobs::parse_bytes(t).map_err(|e| CliError(format!("{flag}: {e}")))
+            })
+            .transpose()
+    };
+    let scale = Scale::parse(&args.scale).map_err(CliError)?;
+    let mut emu = Vec::with_capacity(args.emu.len());
+    for pair in &args.emu {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| CliError(format!("--emu `{pair}`: expected KEY=VALUE")))?;
+        emu.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    let request = infer_gc_unit::Request {
+        device: args.device.clone(),
+        scale,
+        emu,
+        capacity_bytes: bytes("--capacity", &args.capacity)?,
+        direct: !args.buffered,
+        overwrite: args.overwrite,
+    };
+    let mut options = infer_gc_unit::options_for(scale);
+    if let Some(min) = bytes("--min-zone", &args.min_zone)? {
+        options.min_zone_bytes = min;
+    }
+    if let Some(max) = bytes("--max-zone", &args.max_zone)? {
+        options.max_zone_bytes = max;
+    }
+    if let Some(fill) = args.fill {
+        options.fill = fill;
+    }
+    options.trim = !args.no_trim;
+    if args.sweep_all {
+        options.confirm_sizes = u32::MAX;
+    }
+    run_paper(
+        "infer-gc-unit",
+        &args.scale,
+        &args.out,
+        |_, on_line| Ok(infer_gc_unit::run(&request, &options, on_line)?),
+        infer_gc_unit::render_markdown,
+        infer_gc_unit::write_figures,
     )
 }
 

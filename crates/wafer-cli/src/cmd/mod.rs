@@ -81,7 +81,7 @@ pub struct ReportFiles {
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
     /// Write the report's table as markdown.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, visible_alias = "md", value_name = "FILE")]
     pub markdown: Option<std::path::PathBuf>,
     /// Write the charts as STEM-NAME.png (.svg for SVG).
     #[arg(long, value_name = "STEM")]

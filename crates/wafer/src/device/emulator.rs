@@ -37,6 +37,17 @@ impl EmuDevice {
     /// Wraps an emulator already built (e.g. by the bench runner), with the same store check.
     pub fn from_ssd(ssd: Ssd) -> Result<EmuDevice, DeviceError> {
         Self::check_store(&ssd.config().store)?;
+        EmuDevice::wrap(ssd)
+    }
+
+    /// An emulator for write patterns that never read back what they wrote (GC-unit
+    /// inference): any store, `none` included, so a sweep over a device of GiBs costs the
+    /// FTL's work and no memory for data. Reads from a `none` store return zeros.
+    pub fn write_only(config: Config) -> Result<EmuDevice, DeviceError> {
+        EmuDevice::wrap(Ssd::new(config)?)
+    }
+
+    fn wrap(ssd: Ssd) -> Result<EmuDevice, DeviceError> {
         let capacity_bytes = ssd.logical_blocks() * LBA_BYTES;
         let zones = if matches!(ssd.config().interface, Interface::Zns { .. }) {
             let report = ssd.report_zones()?;
@@ -266,9 +277,16 @@ mod tests {
     fn refuses_a_store_that_keeps_no_data() {
         let mut cfg = config(Interface::Conventional { streams: 1 });
         cfg.store = StoreKind::None;
-        let err = EmuDevice::new(cfg).unwrap_err();
+        let err = EmuDevice::new(cfg.clone()).unwrap_err();
         assert!(matches!(err, DeviceError::Unsupported(_)), "{err}");
         assert!(err.to_string().contains("keeps no data"), "{err}");
+        // A write-only device takes it: writes are counted, reads see zeros.
+        let dev = EmuDevice::write_only(cfg).unwrap();
+        dev.write_at(0, &[7u8; BLOCK_BYTES as usize], WritePurpose::Padding).unwrap();
+        let mut back = [1u8; BLOCK_BYTES as usize];
+        dev.read_at(0, &mut back).unwrap();
+        assert!(back.iter().all(|b| *b == 0));
+        assert_eq!(dev.flash_counters().unwrap().host_write_bytes, BLOCK_BYTES);
     }
 
     #[test]
