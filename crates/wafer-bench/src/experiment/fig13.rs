@@ -256,7 +256,13 @@ fn paper_uncompressed(label: &str) -> (Option<f64>, Option<f64>) {
 }
 
 fn fixed(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |x| format!("{x:.2}"))
+    v.map_or_else(|| "-".into(), two_places)
+}
+
+/// Two decimals, a value that rounds to zero as `0.00` (never `-0.00`).
+fn two_places(v: f64) -> String {
+    let v = if v.abs() < 0.005 { 0.0 } else { v };
+    format!("{v:.2}")
 }
 
 /// One panel's drilldown table, 000's figures beside.
@@ -266,26 +272,29 @@ fn render_panel(out: &mut String, runs: &[Fig13Run], panel: Panel) {
     );
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for run in runs.iter().filter(|r| r.panels.contains(&panel)) {
-        let (db, total) = match panel {
+        let (paper_db, paper_total) = match panel {
             Panel::Compressed => paper_compressed(&run.label),
             Panel::Uncompressed => paper_uncompressed(&run.label),
         };
         let _ = write!(out, "| {} |", run.label);
         match (&run.result, run.drilldown()) {
             (Ok(_), Some(d)) => {
-                for v in &d.parts()[..6] {
-                    let _ = write!(out, " {v:.2} |");
+                // The DB's parts, **DB WAF**, then the SSD's parts.
+                let mut cells: Vec<String> =
+                    d.parts()[..6].iter().map(|v| two_places(*v)).collect();
+                cells.push(format!("**{}**", two_places(d.db_waf())));
+                cells.extend([d.ssd_gc, d.ssd_other].map(two_places));
+                for cell in &cells {
+                    let _ = write!(out, " {cell} |");
                 }
-                let _ =
-                    write!(out, " **{:.2}** | {:.2} | {:.2} |", d.db_waf(), d.ssd_gc, d.ssd_other);
-                let _ = write!(out, " **{:.2}** | {:.2} |", d.total_waf(), d.wal);
+                let _ = write!(out, " **{}** | {} |", two_places(d.total_waf()), two_places(d.wal));
             }
             (Ok(_), None) => out.push_str(&" - |".repeat(11)),
             (Err(reason), _) => {
                 let _ = write!(out, " {reason} |{}", " |".repeat(10));
             }
         }
-        let _ = writeln!(out, " {} | {} |", fixed(db), fixed(total));
+        let _ = writeln!(out, " {} | {} |", fixed(paper_db), fixed(paper_total));
     }
 }
 
