@@ -185,6 +185,8 @@ impl Fig13Run {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Fig13Report {
     pub scale: String,
+    /// The dataset size of the drilldown runs, as a fraction of the device.
+    pub fill: f64,
     pub runs: Vec<Fig13Run>,
     /// 13a: total WAF per dataset size (empty unless asked for).
     pub sizes: Vec<Fig15Point>,
@@ -225,7 +227,7 @@ pub fn run(
             }
         }
     }
-    Ok(Fig13Report { scale: scale.name().into(), runs, sizes: points })
+    Ok(Fig13Report { scale: scale.name().into(), fill, runs, sizes: points })
 }
 
 /// 13a's configurations: 13b's, as 000 plots them per dataset size.
@@ -327,28 +329,34 @@ fn render_victims(out: &mut String, runs: &[Fig13Run]) {
 
 /// The three tables (and 13a's with `sizes`), comparable to 000's figures.
 pub fn render_markdown(report: &Fig13Report) -> String {
-    let scale = &report.scale;
-    let mut out = format!(
-        "### 000 Figure 13b at the {scale} scale: write drilldown with compression (bytes written per user page byte; YCSB-A zipf 0.8, 90% full)\n\n"
-    );
-    render_panel(&mut out, &report.runs, Panel::Compressed);
-    out.push_str(
-        "\n000 (PM9A3, 800 GB): the doublewrite buffer is half of in-place DB writes; out of place raises total WAF 1.66x (4.72 -> 7.88); compression and GDT cut DB GC; NoWA with aligned GC units removes SSD GC (total 0.60).\n",
-    );
-    let _ = write!(
-        out,
-        "\n### 000 Figure 13c at the {scale} scale: write drilldown without compression\n\n"
-    );
-    render_panel(&mut out, &report.runs, Panel::Uncompressed);
-    out.push_str(
-        "\n000: all optimizations 1.31x below in place (\"31%\") and 2.18x below naive out of place; GDT DB WAF 4.02 -> 3.36, NoWA 3.58.\n",
-    );
-    let _ = write!(
-        out,
-        "\n### 000 Figure 13 at the {scale} scale: DB GC victims' valid ratio (share of victims at or below)\n\n"
-    );
-    render_victims(&mut out, &report.runs);
-    out.push_str("\n000 sec. 7.2: victims' valid ratio 75% out of place, 14% with compression.\n");
+    let runs = &report.runs[..];
+    type Render = fn(&mut String, &[Fig13Run]);
+    let sections: [(&str, &str, Render, &str); 3] = [
+        (
+            "13b",
+            "write drilldown with compression (bytes written per user page byte; YCSB-A zipf 0.8, 90% full)",
+            |out, runs| render_panel(out, runs, Panel::Compressed),
+            "000 (PM9A3, 800 GB): the doublewrite buffer is half of in-place DB writes; out of place raises total WAF 1.66x (4.72 -> 7.88); compression and GDT cut DB GC; NoWA with aligned GC units removes SSD GC (total 0.60).",
+        ),
+        (
+            "13c",
+            "write drilldown without compression",
+            |out, runs| render_panel(out, runs, Panel::Uncompressed),
+            "000: all optimizations 1.31x below in place (\"31%\") and 2.18x below naive out of place; GDT DB WAF 4.02 -> 3.36, NoWA 3.58.",
+        ),
+        (
+            "13",
+            "DB GC victims' valid ratio (share of victims at or below)",
+            render_victims,
+            "000 sec. 7.2: victims' valid ratio 75% out of place, 14% with compression.",
+        ),
+    ];
+    let mut out = String::new();
+    for (figure, what, render, paper) in sections {
+        let _ = write!(out, "### 000 Figure {figure} at the {} scale: {what}\n\n", report.scale);
+        render(&mut out, runs);
+        let _ = write!(out, "\n{paper}\n\n");
+    }
     if !report.sizes.is_empty() {
         let fills: Vec<f64> = {
             let mut f: Vec<f64> = report.sizes.iter().map(|p| p.fill).collect();
@@ -358,11 +366,12 @@ pub fn render_markdown(report: &Fig13Report) -> String {
         };
         let _ = write!(
             out,
-            "\n### 000 Figure 13a at the {scale} scale: total WAF per dataset size (% of the device)\n\n"
+            "### 000 Figure 13a at the {} scale: total WAF per dataset size (% of the device)\n\n",
+            report.scale
         );
         out.push_str(&fig15::render_sweep(&sweep_plans(), &fills, &report.sizes));
         out.push_str(
-            "\n000 (PM9A3): 160 GB 2.33 -> 0.53 (4.4x), 800 GB 4.72 -> 0.60 (7.8x) from in place to all optimizations.\n",
+            "\n000 (PM9A3): 160 GB 2.33 -> 0.53 (4.4x), 800 GB 4.72 -> 0.60 (7.8x) from in place to all optimizations.\n\n",
         );
     }
     out

@@ -271,7 +271,8 @@ fn run_fig13(args: &Fig13Args) -> Result<(), CliError> {
     for run in &report.runs {
         reports.push(run.result.as_ref().ok().map(|r| r.to_json()).transpose()?);
     }
-    for p in &report.sizes {
+    // The sweep's points at the drilldown's size are the runs above.
+    for p in report.sizes.iter().filter(|p| p.fill != report.fill) {
         reports.push(p.result.as_ref().ok().map(|r| r.to_json()).transpose()?);
     }
     let summary = summary_json(&fig13_summary(&report))?;
