@@ -202,15 +202,34 @@ pub enum Fig14Error {
     Setup(String),
 }
 
-/// Runs in place and the optimized configuration on every geometry; `on_run` sees each
-/// (geometry, configuration, report) as it finishes.
+/// The Table 1 row named `label` (not an OP-sensitivity row), if this build runs it; without a
+/// label, [`optimized_plan`].
+pub fn optimized_row(label: Option<&str>) -> Result<RowPlan, Fig14Error> {
+    let Some(label) = label else {
+        return optimized_plan()
+            .ok_or_else(|| Fig14Error::Setup("no out-of-place row runs".into()));
+    };
+    let rows = || table1::ROWS.iter().filter(|r| r.preset.is_none());
+    let plan = rows().find(|r| r.label == label).ok_or_else(|| {
+        let known: Vec<&str> = rows().map(|r| r.label).collect();
+        Fig14Error::Setup(format!("no Table 1 row `{label}` (rows: {})", known.join(", ")))
+    })?;
+    match plan.unavailable() {
+        Some(reason) => Err(Fig14Error::Setup(format!("row `{label}`: {reason}"))),
+        None => Ok(*plan),
+    }
+}
+
+/// Runs in place and the optimized configuration (`optimized`, a Table 1 row's label, or
+/// [`optimized_plan`]) on every geometry; `on_run` sees each (geometry, configuration,
+/// report) as it finishes.
 pub fn run(
     scale: Scale,
+    optimized: Option<&str>,
     progress: &mut dyn Progress,
     on_run: &mut dyn FnMut(&str, &str, &RunReport),
 ) -> Result<Fig14Report, Fig14Error> {
-    let optimized =
-        optimized_plan().ok_or_else(|| Fig14Error::Setup("no out-of-place row runs".into()))?;
+    let optimized = optimized_row(optimized)?;
     let pool_bytes = fixed_pool_bytes(scale).map_err(Fig14Error::Setup)?;
     let mut rows = Vec::with_capacity(GEOMETRIES.len());
     for geometry in GEOMETRIES {
@@ -351,12 +370,21 @@ mod tests {
         let tiny = GEOMETRIES[1].apply(&mut Scale::Tiny.base_config()).unwrap();
         assert!(tiny.op > 0.07 && tiny.op < 0.25, "{}", tiny.op);
         assert!(optimized_plan().is_some_and(|p| p.label != "in-place"));
+        let packed = optimized_row(Some("+ comp. + pagepack")).unwrap();
+        assert_eq!(packed.label, "+ comp. + pagepack");
+        assert!(optimized_row(Some("nonesuch")).is_err());
+        assert_eq!(optimized_row(Some("+ comp. + pagepack")).unwrap().label, "+ comp. + pagepack");
+        assert!(optimized_row(Some("nonesuch")).is_err());
+        assert!(
+            optimized_row(Some("+ NoWA")).is_err()
+                || table1::ROWS.iter().any(|r| r.label == "+ NoWA" && r.unavailable().is_none())
+        );
     }
 
     #[test]
     fn tiny_fig14_runs_every_geometry() {
         let mut seen = Vec::new();
-        let report = run(Scale::Tiny, &mut crate::progress::Silent, &mut |g, c, _| {
+        let report = run(Scale::Tiny, None, &mut crate::progress::Silent, &mut |g, c, _| {
             seen.push((g.to_string(), c.to_string()))
         })
         .unwrap();

@@ -52,7 +52,17 @@ enum ExperimentCommand {
     /// buffer pool size for all; the improvement in total WAF per device. The 4x device takes
     /// 4x the scale's flash in memory (2 GiB at demo). --plot FILE writes FILE-waf and
     /// FILE-improvement.
-    Fig14(FigureArgs),
+    Fig14(Fig14Args),
+}
+
+#[derive(Debug, Args)]
+struct Fig14Args {
+    #[command(flatten)]
+    figure: FigureArgs,
+    /// The optimized configuration: a Table 1 row's label (default: the furthest row of 000's
+    /// chain this build runs, "+ GDT" until NoWA and GC-unit alignment exist).
+    #[arg(long, value_name = "LABEL")]
+    row: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -314,11 +324,14 @@ fn fig13_summary(report: &fig13::Fig13Report) -> serde_json::Value {
     serde_json::json!({ "figure": "000 Figure 13", "scale": report.scale, "runs": runs, "sizes": sizes })
 }
 
-fn run_fig14(args: &FigureArgs) -> Result<(), CliError> {
+fn run_fig14(a: &Fig14Args) -> Result<(), CliError> {
+    let args = &a.figure;
     let scale = check_outputs(args)?;
+    // A bad label fails before any run.
+    fig14::optimized_row(a.row.as_deref()).map_err(|e| CliError(e.to_string()))?;
     let quiet = args.quiet;
     let mut live = ProgressBar::without_totals(!quiet);
-    let report = fig14::run(scale, &mut live, &mut |geometry, config, r| {
+    let report = fig14::run(scale, a.row.as_deref(), &mut live, &mut |geometry, config, r| {
         if !quiet {
             let total = r.summary.total_waf.map_or("-".into(), |w| format!("{w:.2}"));
             eprintln!("fig14 [{}] {config} on {geometry}: total WAF {total}", scale.name());
