@@ -195,13 +195,17 @@ pub struct Fig13Report {
 /// Dataset sizes of 13a below Table 1's 90% (whose runs the drilldown already has).
 pub const SWEEP_FILLS: [f64; 4] = [0.2, 0.4, 0.6, 0.8];
 
+/// What sees each run as it finishes: the configuration's label, the dataset's fill, the report
+/// or why the configuration did not run.
+pub type OnRun<'a> = dyn FnMut(&str, f64, &Result<RunReport, String>) + 'a;
+
 /// Runs every configuration at 90% and, with `sizes`, 13b's at the smaller sizes too;
 /// `on_run` sees each run (label, fill) as it finishes.
 pub fn run(
     scale: Scale,
     sizes: bool,
     progress: &mut dyn Progress,
-    on_run: &mut dyn FnMut(&str, f64, &Result<RunReport, String>),
+    on_run: &mut OnRun<'_>,
 ) -> Result<Fig13Report, ExperimentError> {
     let fill = scale.base_config().fill.unwrap_or(0.9);
     let mut runs = Vec::new();
