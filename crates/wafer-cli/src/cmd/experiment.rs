@@ -538,3 +538,16 @@ fn write_table1_html(
     println!("HTML report: {}", path.display());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_beside_the_plot_path_keep_its_extension() {
+        let path = Path::new("out/f13.svg");
+        assert_eq!(chart_path(path, ""), PathBuf::from("out/f13.svg"));
+        assert_eq!(chart_path(path, "sizes"), PathBuf::from("out/f13-sizes.svg"));
+        assert_eq!(chart_path(Path::new("f14"), "waf"), PathBuf::from("f14-waf"));
+    }
+}
