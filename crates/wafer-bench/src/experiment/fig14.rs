@@ -229,10 +229,21 @@ pub fn run(
     progress: &mut dyn Progress,
     on_run: &mut dyn FnMut(&str, &str, &RunReport),
 ) -> Result<Fig14Report, Fig14Error> {
+    run_on(scale, &GEOMETRIES, optimized, progress, on_run)
+}
+
+/// [`run`] on the given geometries.
+pub fn run_on(
+    scale: Scale,
+    geometries: &[Geometry],
+    optimized: Option<&str>,
+    progress: &mut dyn Progress,
+    on_run: &mut dyn FnMut(&str, &str, &RunReport),
+) -> Result<Fig14Report, Fig14Error> {
     let optimized = optimized_row(optimized)?;
     let pool_bytes = fixed_pool_bytes(scale).map_err(Fig14Error::Setup)?;
-    let mut rows = Vec::with_capacity(GEOMETRIES.len());
-    for geometry in GEOMETRIES {
+    let mut rows = Vec::with_capacity(geometries.len());
+    for geometry in geometries {
         let mut reports = Vec::with_capacity(2);
         let mut device = None;
         for plan in [in_place_plan(), optimized] {
@@ -373,37 +384,49 @@ mod tests {
         let packed = optimized_row(Some("+ comp. + pagepack")).unwrap();
         assert_eq!(packed.label, "+ comp. + pagepack");
         assert!(optimized_row(Some("nonesuch")).is_err());
-        assert_eq!(optimized_row(Some("+ comp. + pagepack")).unwrap().label, "+ comp. + pagepack");
-        assert!(optimized_row(Some("nonesuch")).is_err());
         assert!(
             optimized_row(Some("+ NoWA")).is_err()
                 || table1::ROWS.iter().any(|r| r.label == "+ NoWA" && r.unavailable().is_none())
         );
     }
 
-    #[test]
-    fn tiny_fig14_runs_every_geometry() {
+    /// Runs `geometries` at the tiny scale and checks each row's shape.
+    fn check_tiny(geometries: &[Geometry]) -> Fig14Report {
         let mut seen = Vec::new();
-        let report = run(Scale::Tiny, None, &mut crate::progress::Silent, &mut |g, c, _| {
-            seen.push((g.to_string(), c.to_string()))
-        })
-        .unwrap();
-        assert_eq!(report.rows.len(), GEOMETRIES.len());
-        assert_eq!(seen.len(), 2 * GEOMETRIES.len());
+        let report =
+            run_on(Scale::Tiny, geometries, None, &mut crate::progress::Silent, &mut |g, c, _| {
+                seen.push((g.to_string(), c.to_string()))
+            })
+            .unwrap();
+        assert_eq!(report.rows.len(), geometries.len());
+        assert_eq!(seen.len(), 2 * geometries.len());
         for row in &report.rows {
             // Each run is on its geometry's device, with the one fixed pool.
-            let capacity =
-                row.in_place.config.get("data_device_capacity_bytes").and_then(|v| v.as_u64());
+            let config = &row.in_place.config;
+            let capacity = config.get("data_device_capacity_bytes").and_then(|v| v.as_u64());
             assert_eq!(capacity, Some(row.device.logical_bytes), "{}", row.geometry);
-            assert!(
-                row.improvement().is_some_and(|x| x > 1.0),
-                "{}: {:?}",
-                row.geometry,
-                row.improvement()
-            );
+            let improvement = row.improvement();
+            assert!(improvement.is_some_and(|x| x > 1.0), "{}: {improvement:?}", row.geometry);
         }
         let text = render_markdown(&report);
-        assert_eq!(text.matches("x |").count(), GEOMETRIES.len(), "{text}");
+        assert_eq!(text.matches("x |").count(), geometries.len(), "{text}");
         assert_eq!(charts(&report).len(), 2);
+        report
+    }
+
+    #[test]
+    fn tiny_fig14_runs_a_lower_op_and_a_wider_superblock() {
+        // B (OP raised to what the tiny flash holds) and D (superblocks twice as wide).
+        let report = check_tiny(&[GEOMETRIES[1], GEOMETRIES[3]]);
+        assert_eq!(
+            report.rows[1].device.superblock_bytes,
+            2 * report.rows[0].device.superblock_bytes
+        );
+    }
+
+    #[test]
+    #[ignore = "ten YCSB runs up to 32 MiB, about 7 CPU seconds in a debug build: `wafer experiment fig14 --scale tiny`"]
+    fn tiny_fig14_runs_every_geometry() {
+        check_tiny(&GEOMETRIES);
     }
 }
