@@ -187,6 +187,12 @@ fn experiment_cczns_refuses_an_unknown_scale() {
     assert!(err.contains("unknown scale"), "{err}");
 }
 
+#[test]
+fn experiment_fig14_refuses_an_unknown_row_before_running() {
+    let err = failure(&wafer(&["experiment", "fig14", "--scale", "tiny", "--row", "nonesuch"]));
+    assert!(err.contains("no Table 1 row `nonesuch`") && err.contains("+ GDT"), "{err}");
+}
+
 fn failure(out: &std::process::Output) -> String {
     assert!(!out.status.success(), "expected a failure, got {:?}", out.status);
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -5,15 +5,13 @@
 //!
 //! Each configuration is a Table 1 row ([`super::table1::ROWS`]) run at every fill of
 //! [`FILLS`], on a fresh device each time, as `table1` runs it at the scale. 000's "all
-//! optimizations" and "without compression" need GDT, NoWA and GC-unit alignment; until the
-//! engine has NoWA and alignment those rows are listed as not implemented, and the optimized
-//! configurations the engine has (compression and page packing, then GDT, with and without
-//! compression) run beside them, labelled as what they are.
+//! optimizations" is Table 1's "+ aligning GC unit" (GDT, compression, NoWA, aligned zones) and
+//! "without compression" its "- comp."; the intermediate configurations (compression and page
+//! packing, then GDT, with and without compression) run beside them, labelled as what they are.
 use super::table1::{self, RowPlan, Scale};
 use crate::metrics::RunReport;
 use crate::plot::{LineChart, Series};
 use crate::progress::Progress;
-use crate::runner::{self, setup};
 use std::fmt::Write as _;
 
 /// Dataset sizes as fractions of the device (000: 160-800 GB of 894 GB, 18%-90%).
@@ -27,7 +25,7 @@ pub const PAPER: [(&str, f64, f64); 3] = [
 ];
 
 /// The rows: Table 1's in-place, naive out-of-place and compressed rows, then 000's two
-/// Figure 15 configurations the engine cannot run yet.
+/// Figure 15 configurations (all optimizations, and without compression).
 pub fn rows() -> Vec<RowPlan> {
     let pick =
         |label: &str| table1::ROWS.iter().find(|r| r.label == label && r.preset.is_none()).copied();
@@ -36,16 +34,8 @@ pub fn rows() -> Vec<RowPlan> {
             .iter()
             .filter_map(|l| pick(l))
             .collect();
-    let all = pick("+ aligning GC unit").map(|r| RowPlan {
-        label: "all optimizations",
-        missing: Some("NoWA and GC unit alignment"),
-        ..r
-    });
-    let plain = pick("- comp.").map(|r| RowPlan {
-        label: "without compression",
-        missing: Some("NoWA and GC unit alignment"),
-        ..r
-    });
+    let all = pick("+ aligning GC unit").map(|r| RowPlan { label: "all optimizations", ..r });
+    let plain = pick("- comp.").map(|r| RowPlan { label: "without compression", ..r });
     out.extend(all);
     out.extend(plain);
     out
@@ -65,21 +55,28 @@ pub fn run(
     progress: &mut dyn Progress,
     on_point: &mut dyn FnMut(&Fig15Point),
 ) -> Result<Vec<Fig15Point>, table1::ExperimentError> {
-    let mut out = Vec::new();
-    for plan in rows() {
-        for fill in FILLS {
+    sweep(scale, &rows(), &FILLS, progress, on_point)
+}
+
+/// Runs each of `plans` at each of `fills` (a plan this build cannot run gives its reason at
+/// every fill); `on_point` sees each point as it finishes. Figure 13a's sweep is this too.
+pub fn sweep(
+    scale: Scale,
+    plans: &[RowPlan],
+    fills: &[f64],
+    progress: &mut dyn Progress,
+    on_point: &mut dyn FnMut(&Fig15Point),
+) -> Result<Vec<Fig15Point>, table1::ExperimentError> {
+    let mut out = Vec::with_capacity(plans.len() * fills.len());
+    for plan in plans {
+        for &fill in fills {
             let result = match plan.unavailable() {
                 Some(reason) => Err(reason),
                 None => {
                     let mut config = plan.config(scale);
                     config.fill = Some(fill);
                     config.label = Some(format!("{} fill {fill}", plan.label));
-                    let p = setup::prepare(&config).map_err(|source| {
-                        table1::ExperimentError::Setup { row: plan.label, source }
-                    })?;
-                    Ok(runner::run(p.target.as_ref(), &p.spec, p.setup, progress).map_err(
-                        |source| table1::ExperimentError::Run { row: plan.label, source },
-                    )?)
+                    Ok(super::run_config(plan.label, &config, progress)?)
                 }
             };
             let point = Fig15Point { label: plan.label.to_string(), fill, result };
@@ -93,32 +90,10 @@ pub fn run(
 /// Total WAF per configuration (rows) and fill (columns), markdown, with 000's end points.
 pub fn render_markdown(scale: Scale, points: &[Fig15Point]) -> String {
     let mut out = format!(
-        "### 000 Figure 15 at the {} scale: total WAF (DB x SSD) against dataset size, YCSB-A zipf 0.8\n\n| configuration |",
+        "### 000 Figure 15 at the {} scale: total WAF (DB x SSD) against dataset size, YCSB-A zipf 0.8\n\n",
         scale.name()
     );
-    for f in FILLS {
-        let _ = write!(out, " {:.0}% |", f * 100.0);
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---:|".repeat(FILLS.len()));
-    out.push('\n');
-    for plan in rows() {
-        let _ = write!(out, "| {} |", plan.label);
-        if let Some(reason) = plan.unavailable() {
-            // Once, not in every column.
-            let _ = write!(out, " {reason} |{}", " |".repeat(FILLS.len() - 1));
-            out.push('\n');
-            continue;
-        }
-        for p in points.iter().filter(|p| p.label == plan.label) {
-            let cell = match &p.result {
-                Ok(r) => r.summary.total_waf.map_or("-".into(), |w| format!("{w:.2}")),
-                Err(reason) => reason.clone(),
-            };
-            let _ = write!(out, " {cell} |");
-        }
-        out.push('\n');
-    }
+    out.push_str(&render_sweep(&rows(), &FILLS, points));
     out.push_str("\n000 (PM9A3, 160 -> 800 GB):");
     for (label, small, large) in PAPER {
         let _ = write!(out, " {label} {small:.2} -> {large:.2};");
@@ -127,9 +102,46 @@ pub fn render_markdown(scale: Scale, points: &[Fig15Point]) -> String {
     out
 }
 
+/// The sweep's markdown table: total WAF per plan (rows) and fill (columns); a plan this build
+/// cannot run says why once.
+pub fn render_sweep(plans: &[RowPlan], fills: &[f64], points: &[Fig15Point]) -> String {
+    let mut out = String::from("| configuration |");
+    for f in fills {
+        let _ = write!(out, " {:.0}% |", f * 100.0);
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(fills.len()));
+    out.push('\n');
+    for plan in plans {
+        let _ = write!(out, "| {} |", plan.label);
+        if let Some(reason) = plan.unavailable() {
+            // Once, not in every column.
+            let _ = write!(out, " {reason} |{}", " |".repeat(fills.len().saturating_sub(1)));
+            out.push('\n');
+            continue;
+        }
+        for &fill in fills {
+            let p = points.iter().find(|p| p.label == plan.label && p.fill == fill);
+            let cell = match p.map(|p| &p.result) {
+                Some(Ok(r)) => r.summary.total_waf.map_or("-".into(), |w| format!("{w:.2}")),
+                Some(Err(reason)) => reason.clone(),
+                None => "-".into(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Total WAF against fill, one line per configuration that ran.
 pub fn chart(points: &[Fig15Point]) -> LineChart {
-    let series = rows()
+    sweep_chart("000 Fig. 15: total WAF vs dataset size (YCSB-A)", &rows(), points)
+}
+
+/// Total WAF against fill, one line per plan that ran.
+pub fn sweep_chart(title: &str, plans: &[RowPlan], points: &[Fig15Point]) -> LineChart {
+    let series = plans
         .iter()
         .map(|plan| {
             let pts = points
@@ -140,12 +152,7 @@ pub fn chart(points: &[Fig15Point]) -> LineChart {
             Series::new(plan.label, pts)
         })
         .collect();
-    LineChart::of_series(
-        "000 Fig. 15: total WAF vs dataset size (YCSB-A)",
-        "dataset size (% of the device)",
-        "total WAF",
-        series,
-    )
+    LineChart::of_series(title, "dataset size (% of the device)", "total WAF", series)
 }
 
 #[cfg(test)]
@@ -168,7 +175,7 @@ mod tests {
                 "without compression"
             ]
         );
-        assert_eq!(r.iter().filter(|p| p.unavailable().is_none()).count(), 5);
+        assert_eq!(r.iter().filter(|p| p.unavailable().is_none()).count(), 7, "every row runs");
     }
 
     #[test]
@@ -180,6 +187,8 @@ mod tests {
             p.result.as_ref().unwrap().summary.total_waf.unwrap()
         };
         assert!(waf("in-place", 0.9) > waf("in-place", 0.2));
-        assert!(render_markdown(Scale::Tiny, &points).contains("not yet implemented"));
+        // All optimizations (NoWA, aligned zones) stay below in place at the full fill.
+        assert!(waf("all optimizations", 0.9) < waf("in-place", 0.9));
+        assert!(!render_markdown(Scale::Tiny, &points).contains("not yet implemented"));
     }
 }

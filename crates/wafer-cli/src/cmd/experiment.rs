@@ -2,7 +2,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wafer_bench::experiment::{cczns, fig15, fig16, infer_gc_unit, plan, table1, Scale};
+use wafer_bench::experiment::{
+    cczns, fig13, fig14, fig15, fig16, infer_gc_unit, plan, table1, Scale,
+};
 use wafer_bench::metrics::RunReport;
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::report::{Document, PaperTable};
@@ -51,6 +53,37 @@ enum ExperimentCommand {
     /// --json: `gc_unit_bytes` and `points`; use it with `--engine gc_unit_bytes=N`.
     /// --plots STEM: STEM-waf, STEM-throughput.
     InferGcUnit(InferArgs),
+    /// 000 Figure 13: write drilldown per configuration with compression (13b) and without
+    /// (13c), bytes per user page byte by purpose (DB: user pages, doublewrite, DB GC,
+    /// compensation, padding, metadata; then SSD GC), and the DB GC victims' valid-ratio CDF, at
+    /// 90% full; --sizes adds 13a (total WAF at 20-90% of the device). --plot FILE writes
+    /// FILE-drilldown-comp, -drilldown-nocomp, -victims-cdf (and -sizes).
+    Fig13(Fig13Args),
+    /// 000 Figure 14: in place vs the furthest optimized Table 1 row this build runs on five
+    /// emulated SSDs (capacity 1x-4x the scale's device, OP, superblock width), 90% full, one
+    /// buffer pool size for all; the improvement in total WAF per device. The 4x device takes
+    /// 4x the scale's flash in memory (2 GiB at demo). --plot FILE writes FILE-waf and
+    /// FILE-improvement.
+    Fig14(Fig14Args),
+}
+
+#[derive(Debug, Args)]
+struct Fig14Args {
+    #[command(flatten)]
+    figure: FigureArgs,
+    /// The optimized configuration: a Table 1 row's label (default: the furthest row of 000's
+    /// chain this build runs, "+ GDT" until NoWA and GC-unit alignment exist).
+    #[arg(long, value_name = "LABEL")]
+    row: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct Fig13Args {
+    #[command(flatten)]
+    figure: FigureArgs,
+    /// Also run 13b's configurations at 20, 40, 60 and 80% of the device (Figure 13a).
+    #[arg(long)]
+    sizes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -109,13 +142,14 @@ struct FigureArgs {
     /// table1; fig16 loads 2, 2, 8 and 16 warehouses (the mini cardinality at tiny).
     #[arg(long, default_value = "demo")]
     scale: String,
-    /// Write each run's report as DIR/<figure>-<run number>.json.
+    /// Write each run's report as DIR/<figure>-<run number>.json (fig13 and fig14 also write
+    /// their figures as DIR/<figure>.json).
     #[arg(long, value_name = "DIR")]
     json_dir: Option<PathBuf>,
     /// Write the table as markdown.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
-    /// Write the cumulative flash-writes chart (.png, or .svg).
+    /// Write the chart (.png, or .svg); a figure with several charts writes FILE-<chart>.png.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
     /// No per-row lines on stderr.
@@ -173,6 +207,8 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
         ExperimentCommand::Fig16(a) => run_fig16(&a),
         ExperimentCommand::Fig15(a) => run_fig15(&a),
         ExperimentCommand::InferGcUnit(a) => run_infer(&a),
+        ExperimentCommand::Fig13(a) => run_fig13(&a),
+        ExperimentCommand::Fig14(a) => run_fig14(&a),
     }
 }
 
@@ -210,7 +246,7 @@ fn run_fig15(args: &FigureArgs) -> Result<(), CliError> {
         reports.push(p.result.as_ref().ok().map(|r| r.to_json()).transpose()?);
     }
     let chart = wafer_bench::plot::Chart::Line(fig15::chart(&points));
-    write_outputs(args, "fig15", &reports, &markdown, chart)
+    write_outputs(args, "fig15", &reports, None, &markdown, &[("", chart)])
 }
 
 /// The scale the flags name, after checking the output paths (before any run).
@@ -226,13 +262,16 @@ fn check_outputs(args: &FigureArgs) -> Result<Scale, CliError> {
 }
 
 /// Each run's report (JSON, None for runs that did not happen) as DIR/<figure>-<i>.json, the
-/// markdown and the chart, where the flags say.
+/// figure's own JSON as DIR/<figure>.json, the markdown and the charts, where the flags say. A
+/// chart with an empty suffix goes to the --plot path itself, the others beside it as
+/// PATH-<suffix>.<ext>.
 fn write_outputs(
     args: &FigureArgs,
     figure: &str,
     reports: &[Option<String>],
+    summary: Option<String>,
     markdown: &str,
-    chart: wafer_bench::plot::Chart,
+    charts: &[(&str, wafer_bench::plot::Chart)],
 ) -> Result<(), CliError> {
     if let Some(dir) = &args.json_dir {
         for (i, json) in reports.iter().enumerate() {
@@ -240,16 +279,153 @@ fn write_outputs(
                 super::write_file(&dir.join(format!("{figure}-{i}.json")), json.as_bytes())?;
             }
         }
+        if let Some(json) = summary {
+            super::write_file(&dir.join(format!("{figure}.json")), json.as_bytes())?;
+        }
     }
     if let Some(path) = &args.markdown {
         super::write_file(path, markdown.as_bytes())?;
     }
     if let Some(path) = &args.plot {
-        let bytes = wafer_bench::plot::render_for_path(&chart, path, (1000, 600))
-            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
-        super::write_file(path, &bytes)?;
+        for (suffix, chart) in charts {
+            let path = chart_path(path, suffix);
+            let bytes = wafer_bench::plot::render_for_path(chart, &path, (1000, 600))
+                .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+            super::write_file(&path, &bytes)?;
+        }
     }
     Ok(())
+}
+
+/// `PATH` for an empty suffix, else `PATH` without its extension + `-suffix` + the extension.
+fn chart_path(path: &Path, suffix: &str) -> PathBuf {
+    if suffix.is_empty() {
+        return path.to_path_buf();
+    }
+    let mut name = path.with_extension("").into_os_string();
+    name.push(format!("-{suffix}"));
+    if let Some(ext) = path.extension() {
+        name.push(".");
+        name.push(ext);
+    }
+    PathBuf::from(name)
+}
+
+/// The figure's own JSON (what its tables and charts show).
+fn summary_json(value: &impl serde::Serialize) -> Result<String, CliError> {
+    serde_json::to_string_pretty(value).map_err(|e| CliError(format!("JSON: {e}")))
+}
+
+fn run_fig13(args: &Fig13Args) -> Result<(), CliError> {
+    let out = &args.figure;
+    let scale = check_outputs(out)?;
+    let quiet = out.quiet;
+    let mut live = ProgressBar::without_totals(!quiet);
+    let report = fig13::run(scale, args.sizes, &mut live, &mut |label, fill, result| {
+        if !quiet {
+            let status = match result {
+                Ok(r) => format!(
+                    "DB WAF {}, total WAF {}",
+                    r.summary.db_waf.map_or("-".into(), |w| format!("{w:.2}")),
+                    r.summary.total_waf.map_or("-".into(), |w| format!("{w:.2}"))
+                ),
+                Err(reason) => reason.clone(),
+            };
+            eprintln!("fig13 [{}] {label} at {:.0}%: {status}", scale.name(), fill * 100.0);
+        }
+    })?;
+    let markdown = fig13::render_markdown(&report);
+    print!("{markdown}");
+    let mut reports = Vec::new();
+    for run in &report.runs {
+        reports.push(run.result.as_ref().ok().map(|r| r.to_json()).transpose()?);
+    }
+    // The sweep's points at the drilldown's size are the runs above.
+    for p in report.sizes.iter().filter(|p| p.fill != report.fill) {
+        reports.push(p.result.as_ref().ok().map(|r| r.to_json()).transpose()?);
+    }
+    let summary = summary_json(&fig13_summary(&report))?;
+    write_outputs(out, "fig13", &reports, Some(summary), &markdown, &fig13::charts(&report))
+}
+
+/// Figure 13's figures without the runs' interval series (those are in the per-run files).
+fn fig13_summary(report: &fig13::Fig13Report) -> serde_json::Value {
+    let runs: Vec<serde_json::Value> = report
+        .runs
+        .iter()
+        .map(|r| {
+            let s = r.result.as_ref().ok().map(|x| &x.summary);
+            serde_json::json!({
+                "label": r.label,
+                "panels": r.panels,
+                "not_run": r.result.as_ref().err(),
+                "drilldown": r.drilldown(),
+                "db_waf": s.and_then(|s| s.db_waf),
+                "ssd_waf": s.and_then(|s| s.ssd_waf),
+                "total_waf": s.and_then(|s| s.total_waf),
+                "gc_victim_valid_ratio": s.and_then(|s| s.gc_victim_valid_ratio),
+                "gc_victim_valid_cdf": s.and_then(|s| s.gc_victim_valid_cdf),
+            })
+        })
+        .collect();
+    let sizes: Vec<serde_json::Value> = report
+        .sizes
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "label": p.label,
+                "fill": p.fill,
+                "total_waf": p.result.as_ref().ok().and_then(|r| r.summary.total_waf),
+                "not_run": p.result.as_ref().err(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "figure": "000 Figure 13", "scale": report.scale, "runs": runs, "sizes": sizes })
+}
+
+fn run_fig14(a: &Fig14Args) -> Result<(), CliError> {
+    let args = &a.figure;
+    let scale = check_outputs(args)?;
+    // A bad label fails before any run.
+    fig14::optimized_row(a.row.as_deref()).map_err(|e| CliError(e.to_string()))?;
+    let quiet = args.quiet;
+    let mut live = ProgressBar::without_totals(!quiet);
+    let report = fig14::run(scale, a.row.as_deref(), &mut live, &mut |geometry, config, r| {
+        if !quiet {
+            let total = r.summary.total_waf.map_or("-".into(), |w| format!("{w:.2}"));
+            eprintln!("fig14 [{}] {config} on {geometry}: total WAF {total}", scale.name());
+        }
+    })
+    .map_err(|e| CliError(e.to_string()))?;
+    let markdown = fig14::render_markdown(&report);
+    print!("{markdown}");
+    let mut reports = Vec::new();
+    for row in &report.rows {
+        reports.push(Some(row.in_place.to_json()?));
+        reports.push(Some(row.optimized.to_json()?));
+    }
+    let summary: Vec<serde_json::Value> = report
+        .rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "geometry": r.geometry,
+                "stands_for": r.stands_for,
+                "device": r.device,
+                "in_place": {"db_waf": r.in_place.summary.db_waf, "ssd_waf": r.in_place.summary.ssd_waf, "total_waf": r.in_place.summary.total_waf},
+                "optimized": {"db_waf": r.optimized.summary.db_waf, "ssd_waf": r.optimized.summary.ssd_waf, "total_waf": r.optimized.summary.total_waf},
+                "improvement": r.improvement(),
+            })
+        })
+        .collect();
+    let summary = summary_json(&serde_json::json!({
+        "figure": "000 Figure 14",
+        "scale": report.scale,
+        "optimized": report.optimized,
+        "pool_bytes": report.pool_bytes,
+        "devices": summary,
+    }))?;
+    write_outputs(args, "fig14", &reports, Some(summary), &markdown, &fig14::charts(&report))
 }
 
 fn run_fig16(args: &FigureArgs) -> Result<(), CliError> {
@@ -275,7 +451,7 @@ fn run_fig16(args: &FigureArgs) -> Result<(), CliError> {
         reports.push(row.result.as_ref().ok().map(|r| r.to_json()).transpose()?);
     }
     let chart = wafer_bench::plot::Chart::Line(fig16::chart(&rows));
-    write_outputs(args, "fig16", &reports, &markdown, chart)
+    write_outputs(args, "fig16", &reports, None, &markdown, &[("", chart)])
 }
 
 fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
@@ -534,4 +710,17 @@ fn write_table1_html(
     super::write_file(path, page.as_bytes())?;
     println!("HTML report: {}", path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_beside_the_plot_path_keep_its_extension() {
+        let path = Path::new("out/f13.svg");
+        assert_eq!(chart_path(path, ""), PathBuf::from("out/f13.svg"));
+        assert_eq!(chart_path(path, "sizes"), PathBuf::from("out/f13-sizes.svg"));
+        assert_eq!(chart_path(Path::new("f14"), "waf"), PathBuf::from("f14-waf"));
+    }
 }
