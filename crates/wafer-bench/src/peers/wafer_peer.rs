@@ -36,6 +36,9 @@ pub(crate) fn bench_config(kind: EngineKind, setup: &PeerSetup) -> BenchConfig {
         // Checkpointed at a quarter of the log, as the production options do (1 GiB, 256 MiB).
         format!("checkpoint_log_bytes={}", wal_bytes / 4),
     ];
+    if setup.direct_io {
+        engine.push("file_direct=true".to_string());
+    }
     let mode = match kind {
         EngineKind::WaferInPlace => "in-place",
         _ => "out-of-place",
