@@ -73,6 +73,11 @@ pub struct Options {
     /// a power cut during a page write can leave a page that fails its checksum, and neither
     /// redo nor anything else can repair it.
     pub doublewrite: bool,
+    /// A full leaf that receives a key past all of its keys (an ascending load) splits off
+    /// the new key alone instead of in the middle, so a sorted load leaves its leaves full
+    /// (InnoDB's sequential-insert split). Off: every split is in the middle (half-full leaves
+    /// after a sorted load).
+    pub append_split: bool,
     /// How long a commit waits when the caller does not say (`Tree::put`, `Db::write`).
     pub durability: Durability,
     /// WAL buffer, group commit and recovery settings.
@@ -105,6 +110,7 @@ impl Options {
             write_mode: WriteMode::InPlace,
             out_of_place: OutOfPlaceOptions::production(),
             doublewrite: true,
+            append_split: true,
             durability: Durability::Sync,
             // No trim: the log file stays allocated, so commits never allocate extents.
             wal: WalOptions { trim: false, ..WalOptions::production() },
@@ -129,6 +135,8 @@ impl Options {
             write_mode: WriteMode::InPlace,
             out_of_place: OutOfPlaceOptions::test_min(),
             doublewrite: true,
+            // The tests' tree shapes (and the byte counts some pin) assume middle splits.
+            append_split: false,
             durability: Durability::None,
             wal: WalOptions::test_min(),
             wal_capacity_bytes: 4 << 20,
