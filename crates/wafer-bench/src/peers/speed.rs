@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::harness::{self, PeersConfig, Row};
+use super::table::median;
 use super::{Durability, EngineKind, PeerError};
 use crate::dist::Distribution;
 use crate::progress::Progress;
@@ -138,17 +139,6 @@ pub struct SpeedSummary {
     pub host_write_bytes_per_op_median: f64,
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    assert!(!values.is_empty(), "median of nothing");
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
-}
-
 /// Rows grouped by phase and engine, phases and engines in the order first measured.
 pub fn summarize(rows: &[Row]) -> Vec<SpeedSummary> {
     let mut keys: Vec<(String, String)> = Vec::new();
@@ -166,13 +156,13 @@ pub fn summarize(rows: &[Row]) -> Vec<SpeedSummary> {
         .map(|(phase, engine)| {
             let g: Vec<&Row> =
                 rows.iter().filter(|r| r.phase == phase && r.engine == engine).collect();
-            let mut ops: Vec<f64> = g.iter().map(|r| r.ops_per_sec).collect();
-            let mut written: Vec<f64> = g.iter().map(|r| r.host_write_bytes_per_op).collect();
+            let ops: Vec<f64> = g.iter().map(|r| r.ops_per_sec).collect();
+            let written: Vec<f64> = g.iter().map(|r| r.host_write_bytes_per_op).collect();
             SpeedSummary {
                 rounds: g.len(),
                 ops_per_sec_min: ops.iter().copied().fold(f64::INFINITY, f64::min),
-                ops_per_sec_median: median(&mut ops),
-                host_write_bytes_per_op_median: median(&mut written),
+                ops_per_sec_median: median(ops),
+                host_write_bytes_per_op_median: median(written),
                 phase,
                 engine,
             }
