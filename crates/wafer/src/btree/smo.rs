@@ -93,12 +93,12 @@ impl Exclusive<'_> {
             entries.iter().map(|(k, v)| node::entry_bytes(kind, k.len(), v.len())).collect();
         let mut starts = node::partition(&sizes, node::USABLE_BYTES);
         let last = entries.len() - 1;
-        if appended
+        let append = appended
             && kind == PageKind::Leaf
             && starts.len() == 2
             && last > 0
-            && sizes[..last].iter().sum::<usize>() <= node::USABLE_BYTES
-        {
+            && sizes[..last].iter().sum::<usize>() <= node::USABLE_BYTES;
+        if append {
             starts = vec![0, last];
         }
         if starts.len() == 1 {
@@ -123,6 +123,11 @@ impl Exclusive<'_> {
                 (_, 0) => (0, *group, None),
                 (_, _) => (0, *group, Some(group[0].0.clone())),
             };
+            if j == 0 && !is_root && append {
+                // The leaf keeps exactly the entries it had (the failed put left it unchanged):
+                // nothing to rebuild or log (a page image less in the WAL per split).
+                continue;
+            }
             if j == 0 && !is_root {
                 node::build(g.bytes_mut(), body);
                 stamp_image(env.logger, &mut g);
