@@ -108,6 +108,11 @@ pub fn run(
     if !(1..=harness::ROUNDS_MAX).contains(&rounds) {
         return Err(PeerError::Config(format!("rounds must be in 1..={}", harness::ROUNDS_MAX)));
     }
+    // Only what this run creates is removed afterwards: never a directory the user had.
+    let existed: Vec<bool> = suites
+        .iter()
+        .flat_map(|s| [s.config.dir.exists(), s.config.dir.parent().is_some_and(|p| p.exists())])
+        .collect();
     let mut rows = Vec::new();
     for round in 0..rounds {
         for suite in suites {
@@ -123,6 +128,19 @@ pub fn run(
                 on_row(&row);
                 rows.push(row);
             }
+        }
+    }
+    // The harness removed each round's directory; the suites' (and their parent) go too when
+    // empty (remove_dir never removes a directory with anything left in it).
+    for (suite, existed) in suites.iter().zip(existed.chunks(2)) {
+        if !existed[0] {
+            let _ = std::fs::remove_dir(&suite.config.dir);
+        }
+        match suite.config.dir.parent() {
+            Some(parent) if !existed[1] => {
+                let _ = std::fs::remove_dir(parent);
+            }
+            _ => {}
         }
     }
     Ok(rows)
