@@ -387,3 +387,56 @@ fn emulator_flash_counters_are_reachable_through_stats() {
     let plain = Db::open_on(Arc::new(MemoryDevice::new(16 << 20)), plain()).unwrap();
     assert!(plain.stats().flash.is_none(), "a memory device has no flash");
 }
+
+/// An ascending load with append splits leaves its leaves full: far fewer pages than middle
+/// splits (which leave every leaf half full), the same contents, and random inserts after it
+/// still split in the middle and stay correct; the tree passes its structural check.
+#[test]
+fn append_splits_pack_an_ascending_load() {
+    let load = |append_split: bool| {
+        let options =
+            Options { append_split, ..Options::test_min().with_buffer_pool_bytes(64 * 4096) };
+        let db = Db::open_on(Arc::new(MemoryDevice::new(64 << 20)), options).unwrap();
+        let t = db.tree("t").unwrap();
+        for i in 0..3000u32 {
+            t.put(&key(i), &[i as u8; 100]).unwrap();
+        }
+        let pages = db.stats().allocated_pages;
+        // Scattered inserts into the packed leaves.
+        for i in (0..3000u32).step_by(7) {
+            t.put(&key(i * 2 + 1_000_000), &[7; 100]).unwrap();
+        }
+        for i in 0..3000u32 {
+            assert_eq!(t.get(&key(i)).unwrap(), Some(vec![i as u8; 100]), "key {i}");
+        }
+        let report = db.check().unwrap();
+        assert!(report.violations.is_empty(), "append_split {append_split}: {report:?}");
+        db.close().unwrap();
+        pages
+    };
+    let (middle, append) = (load(false), load(true));
+    // ~112-byte entries: 36 per full leaf, 18 per half-full one.
+    assert!(append * 10 < middle * 7, "append splits {append} pages, middle splits {middle}");
+}
+
+/// `get_with` looks at the value in place and `get_into` reuses the caller's buffer; both agree
+/// with `get`, also for a missing key.
+#[test]
+fn get_with_and_get_into_agree_with_get() {
+    let db = Db::open_on(Arc::new(MemoryDevice::new(16 << 20)), Options::test_min()).unwrap();
+    let t = db.tree("t").unwrap();
+    for i in 0..500u32 {
+        t.put(&key(i), &vec![i as u8; (i % 300) as usize]).unwrap();
+    }
+    let mut out = Vec::with_capacity(512);
+    let capacity = out.capacity();
+    for i in 0..510u32 {
+        let want = t.get(&key(i)).unwrap();
+        assert_eq!(t.get_with(&key(i), |v| v.to_vec()).unwrap(), want);
+        assert_eq!(t.get_into(&key(i), &mut out).unwrap(), want.is_some());
+        assert_eq!(out, want.unwrap_or_default());
+    }
+    assert_eq!(out.capacity(), capacity, "get_into reallocated a large enough buffer");
+    let long = vec![b'k'; 2000];
+    assert!(matches!(t.get_with(&long, |v| v.len()), Err(Error::KeyTooLarge { .. })));
+}

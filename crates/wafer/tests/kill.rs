@@ -11,6 +11,10 @@ use wafer::{Db, Durability, Options, WriteBatch};
 fn options(out_of_place: bool) -> Options {
     let mut o = Options::test_min().with_buffer_pool_bytes(64 * 4096);
     o.durability = Durability::Sync;
+    // The production write path: batches through io_uring (merged runs; pwritev where the
+    // kernel refuses io_uring) and append splits, which the ascending keys below take.
+    o.file = wafer::device::FileOptions::URING;
+    o.append_split = true;
     if out_of_place {
         o = o.out_of_place();
     }

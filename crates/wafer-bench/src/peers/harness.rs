@@ -69,6 +69,8 @@ impl Scale {
             dir,
             seed: 0x5EED,
             keep: false,
+            key_format: KeyFormat::default(),
+            direct_io: false,
         }
     }
 }
@@ -93,13 +95,21 @@ pub struct PeersConfig {
     pub dir: PathBuf,
     pub seed: u64,
     pub keep: bool,
+    /// How key numbers become keys: hashed (random insert order) or ordered (sorted load),
+    /// and their width.
+    pub key_format: KeyFormat,
+    /// Engines that can bypass the page cache do (Wafer: O_DIRECT; RocksDB: direct reads and
+    /// direct flush/compaction); LMDB maps its file and cannot.
+    pub direct_io: bool,
 }
 
 impl PeersConfig {
     pub fn validate(&self) -> Result<(), PeerError> {
         let bad = |m: String| Err(PeerError::Config(m));
-        if self.engines.is_empty() || self.workloads.is_empty() || self.distributions.is_empty() {
-            return bad("give at least one engine, workload and distribution".into());
+        // No workload: the load alone is measured.
+        if self.engines.is_empty() || (!self.workloads.is_empty() && self.distributions.is_empty())
+        {
+            return bad("give at least one engine, and a distribution for the workloads".into());
         }
         if !(1..=ROUNDS_MAX).contains(&self.rounds) {
             return bad(format!("rounds must be in 1..={ROUNDS_MAX}"));
@@ -127,7 +137,18 @@ impl PeersConfig {
             durability: self.durability,
             record_count: self.record_count,
             value_size_bytes: self.value_size_bytes,
-            key_bytes: KeyFormat::default().nominal_len_bytes() as u32,
+            key_bytes: self.key_bytes(),
+            direct_io: self.direct_io,
+        }
+    }
+
+    /// Bytes of one key: ordered keys are as wide as the largest key number needs (at least
+    /// the padding), hashed ones the format's fixed width.
+    fn key_bytes(&self) -> u32 {
+        if self.key_format.hashed {
+            self.key_format.nominal_len_bytes() as u32
+        } else {
+            self.key_format.key(self.record_count.saturating_sub(1)).as_bytes().len() as u32
         }
     }
 
@@ -135,6 +156,7 @@ impl PeersConfig {
         let mut spec = workload.spec(self.record_count);
         spec.value_size_bytes = self.value_size_bytes;
         spec.request_distribution = distribution;
+        spec.key_format = self.key_format;
         spec
     }
 
@@ -154,6 +176,8 @@ impl PeersConfig {
             "rounds": self.rounds,
             "dir": self.dir,
             "seed": self.seed,
+            "key_format": self.key_format,
+            "direct_io": self.direct_io,
         })
     }
 }

@@ -22,6 +22,7 @@ mod lmdb;
 mod postgres;
 pub mod procio;
 mod rocksdb;
+pub mod speed;
 pub mod table;
 mod wafer_peer;
 mod wiredtiger;
@@ -104,6 +105,8 @@ pub struct PeerSetup {
     pub value_size_bytes: u32,
     /// Bytes of one key as the workload formats them.
     pub key_bytes: u32,
+    /// Bypass the page cache where the engine can (see [`PeersConfig::direct_io`]).
+    pub direct_io: bool,
 }
 
 impl PeerSetup {

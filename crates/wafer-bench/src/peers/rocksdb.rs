@@ -24,6 +24,8 @@ c_api!(RocksApi {
     fn rocksdb_options_set_max_bytes_for_level_base(Opaque, u64) -> ();
     fn rocksdb_options_set_level_compaction_dynamic_level_bytes(Opaque, c_uchar) -> ();
     fn rocksdb_options_set_block_based_table_factory(Opaque, Opaque) -> ();
+    fn rocksdb_options_set_use_direct_reads(Opaque, c_uchar) -> ();
+    fn rocksdb_options_set_use_direct_io_for_flush_and_compaction(Opaque, c_uchar) -> ();
     fn rocksdb_block_based_options_create() -> Opaque;
     fn rocksdb_block_based_options_destroy(Opaque) -> ();
     fn rocksdb_block_based_options_set_block_cache(Opaque, Opaque) -> ();
@@ -112,6 +114,9 @@ impl RocksPeer {
             (api.rocksdb_options_set_target_file_size_base)(o, write_buffer);
             (api.rocksdb_options_set_max_bytes_for_level_base)(o, write_buffer * 10);
             (api.rocksdb_options_set_level_compaction_dynamic_level_bytes)(o, 1);
+            let direct = u8::from(setup.direct_io);
+            (api.rocksdb_options_set_use_direct_reads)(o, direct);
+            (api.rocksdb_options_set_use_direct_io_for_flush_and_compaction)(o, direct);
             let t = (api.rocksdb_block_based_options_create)();
             let c = (api.rocksdb_cache_create_lru)(block_cache as usize);
             (api.rocksdb_block_based_options_set_block_cache)(t, c);
@@ -147,6 +152,7 @@ impl RocksPeer {
             "bloom_bits_per_key": 10,
             "cache_index_and_filter_blocks": true,
             "wal": "on, in the database directory",
+            "direct_reads_and_flush": setup.direct_io,
             "sync_each_write": setup.durability == Durability::Sync,
         });
         Ok(RocksPeer {

@@ -22,7 +22,7 @@ pub struct Summary {
     pub total_waf: Option<f64>,
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     assert!(!values.is_empty(), "median of nothing");
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;

@@ -112,6 +112,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "file_io_uring" => options.file.io_uring = flag(value)?,
         "write_mode" => WriteModeChoice::parse(value)?.apply(options),
         "doublewrite" => options.doublewrite = flag(value)?,
+        "append_split" => options.append_split = flag(value)?,
         "durability" => options.durability = parse_durability(value)?,
         "wal_capacity_bytes" => options.wal_capacity_bytes = bytes(value)?,
         "checkpoint_log_bytes" => options.checkpoint_log_bytes = bytes(value)?,
@@ -139,7 +140,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
-                 doublewrite, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
+                 doublewrite, append_split, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
                  zones_per_gc_unit, open_zones, placement, gc_policy, gc_zones, compression, \
                  packing, nowa, fdp, gc_unit_bytes, ssd_spare_bytes)"
             ))
@@ -231,6 +232,7 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "data_offset_bytes": options.data_offset_bytes,
         "write_mode": WriteModeChoice::of_engine(options).name(),
         "doublewrite": options.doublewrite,
+        "append_split": options.append_split,
         "durability": format!("{:?}", options.durability),
         "wal": "memory",
         "wal_capacity_bytes": options.wal_capacity_bytes,
@@ -307,7 +309,8 @@ impl EngineTarget {
 
 impl KvTarget for EngineTarget {
     fn read(&self, key: &[u8]) -> Result<bool, TargetError> {
-        Ok(self.tree.get(key).map_err(engine_error("read"))?.is_some())
+        // The value is looked at in place, as LMDB's and RocksDB's pinned reads can.
+        Ok(self.tree.get_with(key, |v| v.len()).map_err(engine_error("read"))?.is_some())
     }
 
     fn update(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {

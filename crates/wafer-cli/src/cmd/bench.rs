@@ -31,6 +31,10 @@ enum BenchCommand {
     /// B, C, F; zipf and uniform), matched sizes, cache, threads and durability; ops/s,
     /// latency and host bytes per operation; --plots STEM writes STEM-ops and STEM-host-write.
     Peers(super::peers::PeersArgs),
+    /// Issue 20's speed comparison: Wafer in place and out of place beside RocksDB and LMDB on
+    /// a random and a sorted load, YCSB-A on a file (O_DIRECT) and in-memory lookups; rounds
+    /// interleaved, ops/s min and median, ratios to RocksDB and LMDB.
+    Speed(super::peers::SpeedArgs),
 }
 
 /// Device and engine flags as `bench ycsb` has them.
@@ -267,6 +271,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         BenchCommand::Ycsb(a) => ycsb(&a),
         BenchCommand::Tpcc(a) => tpcc(&a),
         BenchCommand::Peers(a) => super::peers::run(&a),
+        BenchCommand::Speed(a) => super::peers::speed(&a),
     }
 }
 

@@ -134,3 +134,81 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+/// `wafer bench speed`: issue 20's comparison (load random and sorted, YCSB-A on a file,
+/// in-memory lookups) of Wafer in place and out of place beside RocksDB and LMDB.
+#[derive(Debug, Args)]
+pub struct SpeedArgs {
+    /// tiny (seconds, a smoke test) or issue (250k 1000-byte records, 6x the cache, 20 s
+    /// phases; in memory 500k records of 16-byte keys and 100-byte values).
+    #[arg(long, default_value = "issue")]
+    scale: String,
+    /// Rounds, interleaved: round r starts every suite at engine r [default: 3].
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+    /// Engines, comma-separated [default: wafer-in-place, wafer-out-of-place, rocksdb, lmdb].
+    #[arg(long, value_delimiter = ',')]
+    engines: Vec<String>,
+    /// Suites, comma-separated [default: random, sorted, memory].
+    #[arg(long, value_delimiter = ',')]
+    suites: Vec<String>,
+    /// Measured time of each run phase, e.g. 20s.
+    #[arg(long)]
+    duration: Option<String>,
+    /// Directory for the engines' files [default: a new one under the temp directory].
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// JSON: every row; markdown: the ratio table.
+    #[command(flatten)]
+    out: super::ReportFiles,
+}
+
+pub fn speed(args: &SpeedArgs) -> Result<(), CliError> {
+    use wafer_bench::peers::speed;
+    args.out.check()?;
+    let scale = speed::SpeedScale::parse(&args.scale).map_err(CliError)?;
+    let dir = args.dir.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("wafer-speed-{}", std::process::id()))
+    });
+    let engines: Vec<EngineKind> = if args.engines.is_empty() {
+        speed::ENGINES.to_vec()
+    } else {
+        args.engines
+            .iter()
+            .map(|e| EngineKind::parse(e))
+            .collect::<Result<_, _>>()
+            .map_err(CliError)?
+    };
+    let mut suites = speed::suites(scale, dir, &engines);
+    if !args.suites.is_empty() {
+        if let Some(bad) = args.suites.iter().find(|s| !suites.iter().any(|x| x.name == s.as_str()))
+        {
+            return Err(CliError(format!("unknown suite `{bad}` (known: random, sorted, memory)")));
+        }
+        suites.retain(|s| args.suites.iter().any(|x| x == s.name));
+    }
+    if let Some(d) = &args.duration {
+        let stop = Stop::Duration(parse_duration(d)?);
+        suites.iter_mut().for_each(|s| s.config.stop = stop);
+    }
+    for s in &suites {
+        s.config.validate()?;
+        eprintln!("speed {}: {}", s.name, s.config.describe());
+    }
+    let mut live = ProgressBar::without_totals(!args.out.quiet);
+    let rows = speed::run(&suites, args.rounds, &mut live, &mut |row| {
+        eprintln!(
+            "  r{} {:<20} {:<16} {:>9.0} ops/s  host write {:>8.0} B/op",
+            row.round, row.engine, row.phase, row.ops_per_sec, row.host_write_bytes_per_op
+        )
+    })?;
+    let table = speed::markdown(&rows);
+    print!("{table}");
+    if let Some(path) = &args.out.json {
+        super::write_file(path, serde_json::to_string_pretty(&rows)?.as_bytes())?;
+    }
+    if let Some(path) = &args.out.markdown {
+        super::write_file(path, table.as_bytes())?;
+    }
+    Ok(())
+}

@@ -32,6 +32,8 @@ pub struct Env<'a> {
     pub alloc: &'a Allocator,
     /// Set when a failed structure change leaves a tree in an unknown state.
     pub poisoned: &'a std::sync::atomic::AtomicBool,
+    /// `Options::append_split`: a key appended to a full leaf splits off alone.
+    pub append_split: bool,
 }
 
 #[derive(Debug)]
@@ -96,9 +98,20 @@ impl TreeCore {
     }
 
     pub fn get(&self, env: Env<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_with(env, key, <[u8]>::to_vec)
+    }
+
+    /// Calls `f` on the value of `key` in place (the leaf latched shared meanwhile): a lookup
+    /// that allocates nothing.
+    pub fn get_with<R>(
+        &self,
+        env: Env<'_>,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>> {
         let _s = self.shared();
         let g = self.leaf_read(env, key)?;
-        Ok(node::search(g.bytes(), key).ok().map(|i| node::value(g.bytes(), i).to_vec()))
+        Ok(node::search(g.bytes(), key).ok().map(|i| f(node::value(g.bytes(), i))))
     }
 
     /// Fast path under the shared structure latch; Ok(false) when the leaf is full.

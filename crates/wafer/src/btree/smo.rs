@@ -60,11 +60,19 @@ impl Exclusive<'_> {
             return Ok(());
         }
         let mut entries = node::entries(g.bytes());
-        match entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) {
-            Ok(i) => entries[i].1 = value.to_vec(),
-            Err(i) => entries.insert(i, (key.to_vec(), value.to_vec())),
-        }
-        let done = self.split(env, &r, g, entries, path);
+        // A key past every key of the full leaf (an ascending load) splits off alone: the
+        // leaf stays full instead of two half-full leaves, so a sorted load fills its pages.
+        let appended = match entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) {
+            Ok(i) => {
+                entries[i].1 = value.to_vec();
+                false
+            }
+            Err(i) => {
+                entries.insert(i, (key.to_vec(), value.to_vec()));
+                env.append_split && i + 1 == entries.len()
+            }
+        };
+        let done = self.split(env, &r, g, entries, path, appended);
         poison_on_err(env, done)
     }
 
@@ -77,12 +85,22 @@ impl Exclusive<'_> {
         mut g: PageMut<'_>,
         entries: Vec<Entry>,
         mut path: Path,
+        appended: bool,
     ) -> Result<()> {
         let pid = g.pid();
         let kind = page::kind(g.bytes()).ok_or_else(|| self.corrupt("split of a non-node"))?;
         let sizes: Vec<usize> =
             entries.iter().map(|(k, v)| node::entry_bytes(kind, k.len(), v.len())).collect();
         let mut starts = node::partition(&sizes, node::USABLE_BYTES);
+        let last = entries.len() - 1;
+        let append = appended
+            && kind == PageKind::Leaf
+            && starts.len() == 2
+            && last > 0
+            && sizes[..last].iter().sum::<usize>() <= node::USABLE_BYTES;
+        if append {
+            starts = vec![0, last];
+        }
         if starts.len() == 1 {
             node::build(g.bytes_mut(), &entries);
             stamp_image(env.logger, &mut g);
@@ -105,6 +123,11 @@ impl Exclusive<'_> {
                 (_, 0) => (0, *group, None),
                 (_, _) => (0, *group, Some(group[0].0.clone())),
             };
+            if j == 0 && !is_root && append {
+                // The leaf keeps exactly the entries it had (the failed put left it unchanged):
+                // nothing to rebuild or log (a page image less in the WAL per split).
+                continue;
+            }
             if j == 0 && !is_root {
                 node::build(g.bytes_mut(), body);
                 stamp_image(env.logger, &mut g);
@@ -131,7 +154,7 @@ impl Exclusive<'_> {
         let mut parent_entries = node::entries(pg.bytes());
         parent_entries.extend(separators);
         parent_entries.sort_by(|a, b| a.0.cmp(&b.0));
-        self.split(env, r, pg, parent_entries, path)
+        self.split(env, r, pg, parent_entries, path, false)
     }
 
     /// Fixes the leaf covering `key` after deletes: an empty leaf is unlinked and freed; a leaf

@@ -41,6 +41,7 @@ const FETCH_ATTEMPTS_MAX: usize = 100_000;
 struct AlignedPage(PageBuf);
 const _: () = assert!(std::mem::size_of::<AlignedPage>() == PAGE_SIZE);
 const _: () = assert!(std::mem::align_of::<AlignedPage>() == PAGE_SIZE);
+const _: () = assert!(std::mem::size_of::<Frame>() == 64);
 
 #[derive(Debug)]
 struct FrameData {
@@ -49,7 +50,11 @@ struct FrameData {
     bytes: Box<AlignedPage>,
 }
 
+/// One cache line per frame: the latch word, the page id checked after latching, the pointer
+/// to the page bytes and the clock bit are read together on every hit, and neighbouring frames
+/// never share (and bounce) a line between threads latching them.
 #[derive(Debug)]
+#[repr(align(64))]
 struct Frame {
     latch: RwLock<FrameData>,
     /// Clock reference bit: set on access, cleared by the sweeping hand.

@@ -139,6 +139,7 @@ impl DbInner {
             logger: &*self.logger,
             alloc: &self.alloc,
             poisoned: &self.poisoned,
+            append_split: self.options.append_split,
         }
     }
     fn check_open(&self) -> Result<()> {
@@ -784,9 +785,22 @@ impl Tree {
     }
 
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_with(key, <[u8]>::to_vec)
+    }
+
+    /// Calls `f` on the value of `key` without copying it out (None: no such key). `f` runs
+    /// with the value's page latched shared: it must not call back into this database.
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
         self.db.check_open()?;
         check_key(key)?;
-        self.core.get(self.db.env(), key)
+        self.core.get_with(self.db.env(), key, f)
+    }
+
+    /// Copies the value of `key` into `out` (cleared first, its capacity reused): a lookup
+    /// that allocates only when `out` is too small. Ok(false): no such key (`out` empty).
+    pub fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        Ok(self.get_with(key, |v| out.extend_from_slice(v))?.is_some())
     }
 
     /// Inserts or replaces; durable as the database's `options.durability` says.

@@ -88,6 +88,22 @@ pub fn run(dev: &dyn Device, label: &str) {
     }
     dev.sync().unwrap();
 
+    // Contiguous runs handed over out of order, an unaligned buffer among them (a file device
+    // merges them into vectored writes): the same bytes as one write per op.
+    let run_blocks = [2 * BATCH_OPS as u64 + 4, 2 * BATCH_OPS as u64 + 1, 2 * BATCH_OPS as u64 + 2];
+    let run_datas: Vec<Vec<u8>> = run_blocks.iter().map(|t| pattern(*t, 3, page)).collect();
+    let mut odd = Unaligned::new(page);
+    odd.buf().copy_from_slice(&pattern(2 * BATCH_OPS as u64 + 3, 3, page));
+    let mut run_ops: Vec<WriteOp<'_>> =
+        run_blocks.iter().zip(&run_datas).map(|(t, d)| op(t * b, d)).collect();
+    run_ops.push(op((2 * BATCH_OPS as u64 + 3) * b, odd.buf()));
+    dev.write_batch(&run_ops).unwrap();
+    let mut whole = vec![0u8; 4 * page];
+    dev.read_at((2 * BATCH_OPS as u64 + 1) * b, &mut whole).unwrap();
+    for (i, block) in (2 * BATCH_OPS as u64 + 1..2 * BATCH_OPS as u64 + 5).enumerate() {
+        same(&whole[i * page..(i + 1) * page], &pattern(block, 3, page), label, "merged run");
+    }
+
     // Trim reads zeros and leaves the neighbours alone.
     let (t0, t1) = (targets[0], targets[1]);
     dev.trim(t0 * b, b).unwrap();

@@ -1,6 +1,7 @@
 //! A device over a real file (or block device): pread/pwrite, optional O_DIRECT with aligned
 //! bounce buffers, optional io_uring for batches, fdatasync, and TRIM by punching holes.
 use super::aligned::{is_aligned, AlignedBuf};
+use super::coalesce::{self, Plan, Run};
 use super::uring::{Direction, RawOp, Uring};
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
 use std::fs::{File, OpenOptions};
@@ -168,20 +169,96 @@ impl FileDevice {
         Ok(())
     }
 
-    fn write_uring(&self, uring: &Uring, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        let mut bounces: Vec<AlignedBuf> = Vec::new();
-        let mut raw: Vec<RawOp> = Vec::with_capacity(ops.len());
-        for op in ops.iter().filter(|op| !op.data.is_empty()) {
-            let ptr = if self.needs_bounce(op.data.as_ptr()) {
-                bounces.push(AlignedBuf::copy_of(op.data));
-                // The heap block of an AlignedBuf does not move when the Vec holding it grows.
-                bounces[bounces.len() - 1].as_ptr()
-            } else {
-                op.data.as_ptr()
-            };
-            raw.push(RawOp { ptr: ptr.cast_mut(), len: op.data.len(), offset: op.offset });
+    /// Each op's bytes as the device may take them: O_DIRECT needs aligned buffers, so a
+    /// misaligned op is copied into `bounces` (the returned slices borrow from both).
+    fn direct_ready<'a>(
+        &self,
+        ops: &'a [WriteOp<'a>],
+        bounces: &'a mut Vec<Option<AlignedBuf>>,
+    ) -> Vec<&'a [u8]> {
+        bounces.extend(ops.iter().map(|op| {
+            (!op.data.is_empty() && self.needs_bounce(op.data.as_ptr()))
+                .then(|| AlignedBuf::copy_of(op.data))
+        }));
+        ops.iter().zip(bounces.iter()).map(|(op, b)| b.as_deref().unwrap_or(op.data)).collect()
+    }
+
+    /// One run of the plan with one `pwritev` (retried for the rest after a short write).
+    fn write_run(&self, run: &Run, plan: &Plan, data: &[&[u8]]) -> Result<(), DeviceError> {
+        let parts: Vec<&[u8]> =
+            plan.order[run.first..run.first + run.count].iter().map(|&i| data[i]).collect();
+        if parts.len() == 1 {
+            return self.write_all(run.offset, parts[0]);
         }
-        // SAFETY: pointers are into `ops` data (borrowed for the call) or into `bounces` (alive
+        let iov: Vec<libc::iovec> = parts
+            .iter()
+            .map(|p| libc::iovec { iov_base: p.as_ptr().cast_mut().cast(), iov_len: p.len() })
+            .collect();
+        let Ok(offset) = libc::off_t::try_from(run.offset) else {
+            return Err(DeviceError::OutOfRange {
+                offset: run.offset,
+                len: run.bytes as u64,
+                capacity_bytes: self.capacity_bytes,
+            });
+        };
+        let written = loop {
+            // SAFETY: every iovec points into a slice borrowed for this call (`parts`); the
+            // kernel only reads through them; the count is at most RUN_OPS_MAX (IOV_MAX).
+            let n = unsafe {
+                libc::pwritev(self.file.as_raw_fd(), iov.as_ptr(), iov.len() as libc::c_int, offset)
+            };
+            if n >= 0 {
+                break n as usize;
+            }
+            let source = std::io::Error::last_os_error();
+            if source.kind() != std::io::ErrorKind::Interrupted {
+                return Err(DeviceError::Io { op: "pwritev", offset: run.offset, source });
+            }
+        };
+        // A short write (rare: a signal, a full disk) is finished part by part.
+        let mut at = 0usize;
+        for part in parts {
+            let end = at + part.len();
+            if written < end {
+                let from = written.saturating_sub(at);
+                self.write_all(run.offset + (at + from) as u64, &part[from..])?;
+            }
+            at = end;
+        }
+        Ok(())
+    }
+
+    fn write_all(&self, offset: u64, data: &[u8]) -> Result<(), DeviceError> {
+        self.file.write_all_at(data, offset).map_err(|source| DeviceError::Io {
+            op: "pwrite",
+            offset,
+            source,
+        })
+    }
+
+    /// The runs through io_uring: a multi-op run is gathered into one aligned buffer (a
+    /// memory copy, cheaper than a device round trip per page) and goes down as one write.
+    fn write_uring(&self, uring: &Uring, plan: &Plan, data: &[&[u8]]) -> Result<(), DeviceError> {
+        let mut gathered: Vec<AlignedBuf> = Vec::new();
+        let mut raw: Vec<RawOp> = Vec::with_capacity(plan.runs.len());
+        for run in &plan.runs {
+            let ops = &plan.order[run.first..run.first + run.count];
+            let ptr = if let [only] = ops {
+                data[*only].as_ptr()
+            } else {
+                let mut buf = AlignedBuf::zeroed(run.bytes);
+                let mut at = 0;
+                for &i in ops {
+                    buf[at..at + data[i].len()].copy_from_slice(data[i]);
+                    at += data[i].len();
+                }
+                gathered.push(buf);
+                // The heap block of an AlignedBuf does not move when the Vec holding it grows.
+                gathered[gathered.len() - 1].as_ptr()
+            };
+            raw.push(RawOp { ptr: ptr.cast_mut(), len: run.bytes, offset: run.offset });
+        }
+        // SAFETY: pointers are into `data` (borrowed for the call) or into `gathered` (alive
         // until the end of this function); a write only reads through them.
         unsafe { uring.run(self.file.as_raw_fd(), Direction::Write, &raw) }
     }
@@ -225,13 +302,17 @@ impl Device for FileDevice {
         for op in ops {
             check_range(op.offset, op.data.len() as u64, self.capacity_bytes)?;
         }
+        let plan = coalesce::plan(ops.iter().map(|op| (op.offset, op.data.len())));
+        let mut bounces = Vec::new();
+        let data = self.direct_ready(ops, &mut bounces);
         if let Some(uring) = &self.uring {
-            if ops.len() > 1 {
-                return self.write_uring(uring, ops);
+            // Overlapping runs in flight together could land in any order.
+            if plan.runs.len() > 1 && !plan.overlapping {
+                return self.write_uring(uring, &plan, &data);
             }
         }
-        for op in ops {
-            self.write_one(op.offset, op.data)?;
+        for run in &plan.runs {
+            self.write_run(run, &plan, &data)?;
         }
         Ok(())
     }

@@ -220,6 +220,7 @@ forward_device!(Arc);
 forward_device!(Box);
 
 mod aligned;
+mod coalesce;
 #[cfg(test)]
 mod conformance;
 mod counting;
