@@ -357,16 +357,7 @@ mod tests {
 
     const USER: WritePurpose = WritePurpose::UserEviction;
 
-    fn commit_runs(space: &mut Space, runs: &[SlotRun], first_pid: PageId, lsn: Lsn) -> PageId {
-        let mut pid = first_pid;
-        for run in runs {
-            for i in 0..run.slots {
-                space.commit(pid, run.location(i, 4096), lsn);
-                pid += 1;
-            }
-        }
-        pid
-    }
+    use crate::space::tests::commit_runs;
 
     #[test]
     fn a_batch_that_overflows_its_zone_continues_in_a_new_one() {

@@ -320,16 +320,7 @@ mod tests {
         Space::new(SpaceOptions { nowa, ..SpaceOptions::test_min() }).unwrap()
     }
 
-    fn commit_all(space: &mut Space, runs: &[SlotRun], first_pid: u64, lsn: u64) -> u64 {
-        let mut pid = first_pid;
-        for run in runs {
-            for i in 0..run.slots {
-                space.commit(pid, run.location(i, 4096), lsn);
-                pid += 1;
-            }
-        }
-        pid
-    }
+    use crate::space::tests::commit_runs as commit_all;
 
     /// Rule 1 on test_min (zones of 4 slots, 2 open): once the active group opened its two
     /// zones, a group whose zone filled continues in the other's; a new group opens only when
