@@ -58,7 +58,8 @@ impl Space {
     }
 
     /// Reserves slots for every stretch of `plan`, written for `purpose`: the returned runs
-    /// cover `plan.order` in order (run k takes the next `slots` pages). Only `GcCopy` may open
+    /// cover `plan.order` in order (run k takes the next `slots` pages). Only GC copies (`GcCopy`,
+    /// `Compensation`) may open
     /// the last `gc_reserve_zones` empty zones. All or nothing: on error nothing changed;
     /// `NeedsGc` -> run a GC cycle and retry; `AwaitingDurability` -> flush the log, call
     /// `release_ready`, retry; `OutOfSpace` -> final.
@@ -78,7 +79,12 @@ impl Space {
         );
         let zones_needed = self.zones_needed(plan);
         let reserve =
-            if purpose == WritePurpose::GcCopy { 0 } else { self.options.gc_reserve_zones };
+            // Compensation is GC too: its victims are chosen, so its copies must find room.
+            if matches!(purpose, WritePurpose::GcCopy | WritePurpose::Compensation) {
+                0
+            } else {
+                self.options.gc_reserve_zones
+            };
         let usable = self.empty_zone_count().saturating_sub(reserve);
         if zones_needed > usable {
             return Err(self.no_room_error(slots, zones_needed - usable));

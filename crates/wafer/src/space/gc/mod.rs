@@ -52,7 +52,7 @@ impl SpaceView<'_> {
 pub struct VictimChoice {
     /// One zone, or several whose invalid slots together free a zone (GDT-aware GC).
     pub zones: Vec<ZoneId>,
-    /// What the copies count as (GC copyback; NoWA compensation later).
+    /// What the copies count as (GC copyback, or NoWA compensation).
     pub purpose: WritePurpose,
     /// Where the copies go, unless the placement policy groups them itself (GDT).
     pub dest_group: u32,
@@ -182,7 +182,7 @@ impl Space {
         };
         let valid: u64 = zones.iter().map(|z| u64::from(self.zones.get(*z).valid_slots())).sum();
         model.compensated(valid);
-        Some(VictimChoice { zones, purpose: WritePurpose::GcCopy, dest_group: gc_group })
+        Some(VictimChoice { zones, purpose: WritePurpose::Compensation, dest_group: gc_group })
     }
 
     /// Chooses a victim with the configured policy, marks it Victim and lists its valid pages.
