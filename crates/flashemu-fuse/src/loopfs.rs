@@ -68,8 +68,11 @@ impl LoopFs {
         }
         let device =
             run("losetup", &["--find", "--show", "--direct-io=off", &text(image)], "mount")?;
-        let mut fs =
-            LoopFs { loop_device: Some(device.clone()), mountpoint: mountpoint.into(), mounted: false };
+        let mut fs = LoopFs {
+            loop_device: Some(device.clone()),
+            mountpoint: mountpoint.into(),
+            mounted: false,
+        };
         run(
             "mkfs.ext4",
             &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", &device],

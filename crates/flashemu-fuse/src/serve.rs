@@ -81,8 +81,7 @@ pub fn serve(ssd: Ssd, label: &str, mountpoint: &Path) -> Result<Served, ServeEr
     config.acl = SessionACL::Owner;
     config.n_threads = Some(REQUEST_THREADS);
     let session = fuser::spawn_mount(fs, mountpoint, &config).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::PermissionDenied
-            || e.raw_os_error() == Some(libc::EPERM)
+        if e.kind() == std::io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(libc::EPERM)
         {
             ServeError::FuseUnavailable { reason: format!("mount refused: {e}") }
         } else {
@@ -158,8 +157,7 @@ impl Served {
     /// for a second interrupt, when the user chose to stop anyway. What still uses the file
     /// gets I/O errors once this process exits.
     pub fn force_unmount(&mut self) {
-        if let Ok(c_path) = std::ffi::CString::new(self.mountpoint.as_os_str().as_encoded_bytes())
-        {
+        if let Ok(c_path) = std::ffi::CString::new(self.mountpoint.as_os_str().as_encoded_bytes()) {
             // SAFETY: as in `unmount`.
             unsafe { libc::umount2(c_path.as_ptr(), libc::MNT_DETACH) };
         }

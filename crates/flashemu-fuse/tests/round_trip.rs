@@ -25,8 +25,13 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Why this test cannot run here, or None.
 fn unavailable(need_loop: bool) -> Option<String> {
-    let reason = serve::fuse_unavailable()
-        .or_else(|| if need_loop { loopfs::loop_unavailable() } else { None });
+    let reason = serve::fuse_unavailable().or_else(|| {
+        if need_loop {
+            loopfs::loop_unavailable()
+        } else {
+            None
+        }
+    });
     if let Some(reason) = &reason {
         assert!(std::env::var_os(REQUIRE_ENV).is_none(), "{REQUIRE_ENV} is set but {reason}");
         eprintln!("skipped: {reason}");

@@ -48,12 +48,12 @@ impl Scale {
     }
 
     /// The emulated SSD's size at this scale, as overrides of the preset's geometry: chips of
-    /// 8, 32 or 64 blocks of 2 MiB (512 MiB, 2 GiB or 4 GiB of flash in superblocks of
+    /// 8, 48 or 64 blocks of 2 MiB (512 MiB, 3 GiB or 4 GiB of flash in superblocks of
     /// 16 MiB), so the loaded engines and the fill take most of it.
     pub fn emu_overrides(&self) -> Vec<String> {
         let blocks_per_chip = match self {
             Scale::Tiny => 8,
-            Scale::Small => 32,
+            Scale::Small => 48,
             Scale::Full => 64,
         };
         vec![format!("geometry.blocks_per_chip={blocks_per_chip}")]
@@ -335,9 +335,14 @@ fn run_on_device(
 ) -> Result<serde_json::Value, PeerError> {
     let at = phases::Placement { device: device.name(), engine, round };
     match device {
-        PeerDevice::File => {
-            phases::run_engine(config, &at, &config.setup(dir.to_path_buf()), None, progress, on_row)
-        }
+        PeerDevice::File => phases::run_engine(
+            config,
+            &at,
+            &config.setup(dir.to_path_buf()),
+            None,
+            progress,
+            on_row,
+        ),
         PeerDevice::Emu(emu) => {
             let staged = Staged::create(emu, dir)?;
             let engine_dir = staged.engine_dir();

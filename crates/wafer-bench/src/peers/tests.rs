@@ -83,8 +83,8 @@ fn smoke_postgres() {
 /// unless WAFER_REQUIRE_FUSE is set (CI).
 #[test]
 fn smoke_on_the_emulated_ssd() {
-    let missing = flashemu_fuse::serve::fuse_unavailable()
-        .or_else(flashemu_fuse::loopfs::loop_unavailable);
+    let missing =
+        flashemu_fuse::serve::fuse_unavailable().or_else(flashemu_fuse::loopfs::loop_unavailable);
     if let Some(reason) = missing {
         assert!(std::env::var_os("WAFER_REQUIRE_FUSE").is_none(), "{reason}");
         eprintln!("skipped: {reason}");

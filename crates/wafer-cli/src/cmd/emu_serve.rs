@@ -81,7 +81,8 @@ pub(super) fn stats_cmd(args: &StatsArgs) -> Result<(), CliError> {
     let text = std::fs::read_to_string(&path).map_err(|e| {
         CliError(format!("{}: {e} (is `wafer emu serve --mount` running there?)", path.display()))
     })?;
-    let stats = Stats::from_json(&text).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    let stats =
+        Stats::from_json(&text).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     if args.json {
         print!("{}", stats.to_json());
     } else {

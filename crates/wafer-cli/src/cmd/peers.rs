@@ -27,7 +27,7 @@ pub struct PeersArgs {
     /// with discard on a loop device over it; needs root, /dev/fuse and loop devices).
     #[arg(long, value_delimiter = ',')]
     device: Vec<String>,
-    /// Emulated SSD overrides, after the scale's size (geometry.blocks_per_chip 8, 32 or 64),
+    /// Emulated SSD overrides, after the scale's size (geometry.blocks_per_chip 8, 48 or 64),
     /// e.g. --emu-set op=0.28 --emu-set gc-policy=cost-benefit.
     #[arg(long = "emu-set", value_name = "KEY=VALUE")]
     emu_set: Vec<String>,
