@@ -15,20 +15,12 @@ pub struct Stats {
     pub device: String,
     pub logical_bytes: u64,
     pub physical_bytes: u64,
-    pub host_write_bytes: u64,
-    pub host_read_bytes: u64,
-    pub host_trim_bytes: u64,
-    pub flash_host_bytes: u64,
-    pub flash_gc_bytes: u64,
-    pub flash_pad_bytes: u64,
+    /// The device's counters as flashemu keeps them (host, flash by source, GC, erases).
+    pub counters: Counters,
     /// Every byte programmed: host, GC copies, padding.
     pub flash_bytes: u64,
-    /// flash_bytes / host_write_bytes; null before the first write.
+    /// flash_bytes / host write bytes; null before the first write.
     pub ssd_waf: Option<f64>,
-    pub gc_invocations: u64,
-    pub gc_victims: u64,
-    pub gc_copied_bytes: u64,
-    pub block_erases: u64,
     /// Mean valid fraction of GC victims; null before the first.
     pub gc_victim_valid_mean: Option<f64>,
 }
@@ -49,18 +41,9 @@ impl Stats {
             device: device.into(),
             logical_bytes,
             physical_bytes,
-            host_write_bytes: c.host_write_bytes,
-            host_read_bytes: c.host_read_bytes,
-            host_trim_bytes: c.host_trim_bytes,
-            flash_host_bytes: c.flash_host_bytes,
-            flash_gc_bytes: c.flash_gc_bytes,
-            flash_pad_bytes: c.flash_pad_bytes,
+            counters: c.clone(),
             flash_bytes: c.flash_bytes(),
             ssd_waf: c.waf(),
-            gc_invocations: c.gc_invocations,
-            gc_victims: c.gc_victims,
-            gc_copied_bytes: c.gc_copied_blocks * LBA_BYTES,
-            block_erases: c.block_erases,
             gc_victim_valid_mean: c.victim_valid_mean(),
         }
     }
@@ -85,6 +68,7 @@ impl Stats {
     pub fn render(&self) -> String {
         let mib = |b: u64| b as f64 / (1 << 20) as f64;
         let opt = |v: Option<f64>, d: usize| v.map_or_else(|| "-".into(), |x| format!("{x:.d$}"));
+        let c = &self.counters;
         format!(
             "device           {}\n\
              capacity         {:.0} MiB logical, {:.0} MiB flash\n\
@@ -98,19 +82,19 @@ impl Stats {
             self.device,
             mib(self.logical_bytes),
             mib(self.physical_bytes),
-            mib(self.host_write_bytes),
-            mib(self.host_read_bytes),
-            mib(self.host_trim_bytes),
+            mib(c.host_write_bytes),
+            mib(c.host_read_bytes),
+            mib(c.host_trim_bytes),
             mib(self.flash_bytes),
-            mib(self.flash_host_bytes),
-            mib(self.flash_gc_bytes),
-            mib(self.flash_pad_bytes),
+            mib(c.flash_host_bytes),
+            mib(c.flash_gc_bytes),
+            mib(c.flash_pad_bytes),
             opt(self.ssd_waf, 3),
-            self.gc_invocations,
-            self.gc_victims,
+            c.gc_invocations,
+            c.gc_victims,
             opt(self.gc_victim_valid_mean, 2),
-            mib(self.gc_copied_bytes),
-            self.block_erases,
+            mib(c.gc_copied_blocks * LBA_BYTES),
+            c.block_erases,
         )
     }
 }
