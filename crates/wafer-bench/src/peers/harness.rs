@@ -93,7 +93,7 @@ pub enum PeerDevice {
     /// A directory on the host's own filesystem.
     File,
     /// A fresh emulated SSD per engine, under ext4 with discard (see `emu_device`).
-    Emu(EmuDevice),
+    Emu(Box<EmuDevice>),
 }
 
 impl PeerDevice {

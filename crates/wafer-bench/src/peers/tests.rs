@@ -96,7 +96,7 @@ fn smoke_on_the_emulated_ssd() {
     config.engines = vec![EngineKind::WaferOutOfPlace];
     let device = EmuDevice::parse("emu:ent", &Scale::Tiny.emu_overrides(), 0.5).unwrap();
     assert_eq!(device.describe()["fill"], 0.5);
-    config.devices = vec![PeerDevice::Emu(device)];
+    config.devices = vec![PeerDevice::Emu(Box::new(device))];
     config.record_count = 1500;
     config.stop = Stop::Ops(400);
     let report = run(&config, &mut crate::progress::Silent, &mut |_| {});

@@ -96,7 +96,8 @@ impl PeersArgs {
                 .iter()
                 .map(|d| match d.trim() {
                     "file" => Ok(PeerDevice::File),
-                    spec => EmuDevice::parse(spec, &overrides, fill).map(PeerDevice::Emu),
+                    spec => EmuDevice::parse(spec, &overrides, fill)
+                        .map(|d| PeerDevice::Emu(Box::new(d))),
                 })
                 .collect::<Result<_, _>>()?;
         }
