@@ -247,6 +247,10 @@ pub struct PeersReport {
     /// Each engine's settings as it reported them after opening.
     pub engines: serde_json::Map<String, serde_json::Value>,
     pub rows: Vec<Row>,
+    /// Engines that failed part way (`ENGINE on DEVICE, round R: error`): the run goes on
+    /// with the next engine and keeps the rows measured before the failure. A missing
+    /// library is not among them: it stops the run before anything is measured.
+    pub failures: Vec<String>,
 }
 
 /// Runs the comparison; `on_row` sees each row as it is measured (for a live table).
@@ -262,6 +266,7 @@ pub fn run(
         config: config.describe(),
         engines: serde_json::Map::new(),
         rows: Vec::new(),
+        failures: Vec::new(),
     };
     // Only what this run creates is removed afterwards: never a directory the user had.
     let dir_existed = config.dir.exists();
@@ -315,7 +320,17 @@ fn run_rounds(
                         let _ = std::fs::remove_dir(parent);
                     }
                 }
-                report.engines.insert(engine.name().to_string(), outcome?);
+                match outcome {
+                    Ok(settings) => {
+                        report.engines.insert(engine.name().to_string(), settings);
+                    }
+                    Err(e @ PeerError::Missing { .. }) => return Err(e),
+                    Err(e) => report.failures.push(format!(
+                        "{} on {}, round {round}: {e}",
+                        engine.name(),
+                        device.name()
+                    )),
+                }
             }
         }
     }

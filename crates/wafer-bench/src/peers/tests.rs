@@ -29,6 +29,7 @@ fn smoke(engine: EngineKind) {
         }
         other => other.unwrap(),
     };
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
     let phases = 1 + config.workloads.len() * config.distributions.len();
     assert_eq!(report.rows.len(), phases, "{:?}", report.rows);
     assert!(report.engines.contains_key(engine.name()));
@@ -102,6 +103,7 @@ fn smoke_on_the_emulated_ssd() {
     let report = run(&config, &mut crate::progress::Silent, &mut |_| {});
     let _ = std::fs::remove_dir_all(&dir);
     let report = report.unwrap();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
     assert_eq!(report.rows.len(), 1 + config.workloads.len() * config.distributions.len());
     let filler = &report.engines["wafer-out-of-place"]["emu_filler_bytes"];
     assert!(filler.as_u64().unwrap() > 0, "{filler}");

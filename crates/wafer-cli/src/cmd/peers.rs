@@ -167,5 +167,12 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
             eprintln!("wrote {}", p.display());
         }
     }
+    if !report.failures.is_empty() {
+        return Err(CliError(format!(
+            "{} engine(s) failed part way (their rows so far are in the outputs):\n  {}",
+            report.failures.len(),
+            report.failures.join("\n  ")
+        )));
+    }
     Ok(())
 }
