@@ -4,7 +4,7 @@ use serde::Serialize;
 /// Number of buckets in the victim valid-ratio histogram (5% wide each; last one is 100%).
 pub const VALID_RATIO_BUCKETS: usize = 21;
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct Counters {
     pub host_write_bytes: u64,
     pub host_read_bytes: u64,

@@ -120,3 +120,44 @@ fn show_prints_toml_with_overrides() {
     assert!(text.contains("op = 0.5"), "{text}");
     assert!(text.contains("[geometry]"));
 }
+
+/// `wafer emu serve` mounts, `wafer emu stats` reads the counters while it serves, SIGTERM
+/// unmounts cleanly. Skips where /dev/fuse cannot be opened, unless WAFER_REQUIRE_FUSE is set.
+#[test]
+fn emu_serve_mounts_reports_stats_and_unmounts_on_sigterm() {
+    if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse") {
+        assert!(std::env::var_os("WAFER_REQUIRE_FUSE").is_none(), "/dev/fuse: {e}");
+        eprintln!("skipped: /dev/fuse: {e}");
+        return;
+    }
+    let dir = scratch("serve");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wafer"))
+        .args(["emu", "serve", "--preset", "tiny", "--mount", dir.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The mount appears once the server is up (bounded wait, not a timing assertion).
+    let stats = dir.join("stats");
+    for _ in 0..300 {
+        if stats.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = wafer(&["emu", "stats", dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("SSD WAF"), "{text}");
+    let json = wafer(&["emu", "stats", "--json", dir.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&json.stdout).contains("\"flashemu-fuse/stats\""));
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "serve exited with {status}");
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "still mounted");
+    // Not being served: a clear error.
+    let out = wafer(&["emu", "stats", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wafer emu serve --mount"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

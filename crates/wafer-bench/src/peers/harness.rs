@@ -5,15 +5,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::procio::HostIo;
-use super::{Durability, EngineKind, Peer, PeerError, PeerSetup};
+use super::emu_device::{EmuDevice, Staged};
+use super::phases;
+use super::{Durability, EngineKind, PeerError, PeerSetup};
 use crate::dist::Distribution;
 use crate::progress::Progress;
-use crate::runner::{self, RunSpec, Stop, Warmup};
+use crate::runner::Stop;
 use crate::ycsb::{KeyFormat, Workload, WorkloadSpec};
 
 pub const PEERS_SCHEMA: &str = "wafer-bench/peers";
-pub const PEERS_VERSION: u32 = 1;
+pub const PEERS_VERSION: u32 = 2;
 /// Bound on rounds: each runs every engine through every phase.
 pub const ROUNDS_MAX: u32 = 100;
 
@@ -46,6 +47,18 @@ impl Scale {
         }
     }
 
+    /// The emulated SSD's size at this scale, as overrides of the preset's geometry: chips of
+    /// 8, 48 or 64 blocks of 2 MiB (512 MiB, 3 GiB or 4 GiB of flash in superblocks of
+    /// 16 MiB), so the loaded engines and the fill take most of it.
+    pub fn emu_overrides(&self) -> Vec<String> {
+        let blocks_per_chip = match self {
+            Scale::Tiny => 8,
+            Scale::Small => 48,
+            Scale::Full => 64,
+        };
+        vec![format!("geometry.blocks_per_chip={blocks_per_chip}")]
+    }
+
     /// The preset: records of 1000-byte values (YCSB's record), the cache an eighth of the
     /// data (a quarter at tiny scale, where the engines' fixed overheads dominate anyway).
     pub fn config(&self, dir: PathBuf) -> PeersConfig {
@@ -57,6 +70,7 @@ impl Scale {
         PeersConfig {
             scale: self.name().to_string(),
             engines: EngineKind::ALL.to_vec(),
+            devices: vec![PeerDevice::File],
             record_count: records,
             value_size_bytes: crate::ycsb::YCSB_RECORD_BYTES,
             cache_bytes,
@@ -75,11 +89,38 @@ impl Scale {
     }
 }
 
+/// Where the engines' files live.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PeerDevice {
+    /// A directory on the host's own filesystem.
+    File,
+    /// A fresh emulated SSD per engine, under ext4 with discard (see `emu_device`).
+    Emu(Box<EmuDevice>),
+}
+
+impl PeerDevice {
+    pub fn name(&self) -> &str {
+        match self {
+            PeerDevice::File => "file",
+            PeerDevice::Emu(d) => &d.name,
+        }
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        match self {
+            PeerDevice::File => serde_json::json!({ "name": "file" }),
+            PeerDevice::Emu(d) => d.describe(),
+        }
+    }
+}
+
 /// One comparison: what every engine gets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeersConfig {
     pub scale: String,
     pub engines: Vec<EngineKind>,
+    /// Every engine runs on each of these in turn.
+    pub devices: Vec<PeerDevice>,
     pub record_count: u64,
     pub value_size_bytes: u32,
     pub cache_bytes: u64,
@@ -107,9 +148,13 @@ impl PeersConfig {
     pub fn validate(&self) -> Result<(), PeerError> {
         let bad = |m: String| Err(PeerError::Config(m));
         // No workload: the load alone is measured.
-        if self.engines.is_empty() || (!self.workloads.is_empty() && self.distributions.is_empty())
+        if self.engines.is_empty()
+            || self.devices.is_empty()
+            || (!self.workloads.is_empty() && self.distributions.is_empty())
         {
-            return bad("give at least one engine, and a distribution for the workloads".into());
+            return bad(
+                "give at least one engine and device, and a distribution for the workloads".into(),
+            );
         }
         if !(1..=ROUNDS_MAX).contains(&self.rounds) {
             return bad(format!("rounds must be in 1..={ROUNDS_MAX}"));
@@ -129,7 +174,7 @@ impl PeersConfig {
         Ok(())
     }
 
-    fn setup(&self, dir: PathBuf) -> PeerSetup {
+    pub(crate) fn setup(&self, dir: PathBuf) -> PeerSetup {
         PeerSetup {
             dir,
             cache_bytes: self.cache_bytes,
@@ -152,7 +197,7 @@ impl PeersConfig {
         }
     }
 
-    fn workload(&self, workload: Workload, distribution: Distribution) -> WorkloadSpec {
+    pub(crate) fn workload(&self, workload: Workload, distribution: Distribution) -> WorkloadSpec {
         let mut spec = workload.spec(self.record_count);
         spec.value_size_bytes = self.value_size_bytes;
         spec.request_distribution = distribution;
@@ -164,6 +209,7 @@ impl PeersConfig {
         serde_json::json!({
             "scale": self.scale,
             "engines": self.engines.iter().map(|e| e.name()).collect::<Vec<_>>(),
+            "devices": self.devices.iter().map(|d| d.describe()).collect::<Vec<_>>(),
             "record_count": self.record_count,
             "value_size_bytes": self.value_size_bytes,
             "dataset_bytes": self.setup(PathBuf::new()).dataset_bytes(),
@@ -203,8 +249,16 @@ pub struct Row {
     pub host_read_bytes: u64,
     pub host_write_bytes_per_op: f64,
     pub host_read_bytes_per_op: f64,
-    /// Emulated SSD only: flash bytes programmed per operation and total WAF.
+    /// Emulated SSD only: bytes the filesystem sent to the device per operation (the
+    /// engine's writes plus ext4's journal and metadata, after the page cache).
+    pub device_write_bytes_per_op: Option<f64>,
+    /// Emulated SSD only: flash bytes programmed (host data, GC copies, padding) per operation.
     pub flash_bytes_per_op: Option<f64>,
+    /// Emulated SSD only: flash bytes / device write bytes.
+    pub ssd_waf: Option<f64>,
+    /// Emulated SSD only: flash bytes / the record bytes the workload wrote (key plus value
+    /// per insert, update or read-modify-write): everything between the user's bytes and the
+    /// flash, the engine, filesystem and SSD together. None in a phase that writes no record.
     pub total_waf: Option<f64>,
 }
 
@@ -217,6 +271,10 @@ pub struct PeersReport {
     /// Each engine's settings as it reported them after opening.
     pub engines: serde_json::Map<String, serde_json::Value>,
     pub rows: Vec<Row>,
+    /// Engines that failed part way (`ENGINE on DEVICE, round R: error`): the run goes on
+    /// with the next engine and keeps the rows measured before the failure. A missing
+    /// library is not among them: it stops the run before anything is measured.
+    pub failures: Vec<String>,
 }
 
 /// Runs the comparison; `on_row` sees each row as it is measured (for a live table).
@@ -232,6 +290,7 @@ pub fn run(
         config: config.describe(),
         engines: serde_json::Map::new(),
         rows: Vec::new(),
+        failures: Vec::new(),
     };
     // Only what this run creates is removed afterwards: never a directory the user had.
     let dir_existed = config.dir.exists();
@@ -247,7 +306,8 @@ pub fn run(
     outcome.map(|()| report)
 }
 
-/// Every round: each engine in its own fresh directory, removed after it unless `keep`.
+/// Every round: each device, each engine in its own fresh directory (and, on an emulated
+/// SSD, its own fresh device), removed after it unless `keep`.
 fn run_rounds(
     config: &PeersConfig,
     report: &mut PeersReport,
@@ -256,141 +316,89 @@ fn run_rounds(
 ) -> Result<(), PeerError> {
     for round in 0..config.rounds {
         let n = config.engines.len();
-        for i in 0..n {
-            let engine = config.engines[(i + round as usize) % n];
-            let dir = config.dir.join(format!("round-{round}")).join(engine.name());
-            if dir.exists() {
-                return Err(PeerError::Config(format!(
-                    "{} exists; the harness needs fresh directories (remove it)",
-                    dir.display()
-                )));
+        for (d, device) in config.devices.iter().enumerate() {
+            for i in 0..n {
+                let engine = config.engines[(i + round as usize) % n];
+                let dir = config
+                    .dir
+                    .join(format!("round-{round}"))
+                    .join(format!("{d}-{}", device.name().replace(':', "-")))
+                    .join(engine.name());
+                if dir.exists() {
+                    return Err(PeerError::Config(format!(
+                        "{} exists; the harness needs fresh directories (remove it)",
+                        dir.display()
+                    )));
+                }
+                std::fs::create_dir_all(&dir).map_err(|e| PeerError::io(&dir, e))?;
+                let outcome = run_on_device(config, device, engine, round, &dir, progress, {
+                    &mut |row: &Row| {
+                        on_row(row);
+                        report.rows.push(row.clone());
+                    }
+                });
+                if !config.keep {
+                    // Best effort: a leftover directory costs disk, not correctness.
+                    let _ = std::fs::remove_dir_all(&dir);
+                    if let Some(parent) = dir.parent() {
+                        let _ = std::fs::remove_dir(parent);
+                    }
+                }
+                match outcome {
+                    Ok(settings) => {
+                        report.engines.insert(engine.name().to_string(), settings);
+                    }
+                    Err(e @ PeerError::Missing { .. }) => return Err(e),
+                    Err(e) => report.failures.push(format!(
+                        "{} on {}, round {round}: {e}",
+                        engine.name(),
+                        device.name()
+                    )),
+                }
             }
-            std::fs::create_dir_all(&dir).map_err(|e| PeerError::io(&dir, e))?;
-            let outcome = run_engine(
-                config,
-                engine,
-                round,
-                &config.setup(dir.clone()),
-                progress,
-                &mut |row| {
-                    on_row(row);
-                    report.rows.push(row.clone());
-                },
-            );
-            if !config.keep {
-                // Best effort: a leftover directory costs disk, not correctness.
-                let _ = std::fs::remove_dir_all(&dir);
-            }
-            let settings = outcome?;
-            report.engines.insert(engine.name().to_string(), settings);
         }
     }
     Ok(())
 }
 
-/// One engine: open, load, every distribution's workloads, close. Returns its settings.
-fn run_engine(
+/// One engine on one device: on an emulated SSD, the device is set up first and torn down
+/// after (also when the engine fails).
+fn run_on_device(
     config: &PeersConfig,
+    device: &PeerDevice,
     engine: EngineKind,
     round: u32,
-    setup: &PeerSetup,
+    dir: &std::path::Path,
     progress: &mut dyn Progress,
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<serde_json::Value, PeerError> {
-    let peer = engine.open(setup)?;
-    let settings = peer.target().describe();
-    let failed = |phase: &str, e: &dyn std::fmt::Display| PeerError::Run {
-        engine: engine.name().into(),
-        phase: phase.into(),
-        message: e.to_string(),
-    };
-    let mut spec = RunSpec {
-        label: format!("{} load", engine.name()),
-        workload: config.workload(Workload::A, Distribution::Uniform),
-        threads: config.threads,
-        seed: config.seed,
-        load: true,
-        fill_target_bytes: None,
-        stop: Stop::Ops(1),
-        warmup: Warmup::None,
-        interval: Duration::from_secs(1),
-    };
-    let measured = measure(peer.as_ref(), || {
-        runner::load_open(peer.target(), &spec, progress).map_err(|e| failed("load", &e))
-    })?;
-    let (figures, io) = measured;
-    on_row(&row(engine, round, "load", "-", figures.ops, figures.elapsed_s, None, io));
-    spec.load = false;
-    spec.stop = config.stop;
-    for (d, distribution) in config.distributions.iter().enumerate() {
-        for (w, workload) in config.workloads.iter().enumerate() {
-            spec.workload = config.workload(*workload, *distribution);
-            spec.label = format!("{} {} {distribution}", engine.name(), workload.name());
-            spec.seed = config.seed ^ ((d * 16 + w + 1) as u64);
-            let (report, io) = measure(peer.as_ref(), || {
-                runner::run_open(peer.target(), &spec, serde_json::Value::Null, progress)
-                    .map_err(|e| failed(workload.name(), &e))
-            })?;
-            let s = &report.summary;
-            let latency = report.latency.get("all").copied();
-            let dist = distribution_name(distribution);
-            on_row(&row(engine, round, workload.name(), &dist, s.ops, s.elapsed_s, latency, io));
+    let at = phases::Placement { device: device.name(), engine, round };
+    match device {
+        PeerDevice::File => phases::run_engine(
+            config,
+            &at,
+            &config.setup(dir.to_path_buf()),
+            None,
+            progress,
+            on_row,
+        ),
+        PeerDevice::Emu(emu) => {
+            let staged = Staged::create(emu, dir)?;
+            let engine_dir = staged.engine_dir();
+            std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e))?;
+            let setup = config.setup(engine_dir);
+            let outcome = phases::run_engine(
+                config,
+                &at,
+                &setup,
+                Some((&staged, emu.fill)),
+                progress,
+                on_row,
+            );
+            let torn_down = staged.destroy();
+            let settings = outcome?;
+            torn_down?;
+            Ok(settings)
         }
-    }
-    peer.target().close().map_err(|e| failed("close", &e))?;
-    drop(peer);
-    Ok(settings)
-}
-
-/// Runs `phase` between two readings of the peer's host I/O.
-fn measure<T>(
-    peer: &dyn Peer,
-    phase: impl FnOnce() -> Result<T, PeerError>,
-) -> Result<(T, HostIo), PeerError> {
-    let before = peer.host_io()?;
-    let out = phase()?;
-    let after = peer.host_io()?;
-    Ok((out, before.until(&after)))
-}
-
-/// `zipf` for YCSB's (scrambled) zipfian, else the distribution's own name.
-fn distribution_name(d: &Distribution) -> String {
-    match d {
-        Distribution::ScrambledZipfian { .. } => "zipf".into(),
-        other => other.to_string(),
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn row(
-    engine: EngineKind,
-    round: u32,
-    phase: &str,
-    distribution: &str,
-    ops: u64,
-    elapsed_s: f64,
-    latency: Option<crate::metrics::HistogramSummary>,
-    io: HostIo,
-) -> Row {
-    let per_op = |bytes: u64| if ops == 0 { 0.0 } else { bytes as f64 / ops as f64 };
-    let us = |ns: u64| ns as f64 / 1000.0;
-    Row {
-        round,
-        engine: engine.name().into(),
-        device: "file".into(),
-        phase: phase.into(),
-        distribution: distribution.into(),
-        ops,
-        elapsed_s,
-        ops_per_sec: if elapsed_s > 0.0 { ops as f64 / elapsed_s } else { 0.0 },
-        p50_us: latency.map(|l| us(l.p50_ns)),
-        p99_us: latency.map(|l| us(l.p99_ns)),
-        p999_us: latency.map(|l| us(l.p999_ns)),
-        host_write_bytes: io.net_write_bytes(),
-        host_read_bytes: io.read_bytes,
-        host_write_bytes_per_op: per_op(io.net_write_bytes()),
-        host_read_bytes_per_op: per_op(io.read_bytes),
-        flash_bytes_per_op: None,
-        total_waf: None,
     }
 }

@@ -17,8 +17,10 @@
 //! call them.
 
 mod dl;
+pub mod emu_device;
 pub mod harness;
 mod lmdb;
+mod phases;
 mod postgres;
 pub mod procio;
 mod rocksdb;
@@ -32,7 +34,8 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-pub use harness::{run, PeersConfig, PeersReport, Row, Scale};
+pub use emu_device::EmuDevice;
+pub use harness::{run, PeerDevice, PeersConfig, PeersReport, Row, Scale};
 
 use crate::runner::{KvTarget, TargetError};
 use procio::{HostIo, ProcIoError};

@@ -18,7 +18,9 @@ pub struct Summary {
     pub p99_us: Option<f64>,
     pub host_write_bytes_per_op: f64,
     pub host_read_bytes_per_op: f64,
+    pub device_write_bytes_per_op: Option<f64>,
     pub flash_bytes_per_op: Option<f64>,
+    pub ssd_waf: Option<f64>,
     pub total_waf: Option<f64>,
 }
 
@@ -70,7 +72,9 @@ pub fn summarize(rows: &[Row]) -> Vec<Summary> {
                     .unwrap_or(0.0),
                 host_read_bytes_per_op: median_of(g, |r| Some(r.host_read_bytes_per_op))
                     .unwrap_or(0.0),
+                device_write_bytes_per_op: median_of(g, |r| r.device_write_bytes_per_op),
                 flash_bytes_per_op: median_of(g, |r| r.flash_bytes_per_op),
+                ssd_waf: median_of(g, |r| r.ssd_waf),
                 total_waf: median_of(g, |r| r.total_waf),
             }
         })
@@ -88,9 +92,13 @@ pub fn markdown(report: &PeersReport) -> String {
     let mut out = String::from(
         "| phase | dist | device | engine | ops/s | p50 µs | p99 µs | host write B/op | host read B/op |",
     );
-    out.push_str(if flash { " flash B/op | total WAF |\n" } else { "\n" });
+    out.push_str(if flash {
+        " device write B/op | flash B/op | SSD WAF | total WAF |\n"
+    } else {
+        "\n"
+    });
     out.push_str("|---|---|---|---|--:|--:|--:|--:|--:|");
-    out.push_str(if flash { "--:|--:|\n" } else { "\n" });
+    out.push_str(if flash { "--:|--:|--:|--:|\n" } else { "\n" });
     for s in &summaries {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {:.0} | {} | {} | {:.0} | {:.0} |",
@@ -105,7 +113,13 @@ pub fn markdown(report: &PeersReport) -> String {
             s.host_read_bytes_per_op,
         ));
         if flash {
-            out.push_str(&format!(" {} | {} |", opt(s.flash_bytes_per_op, 0), opt(s.total_waf, 2)));
+            out.push_str(&format!(
+                " {} | {} | {} | {} |",
+                opt(s.device_write_bytes_per_op, 0),
+                opt(s.flash_bytes_per_op, 0),
+                opt(s.ssd_waf, 2),
+                opt(s.total_waf, 2)
+            ));
         }
         out.push('\n');
     }
@@ -170,6 +184,9 @@ pub fn write_charts(report: &PeersReport, stem: &Path) -> std::io::Result<Vec<Pa
     if summaries.iter().any(|s| s.total_waf.is_some()) {
         let waf = values(&|s| s.total_waf.unwrap_or(0.0));
         charts.push(("total-waf", chart(&format!("Total WAF ({scale} scale)"), "WAF", waf)));
+        let flash = values(&|s| s.flash_bytes_per_op.unwrap_or(0.0));
+        let title = format!("Flash bytes per operation ({scale} scale)");
+        charts.push(("flash", chart(&title, "bytes/op", flash)));
     }
     let svg = crate::plot::is_svg_path(stem);
     let mut paths = Vec::new();

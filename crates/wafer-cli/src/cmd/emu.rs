@@ -30,11 +30,16 @@ enum EmuCommand {
     Presets,
     /// Print a device configuration (preset or file plus overrides) as TOML.
     Show(DeviceArgs),
+    /// Serve the emulated SSD as one file over FUSE (DIR/ssd, counters in DIR/stats) until
+    /// SIGINT/SIGTERM: put a loop device and a filesystem on it, or open it directly.
+    Serve(super::emu_serve::ServeArgs),
+    /// Print the counters of a device `wafer emu serve` is serving.
+    Stats(super::emu_serve::StatsArgs),
 }
 
 /// Which device: a preset or a TOML file, then overrides (typed shortcuts first, then --set).
 #[derive(Debug, Args)]
-struct DeviceArgs {
+pub(super) struct DeviceArgs {
     /// Device preset: cns, fdp, zns, tiny [default: cns].
     #[arg(long, conflicts_with = "config")]
     preset: Option<String>,
@@ -63,12 +68,22 @@ struct DeviceArgs {
 }
 
 impl DeviceArgs {
-    fn config(&self) -> Result<Config, CliError> {
-        let source = match (&self.preset, &self.config) {
-            (_, Some(path)) => DeviceSource::TomlFile(path.clone()),
-            (Some(name), None) => DeviceSource::Preset(name.clone()),
-            (None, None) => DeviceSource::Preset("cns".to_string()),
+    /// What the device is, as given: preset or file, then the overrides.
+    pub(super) fn label(&self) -> String {
+        let mut label = match (&self.preset, &self.config) {
+            (_, Some(path)) => path.display().to_string(),
+            (Some(name), None) => name.clone(),
+            (None, None) => "cns".to_string(),
         };
+        for over in self.overrides() {
+            label.push(' ');
+            label.push_str(&over);
+        }
+        label
+    }
+
+    /// The typed shortcuts as `key=value`, then every --set, in the order they apply.
+    fn overrides(&self) -> Vec<String> {
         let shortcuts = [
             ("interface", &self.interface),
             ("op", &self.op),
@@ -80,7 +95,16 @@ impl DeviceArgs {
             .filter_map(|(key, value)| value.as_ref().map(|v| format!("{key}={v}")))
             .collect();
         overrides.extend(self.set.iter().cloned());
-        let mut config = jobs::resolve_config(&source, &overrides)?;
+        overrides
+    }
+
+    pub(super) fn config(&self) -> Result<Config, CliError> {
+        let source = match (&self.preset, &self.config) {
+            (_, Some(path)) => DeviceSource::TomlFile(path.clone()),
+            (Some(name), None) => DeviceSource::Preset(name.clone()),
+            (None, None) => DeviceSource::Preset("cns".to_string()),
+        };
+        let mut config = jobs::resolve_config(&source, &self.overrides())?;
         if let Some(path) = &self.mqssd_profile {
             apply_mqssd_profile(&mut config, path)?;
         }
@@ -297,6 +321,8 @@ pub fn run(args: EmuArgs) -> Result<(), CliError> {
             print!("{}", device::to_toml(&device.config()?)?);
             Ok(())
         }
+        EmuCommand::Serve(args) => super::emu_serve::serve_cmd(&args),
+        EmuCommand::Stats(args) => super::emu_serve::stats_cmd(&args),
     }
 }
 

@@ -3,6 +3,7 @@ pub mod bench;
 pub mod check;
 pub mod demo;
 pub mod emu;
+mod emu_serve;
 pub mod experiment;
 pub mod peers;
 pub mod profile;

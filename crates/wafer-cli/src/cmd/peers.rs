@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use wafer_bench::peers::{self, harness, Durability, EngineKind, PeersConfig, Scale};
+use wafer_bench::peers::{
+    self, harness, Durability, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale,
+};
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::runner::spec::{parse_duration, Stop};
 
@@ -20,6 +22,19 @@ pub struct PeersArgs {
     /// wafer-oop-lz4, rocksdb, lmdb, wiredtiger, postgres.
     #[arg(long, value_delimiter = ',')]
     engines: Vec<String>,
+    /// Devices, comma-separated [default: file]: `file` (a directory on this machine's
+    /// filesystem) and `emu:PRESET` (a fresh emulated SSD per engine, served over FUSE, ext4
+    /// with discard on a loop device over it; needs root, /dev/fuse and loop devices).
+    #[arg(long, value_delimiter = ',')]
+    device: Vec<String>,
+    /// Emulated SSD overrides, after the scale's size (geometry.blocks_per_chip 8, 48 or 64),
+    /// e.g. --emu-set op=0.28 --emu-set gc-policy=cost-benefit.
+    #[arg(long = "emu-set", value_name = "KEY=VALUE")]
+    emu_set: Vec<String>,
+    /// Emulated SSD: fraction of the filesystem in use once each engine has loaded (a filler
+    /// file makes up the rest) [default: 0.9, 000 Figure 1's 90%-full SSD].
+    #[arg(long, value_name = "FRACTION")]
+    fill: Option<f64>,
     /// Records loaded.
     #[arg(long)]
     records: Option<u64>,
@@ -72,6 +87,20 @@ impl PeersArgs {
                 .collect::<Result<_, _>>()
                 .map_err(CliError)?;
         }
+        if !self.device.is_empty() {
+            let mut overrides = scale.emu_overrides();
+            overrides.extend(self.emu_set.iter().cloned());
+            let fill = self.fill.unwrap_or(0.9);
+            c.devices = self
+                .device
+                .iter()
+                .map(|d| match d.trim() {
+                    "file" => Ok(PeerDevice::File),
+                    spec => EmuDevice::parse(spec, &overrides, fill)
+                        .map(|d| PeerDevice::Emu(Box::new(d))),
+                })
+                .collect::<Result<_, _>>()?;
+        }
         if let Some(n) = self.records {
             c.record_count = n;
         }
@@ -109,13 +138,19 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
     let mut live = ProgressBar::without_totals(!args.out.quiet);
     let report = harness::run(&config, &mut live, &mut |row| {
         eprintln!(
-            "  {:<20} {:<7} {:<8} {:>9.0} ops/s  host write {:>8.0} B/op  read {:>8.0} B/op",
+            "  {:<20} {:<8} {:<7} {:<8} {:>9.0} ops/s  host write {:>8.0} B/op  read {:>8.0} B/op{}",
             row.engine,
+            row.device,
             row.phase,
             row.distribution,
             row.ops_per_sec,
             row.host_write_bytes_per_op,
-            row.host_read_bytes_per_op
+            row.host_read_bytes_per_op,
+            match (row.flash_bytes_per_op, row.total_waf) {
+                (Some(f), Some(w)) => format!("  flash {f:>8.0} B/op  total WAF {w:.2}"),
+                (Some(f), None) => format!("  flash {f:>8.0} B/op"),
+                _ => String::new(),
+            }
         )
     })?;
     let table = peers::table::markdown(&report);
@@ -131,6 +166,13 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
         for p in peers::table::write_charts(&report, stem)? {
             eprintln!("wrote {}", p.display());
         }
+    }
+    if !report.failures.is_empty() {
+        return Err(CliError(format!(
+            "{} engine(s) failed part way (their rows so far are in the outputs):\n  {}",
+            report.failures.len(),
+            report.failures.join("\n  ")
+        )));
     }
     Ok(())
 }

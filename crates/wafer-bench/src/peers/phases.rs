@@ -1,0 +1,179 @@
+//! One engine through the phases: open, load, (on an emulated SSD: fill to the stated
+//! utilization), A B C F per distribution, close; a row per phase with the host bytes of the
+//! engine's processes and, on the emulator, the device's and the flash's bytes.
+
+use std::time::Duration;
+
+use flashemu::Counters;
+
+use super::emu_device::Staged;
+use super::harness::{PeersConfig, Row};
+use super::procio::HostIo;
+use super::{EngineKind, Peer, PeerError, PeerSetup};
+use crate::dist::Distribution;
+use crate::metrics::HistogramSummary;
+use crate::progress::Progress;
+use crate::runner::{self, RunSpec, Stop, Warmup};
+use crate::ycsb::Workload;
+
+/// Which engine, device and round a row belongs to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Placement<'a> {
+    pub device: &'a str,
+    pub engine: EngineKind,
+    pub round: u32,
+}
+
+/// What one phase measured.
+struct Measured {
+    phase: String,
+    distribution: String,
+    ops: u64,
+    elapsed_s: f64,
+    latency: Option<HistogramSummary>,
+    /// Operations that wrote a record (insert, update, read-modify-write).
+    record_writes: u64,
+    io: HostIo,
+    flash: Option<Counters>,
+}
+
+/// Runs the engine; returns its settings. `emu` is the emulated SSD the engine's directory is
+/// on and the utilization to fill it to after the load.
+pub(crate) fn run_engine(
+    config: &PeersConfig,
+    at: &Placement<'_>,
+    setup: &PeerSetup,
+    emu: Option<(&Staged, f64)>,
+    progress: &mut dyn Progress,
+    on_row: &mut dyn FnMut(&Row),
+) -> Result<serde_json::Value, PeerError> {
+    let engine = at.engine;
+    let peer = engine.open(setup)?;
+    let mut settings = peer.target().describe();
+    let staged = emu.map(|(s, _)| s);
+    let failed = |phase: &str, e: &dyn std::fmt::Display| PeerError::Run {
+        engine: engine.name().into(),
+        phase: phase.into(),
+        message: e.to_string(),
+    };
+    let mut spec = RunSpec {
+        label: format!("{} load", engine.name()),
+        workload: config.workload(Workload::A, Distribution::Uniform),
+        threads: config.threads,
+        seed: config.seed,
+        load: true,
+        fill_target_bytes: None,
+        stop: Stop::Ops(1),
+        warmup: Warmup::None,
+        interval: Duration::from_secs(1),
+    };
+    let (figures, io, flash) = measure(peer.as_ref(), staged, || {
+        runner::load_open(peer.target(), &spec, progress).map_err(|e| failed("load", &e))
+    })?;
+    let (ops, elapsed_s) = (figures.ops, figures.elapsed_s);
+    let load = Measured {
+        phase: "load".into(),
+        distribution: "-".into(),
+        ops,
+        elapsed_s,
+        latency: None,
+        record_writes: ops,
+        io,
+        flash,
+    };
+    on_row(&row(at, setup, &load));
+    if let Some((staged, fill)) = emu {
+        let filler_bytes = staged.fill_to(fill)?;
+        if let Some(map) = settings.as_object_mut() {
+            map.insert("emu_filler_bytes".into(), filler_bytes.into());
+        }
+    }
+    spec.load = false;
+    spec.stop = config.stop;
+    for (d, distribution) in config.distributions.iter().enumerate() {
+        for (w, workload) in config.workloads.iter().enumerate() {
+            spec.workload = config.workload(*workload, *distribution);
+            spec.label = format!("{} {} {distribution}", engine.name(), workload.name());
+            spec.seed = config.seed ^ ((d * 16 + w + 1) as u64);
+            let (report, io, flash) = measure(peer.as_ref(), staged, || {
+                runner::run_open(peer.target(), &spec, serde_json::Value::Null, progress)
+                    .map_err(|e| failed(workload.name(), &e))
+            })?;
+            let writes = ["insert", "update", "read_modify_write"];
+            let measured = Measured {
+                phase: workload.name().into(),
+                distribution: distribution_name(distribution),
+                ops: report.summary.ops,
+                elapsed_s: report.summary.elapsed_s,
+                latency: report.latency.get("all").copied(),
+                record_writes: writes
+                    .iter()
+                    .filter_map(|k| report.latency.get(*k))
+                    .map(|h| h.count)
+                    .sum(),
+                io,
+                flash,
+            };
+            on_row(&row(at, setup, &measured));
+        }
+    }
+    peer.target().close().map_err(|e| failed("close", &e))?;
+    drop(peer);
+    Ok(settings)
+}
+
+/// Runs `phase` between two readings of the peer's host I/O and, on an emulated SSD, of the
+/// device's counters (taken after a filesystem sync, so a phase's writeback is its own).
+fn measure<T>(
+    peer: &dyn Peer,
+    staged: Option<&Staged>,
+    phase: impl FnOnce() -> Result<T, PeerError>,
+) -> Result<(T, HostIo, Option<Counters>), PeerError> {
+    let flash_before = staged.map(|s| s.counters()).transpose()?;
+    let before = peer.host_io()?;
+    let out = phase()?;
+    let after = peer.host_io()?;
+    let flash = match (staged, flash_before) {
+        (Some(s), Some(earlier)) => Some(s.counters()?.since(&earlier)),
+        _ => None,
+    };
+    Ok((out, before.until(&after), flash))
+}
+
+/// `zipf` for YCSB's (scrambled) zipfian, else the distribution's own name.
+fn distribution_name(d: &Distribution) -> String {
+    match d {
+        Distribution::ScrambledZipfian { .. } => "zipf".into(),
+        other => other.to_string(),
+    }
+}
+
+fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
+    let per_op = |bytes: u64| if m.ops == 0 { 0.0 } else { bytes as f64 / m.ops as f64 };
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let record_bytes = m.record_writes * u64::from(setup.value_size_bytes + setup.key_bytes);
+    let flash = m.flash.as_ref();
+    Row {
+        round: at.round,
+        engine: at.engine.name().into(),
+        device: at.device.into(),
+        phase: m.phase.clone(),
+        distribution: m.distribution.clone(),
+        ops: m.ops,
+        elapsed_s: m.elapsed_s,
+        ops_per_sec: if m.elapsed_s > 0.0 { m.ops as f64 / m.elapsed_s } else { 0.0 },
+        p50_us: m.latency.map(|l| us(l.p50_ns)),
+        p99_us: m.latency.map(|l| us(l.p99_ns)),
+        p999_us: m.latency.map(|l| us(l.p999_ns)),
+        host_write_bytes: m.io.net_write_bytes(),
+        host_read_bytes: m.io.read_bytes,
+        host_write_bytes_per_op: per_op(m.io.net_write_bytes()),
+        host_read_bytes_per_op: per_op(m.io.read_bytes),
+        device_write_bytes_per_op: flash.map(|c| per_op(c.host_write_bytes)),
+        flash_bytes_per_op: flash.map(|c| per_op(c.flash_bytes())),
+        ssd_waf: flash.and_then(Counters::waf),
+        total_waf: flash
+            .filter(|_| record_bytes > 0)
+            .map(|c| c.flash_bytes() as f64 / record_bytes as f64),
+    }
+}
