@@ -248,7 +248,9 @@ mod tests {
             host_read_bytes: 0,
             host_write_bytes_per_op: written,
             host_read_bytes_per_op: 0.0,
+            device_write_bytes_per_op: None,
             flash_bytes_per_op: None,
+            ssd_waf: None,
             total_waf: None,
         }
     }
