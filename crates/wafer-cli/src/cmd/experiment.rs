@@ -72,7 +72,7 @@ struct Fig14Args {
     #[command(flatten)]
     figure: FigureArgs,
     /// The optimized configuration: a Table 1 row's label (default: the furthest row of 000's
-    /// chain this build runs, "+ GDT" until NoWA and GC-unit alignment exist).
+    /// chain this build runs: "+ aligning GC unit").
     #[arg(long, value_name = "LABEL")]
     row: Option<String>,
 }
