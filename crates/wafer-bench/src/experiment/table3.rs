@@ -7,6 +7,7 @@
 //! 1's "- comp.").
 use super::table1::{self, ExperimentError, RowPlan, RowSetup, Scale};
 use crate::metrics::RunReport;
+use crate::plot::BarChart;
 use crate::progress::Progress;
 use crate::runner::engine::WriteModeChoice;
 use crate::runner::table::Row;
@@ -71,6 +72,26 @@ pub fn render_markdown(scale: Scale, rows: &[Row]) -> String {
         }
     }
     out
+}
+
+/// DB, SSD and total WAF per configuration that ran.
+pub fn chart(scale: Scale, rows: &[Row]) -> BarChart {
+    let ran: Vec<(&str, &crate::metrics::Figures)> = rows
+        .iter()
+        .filter_map(|r| r.figures.as_ref().ok().map(|f| (r.label.as_str(), f)))
+        .collect();
+    let waf = |v: Option<f64>| v.unwrap_or(0.0);
+    BarChart {
+        title: format!("000 Table 3 on an emulated FDP SSD ({} scale)", scale.name()),
+        y_label: "WAF".into(),
+        groups: ran.iter().map(|(label, _)| label.to_string()).collect(),
+        series_labels: vec!["DB WAF".into(), "SSD WAF".into(), "total WAF".into()],
+        values: ran
+            .iter()
+            .map(|(_, f)| vec![waf(f.db_waf), waf(f.ssd_waf), waf(f.total_waf)])
+            .collect(),
+        stacked: false,
+    }
 }
 
 #[cfg(test)]

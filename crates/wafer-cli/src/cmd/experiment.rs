@@ -25,8 +25,9 @@ enum ExperimentCommand {
     Table1(Table1Args),
     /// 000 Table 3: on an emulated FDP SSD, in place against out of place with every
     /// optimization, keeping SSD WAF at 1 with NoWA or with FDP placement hints (with and
-    /// without compression). --json-dir: DIR/table3-<label>.json per row; --markdown FILE.
-    Table3(Table3Args),
+    /// without compression). --json-dir: DIR/table3-<row number>.json; --plot FILE: DB, SSD
+    /// and total WAF per configuration.
+    Table3(FigureArgs),
     /// 004 (PLAN): the FIO mix (4 jobs, 50/50 read/write, uniform 4 KiB random, files
     /// 1:10:30:64, 90% full) for plain, partial GC, multi-stream, AutoStream and PLAN-NoPred /
     /// PLAN-Pred at 1/4 and 1/8, and Figure 1 (WAF and throughput vs superblock width).
@@ -557,29 +558,9 @@ fn run_paper<R: serde::Serialize>(
     Ok(())
 }
 
-#[derive(Debug, Args)]
-struct Table3Args {
-    /// tiny, demo, small or full, as for table1.
-    #[arg(long, default_value = "demo")]
-    scale: String,
-    /// Write each run's report as DIR/table3-<label>.json.
-    #[arg(long, value_name = "DIR")]
-    json_dir: Option<PathBuf>,
-    /// Write the table beside 000's as markdown.
-    #[arg(long, value_name = "FILE")]
-    markdown: Option<PathBuf>,
-    /// No live status line.
-    #[arg(long, short)]
-    quiet: bool,
-}
-
-fn run_table3(args: &Table3Args) -> Result<(), CliError> {
+fn run_table3(args: &FigureArgs) -> Result<(), CliError> {
     use wafer_bench::experiment::table3;
-    let scale = Scale::parse(&args.scale).map_err(CliError)?;
-    super::check_output_path(args.markdown.as_deref())?;
-    if let Some(dir) = &args.json_dir {
-        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
-    }
+    let scale = check_outputs(args)?;
     let mut live = ProgressBar::without_totals(!args.quiet);
     let quiet = args.quiet;
     let rows = table3::run(scale, &mut live, &mut |row| {
@@ -596,21 +577,12 @@ fn run_table3(args: &Table3Args) -> Result<(), CliError> {
     let markdown = table3::render_markdown(scale, &table_rows);
     println!();
     print!("{markdown}");
-    if let Some(path) = &args.markdown {
-        super::write_file(path, markdown.as_bytes())?;
+    let mut reports = Vec::new();
+    for (_, report) in &rows {
+        reports.push(report.as_ref().map(|r| r.to_json()).transpose()?);
     }
-    if let Some(dir) = &args.json_dir {
-        for (row, report) in &rows {
-            if let Some(report) = report {
-                let name = row.label.replace([' ', '(', ')', '.'], "");
-                super::write_file(
-                    &dir.join(format!("table3-{name}.json")),
-                    report.to_json()?.as_bytes(),
-                )?;
-            }
-        }
-    }
-    Ok(())
+    let chart = wafer_bench::plot::Chart::Bar(table3::chart(scale, &table_rows));
+    write_outputs(args, "table3", &reports, None, &markdown, &[("", chart)])
 }
 
 fn run_table1(args: &Table1Args) -> Result<(), CliError> {
