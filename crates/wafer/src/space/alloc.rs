@@ -77,7 +77,9 @@ impl Space {
             ),
             "{purpose:?} writes do not go to the data zones"
         );
-        let zones_needed = self.zones_needed(plan);
+        // Routed once: the routes say how many zones the plan opens, then are applied.
+        let (routes, group_zones_left) = self.route(plan);
+        let zones_needed = routes.iter().filter(|r| r.opens).count() as u32;
         let reserve =
             // Compensation is GC too: its victims are chosen, so its copies must find room.
             if matches!(purpose, WritePurpose::GcCopy | WritePurpose::Compensation) {
@@ -89,7 +91,6 @@ impl Space {
         if zones_needed > usable {
             return Err(self.no_room_error(slots, zones_needed - usable));
         }
-        let (routes, group_zones_left) = self.route(plan);
         let mut runs = Vec::with_capacity(routes.len());
         for route in routes {
             self.apply_route(route, &mut runs);
