@@ -4,7 +4,9 @@
 //! Seeds are printed; rerun one with WAFER_SEED=<seed>.
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use wafer::device::{Counted, Device, EmuDevice, FaultDevice, MemoryDevice, WritePurpose};
+use wafer::device::{
+    Counted, Device, EmuDevice, FaultDevice, MemoryDevice, WritePurpose, ZonedVolume,
+};
 use wafer::oop::{GcZones, OutOfPlaceOptions, OutOfPlaceStats};
 use wafer::page::{self, PAGE_SIZE};
 use wafer::stats::IoStats;
@@ -95,9 +97,15 @@ fn compressed_concatenated_churn_matches_the_model_across_reopens() {
 }
 
 fn churn(options: Options, s: u64) {
+    let dev = Arc::new(Counted::new(MemoryDevice::new(3 << 20), Arc::new(IoStats::default())));
+    churn_on(options, s, dev.clone());
+    assert!(dev.stats().snapshot().trim_bytes > 0, "reclaimed zones are trimmed");
+}
+
+/// The churn on `dev`: puts and deletes checked against a model, GC, reopens, `Db::check`.
+fn churn_on<D: Device + 'static>(options: Options, s: u64, dev: Arc<Counted<D>>) {
     let oop = |dev: Arc<dyn Device>| Db::open_on(dev, options.clone()).unwrap();
     let mut rng = Rng(s | 1);
-    let dev = Arc::new(Counted::new(MemoryDevice::new(3 << 20), Arc::new(IoStats::default())));
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut db = oop(dev.clone());
     // The codec counters of each open (they start at zero with every open).
@@ -158,7 +166,6 @@ fn churn(options: Options, s: u64) {
     db.close().unwrap();
     let gc_bytes = dev.stats().snapshot().bytes(WritePurpose::GcCopy);
     assert!(gc_bytes > 0, "seed {s}: the device is small enough that GC must copy");
-    assert!(dev.stats().snapshot().trim_bytes > 0, "reclaimed zones are trimmed");
 }
 
 /// Leak check: load, delete every key, GC every zone, checkpoint: mapped pages and used zones
@@ -570,18 +577,69 @@ fn ycsb_a_like_at_94_percent_fill_to_4x_capacity() {
     assert!(r.fill >= 0.93, "fill {}", r.fill);
 }
 
-#[test]
-fn zoned_devices_are_refused_with_a_reason() {
+/// An emulated ZNS SSD of `zones` zones of 128 KiB (`capacity_blocks` of them writable, 0:
+/// all), at most `open` open.
+fn zns(zones: u32, capacity_blocks: u64, open: u32) -> Arc<EmuDevice> {
     let mut cfg = flashemu::Config::preset("tiny").unwrap();
     cfg.op = 0.0;
+    cfg.geometry.blocks_per_chip = zones;
     cfg.interface = flashemu::Interface::Zns {
-        zone_capacity_blocks: 0,
-        max_open_zones: 4,
-        max_active_zones: 4,
+        zone_capacity_blocks: capacity_blocks,
+        max_open_zones: open,
+        max_active_zones: open,
     };
-    let dev = Arc::new(EmuDevice::new(cfg).unwrap());
-    let err = Db::open_on(dev, Options::test_min().out_of_place()).unwrap_err();
+    Arc::new(EmuDevice::new(cfg).unwrap())
+}
+
+/// A bare ZNS SSD has nowhere to rewrite the superblock and map snapshots: refused, naming the
+/// way out. In place is refused on any zoned device.
+#[test]
+fn zoned_devices_without_a_conventional_region_are_refused_with_a_reason() {
+    let err = Db::open_on(zns(24, 0, 4), Options::test_min().out_of_place()).unwrap_err();
+    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("ZonedVolume")), "{err}");
+    let volume =
+        Arc::new(ZonedVolume::new(Arc::new(MemoryDevice::new(1 << 20)), zns(24, 0, 4)).unwrap());
+    let err = Db::open_on(volume, Options::test_min()).unwrap_err();
     assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("zoned")), "{err}");
+}
+
+/// Options for a ZNS volume: DB zones are the device's (zone size from its report), the
+/// in-place GC thresholds of `test_min`.
+fn zns_options() -> Options {
+    let mut options = Options::test_min().out_of_place();
+    options.out_of_place.zone_bytes = 0;
+    options
+}
+
+/// The churn on a ZNS volume: zone appends, resets after GC, the superblock and snapshots on
+/// the conventional device; the flash sees exactly what the host wrote (SSD WAF 1).
+#[test]
+fn churn_on_zns_matches_the_model_with_ssd_waf_one() {
+    for capacity_blocks in [0, 24] {
+        let zns = zns(24, capacity_blocks, 4);
+        let meta: Arc<dyn Device> = Arc::new(MemoryDevice::new(512 << 10));
+        let volume = ZonedVolume::new(meta, zns.clone()).unwrap();
+        let dev = Arc::new(Counted::new(volume, Arc::new(IoStats::default())));
+        churn_on(zns_options(), seed(0x0D12 + capacity_blocks), dev.clone());
+        let flash = zns.flash_counters().unwrap();
+        assert_eq!(flash.flash_gc_bytes, 0, "the device never copies");
+        assert!(flash.superblock_erases > 0, "reclaimed zones are reset");
+        assert_eq!(flash.flash_host_bytes, flash.host_write_bytes);
+        let io = dev.stats().snapshot();
+        let zone_bytes = io.bytes(WritePurpose::UserEviction) + io.bytes(WritePurpose::GcCopy);
+        assert!(flash.host_write_bytes >= zone_bytes, "page writes went to the zones");
+        assert_eq!(io.trim_bytes, 0, "zones are reset, never trimmed");
+    }
+}
+
+/// More open zones than the device allows are refused at open, with the limit named.
+#[test]
+fn zns_open_zone_limit_is_respected() {
+    let volume = ZonedVolume::new(Arc::new(MemoryDevice::new(512 << 10)), zns(24, 0, 2)).unwrap();
+    let mut options = zns_options();
+    options.out_of_place.open_zones = 3;
+    let err = Db::open_on(Arc::new(volume), options).unwrap_err();
+    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("limit of 2")), "{err}");
 }
 
 #[test]

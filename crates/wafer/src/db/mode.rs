@@ -28,11 +28,12 @@ pub(super) fn open_store(
             device.capacity_bytes()
         )));
     }
-    if options.write_mode == WriteMode::OutOfPlace && device.zoned().is_some() {
+    if options.write_mode == WriteMode::OutOfPlace && !has_conventional_superblock(&*device) {
         // Before any read: a zone refuses reads past its write pointer.
         return Err(Error::InvalidOptions(
             "out-of-place mode on a zoned device needs a conventional region for its \
-             superblock and map snapshots; not supported yet"
+             superblock and map snapshots: open it as a `ZonedVolume` behind a conventional \
+             metadata device"
                 .into(),
         ));
     }
@@ -64,6 +65,12 @@ pub(super) fn open_store(
             (Arc::new(store), None)
         }
     })
+}
+
+/// Whether the superblock's block is conventional: always on a conventional device, on a
+/// zoned one only in a leading conventional zone (a [`crate::device::ZonedVolume`]).
+pub(super) fn has_conventional_superblock(device: &dyn Device) -> bool {
+    device.zoned().is_none_or(|z| z.conventional_zones() > 0)
 }
 
 fn check_mode(stored: u8, wanted: WriteMode) -> Result<()> {

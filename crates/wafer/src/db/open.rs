@@ -113,7 +113,9 @@ pub(super) fn read_superblock(
         }
         .into());
     }
-    if options.write_mode == WriteMode::OutOfPlace && device.zoned().is_some() {
+    if options.write_mode == WriteMode::OutOfPlace
+        && !super::mode::has_conventional_superblock(device)
+    {
         // mode::open_store refuses it with the reason; a zone refuses reads past its pointer.
         return Ok(Superblock::Wafer);
     }

@@ -87,6 +87,16 @@ impl<D: Device> Zoned for Counted<D> {
     fn zone_count(&self) -> u32 {
         self.inner.zoned().map_or(0, |z| z.zone_count())
     }
+    fn conventional_zones(&self) -> u32 {
+        self.inner.zoned().map_or(0, |z| z.conventional_zones())
+    }
+    fn zone_append_batch(&self, ops: &[super::ZoneAppend<'_>]) -> Result<Vec<u64>, DeviceError> {
+        let offsets = self.inner_zoned()?.zone_append_batch(ops)?;
+        for op in ops {
+            self.stats.record_write(op.purpose, op.data.len() as u64);
+        }
+        Ok(offsets)
+    }
     fn zone_append(
         &self,
         zone: u32,

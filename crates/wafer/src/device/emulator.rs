@@ -154,6 +154,7 @@ impl Device for EmuDevice {
                     zone_bytes: z.zone_bytes,
                     zone_capacity_bytes: z.zone_capacity_bytes,
                     zone_count: z.zone_count,
+                    conventional_zones: 0,
                     max_open_zones,
                     max_active_zones,
                 }),

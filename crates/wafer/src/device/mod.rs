@@ -91,6 +91,11 @@ pub enum DeviceError {
     Injected(String),
     #[error("device lost power (simulated crash); reopen to continue")]
     PowerLost,
+    #[error(
+        "zone append landed at offset {landed}, the host expected {expected}: host and device \
+         disagree about the zone's write pointer"
+    )]
+    AppendMisplaced { expected: u64, landed: u64 },
     #[error("operation not supported by this device: {0}")]
     Unsupported(&'static str),
     #[error("emulator: {0}")]
@@ -106,6 +111,10 @@ pub trait Zoned: Send + Sync {
         self.zone_bytes()
     }
     fn zone_count(&self) -> u32;
+    /// Leading zones that are conventional (written anywhere, never appended to or reset).
+    fn conventional_zones(&self) -> u32 {
+        0
+    }
     /// Appends at the zone's write pointer, returns the byte offset written.
     fn zone_append(
         &self,
@@ -113,9 +122,23 @@ pub trait Zoned: Send + Sync {
         data: &[u8],
         purpose: WritePurpose,
     ) -> Result<u64, DeviceError>;
+    /// Appends several buffers, each to its zone, submitted together: the device may carry them
+    /// out concurrently, and appends to one zone land in submission order. Returns each one's
+    /// byte offset. Backends without a queue carry them out one after the other.
+    fn zone_append_batch(&self, ops: &[ZoneAppend<'_>]) -> Result<Vec<u64>, DeviceError> {
+        ops.iter().map(|op| self.zone_append(op.zone, op.data, op.purpose)).collect()
+    }
     fn zone_reset(&self, zone: u32) -> Result<(), DeviceError>;
     fn zone_finish(&self, zone: u32) -> Result<(), DeviceError>;
     fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError>;
+}
+
+/// One append of a [`Zoned::zone_append_batch`].
+#[derive(Debug, Clone, Copy)]
+pub struct ZoneAppend<'a> {
+    pub zone: u32,
+    pub data: &'a [u8],
+    pub purpose: WritePurpose,
 }
 
 /// What a device tells the engine about itself (000 sec. 5): the unit its GC reclaims, FDP and
@@ -147,7 +170,11 @@ pub struct ZoneGeometry {
     pub zone_bytes: u64,
     /// Writable bytes per zone (at most `zone_bytes`).
     pub zone_capacity_bytes: u64,
+    /// Zones counted in `zone_count`, including the leading conventional ones.
     pub zone_count: u32,
+    /// Leading zones that take writes anywhere (a [`ZonedVolume`]'s metadata device): zones
+    /// `0..conventional_zones`. A bare ZNS SSD has none.
+    pub conventional_zones: u32,
     pub max_open_zones: u32,
     pub max_active_zones: u32,
 }
@@ -229,6 +256,8 @@ mod fault;
 mod file;
 mod memory;
 mod uring;
+mod zoned_fault;
+mod zoned_volume;
 
 pub use aligned::{is_aligned, AlignedBuf, ALIGN_BYTES};
 pub use counting::Counted;
@@ -236,6 +265,8 @@ pub use emulator::EmuDevice;
 pub use fault::{CrashSummary, FaultDevice, IoKind};
 pub use file::{FileDevice, FileOptions};
 pub use memory::MemoryDevice;
+pub use zoned_fault::{ZonedFaultDevice, ZonedFaultGeometry};
+pub use zoned_volume::ZonedVolume;
 
 /// Checks that `offset..offset+len` is block-aligned and inside `capacity_bytes`.
 pub fn check_range(offset: u64, len: u64, capacity_bytes: u64) -> Result<(), DeviceError> {

@@ -8,8 +8,9 @@
 use super::journal;
 use super::orchestrate::{Durable, Outcome};
 use super::state::Inner;
-use crate::device::{AlignedBuf, WriteOp, WritePurpose};
+use crate::device::{AlignedBuf, DeviceError, WriteOp, WritePurpose, ZoneAppend, Zoned};
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
+use crate::space::io as space_io;
 use crate::space::pack::{self, SlotFill};
 use crate::space::{GroupRun, Location, SlotRun, SpaceError, WritePlan};
 use crate::{Error, Result};
@@ -229,8 +230,8 @@ fn fill_runs(
     (bufs, targets)
 }
 
-/// One sequential write per stretch of equal purpose of each run, then a sync: page data is
-/// durable before the map points at it (000 sec. 6.2).
+/// One sequential write per stretch of equal purpose of each run (a zone append on a zoned
+/// device), then a sync: page data is durable before the map points at it (000 sec. 6.2).
 fn write_runs(
     inner: &Inner,
     runs: &[SlotRun],
@@ -238,11 +239,15 @@ fn write_runs(
     purposes: &[WritePurpose],
 ) -> Result<()> {
     let st = inner.lock_state();
+    let zoned = inner.device.zoned();
     let mut ops: Vec<WriteOp<'_>> = Vec::with_capacity(runs.len());
+    // The device zone of each op, on a zoned device.
+    let mut op_zones: Vec<u32> = Vec::new();
     let mut first_page = 0usize;
     for (run, buf) in runs.iter().zip(bufs) {
         let offset = st.space.run_offset_bytes(run);
         let placement = st.space.placement(run.zone);
+        let zone = zoned.map(|z| space_io::device_zone(z, &st.space, run.zone)).transpose()?;
         let purpose_at = |i: usize| purposes[first_page + i];
         let mut start = 0usize;
         // Bound: one op per stretch of equal purpose, at most one per page of the run.
@@ -257,13 +262,40 @@ fn write_runs(
                 purpose: here,
                 placement,
             });
+            op_zones.extend(zone);
             start = end;
         }
         first_page += run.slots as usize;
     }
     drop(st);
     assert!(ops.len() >= runs.len());
-    Ok(inner.device.write_batch(&ops).and_then(|()| inner.device.sync())?)
+    match zoned {
+        Some(zoned) => append_ops(zoned, &ops, &op_zones)?,
+        None => inner.device.write_batch(&ops)?,
+    }
+    Ok(inner.device.sync()?)
+}
+
+/// On a zoned device the stretches go down as zone appends, all in one submission (000 sec.
+/// 5.1: the device picks the address). The space reserved the slots each append takes (the
+/// writer lock orders the appends of a zone), so the address the device returns must be the
+/// reserved one; a different one means host and device disagree about a write pointer, and
+/// the batch fails before the map records anything.
+fn append_ops(zoned: &dyn Zoned, ops: &[WriteOp<'_>], zones: &[u32]) -> Result<()> {
+    assert_eq!(ops.len(), zones.len());
+    let appends: Vec<ZoneAppend<'_>> = ops
+        .iter()
+        .zip(zones)
+        .map(|(op, zone)| ZoneAppend { zone: *zone, data: op.data, purpose: op.purpose })
+        .collect();
+    let offsets = zoned.zone_append_batch(&appends)?;
+    assert_eq!(offsets.len(), ops.len());
+    for (op, landed) in ops.iter().zip(offsets) {
+        if landed != op.offset {
+            return Err(DeviceError::AppendMisplaced { expected: op.offset, landed }.into());
+        }
+    }
+    Ok(())
 }
 
 /// Logs and commits every written slot (abandons them all if the write failed). Ok(false): a

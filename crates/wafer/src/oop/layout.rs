@@ -12,6 +12,7 @@
 //! live data always leaves GC room (`max_fill_percent`, and never more than the zones left
 //! after the GC free target and the open zones).
 use super::options::OutOfPlaceOptions;
+use crate::device::ZoneGeometry;
 use crate::space::nowa::NoWaOptions;
 use crate::space::{snapshot, SpaceOptions, SLOT_BYTES};
 use crate::{Error, Result};
@@ -75,9 +76,28 @@ impl Layout {
         o: &OutOfPlaceOptions,
         journal_on_data: bool,
     ) -> Result<Layout> {
+        Layout::compute_for(device_capacity_bytes, data_offset_bytes, o, journal_on_data, None)
+    }
+
+    /// As [`Layout::compute`] on a device that reports `zones`: a zoned volume (docs/design.md
+    /// §9, "ZNS"), whose conventional zones take the metadata and whose sequential zones are
+    /// the DB zones one to one (zone size = the device's zone capacity, the stride its zone
+    /// size).
+    pub fn compute_for(
+        device_capacity_bytes: u64,
+        data_offset_bytes: u64,
+        o: &OutOfPlaceOptions,
+        journal_on_data: bool,
+        zones: Option<ZoneGeometry>,
+    ) -> Result<Layout> {
         let invalid = |why: String| Err(Error::InvalidOptions(format!("out-of-place: {why}")));
-        // Nothing reported by a device: the default zone size.
-        let o = &o.for_device(&crate::device::DeviceCapabilities::default());
+        // Nothing reported by a device but its zones: the default zone size.
+        let caps = crate::device::DeviceCapabilities { zones, ..Default::default() };
+        let o = &o.for_device(&caps);
+        let o = &match zones {
+            Some(g) => zoned_options(o, &g)?,
+            None => *o,
+        };
         if !(1..=99).contains(&o.max_fill_percent) {
             return invalid(format!("max_fill_percent {} not in 1..=99", o.max_fill_percent));
         }
@@ -125,20 +145,27 @@ impl Layout {
         let journal_offset_bytes = areas_start + 2 * snapshot_area_bytes;
         let journal_bytes = journal_bytes_for(device_capacity_bytes);
         let journal_here = if journal_on_data { journal_bytes } else { 0 };
-        let zones_start = (journal_offset_bytes + journal_here).next_multiple_of(o.zone_bytes);
-        if zones_start >= device_capacity_bytes {
-            return invalid(format!(
-                "device of {device_capacity_bytes} bytes has no room for zones of {} after \
-                 {zones_start} bytes of metadata",
-                o.zone_bytes
-            ));
-        }
-        let zone_count = (device_capacity_bytes - zones_start) / o.zone_bytes;
+        let metadata_end_bytes = journal_offset_bytes + journal_here;
+        let (zones_start, zone_count, stride_bytes) = match zones {
+            Some(g) => zoned_area(device_capacity_bytes, metadata_end_bytes, &g)?,
+            None => {
+                let start = metadata_end_bytes.next_multiple_of(o.zone_bytes);
+                if start >= device_capacity_bytes {
+                    return invalid(format!(
+                        "device of {device_capacity_bytes} bytes has no room for zones of {} \
+                         after {start} bytes of metadata",
+                        o.zone_bytes
+                    ));
+                }
+                (start, (device_capacity_bytes - start) / o.zone_bytes, o.zone_bytes)
+            }
+        };
         let gc = o.gc_zones.resolve(u32::try_from(zone_count).unwrap_or(u32::MAX));
         let space = SpaceOptions {
             data_offset_bytes: zones_start,
-            data_bytes: zone_count * o.zone_bytes,
+            data_bytes: zone_count * stride_bytes,
             zone_bytes: o.zone_bytes,
+            zone_stride_bytes: stride_bytes,
             max_open_zones: o.open_zones,
             gc_free_zones_low: gc.free_low,
             gc_free_zones_high: gc.free_high,
@@ -173,6 +200,61 @@ impl Layout {
             free_pages_max,
         })
     }
+}
+
+/// The options on a zoned volume: DB zones are the device's zones (their capacity), no NoWA
+/// (the device never copies) and no FDP, and no more zones open than the device allows.
+fn zoned_options(o: &OutOfPlaceOptions, g: &ZoneGeometry) -> Result<OutOfPlaceOptions> {
+    let invalid = |why: String| Err(Error::InvalidOptions(format!("out-of-place on ZNS: {why}")));
+    if g.conventional_zones == 0 {
+        return invalid(
+            "the superblock and map snapshots are rewritten in place, which a sequential zone \
+             refuses: open the zoned device as a ZonedVolume behind a conventional metadata \
+             device"
+                .into(),
+        );
+    }
+    if o.nowa || o.fdp {
+        return invalid("NoWA and FDP are for conventional SSDs; a ZNS SSD never copies".into());
+    }
+    let limit = g.max_open_zones.min(g.max_active_zones);
+    if o.open_zones > limit {
+        return invalid(format!(
+            "{} open zones exceed the device's limit of {limit} open/active zones",
+            o.open_zones
+        ));
+    }
+    // A DB zone is a device zone: `for_device` took its capacity unless the caller fixed one.
+    if o.zone_bytes != g.zone_capacity_bytes || o.zones_per_gc_unit != 1 {
+        return invalid(format!(
+            "zone_bytes {} ({} per GC unit) is not the device's zone capacity {}",
+            o.zone_bytes, o.zones_per_gc_unit, g.zone_capacity_bytes
+        ));
+    }
+    assert!(g.zone_capacity_bytes <= g.zone_bytes);
+    Ok(*o)
+}
+
+/// Where a zoned volume's DB zones are: every sequential zone, from the first one after the
+/// conventional zones (which must hold the metadata ending at `metadata_end_bytes`).
+fn zoned_area(
+    device_capacity_bytes: u64,
+    metadata_end_bytes: u64,
+    g: &ZoneGeometry,
+) -> Result<(u64, u64, u64)> {
+    let zones_start = u64::from(g.conventional_zones) * g.zone_bytes;
+    if metadata_end_bytes > zones_start {
+        return Err(Error::InvalidOptions(format!(
+            "out-of-place on ZNS: the metadata takes {metadata_end_bytes} bytes, the \
+             conventional region {zones_start}; give the volume a larger metadata device"
+        )));
+    }
+    let sequential = u64::from(g.zone_count.saturating_sub(g.conventional_zones));
+    assert!(zones_start + sequential * g.zone_bytes <= device_capacity_bytes);
+    if sequential == 0 {
+        return Err(Error::InvalidOptions("out-of-place on ZNS: no sequential zones".into()));
+    }
+    Ok((zones_start, sequential, g.zone_bytes))
 }
 
 impl Layout {

@@ -169,10 +169,14 @@ impl OutOfPlaceOptions {
             0 => reported.unwrap_or(ZONE_BYTES_DEFAULT),
             fixed => fixed,
         };
-        let zone_bytes = match self.zone_bytes {
+        let zone_bytes = match (self.zone_bytes, device.zones) {
+            // On ZNS a DB zone is a device zone: its writable part.
+            (0, Some(zones)) => zones.zone_capacity_bytes,
             // A whole number of 4 KiB slots; never below one slot.
-            0 => (gc_unit_bytes / u64::from(self.zones_per_gc_unit.max(1)) / 4096).max(1) * 4096,
-            fixed => fixed,
+            (0, None) => {
+                (gc_unit_bytes / u64::from(self.zones_per_gc_unit.max(1)) / 4096).max(1) * 4096
+            }
+            (fixed, _) => fixed,
         };
         let ssd_spare_bytes = match self.ssd_spare_bytes {
             0 => device.spare_bytes.unwrap_or(0),

@@ -37,6 +37,7 @@ fn sim_options(slots_per_zone: u32, zone_count: u32, policy: VictimPolicyKind) -
         data_offset_bytes: 0,
         data_bytes: u64::from(slots_per_zone) * u64::from(zone_count) * SLOT_BYTES,
         zone_bytes: u64::from(slots_per_zone) * SLOT_BYTES,
+        zone_stride_bytes: u64::from(slots_per_zone) * SLOT_BYTES,
         max_open_zones: 4,
         gc_free_zones_low: 3,
         gc_free_zones_high: 4,

@@ -55,15 +55,6 @@ impl OutOfPlaceStore {
         options: OutOfPlaceOptions,
         journal: Option<Arc<dyn Device>>,
     ) -> Result<OutOfPlaceStore> {
-        if device.zoned().is_some() {
-            // The superblock and the snapshot areas are rewritten in place, which a zone
-            // refuses; they need a conventional region, which the emulated ZNS lacks.
-            return Err(Error::InvalidOptions(
-                "out-of-place mode on a zoned device needs a conventional region for its \
-                 superblock and map snapshots; not supported yet"
-                    .into(),
-            ));
-        }
         let options = options.for_device(&device.capabilities());
         let (layout, slice) = Self::layout_on(&device, data_offset_bytes, &options, journal)?;
         let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
@@ -73,7 +64,9 @@ impl OutOfPlaceStore {
         let (state, journal) = if fresh {
             let journal = Wal::create(slice, wal_options)?;
             let lsn = journal.next_lsn().0;
-            (State::new(Space::new(layout.space)?, FreePages::default(), lsn), journal)
+            let space = Space::new(layout.space)?;
+            space_io::reset_written_zones(&*device, &space)?;
+            (State::new(space, FreePages::default(), lsn), journal)
         } else {
             Self::recover(&*device, slice, &layout)?
         };
@@ -126,6 +119,7 @@ impl OutOfPlaceStore {
             space.restore_nowa(&nowa);
         }
         space_io::reset_zones(device, &space, &to_reset)?;
+        space_io::finish_zones(device, &space)?;
         let lsn = journal.next_lsn().0;
         let mut st = State::new(space, free, lsn);
         st.next_area = 1 - area;
@@ -191,7 +185,9 @@ impl OutOfPlaceStore {
         journal: Option<Arc<dyn Device>>,
     ) -> Result<(Layout, Arc<dyn Device>)> {
         let capacity = device.capacity_bytes();
-        let mut layout = Layout::compute(capacity, data_offset_bytes, options, journal.is_none())?;
+        let zones = device.capabilities().zones;
+        let mut layout =
+            Layout::compute_for(capacity, data_offset_bytes, options, journal.is_none(), zones)?;
         let journal: Arc<dyn Device> = match journal {
             Some(j) => {
                 layout.journal_offset_bytes = 0;

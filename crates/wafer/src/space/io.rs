@@ -3,7 +3,7 @@
 use super::snapshot::{self, MapSnapshot, BLOCK_BYTES};
 use super::zone::ZoneId;
 use super::Space;
-use crate::device::{Device, DeviceError, WriteOp, WritePurpose};
+use crate::device::{Device, DeviceError, WriteOp, WritePurpose, Zoned};
 
 /// Prepares released zones for reuse: TRIM on a conventional device (tells the FTL the old
 /// pages are garbage, so device GC need not copy them), zone reset on a zoned one (required
@@ -13,21 +13,87 @@ pub fn reset_zones<D: Device + ?Sized>(
     space: &Space,
     zones: &[ZoneId],
 ) -> Result<(), DeviceError> {
-    let zone_bytes = space.options().zone_bytes;
+    let (zone_bytes, stride_bytes) =
+        (space.options().zone_bytes, space.options().zone_stride_bytes);
     for zone in zones {
         let offset = space.zone_offset_bytes(*zone);
         match device.zoned() {
-            Some(zoned) => {
-                let device_zone_bytes = zoned.zone_bytes();
-                if device_zone_bytes != zone_bytes || !offset.is_multiple_of(device_zone_bytes) {
-                    return Err(DeviceError::Unsupported("space zones must be the device's zones"));
-                }
-                zoned.zone_reset((offset / device_zone_bytes) as u32)?;
+            Some(zoned) => zoned.zone_reset(device_zone(zoned, space, *zone)?)?,
+            None => {
+                assert_eq!(zone_bytes, stride_bytes, "a conventional device has no zone stride");
+                device.trim(offset, zone_bytes)?
             }
-            None => device.trim(offset, zone_bytes)?,
         }
     }
     Ok(())
+}
+
+/// On a fresh store over a zoned device: resets every space zone the device reports written
+/// (an earlier database's), since appends start at a zone's start. A conventional device needs
+/// nothing: its slots are overwritten where the space puts them.
+pub fn reset_written_zones<D: Device + ?Sized>(
+    device: &D,
+    space: &Space,
+) -> Result<(), DeviceError> {
+    let Some(zoned) = device.zoned() else { return Ok(()) };
+    let states = zone_states(zoned)?;
+    for zone in 0..space.zone_count() {
+        let device_zone = device_zone(zoned, space, zone)?;
+        if states[device_zone as usize].is_some_and(|s| s != flashemu::ZoneState::Empty) {
+            zoned.zone_reset(device_zone)?;
+        }
+    }
+    Ok(())
+}
+
+/// After recovery on a zoned device: every zone the space rebuilt as full (it holds mapped
+/// pages; its unlogged tail counts as dead) is finished on the device too if it is not, so no
+/// append lands there and it stops holding one of the device's open or active zones. A conventional
+/// device needs nothing.
+pub fn finish_zones<D: Device + ?Sized>(device: &D, space: &Space) -> Result<(), DeviceError> {
+    let Some(zoned) = device.zoned() else { return Ok(()) };
+    let states = zone_states(zoned)?;
+    for (zone, z) in space.zones().iter() {
+        if z.state() != super::zone::ZoneState::Full {
+            continue;
+        }
+        let device_zone = device_zone(zoned, space, zone)?;
+        match states[device_zone as usize] {
+            Some(flashemu::ZoneState::Full) => {}
+            Some(_) => zoned.zone_finish(device_zone)?,
+            None => return Err(DeviceError::Unsupported("the zone report lacks a space zone")),
+        }
+    }
+    Ok(())
+}
+
+/// Each device zone's state by zone id, from one zone report (None: not reported, as a
+/// volume's conventional zones).
+fn zone_states(zoned: &dyn Zoned) -> Result<Vec<Option<flashemu::ZoneState>>, DeviceError> {
+    let mut states = vec![None; zoned.zone_count() as usize];
+    for info in zoned.report_zones()? {
+        if let Some(state) = states.get_mut(info.zone_id as usize) {
+            *state = Some(info.state);
+        }
+    }
+    Ok(states)
+}
+
+/// The device zone that is space zone `zone`: space zones must be the device's zones (same
+/// stride and capacity, starting at a zone boundary).
+pub fn device_zone(zoned: &dyn Zoned, space: &Space, zone: ZoneId) -> Result<u32, DeviceError> {
+    let o = space.options();
+    let offset = space.zone_offset_bytes(zone);
+    let stride_bytes = zoned.zone_bytes();
+    if stride_bytes != o.zone_stride_bytes
+        || zoned.zone_capacity_bytes() != o.zone_bytes
+        || !offset.is_multiple_of(stride_bytes)
+    {
+        return Err(DeviceError::Unsupported("space zones must be the device's zones"));
+    }
+    let device_zone = offset / stride_bytes;
+    assert!(device_zone < u64::from(zoned.zone_count()));
+    Ok(device_zone as u32)
 }
 
 /// Writes an encoded snapshot at `offset` in one batch (purpose Metadata); durable after the
@@ -112,8 +178,7 @@ mod tests {
         let zone_bytes = device.zoned().unwrap().zone_bytes();
         let options = SpaceOptions {
             data_bytes: device.capacity_bytes(),
-            zone_bytes,
-            ..SpaceOptions::test_min()
+            ..SpaceOptions::test_min().with_zone_bytes(zone_bytes)
         };
         let mut space = Space::new(options).unwrap();
         let slots = space.slots_per_zone();
@@ -147,7 +212,7 @@ mod tests {
         let offset = space.zone_offset_bytes(zone);
         device.write_at(offset, &data[..4096], WritePurpose::UserEviction).unwrap();
 
-        let bad = Space::new(SpaceOptions { zone_bytes: zone_bytes / 2, ..options }).unwrap();
+        let bad = Space::new(options.with_zone_bytes(zone_bytes / 2)).unwrap();
         assert!(matches!(reset_zones(&device, &bad, &[1]), Err(DeviceError::Unsupported(_))));
     }
 }

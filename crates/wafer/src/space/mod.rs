@@ -292,7 +292,7 @@ impl Space {
     /// Device byte offset of a zone's first slot.
     pub fn zone_offset_bytes(&self, zone: ZoneId) -> u64 {
         assert!(zone < self.zone_count());
-        self.options.data_offset_bytes + u64::from(zone) * self.options.zone_bytes
+        self.options.data_offset_bytes + u64::from(zone) * self.options.zone_stride_bytes
     }
 
     /// The FDP handle of a zone opening in open-zone slot `owner`: the slot modulo the

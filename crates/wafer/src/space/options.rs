@@ -14,10 +14,15 @@ pub const ZONE_BYTES_DEFAULT: u64 = 16 << 20;
 pub struct SpaceOptions {
     /// Start of the data area on the device (after the superblock / metadata area).
     pub data_offset_bytes: u64,
-    /// Length of the data area. Zones are `data_bytes / zone_bytes`; a remainder is unused.
+    /// Length of the data area. Zones are `data_bytes / zone_stride_bytes`; a remainder is
+    /// unused.
     pub data_bytes: u64,
-    /// GC unit; a multiple of 4096.
+    /// Writable bytes of a zone, the GC unit; a multiple of 4096.
     pub zone_bytes: u64,
+    /// Address distance between zone starts: `zone_bytes` on a conventional device, the device
+    /// zone size on ZNS, whose zone capacity (`zone_bytes`) may be smaller (the tail of each
+    /// zone is not writable).
+    pub zone_stride_bytes: u64,
     /// Zones open for appends at once: one per write group (stream / GDT group), at most this.
     pub max_open_zones: u32,
     /// GC is needed when free zones (empty or awaiting the log) fall below this.
@@ -43,6 +48,7 @@ impl SpaceOptions {
             data_offset_bytes,
             data_bytes,
             zone_bytes: ZONE_BYTES_DEFAULT,
+            zone_stride_bytes: ZONE_BYTES_DEFAULT,
             max_open_zones: 16,
             gc_free_zones_low: 4,
             gc_free_zones_high: 8,
@@ -61,6 +67,7 @@ impl SpaceOptions {
             data_offset_bytes: 0,
             data_bytes: 32 * 4 * SLOT_BYTES,
             zone_bytes: 4 * SLOT_BYTES,
+            zone_stride_bytes: 4 * SLOT_BYTES,
             max_open_zones: 2,
             gc_free_zones_low: 3,
             gc_free_zones_high: 5,
@@ -77,7 +84,13 @@ impl SpaceOptions {
     }
 
     pub fn zone_count(&self) -> u32 {
-        (self.data_bytes / self.zone_bytes.max(1)) as u32
+        (self.data_bytes / self.zone_stride_bytes.max(1)) as u32
+    }
+
+    /// The same options with zones of `zone_bytes` packed back to back (stride = size), as on
+    /// every conventional device.
+    pub fn with_zone_bytes(self, zone_bytes: u64) -> SpaceOptions {
+        SpaceOptions { zone_bytes, zone_stride_bytes: zone_bytes, ..self }
     }
 
     /// Checks every field; the error names the first bad one.
@@ -103,10 +116,21 @@ impl SpaceOptions {
                 ),
             ));
         }
+        if self.zone_stride_bytes < self.zone_bytes
+            || !self.zone_stride_bytes.is_multiple_of(SLOT_BYTES)
+        {
+            return Err(invalid(
+                "zone_stride_bytes",
+                format!(
+                    "{} is not a multiple of 4096 at least zone_bytes ({})",
+                    self.zone_stride_bytes, self.zone_bytes
+                ),
+            ));
+        }
         if self.data_offset_bytes.checked_add(self.data_bytes).is_none() {
             return Err(invalid("data_bytes", "data area end overflows u64".into()));
         }
-        let zones = self.data_bytes / self.zone_bytes;
+        let zones = self.data_bytes / self.zone_stride_bytes;
         if zones > u64::from(ZONE_COUNT_LIMIT) {
             return Err(invalid(
                 "data_bytes",

@@ -273,6 +273,7 @@ fn run(seed: u64, steps: u32) -> u64 {
         data_offset_bytes: 4096 * rng.below(4),
         data_bytes: u64::from(zone_count * slots_per_zone) * 4096,
         zone_bytes: u64::from(slots_per_zone) * 4096,
+        zone_stride_bytes: u64::from(slots_per_zone) * 4096,
         max_open_zones,
         gc_free_zones_low: 3,
         gc_free_zones_high: 4 + rng.below(3) as u32,
