@@ -13,7 +13,10 @@ use flashemu::rng::SplitMix64;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use wafer::device::{Device, DeviceError, FaultDevice, ReadOp, WriteOp};
+use wafer::device::{
+    Device, DeviceCapabilities, DeviceError, FaultDevice, ReadOp, WriteOp, WritePurpose, Zoned,
+    ZonedFaultDevice, ZonedFaultGeometry, ZonedVolume,
+};
 use wafer::{Db, Durability, Error, Options, WriteBatch};
 
 const TREES: [&str; 3] = ["a", "b", "c"];
@@ -33,35 +36,78 @@ impl Rng {
     }
 }
 
-/// One I/O clock across the data and WAL devices: at I/O number `target` (counting both), both
-/// devices lose power at once (the I/O being issued is in flight).
+/// The devices of one database: data and WAL, and with ZNS the zoned device behind the data
+/// device (which then holds only the metadata: a `ZonedVolume`).
+#[derive(Debug, Clone)]
+struct Devices {
+    data: Arc<FaultDevice>,
+    wal: Arc<FaultDevice>,
+    zones: Option<Arc<ZonedFaultDevice>>,
+}
+
+impl Devices {
+    fn fresh() -> Devices {
+        let zones = ZNS.get().then(|| {
+            Arc::new(ZonedFaultDevice::new(ZonedFaultGeometry {
+                zone_bytes: 6 * 4096,
+                zone_capacity_bytes: 4 * 4096,
+                zone_count: 40,
+                max_open_zones: 8,
+            }))
+        });
+        Devices {
+            data: Arc::new(FaultDevice::new(data_bytes())),
+            wal: Arc::new(FaultDevice::new(1 << 20)),
+            zones,
+        }
+    }
+
+    /// All of them after one power cut.
+    fn power_cut(&self, seed: u64) -> Devices {
+        Devices {
+            data: Arc::new(self.data.power_cut(seed)),
+            wal: Arc::new(self.wal.power_cut(seed)),
+            zones: self.zones.as_ref().map(|z| Arc::new(z.power_cut(seed))),
+        }
+    }
+
+    /// Loses power on every device now (the I/O being issued is in flight).
+    fn cut_now(&self) {
+        self.data.crash_at_io(self.data.io_count());
+        self.wal.crash_at_io(self.wal.io_count());
+        if let Some(z) = &self.zones {
+            z.crash_at_io(z.io_count());
+        }
+    }
+}
+
+/// One I/O clock across the devices: at I/O number `target` (counting all), every device loses
+/// power at once.
 #[derive(Debug)]
 struct Trip {
     count: AtomicU64,
     target: u64,
-    devices: [Arc<FaultDevice>; 2],
+    devices: Devices,
 }
 
 impl Trip {
-    fn new(target: u64, data: &Arc<FaultDevice>, wal: &Arc<FaultDevice>) -> Arc<Trip> {
-        Arc::new(Trip { count: AtomicU64::new(0), target, devices: [data.clone(), wal.clone()] })
+    fn new(target: u64, devices: &Devices) -> Arc<Trip> {
+        Arc::new(Trip { count: AtomicU64::new(0), target, devices: devices.clone() })
     }
     fn tick(&self) {
         if self.count.fetch_add(1, Ordering::SeqCst) == self.target {
-            for d in &self.devices {
-                d.crash_at_io(d.io_count());
-            }
+            self.devices.cut_now();
         }
     }
 }
 
 #[derive(Debug)]
-struct TripDevice {
-    inner: Arc<FaultDevice>,
+struct TripDevice<D> {
+    inner: Arc<D>,
     trip: Arc<Trip>,
 }
 
-impl Device for TripDevice {
+impl<D: Device> Device for TripDevice<D> {
     fn capacity_bytes(&self) -> u64 {
         self.inner.capacity_bytes()
     }
@@ -81,6 +127,47 @@ impl Device for TripDevice {
         self.trip.tick();
         self.inner.trim(offset, len)
     }
+    fn zoned(&self) -> Option<&dyn Zoned> {
+        self.inner.zoned().map(|_| self as &dyn Zoned)
+    }
+    fn capabilities(&self) -> DeviceCapabilities {
+        self.inner.capabilities()
+    }
+}
+
+/// Zone commands tick the clock too (only a zoned `D` is asked for them).
+impl<D: Device> Zoned for TripDevice<D> {
+    fn zone_bytes(&self) -> u64 {
+        self.zoned_inner().zone_bytes()
+    }
+    fn zone_capacity_bytes(&self) -> u64 {
+        self.zoned_inner().zone_capacity_bytes()
+    }
+    fn zone_count(&self) -> u32 {
+        self.zoned_inner().zone_count()
+    }
+    fn zone_append(&self, zone: u32, data: &[u8], p: WritePurpose) -> Result<u64, DeviceError> {
+        self.trip.tick();
+        self.zoned_inner().zone_append(zone, data, p)
+    }
+    fn zone_reset(&self, zone: u32) -> Result<(), DeviceError> {
+        self.trip.tick();
+        self.zoned_inner().zone_reset(zone)
+    }
+    fn zone_finish(&self, zone: u32) -> Result<(), DeviceError> {
+        self.trip.tick();
+        self.zoned_inner().zone_finish(zone)
+    }
+    fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError> {
+        self.trip.tick();
+        self.zoned_inner().report_zones()
+    }
+}
+
+impl<D: Device> TripDevice<D> {
+    fn zoned_inner(&self) -> &dyn Zoned {
+        self.inner.zoned().unwrap()
+    }
 }
 
 thread_local! {
@@ -95,11 +182,16 @@ thread_local! {
     /// NoWA: zones open in groups, GC compensates imbalance (a GC unit of 4 zones, so the
     /// small device is over NoWA's budget and compensations run).
     static NOWA: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// A ZNS SSD (zones of 4 writable slots in a 6-slot stride) behind the data device, which
+    /// then holds the superblock and snapshots only.
+    static ZNS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Out of place the data device is small, so zones turn over and cuts land inside GC.
 fn data_bytes() -> u64 {
-    if OUT_OF_PLACE.get() {
+    if ZNS.get() {
+        256 << 10
+    } else if OUT_OF_PLACE.get() {
         640 << 10
     } else {
         8 << 20
@@ -120,6 +212,10 @@ fn options() -> Options {
         o.out_of_place.policy = wafer::space::VictimPolicyKind::CostBenefitUntilZone;
         o.out_of_place.open_zones = 6;
     }
+    if ZNS.get() {
+        // DB zones are the device's zones.
+        o.out_of_place.zone_bytes = 0;
+    }
     if NOWA.get() {
         o.out_of_place.nowa = true;
         o.out_of_place.gc_unit_bytes = 4 * o.out_of_place.zone_bytes;
@@ -136,10 +232,18 @@ fn options() -> Options {
     o
 }
 
-fn open(data: &Arc<FaultDevice>, wal: &Arc<FaultDevice>, trip: &Arc<Trip>) -> wafer::Result<Db> {
-    let d = Arc::new(TripDevice { inner: data.clone(), trip: trip.clone() });
-    let w = Arc::new(TripDevice { inner: wal.clone(), trip: trip.clone() });
-    Db::open_on_devices(d, w, options())
+fn open(devices: &Devices, trip: &Arc<Trip>) -> wafer::Result<Db> {
+    let d: Arc<dyn Device> =
+        Arc::new(TripDevice { inner: devices.data.clone(), trip: trip.clone() });
+    let w = Arc::new(TripDevice { inner: devices.wal.clone(), trip: trip.clone() });
+    let data: Arc<dyn Device> = match &devices.zones {
+        Some(z) => {
+            let zones = Arc::new(TripDevice { inner: z.clone(), trip: trip.clone() });
+            Arc::new(ZonedVolume::new(d, zones)?)
+        }
+        None => d,
+    };
+    Db::open_on_devices(data, w, options())
 }
 
 type Model = BTreeMap<(String, Vec<u8>), Vec<u8>>;
@@ -222,10 +326,9 @@ struct Totals {
 fn run_seed(seed: u64, totals: &mut Totals) {
     let mut rng = Rng::new(seed);
     // Dry run: how many I/Os the whole workload issues, so the cut lands anywhere in it.
-    let (data, wal) =
-        (Arc::new(FaultDevice::new(data_bytes())), Arc::new(FaultDevice::new(1 << 20)));
-    let trip = Trip::new(u64::MAX, &data, &wal);
-    let db = open(&data, &wal, &trip).unwrap();
+    let devs = Devices::fresh();
+    let trip = Trip::new(u64::MAX, &devs);
+    let db = open(&devs, &trip).unwrap();
     let _ = workload(seed, &db);
     totals.checkpoints_seen += db.stats().checkpoints;
     totals.evictions += db.stats().pool.evictions;
@@ -234,18 +337,17 @@ fn run_seed(seed: u64, totals: &mut Totals) {
     let total_io = trip.count.load(Ordering::SeqCst);
     drop(db);
 
-    let (data, wal) =
-        (Arc::new(FaultDevice::new(data_bytes())), Arc::new(FaultDevice::new(1 << 20)));
-    let trip = Trip::new(rng.below(total_io), &data, &wal);
-    let (states, acked) = match open(&data, &wal, &trip) {
+    let devs = Devices::fresh();
+    let trip = Trip::new(rng.below(total_io), &devs);
+    let (states, acked) = match open(&devs, &trip) {
         Ok(db) => workload(seed, &db),
         Err(_) => (vec![Model::new()], 0), // Cut while creating: nothing was acknowledged.
     };
     let cut_seed = rng.next();
     // Recovery I/O count of this crash image (power_cut is deterministic per seed).
-    let (d1, w1) = (Arc::new(data.power_cut(cut_seed)), Arc::new(wal.power_cut(cut_seed)));
-    let probe = Trip::new(u64::MAX, &d1, &w1);
-    let recovery_io = match open(&d1, &w1, &probe) {
+    let d1 = devs.power_cut(cut_seed);
+    let probe = Trip::new(u64::MAX, &d1);
+    let recovery_io = match open(&d1, &probe) {
         Ok(db) => {
             let got = dump(&db);
             let m = (0..states.len()).find(|j| states[*j] == got);
@@ -260,23 +362,23 @@ fn run_seed(seed: u64, totals: &mut Totals) {
         Err(e) => panic!("seed {seed}: recovery failed: {e}"),
     };
     // Cut the recovery itself, then recover from that.
-    let (d2, w2) = (Arc::new(data.power_cut(cut_seed)), Arc::new(wal.power_cut(cut_seed)));
-    let trip = Trip::new(rng.below(recovery_io + 1), &d2, &w2);
+    let d2 = devs.power_cut(cut_seed);
+    let trip = Trip::new(rng.below(recovery_io + 1), &d2);
     let mut recovered_from_cut_recovery = false;
-    let (d3, w3) = match open(&d2, &w2, &trip) {
+    let d3 = match open(&d2, &trip) {
         Ok(db) => {
             drop(db);
-            (d2, w2)
+            d2
         }
         Err(_) => {
             totals.recovery_crashes += 1;
             recovered_from_cut_recovery = true;
             let s = rng.next();
-            (Arc::new(d2.power_cut(s)), Arc::new(w2.power_cut(s)))
+            d2.power_cut(s)
         }
     };
-    let trip = Trip::new(u64::MAX, &d3, &w3);
-    let db = match open(&d3, &w3, &trip) {
+    let trip = Trip::new(u64::MAX, &d3);
+    let db = match open(&d3, &trip) {
         Ok(db) => db,
         Err(e) => panic!("seed {seed}: recovery after a cut recovery failed: {e}"),
     };
@@ -320,7 +422,7 @@ fn run_seed(seed: u64, totals: &mut Totals) {
     let t = db.tree("a").unwrap();
     t.put_with(b"after", b"recovery", Durability::Sync).unwrap();
     db.close().unwrap();
-    let db = open(&d3, &w3, &trip).unwrap();
+    let db = open(&d3, &trip).unwrap();
     assert_eq!(db.tree("a").unwrap().get(b"after").unwrap(), Some(b"recovery".to_vec()));
 }
 
@@ -367,6 +469,14 @@ fn nowa_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
     out_of_place_cuts(&[&COMPRESSED, &GDT, &NOWA], 40);
 }
 
+/// The same on a ZNS SSD with compression and GDT: cuts during zone appends (a prefix of each
+/// zone's unsynced appends survives), zone resets and finishes (each happened or not), and
+/// the recovery that finishes the zones it closes.
+#[test]
+fn zns_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    out_of_place_cuts(&[&COMPRESSED, &GDT, &ZNS], 40);
+}
+
 /// Power cuts out of place with `features` switched on (this test's thread only).
 fn out_of_place_cuts(
     features: &[&'static std::thread::LocalKey<std::cell::Cell<bool>>],
@@ -409,24 +519,23 @@ fn power_cut_seeds(default_seeds: u64) -> Totals {
 
 #[test]
 fn io_error_poisons_until_reopen_and_reopen_recovers() {
-    let (data, wal) =
-        (Arc::new(FaultDevice::new(data_bytes())), Arc::new(FaultDevice::new(1 << 20)));
-    let trip = Trip::new(u64::MAX, &data, &wal);
-    let db = open(&data, &wal, &trip).unwrap();
+    let devs = Devices::fresh();
+    let trip = Trip::new(u64::MAX, &devs);
+    let db = open(&devs, &trip).unwrap();
     let t = db.tree("a").unwrap();
     for i in 0..50u32 {
         t.put_with(&i.to_be_bytes(), b"v", Durability::Sync).unwrap();
     }
     // The next WAL write fails.
-    wal.fail_all_after(wal.io_count());
+    devs.wal.fail_all_after(devs.wal.io_count());
     let err = t.put_with(b"x", b"y", Durability::Sync).unwrap_err();
     assert!(matches!(err, Error::Wal(_) | Error::Device(_)), "{err}");
-    wal.clear_faults();
+    devs.wal.clear_faults();
     assert!(matches!(t.put(b"z", b"z"), Err(Error::Poisoned)));
     assert!(matches!(db.write(&WriteBatch::new()), Err(Error::Poisoned)));
     assert_eq!(t.get(&7u32.to_be_bytes()).unwrap(), Some(b"v".to_vec()), "reads go on");
     drop(db);
-    let db = open(&data, &wal, &trip).unwrap();
+    let db = open(&devs, &trip).unwrap();
     let t = db.tree("a").unwrap();
     for i in 0..50u32 {
         assert_eq!(t.get(&i.to_be_bytes()).unwrap(), Some(b"v".to_vec()));
