@@ -7,6 +7,7 @@ pub mod fig16;
 pub mod infer_gc_unit;
 pub mod plan;
 pub mod table1;
+pub mod table2;
 pub mod table3;
 
 pub use table1::{ExperimentError, RowPlan, Scale, ROWS as TABLE1_ROWS};

@@ -356,19 +356,27 @@ pub fn run_rows(
         let (row, report) = match plan.unavailable() {
             Some(reason) => (Row { label: plan.label.to_string(), figures: Err(reason) }, None),
             None => {
-                let config = plan.config(scale);
-                let prepared = setup::prepare(&config)
-                    .map_err(|source| ExperimentError::Setup { row: plan.label, source })?;
-                let report =
-                    runner::run(prepared.target.as_ref(), &prepared.spec, prepared.setup, progress)
-                        .map_err(|source| ExperimentError::Run { row: plan.label, source })?;
-                (Row { label: plan.label.to_string(), figures: Ok(report.summary) }, Some(report))
+                let (row, report) = run_config(plan.label, &plan.config(scale), progress)?;
+                (row, Some(report))
             }
         };
         on_row(&row);
         out.push((row, report));
     }
     Ok(out)
+}
+
+/// Runs one row's configuration on a fresh device.
+pub fn run_config(
+    label: &'static str,
+    config: &BenchConfig,
+    progress: &mut dyn Progress,
+) -> Result<(Row, RunReport), ExperimentError> {
+    let prepared =
+        setup::prepare(config).map_err(|source| ExperimentError::Setup { row: label, source })?;
+    let report = runner::run(prepared.target.as_ref(), &prepared.spec, prepared.setup, progress)
+        .map_err(|source| ExperimentError::Run { row: label, source })?;
+    Ok((Row { label: label.to_string(), figures: Ok(report.summary) }, report))
 }
 
 #[cfg(test)]

@@ -119,6 +119,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "zone_bytes" => options.out_of_place.zone_bytes = bytes(value)?,
         "zones_per_gc_unit" => options.out_of_place.zones_per_gc_unit = count(value)?,
         "open_zones" => options.out_of_place.open_zones = count(value)?,
+        "max_fill_percent" => options.out_of_place.max_fill_percent = count(value)?,
         "placement" => {
             let placement = parse_placement(value)?;
             options.out_of_place.placement = placement;

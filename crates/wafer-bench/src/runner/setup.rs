@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use wafer::device::{Device, EmuDevice, FileDevice, MemoryDevice};
@@ -257,12 +258,15 @@ fn fill_basis(device: &dyn Device, options: &Options, fill: f64) -> Result<FillB
     let page_bytes = wafer::device::BLOCK_BYTES;
     let (basis, page_cap) = match options.write_mode {
         wafer::WriteMode::OutOfPlace => {
-            let oop = options.out_of_place.for_device(&device.capabilities());
+            let caps = device.capabilities();
+            let oop = options.out_of_place.for_device(&caps);
             // The runner's database keeps a WAL device, which takes the map journal.
-            let layout =
-                wafer::oop::Layout::compute(capacity, options.data_offset_bytes, &oop, false)
-                    .map_err(|e| invalid(format!("out-of-place layout: {e}")))?;
-            (FillBasis { bytes: layout.space.data_bytes, what: "zone space" }, layout.page_capacity)
+            let offset = options.data_offset_bytes;
+            let layout = wafer::oop::Layout::compute_for(capacity, offset, &oop, false, caps.zones)
+                .map_err(|e| invalid(format!("out-of-place layout: {e}")))?;
+            // Writable zone bytes (on ZNS a zone's capacity, not its stride).
+            let zone_space = u64::from(layout.space.zone_count()) * layout.space.zone_bytes;
+            (FillBasis { bytes: zone_space, what: "zone space" }, layout.page_capacity)
         }
         wafer::WriteMode::InPlace => {
             let pages = capacity.saturating_sub(options.data_offset_bytes) / page_bytes;
@@ -480,14 +484,9 @@ pub(crate) fn open_device(
             let json = serde_json::json!({"kind": "emu", "source": arg,
                 "config": serde_json::to_value(&config).unwrap_or_default()});
             let dev = EmuDevice::new(config)?;
+            let dev = zoned_volume_if_zns(dev, options)?;
             let capacity_bytes = dev.capacity_bytes();
-            OpenedDevice {
-                backend: Some(Box::new(dev)),
-                wal: None,
-                capacity_bytes,
-                json,
-                created: None,
-            }
+            OpenedDevice { backend: Some(dev), wal: None, capacity_bytes, json, created: None }
         }
         DeviceChoice::File(path) => {
             let (dev, wal, created) = open_file_devices(path, options, c.no_load.unwrap_or(false))?;
@@ -522,6 +521,33 @@ pub(crate) fn open_device(
     Ok(opened)
 }
 
+/// Out of place on an emulated ZNS SSD: the SSD behind a metadata device in memory (a
+/// `ZonedVolume`, docs/design.md §9 "ZNS"), sized for the store's superblock and snapshots
+/// (the runner's WAL device takes the map journal). Its writes count in the data device's
+/// I/O (metadata, as on a conventional SSD) but never reach the flash counters. Anything else
+/// as it is.
+fn zoned_volume_if_zns(
+    dev: EmuDevice,
+    options: &mut Options,
+) -> Result<Box<dyn Device>, SetupError> {
+    let zones = match dev.capabilities().zones {
+        Some(z) if options.write_mode == wafer::WriteMode::OutOfPlace => z,
+        _ => return Ok(Box::new(dev)),
+    };
+    options.data_offset_bytes = wafer::device::BLOCK_BYTES;
+    let meta_bytes = wafer::oop::metadata_device_bytes(
+        &zones,
+        options.data_offset_bytes,
+        &options.out_of_place,
+        false,
+    )
+    .map_err(|e| invalid(format!("out-of-place on ZNS: {e}")))?;
+    let meta = Arc::new(MemoryDevice::new(meta_bytes.next_multiple_of(wafer::device::BLOCK_BYTES)));
+    let volume = wafer::device::ZonedVolume::new(meta, Arc::new(dev))
+        .map_err(|e| invalid(format!("zoned volume: {e}")))?;
+    Ok(Box::new(volume))
+}
+
 /// Builds the target and the run from `c`. Slow only by the pilot (a second or so).
 pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
     let device_text = c.device.clone().unwrap_or_else(|| "emu:cns".to_string());
@@ -550,8 +576,10 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
         }
         (None, None, fill) => {
             let fill = fill.unwrap_or(0.9);
-            if !(fill > 0.0 && fill <= 1.0) {
-                return Err(invalid(format!("fill {fill} must be in (0, 1]")));
+            // Above 1: more logical pages than zone space, out of place with compression and
+            // `max_fill_percent` above 100 (fill_basis refuses what the engine cannot hold).
+            if !(fill > 0.0 && fill <= 4.0) {
+                return Err(invalid(format!("fill {fill} must be in (0, 4]")));
             }
             let basis = match &backend {
                 Some(dev) => fill_basis(dev.as_ref(), &options, fill)?,

@@ -23,6 +23,11 @@ enum ExperimentCommand {
     /// YCSB-A zipf 0.8, dataset at 90% of the emulated SSD, buffer 10% of the dataset: one row
     /// per write mode / optimization this build has; the others are listed as not implemented.
     Table1(Table1Args),
+    /// 000 Table 2: a conventional SSD (OP 6%) against a ZNS SSD of the same flash, YCSB-A
+    /// zipf 0.8: Table 1's dataset, a 1.875x larger one on both, and ZNS at the CNS's relative
+    /// fill (DB, SSD and total WAF; 000 reports throughput). --json-dir:
+    /// DIR/table2-<row number>.json; --plot FILE: DB, SSD and total WAF per configuration.
+    Table2(FigureArgs),
     /// 000 Table 3: on an emulated FDP SSD, in place against out of place with every
     /// optimization, keeping SSD WAF at 1 with NoWA or with FDP placement hints (with and
     /// without compression). --json-dir: DIR/table3-<row number>.json; --plot FILE: DB, SSD
@@ -202,6 +207,7 @@ struct Table1Args {
 pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
     match args.command {
         ExperimentCommand::Table1(a) => run_table1(&a),
+        ExperimentCommand::Table2(a) => run_table2(&a),
         ExperimentCommand::Table3(a) => run_table3(&a),
         ExperimentCommand::Plan(a) => run_plan(&a),
         ExperimentCommand::Cczns(a) => run_cczns(&a),
@@ -556,6 +562,35 @@ fn run_paper<R: serde::Serialize>(
         }
     }
     Ok(())
+}
+
+fn run_table2(args: &FigureArgs) -> Result<(), CliError> {
+    use wafer_bench::experiment::table2;
+    let scale = check_outputs(args)?;
+    let mut live = ProgressBar::without_totals(!args.quiet);
+    let quiet = args.quiet;
+    let rows = table2::run(scale, &mut live, &mut |row| {
+        if !quiet {
+            eprintln!("table2 [{}] {}: done", scale.name(), row.label);
+        }
+    })?;
+    let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
+    println!(
+        "Table 2 of 000: CNS (OP {:.1}%) vs ZNS on the same emulated flash (YCSB-A zipf 0.8), \
+         scale {}",
+        table2::CNS_OP * 100.0,
+        scale.name()
+    );
+    print!("{}", table::render(&table_rows));
+    let markdown = table2::render_markdown(scale, &table_rows);
+    println!();
+    print!("{markdown}");
+    let mut reports = Vec::new();
+    for (_, report) in &rows {
+        reports.push(report.as_ref().map(|r| r.to_json()).transpose()?);
+    }
+    let chart = wafer_bench::plot::Chart::Bar(table2::chart(scale, &table_rows));
+    write_outputs(args, "table2", &reports, None, &markdown, &[("", chart)])
 }
 
 fn run_table3(args: &FigureArgs) -> Result<(), CliError> {

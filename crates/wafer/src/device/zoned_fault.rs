@@ -150,7 +150,7 @@ fn zone_mut(st: &mut State, zone: u32) -> Result<&mut Zone, DeviceError> {
 fn cut_zone(z: &Zone, capacity_bytes: u64, rng: &mut SplitMix64) -> Zone {
     let block = super::BLOCK_BYTES as usize;
     // An unsynced reset happened (the zone starts empty) or did not (the durable image).
-    let reset_happened = z.reset_pending && rng.next_u64() % 2 == 0;
+    let reset_happened = z.reset_pending && rng.next_u64().is_multiple_of(2);
     let base = if reset_happened { Image::default() } else { z.durable.clone() };
     let mut image = base.clone();
     if !base.full && z.visible.data.starts_with(&base.data) {
@@ -159,7 +159,7 @@ fn cut_zone(z: &Zone, capacity_bytes: u64, rng: &mut SplitMix64) -> Zone {
         image.data = z.visible.data[..base.data.len() + kept * block].to_vec();
         // A zone written to its capacity is full; an unsynced finish after everything else
         // happened or not.
-        let finished = z.visible.full && kept == extra_blocks && rng.next_u64() % 2 == 0;
+        let finished = z.visible.full && kept == extra_blocks && rng.next_u64().is_multiple_of(2);
         image.full = image.data.len() as u64 == capacity_bytes || finished;
     }
     assert!(image.data.len() as u64 <= capacity_bytes);

@@ -98,8 +98,15 @@ impl Layout {
             Some(g) => zoned_options(o, &g)?,
             None => *o,
         };
-        if !(1..=99).contains(&o.max_fill_percent) {
-            return invalid(format!("max_fill_percent {} not in 1..=99", o.max_fill_percent));
+        let fill_max = match o.compression {
+            super::codec::Compression::None => 99,
+            _ => super::options::MAX_FILL_PERCENT_COMPRESSED,
+        };
+        if !(1..=fill_max).contains(&o.max_fill_percent) {
+            return invalid(format!(
+                "max_fill_percent {} not in 1..={fill_max} (above 99 only with compression)",
+                o.max_fill_percent
+            ));
         }
         if !(1..=100).contains(&o.free_pages_max_percent) {
             return invalid(format!(
@@ -182,7 +189,10 @@ impl Layout {
         // Live pages must leave the GC free target and the open zones' room, or GC could find
         // no victim with an invalid slot while writers still need zones.
         let overhead_zones = u64::from(gc.free_high) + u64::from(o.open_zones);
-        let by_zones = (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone;
+        // Over 100% (compressed pages, thin provisioned) the zones' cap scales the same way.
+        let over = u64::from(o.max_fill_percent.max(100));
+        let by_zones =
+            (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone * over / 100;
         let page_capacity = 1 + by_fill.min(by_zones);
         assert!(page_capacity <= pid_bound);
         assert!(snapshot::block_count(page_capacity) * SLOT_BYTES <= map_section_bytes);
@@ -272,6 +282,44 @@ impl Layout {
         assert!(used <= device_capacity_bytes);
         device_capacity_bytes - used
     }
+}
+
+/// Conventional zones tried when sizing a metadata device; a layout needing more has
+/// metadata larger than 64 zones, which no sane zone size gives.
+const METADATA_ZONES_MAX: u32 = 64;
+
+/// The metadata device a [`crate::device::ZonedVolume`] needs in front of a ZNS SSD with
+/// `zones` (no conventional zones of its own): the bytes from the volume's start to the end of
+/// the store's metadata (superblock at `data_offset_bytes`, both snapshot areas, and the map
+/// journal when `journal_on_data`).
+pub fn metadata_device_bytes(
+    zones: &ZoneGeometry,
+    data_offset_bytes: u64,
+    o: &OutOfPlaceOptions,
+    journal_on_data: bool,
+) -> Result<u64> {
+    assert_eq!(zones.conventional_zones, 0, "a bare ZNS SSD");
+    let zoned_bytes = u64::from(zones.zone_count) * zones.zone_bytes;
+    let mut last = None;
+    // The areas grow a little with the volume's capacity, so more conventional zones may be
+    // needed than the first guess.
+    for conventional_zones in 1..=METADATA_ZONES_MAX {
+        let g = ZoneGeometry {
+            conventional_zones,
+            zone_count: zones.zone_count + conventional_zones,
+            ..*zones
+        };
+        let capacity = u64::from(conventional_zones) * zones.zone_bytes + zoned_bytes;
+        match Layout::compute_for(capacity, data_offset_bytes, o, journal_on_data, Some(g)) {
+            Ok(l) => {
+                let end = l.superblock_offset_bytes + l.metadata_bytes();
+                assert!(end <= l.space.data_offset_bytes);
+                return Ok(end);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| Error::InvalidOptions("out-of-place on ZNS: no layout".into())))
 }
 
 /// The map journal for a data device of `device_capacity_bytes`: a 128th of it, 64 KiB to

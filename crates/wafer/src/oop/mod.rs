@@ -17,7 +17,7 @@ mod model_device;
 #[cfg(test)]
 mod sim_tests;
 
-pub use layout::{journal_bytes_on_log, Layout};
+pub use layout::{journal_bytes_on_log, metadata_device_bytes, Layout};
 pub use options::{GcZoneCounts, GcZones, OutOfPlaceOptions};
 pub use store::OutOfPlaceStore;
 

@@ -61,7 +61,10 @@ pub struct OutOfPlaceOptions {
     pub zones_per_gc_unit: u32,
     /// Page ids are capped at this share of the data area's slots, so live data can never
     /// exceed what GC can keep up with; the allocator refuses beyond it with `OutOfSpace`
-    /// before anything changes (000 runs at 90%).
+    /// before anything changes (000 runs at 90%). At most 99, or with compression up to
+    /// [`MAX_FILL_PERCENT_COMPRESSED`]: more pages than slots (thin provisioning, as 000 keeps a
+    /// 1,500 GB database on an 894 GB SSD, Table 2), which fit only while they compress; when
+    /// they do not, writes fail with `OutOfSpace` and lose nothing.
     pub max_fill_percent: u32,
     /// GC's free-zone thresholds and reserve (`Layout::space` holds the resolved counts).
     pub gc_zones: GcZones,
@@ -109,6 +112,9 @@ pub struct OutOfPlaceOptions {
 /// OP assumed for an SSD that does not report its physical capacity (a common consumer
 /// figure; enterprise drives have more, so the estimate errs towards compensating early).
 pub const SSD_SPARE_PERCENT_DEFAULT: u64 = 7;
+
+/// The largest `max_fill_percent` with compression on: page ids for 4x the slots.
+pub const MAX_FILL_PERCENT_COMPRESSED: u32 = 400;
 
 impl OutOfPlaceOptions {
     /// Zones of the device's GC unit (one DB zone = one SSD GC unit, 000 sec. 5.3), GC on
