@@ -42,24 +42,37 @@ pub fn run(
     table1::run_rows(scale, &ROWS, progress, on_row)
 }
 
-/// The measured rows beside 000's as a markdown table.
-pub fn render_markdown(scale: Scale, rows: &[Row]) -> String {
+/// The SSD WAF the device's FDP statistics log gives over the measured run (media over host
+/// bytes written between the states before and after it), as a real FDP SSD reports it.
+pub fn fdp_log_waf(report: &RunReport) -> Option<f64> {
+    let stat =
+        |state: &str, key: &str| report.observed.get(state)?.get("fdp_stats")?.get(key)?.as_u64();
+    let delta = |key: &str| {
+        Some(stat("target_after_run", key)?.checked_sub(stat("target_before_run", key)?)?)
+    };
+    let (host, media) = (delta("host_bytes_written")?, delta("media_bytes_written")?);
+    (host > 0).then(|| media as f64 / host as f64)
+}
+
+/// The measured rows beside 000's as a markdown table, with the SSD WAF of the FDP log.
+pub fn render_markdown(scale: Scale, rows: &[(Row, Option<RunReport>)]) -> String {
     let mut out = format!(
-        "| config ({} scale) | DB WAF | SSD WAF | total WAF | 000 (DB x SSD = total) |\n\
-         |---|---|---|---|---|\n",
+        "| config ({} scale) | DB WAF | SSD WAF | total WAF | FDP log: media/host | 000 (DB x SSD = total) |\n\
+         |---|---|---|---|---|---|\n",
         scale.name()
     );
-    for row in rows {
+    for (row, report) in rows {
         let paper = PAPER_ROWS
             .iter()
             .find(|p| p.0 == row.label)
             .map_or(String::new(), |p| format!("{:.2} x {:.2} = {:.2}", p.1, p.2, p.3));
         let figure = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        let log = figure(report.as_ref().and_then(fdp_log_waf));
         match &row.figures {
             Ok(f) => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {paper} |",
+                    "| {} | {} | {} | {} | {log} | {paper} |",
                     row.label,
                     figure(f.db_waf),
                     figure(f.ssd_waf),
@@ -67,7 +80,7 @@ pub fn render_markdown(scale: Scale, rows: &[Row]) -> String {
                 );
             }
             Err(why) => {
-                let _ = writeln!(out, "| {} | {why} | | | {paper} |", row.label);
+                let _ = writeln!(out, "| {} | {why} | | | | {paper} |", row.label);
             }
         }
     }
@@ -110,8 +123,10 @@ mod tests {
         assert!(total(&nowa) < total(&in_place) && total(&fdp) < total(&in_place));
         let ssd = |f: &crate::metrics::Figures| f.ssd_waf.unwrap_or(f64::NAN);
         assert!(ssd(&fdp) < 1.05, "FDP SSD WAF {}", ssd(&fdp));
-        let text =
-            render_markdown(Scale::Tiny, &rows.into_iter().map(|(r, _)| r).collect::<Vec<_>>());
+        // The device's FDP log agrees with the emulator's flash counters.
+        let log = fdp_log_waf(rows[2].1.as_ref().unwrap()).unwrap();
+        assert!((log - ssd(&fdp)).abs() < 0.02, "FDP log {log} vs counters {}", ssd(&fdp));
+        let text = render_markdown(Scale::Tiny, &rows);
         assert!(text.contains("| fdp |") && text.contains("0.54"), "{text}");
     }
 }

@@ -390,6 +390,14 @@ impl KvTarget for EngineTarget {
         let allocated = self.allocated_page_bytes();
         d["allocated_bytes"] = allocated.into();
         d["fill"] = (allocated as f64 / self.data_device_capacity_bytes() as f64).into();
+        if let Some(log) = self.device.fdp_stats() {
+            // As an FDP SSD reports itself: its statistics log page.
+            d["fdp_stats"] = serde_json::json!({
+                "host_bytes_written": log.host_bytes_written,
+                "media_bytes_written": log.media_bytes_written,
+                "media_bytes_erased": log.media_bytes_erased,
+            });
+        }
         d
     }
 }

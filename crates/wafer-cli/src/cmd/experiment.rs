@@ -609,7 +609,7 @@ fn run_table3(args: &FigureArgs) -> Result<(), CliError> {
         scale.name()
     );
     print!("{}", table::render(&table_rows));
-    let markdown = table3::render_markdown(scale, &table_rows);
+    let markdown = table3::render_markdown(scale, &rows);
     println!();
     print!("{markdown}");
     let mut reports = Vec::new();

@@ -69,6 +69,9 @@ impl<D: Device> Device for Counted<D> {
     fn capabilities(&self) -> super::DeviceCapabilities {
         self.inner.capabilities()
     }
+    fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
+        self.inner.fdp_stats()
+    }
 }
 
 impl<D: Device> Counted<D> {

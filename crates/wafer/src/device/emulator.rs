@@ -133,6 +133,10 @@ impl Device for EmuDevice {
         Some(self.ssd().counters())
     }
 
+    fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
+        self.ssd().fdp_stats()
+    }
+
     fn capabilities(&self) -> super::DeviceCapabilities {
         let ssd = self.ssd();
         let config = ssd.config();

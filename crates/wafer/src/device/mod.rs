@@ -200,6 +200,11 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     fn capabilities(&self) -> DeviceCapabilities {
         DeviceCapabilities::default()
     }
+    /// An FDP device's statistics log (host and media bytes written, media bytes erased): how
+    /// a real FDP SSD reports its own write amplification. None elsewhere.
+    fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
+        None
+    }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.read_batch(&mut [ReadOp { offset, buf }])
@@ -238,6 +243,9 @@ macro_rules! forward_device {
             }
             fn capabilities(&self) -> DeviceCapabilities {
                 (**self).capabilities()
+            }
+            fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
+                (**self).fdp_stats()
             }
         }
     };
