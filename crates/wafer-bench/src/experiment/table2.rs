@@ -162,13 +162,13 @@ pub fn run(
 }
 
 /// The measured rows beside 000's as a markdown table.
-pub fn render_markdown(scale: Scale, rows: &[Row]) -> String {
+pub fn render_markdown(scale: Scale, rows: &[(Row, Option<RunReport>)]) -> String {
     let mut out = format!(
         "| config ({} scale) | DB WAF | SSD WAF | total WAF | flash B/op | 000: SSD, DB size, K OPS |\n\
          |---|---|---|---|---|---|\n",
         scale.name()
     );
-    for row in rows {
+    for (row, _) in rows {
         let paper = PAPER_ROWS
             .iter()
             .find(|p| p.0 == row.label)
@@ -197,25 +197,9 @@ pub fn render_markdown(scale: Scale, rows: &[Row]) -> String {
 
 /// DB, SSD and total WAF per configuration that ran.
 pub fn chart(scale: Scale, rows: &[Row]) -> BarChart {
-    let ran: Vec<(&str, &crate::metrics::Figures)> = rows
-        .iter()
-        .filter_map(|r| r.figures.as_ref().ok().map(|f| (r.label.as_str(), f)))
-        .collect();
-    let waf = |v: Option<f64>| v.unwrap_or(0.0);
-    BarChart {
-        title: format!(
-            "000 Table 2: CNS vs ZNS on the same emulated flash ({} scale)",
-            scale.name()
-        ),
-        y_label: "WAF".into(),
-        groups: ran.iter().map(|(label, _)| label.to_string()).collect(),
-        series_labels: vec!["DB WAF".into(), "SSD WAF".into(), "total WAF".into()],
-        values: ran
-            .iter()
-            .map(|(_, f)| vec![waf(f.db_waf), waf(f.ssd_waf), waf(f.total_waf)])
-            .collect(),
-        stacked: false,
-    }
+    let title =
+        format!("000 Table 2: CNS vs ZNS on the same emulated flash ({} scale)", scale.name());
+    super::table3::waf_chart(title, rows)
 }
 
 #[cfg(test)]
@@ -242,8 +226,7 @@ mod tests {
         }
         let total = |i: usize| fig(i).total_waf.unwrap_or(f64::NAN);
         assert!(total(2) < total(0), "ZNS {} vs in place {}", total(2), total(0));
-        let text =
-            render_markdown(Scale::Tiny, &rows.into_iter().map(|(r, _)| r).collect::<Vec<_>>());
+        let text = render_markdown(Scale::Tiny, &rows);
         assert!(text.contains("| zns |") && text.contains("330.3"), "{text}");
     }
 }

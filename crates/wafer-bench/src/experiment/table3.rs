@@ -47,9 +47,8 @@ pub fn run(
 pub fn fdp_log_waf(report: &RunReport) -> Option<f64> {
     let stat =
         |state: &str, key: &str| report.observed.get(state)?.get("fdp_stats")?.get(key)?.as_u64();
-    let delta = |key: &str| {
-        Some(stat("target_after_run", key)?.checked_sub(stat("target_before_run", key)?)?)
-    };
+    let delta =
+        |key: &str| stat("target_after_run", key)?.checked_sub(stat("target_before_run", key)?);
     let (host, media) = (delta("host_bytes_written")?, delta("media_bytes_written")?);
     (host > 0).then(|| media as f64 / host as f64)
 }
@@ -89,13 +88,18 @@ pub fn render_markdown(scale: Scale, rows: &[(Row, Option<RunReport>)]) -> Strin
 
 /// DB, SSD and total WAF per configuration that ran.
 pub fn chart(scale: Scale, rows: &[Row]) -> BarChart {
+    waf_chart(format!("000 Table 3 on an emulated FDP SSD ({} scale)", scale.name()), rows)
+}
+
+/// A bar chart of DB, SSD and total WAF per row that ran (Tables 2 and 3).
+pub fn waf_chart(title: String, rows: &[Row]) -> BarChart {
     let ran: Vec<(&str, &crate::metrics::Figures)> = rows
         .iter()
         .filter_map(|r| r.figures.as_ref().ok().map(|f| (r.label.as_str(), f)))
         .collect();
     let waf = |v: Option<f64>| v.unwrap_or(0.0);
     BarChart {
-        title: format!("000 Table 3 on an emulated FDP SSD ({} scale)", scale.name()),
+        title,
         y_label: "WAF".into(),
         groups: ran.iter().map(|(label, _)| label.to_string()).collect(),
         series_labels: vec!["DB WAF".into(), "SSD WAF".into(), "total WAF".into()],

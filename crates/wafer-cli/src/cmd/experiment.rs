@@ -564,60 +564,84 @@ fn run_paper<R: serde::Serialize>(
     Ok(())
 }
 
-fn run_table2(args: &FigureArgs) -> Result<(), CliError> {
-    use wafer_bench::experiment::table2;
+/// A table's rows, each with its run's report (None: a row that did not run).
+type RowRun = (table::Row, Option<RunReport>);
+type TableRun = Vec<RowRun>;
+type TableRunFn = fn(
+    Scale,
+    &mut dyn wafer_bench::progress::Progress,
+    &mut dyn FnMut(&table::Row),
+) -> Result<TableRun, wafer_bench::experiment::table1::ExperimentError>;
+
+/// The parts of Tables 2 and 3 that differ: their rows, heading, markdown and chart.
+struct WafTable {
+    name: &'static str,
+    run: TableRunFn,
+    heading: fn(Scale) -> String,
+    markdown: fn(Scale, &[RowRun]) -> String,
+    chart: fn(Scale, &[table::Row]) -> wafer_bench::plot::BarChart,
+}
+
+/// Runs a table of WAF rows: live progress, the text table, markdown, JSON and the chart.
+fn run_waf_table(args: &FigureArgs, t: &WafTable) -> Result<(), CliError> {
     let scale = check_outputs(args)?;
     let mut live = ProgressBar::without_totals(!args.quiet);
     let quiet = args.quiet;
-    let rows = table2::run(scale, &mut live, &mut |row| {
+    let rows = (t.run)(scale, &mut live, &mut |row| {
         if !quiet {
-            eprintln!("table2 [{}] {}: done", scale.name(), row.label);
+            eprintln!("{} [{}] {}: done", t.name, scale.name(), row.label);
         }
     })?;
     let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
-    println!(
-        "Table 2 of 000: CNS (OP {:.1}%) vs ZNS on the same emulated flash (YCSB-A zipf 0.8), \
-         scale {}",
-        table2::CNS_OP * 100.0,
-        scale.name()
-    );
+    println!("{}", (t.heading)(scale));
     print!("{}", table::render(&table_rows));
-    let markdown = table2::render_markdown(scale, &table_rows);
+    let markdown = (t.markdown)(scale, &rows);
     println!();
     print!("{markdown}");
     let mut reports = Vec::new();
     for (_, report) in &rows {
         reports.push(report.as_ref().map(|r| r.to_json()).transpose()?);
     }
-    let chart = wafer_bench::plot::Chart::Bar(table2::chart(scale, &table_rows));
-    write_outputs(args, "table2", &reports, None, &markdown, &[("", chart)])
+    let chart = wafer_bench::plot::Chart::Bar((t.chart)(scale, &table_rows));
+    write_outputs(args, t.name, &reports, None, &markdown, &[("", chart)])
+}
+
+fn run_table2(args: &FigureArgs) -> Result<(), CliError> {
+    use wafer_bench::experiment::table2;
+    let heading = |scale: Scale| {
+        format!(
+            "Table 2 of 000: CNS (OP {:.1}%) vs ZNS on the same emulated flash (YCSB-A zipf \
+             0.8), scale {}",
+            table2::CNS_OP * 100.0,
+            scale.name()
+        )
+    };
+    let t = WafTable {
+        name: "table2",
+        run: table2::run,
+        heading,
+        markdown: table2::render_markdown,
+        chart: table2::chart,
+    };
+    run_waf_table(args, &t)
 }
 
 fn run_table3(args: &FigureArgs) -> Result<(), CliError> {
     use wafer_bench::experiment::table3;
-    let scale = check_outputs(args)?;
-    let mut live = ProgressBar::without_totals(!args.quiet);
-    let quiet = args.quiet;
-    let rows = table3::run(scale, &mut live, &mut |row| {
-        if !quiet {
-            eprintln!("table3 [{}] {}: done", scale.name(), row.label);
-        }
-    })?;
-    let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
-    println!(
-        "Table 3 of 000 on an emulated FDP SSD (YCSB-A zipf 0.8, 85% full), scale {}",
-        scale.name()
-    );
-    print!("{}", table::render(&table_rows));
-    let markdown = table3::render_markdown(scale, &rows);
-    println!();
-    print!("{markdown}");
-    let mut reports = Vec::new();
-    for (_, report) in &rows {
-        reports.push(report.as_ref().map(|r| r.to_json()).transpose()?);
-    }
-    let chart = wafer_bench::plot::Chart::Bar(table3::chart(scale, &table_rows));
-    write_outputs(args, "table3", &reports, None, &markdown, &[("", chart)])
+    let heading = |scale: Scale| {
+        format!(
+            "Table 3 of 000 on an emulated FDP SSD (YCSB-A zipf 0.8, 85% full), scale {}",
+            scale.name()
+        )
+    };
+    let t = WafTable {
+        name: "table3",
+        run: table3::run,
+        heading,
+        markdown: table3::render_markdown,
+        chart: table3::chart,
+    };
+    run_waf_table(args, &t)
 }
 
 fn run_table1(args: &Table1Args) -> Result<(), CliError> {
