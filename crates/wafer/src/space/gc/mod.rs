@@ -37,12 +37,16 @@ impl SpaceView<'_> {
         self.nowa.map_or(0, |m| m.sharing(zone))
     }
 
-    /// Valid slots as greedy compares them: exact without NoWA; with it, in steps of 1/32 of
+    /// What greedy compares: the victim's live bytes, what GC would copy (per page: a packed
+    /// slot with one live page costs that page, not the slot); with NoWA in steps of 1/32 of
     /// a zone, so near-equal victims are told apart by [`SpaceView::sharing`].
-    pub fn valid_rank(&self, zone: &Zone) -> u32 {
+    pub fn valid_rank(&self, zone: &Zone) -> u64 {
         match self.nowa {
-            None => zone.valid_slots(),
-            Some(_) => zone.valid_slots() / (self.zones.slots_per_zone() / 32).max(1),
+            None => zone.live_bytes(),
+            Some(_) => {
+                let zone_bytes = u64::from(self.zones.slots_per_zone()) * super::map::SLOT_BYTES;
+                zone.live_bytes() / (zone_bytes / 32).max(1)
+            }
         }
     }
 }
@@ -221,10 +225,11 @@ impl Space {
             );
             self.zones.get_mut(zone).state = ZoneState::Victim;
             let pages = self.current_pages(zone);
-            let valid_slots = self.zones.get(zone).valid_slots();
+            let (valid_slots, live_bytes) =
+                (self.zones.get(zone).valid_slots(), self.zones.get(zone).live_bytes());
             // A valid slot holds a page or part of one, and a page touches at most two slots.
             assert!(2 * pages.len() >= valid_slots as usize, "too few current pages for the slots");
-            self.stats.record_gc(zone, valid_slots, spz, self.clock);
+            self.stats.record_gc(zone, valid_slots, live_bytes, spz, self.clock);
             valid_slots_sum += u64::from(valid_slots);
             valid.extend(pages);
         }
