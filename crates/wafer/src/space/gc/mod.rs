@@ -375,6 +375,41 @@ mod tests {
         assert_eq!(chosen(&Greedy, &space), None);
     }
 
+    /// Per page, not per slot: zone 0 packs two 2000-byte pages per slot and keeps one page
+    /// in each of three slots (3 valid slots, 3 x 2016 live bytes); zone 1 keeps two whole
+    /// pages (2 valid slots, 8192 live bytes). GC would copy less from zone 0.
+    #[test]
+    fn greedy_ranks_by_live_bytes_not_valid_slots() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+        assert_eq!((runs[0].zone, runs[0].slots), (0, 4));
+        for slot in 0..4 {
+            space.share_slot(0, slot, 2);
+            for (k, offset) in [0u16, 2016].into_iter().enumerate() {
+                let pid = u64::from(slot) * 2 + k as u64;
+                space.commit(pid, Location::packed(0, slot, offset, 2000), 1);
+            }
+        }
+        let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+        assert_eq!(runs[0].zone, 1);
+        crate::space::tests::commit_runs(&mut space, &runs, 100, 1);
+        for pid in [0, 2, 4, 6, 7, 100, 101] {
+            space.free_pid(pid, 2);
+        }
+        let (z0, z1) = (space.zones().get(0), space.zones().get(1));
+        assert_eq!((z0.valid_slots(), z0.live_bytes(), z0.live_slots()), (3, 3 * 2016, 2));
+        assert_eq!((z1.valid_slots(), z1.live_bytes(), z1.reclaimable_slots()), (2, 8192, 2));
+        assert_eq!(z0.reclaimable_slots(), 2);
+        space.check_invariants().unwrap();
+        assert_eq!(chosen(&Greedy, &space), Some(0));
+        let plan = space.plan_gc().unwrap();
+        assert_eq!(plan.zones, vec![0]);
+        assert_eq!(plan.valid.len(), 3, "the live pages, each once");
+        let c = space.counters();
+        assert_eq!(c.mean_victim_live_ratio(), Some(3.0 * 2016.0 / (4.0 * 4096.0)));
+        assert_eq!(c.mean_victim_valid_ratio(), Some(0.75));
+    }
+
     #[test]
     fn cost_benefit_prefers_old_zones_at_equal_utilisation() {
         let space = space_with_valid(&[2, 2, 3]);
