@@ -52,6 +52,10 @@ pub struct CounterSnapshot {
     pub gc_victim_valid_slots: u64,
     #[serde(default)]
     pub gc_victim_slots: u64,
+    /// Sum of the victims' live bytes at choice time (per page: a packed slot is valid while
+    /// any of its pages lives).
+    #[serde(default)]
+    pub gc_victim_live_bytes: u64,
     /// Gauges of the out-of-place space: live pages, slots of all zones, and the data device
     /// bytes on-device metadata takes, with the device's capacity (0 in place).
     #[serde(default)]
@@ -145,6 +149,7 @@ impl CounterSnapshot {
             gc_victims: d(self.gc_victims, earlier.gc_victims),
             gc_victim_valid_slots: d(self.gc_victim_valid_slots, earlier.gc_victim_valid_slots),
             gc_victim_slots: d(self.gc_victim_slots, earlier.gc_victim_slots),
+            gc_victim_live_bytes: d(self.gc_victim_live_bytes, earlier.gc_victim_live_bytes),
             live_pages: self.live_pages,
             zone_slots: self.zone_slots,
             metadata_device_bytes: self.metadata_device_bytes,

@@ -62,6 +62,10 @@ pub struct Figures {
     /// reports about 75% for its naive row).
     #[serde(default)]
     pub gc_victim_valid_ratio: Option<f64>,
+    /// The same per page: the victims' live bytes over their bytes (with packing a slot stays
+    /// valid while any of its pages lives, so the slot ratio overstates what GC copies).
+    #[serde(default)]
+    pub gc_victim_live_ratio: Option<f64>,
     #[serde(default)]
     pub gc_victims: u64,
     /// Live pages / slots of all zones at the end of the period: the utilization DB GC works
@@ -167,6 +171,7 @@ impl Figures {
             cpu_cores: (d.time_ns > 0).then(|| cpu_s / elapsed_s),
             rss_bytes: d.rss_bytes,
             gc_victim_valid_ratio: ratio(d.gc_victim_valid_slots, d.gc_victim_slots),
+            gc_victim_live_ratio: ratio(d.gc_victim_live_bytes, d.gc_victim_slots * 4096),
             gc_victims: d.gc_victims,
             live_pages_per_zone_slot: ratio(d.live_pages, d.zone_slots),
             metadata_device_share: (d.zone_slots > 0)
@@ -222,6 +227,7 @@ mod tests {
                 gc_victims: r(1 << 20),
                 gc_victim_valid_slots: r(1 << 30),
                 gc_victim_slots: 1 + (1 << 30) + r(1 << 30),
+                gc_victim_live_bytes: r(1 << 40),
                 live_pages: r(1 << 30),
                 zone_slots: 1 + (1 << 30) + r(1 << 30),
                 metadata_device_bytes: r(1 << 30),
@@ -229,9 +235,12 @@ mod tests {
                 ..CounterSnapshot::default()
             };
             let f = Figures::from_delta(&d);
-            for share in
-                [f.gc_victim_valid_ratio, f.live_pages_per_zone_slot, f.metadata_device_share]
-            {
+            for share in [
+                f.gc_victim_valid_ratio,
+                f.gc_victim_live_ratio,
+                f.live_pages_per_zone_slot,
+                f.metadata_device_share,
+            ] {
                 assert!(share.is_some_and(|v| (0.0..1.0).contains(&v)), "seed {seed}: {share:?}");
             }
             let (db, ssd, total) = (f.db_waf.unwrap(), f.ssd_waf.unwrap(), f.total_waf.unwrap());

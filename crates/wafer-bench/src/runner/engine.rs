@@ -346,6 +346,7 @@ impl KvTarget for EngineTarget {
             s.gc_victims = o.space.gc_victims;
             s.gc_victim_valid_slots = o.space.gc_victim_valid_slots;
             s.gc_victim_slots = o.space.gc_victim_slots;
+            s.gc_victim_live_bytes = o.space.gc_victim_live_bytes;
             s.gc_victim_valid_hist = o.space.gc_victim_valid_hist;
             s.edt_predictions = o.space.edt.predictions;
             s.edt_within_2x = o.space.edt.within_2x;

@@ -263,6 +263,7 @@ impl Space {
                 other => panic!("commit of page {pid} to {loc:?}: slot not reserved ({other:?})"),
             }
         }
+        self.zones.add_live(loc.zone, loc.footprint_bytes());
         let old = self.map.set(pid, loc);
         if let Some(old) = old {
             self.invalidate(pid, old, lsn);
@@ -327,6 +328,7 @@ impl Space {
     /// The version of `pid` at `old` is no longer current: each slot it touches loses it, and
     /// a slot left with no current page and none pending is dead.
     fn invalidate(&mut self, pid: PageId, old: Location, lsn: Lsn) {
+        self.zones.remove_live(old.zone, old.footprint_bytes());
         for slot in old.slots() {
             match self.reverse.get(old.zone, slot) {
                 SlotEntry::Page(p) if p == pid && !old.crosses() => {

@@ -197,6 +197,39 @@ impl Gdt {
         coldest.unwrap_or(groups.start)
     }
 
+    /// The batch's groups fitted to whole slots (`group_pack`): pages of a group's emptiest
+    /// slot move to a neighbouring range where that saves a slot; the ranges follow them.
+    fn settle(&mut self, groups: &mut [u32], sizes: &[u16], keys: &[Key]) {
+        let mut order: Vec<u32> = Vec::new();
+        for &g in groups.iter() {
+            if !order.contains(&g) {
+                order.push(g);
+            }
+        }
+        let range_key = |r: &GroupRange| match *r {
+            GroupRange::Life { sum, pages } => Key::Life(sum / pages.max(1) as f64),
+            GroupRange::Tree(t) => Key::Tree(t),
+            GroupRange::Free => Key::Tree(UNKNOWN_TREE),
+        };
+        order.sort_by(|a, b| {
+            let (ka, kb) =
+                (range_key(&self.ranges[*a as usize]), range_key(&self.ranges[*b as usize]));
+            ka.order(&kb).then(a.cmp(b))
+        });
+        for (page, from, to) in super::group_pack::settle(groups, sizes, &order) {
+            let Key::Life(life) = keys[page] else { continue };
+            if let GroupRange::Life { sum, pages } = self.ranges[from as usize] {
+                self.ranges[from as usize] = match pages {
+                    0 | 1 => GroupRange::Free,
+                    _ => GroupRange::Life { sum: sum - life, pages: pages - 1 },
+                };
+            }
+            if let GroupRange::Life { sum, pages } = self.ranges[to as usize] {
+                self.ranges[to as usize] = GroupRange::Life { sum: sum + life, pages: pages + 1 };
+            }
+        }
+    }
+
     /// A user write-back of `d`: its death, if predicted, is scored; its new EDT is kept.
     fn observe(&mut self, d: &PageDesc) -> Key {
         let (now, previous) = (d.write_history[0], d.write_history[1]);
@@ -258,6 +291,11 @@ impl PlacementPolicy for Gdt {
         for i in sorted {
             groups[i] = self.choose(keys[i], users.clone());
         }
+        let sizes: Vec<u16> = batch
+            .iter()
+            .map(|d| d.stored_bytes.clamp(1, super::map::SLOT_BYTES as u32) as u16)
+            .collect();
+        self.settle(&mut groups, &sizes, &keys);
         assert!(groups.iter().all(|g| users.contains(g)));
         WritePlan::by_group(&groups)
     }

@@ -85,6 +85,13 @@ impl Space {
                 ));
             }
             valid_total += page_count;
+            let live: u64 = self.current_pages(z).iter().map(|(_, l)| l.footprint_bytes()).sum();
+            if zone.live_bytes() != live {
+                return Err(format!(
+                    "zone {z}: {} live bytes counted, its pages take {live}",
+                    zone.live_bytes()
+                ));
+            }
             let full = zone.write_ptr_slots() == spz;
             let ok = match zone.state() {
                 ZoneState::Empty => zone.write_ptr_slots() == 0 && empty.contains(&z),

@@ -88,6 +88,12 @@ impl Location {
     }
 
     /// Byte just past the page, counted from its slot's start (above 4096 when it crosses).
+    /// Bytes the page takes in its zone: its size rounded up to the packing unit (a whole
+    /// slot for an uncompressed page). Zone live-byte counts sum these.
+    pub fn footprint_bytes(&self) -> u64 {
+        u64::from(self.stored_bytes.div_ceil(PACK_ALIGN_BYTES) * PACK_ALIGN_BYTES)
+    }
+
     pub fn end_bytes(&self) -> u64 {
         u64::from(self.offset_bytes) + u64::from(self.stored_bytes)
     }

@@ -48,6 +48,7 @@ mod alloc;
 mod error;
 pub mod gc;
 mod gdt;
+mod group_pack;
 mod invariants;
 pub mod io;
 mod map;

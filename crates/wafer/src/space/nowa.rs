@@ -166,7 +166,7 @@ impl SsdModel {
     }
 
     /// Rule 2: the zones whose reset frees the cheapest partly dead unit, if one is worth it
-    /// (all its zones Full and idle, their valid slots below a unit's worth less one zone, else
+    /// (all its zones Full and idle, their live bytes below a unit's worth less one zone, else
     /// moving them would use about the space it frees). A unit of more zones than one cycle
     /// may take, or whose copies exceed `room_slots`, goes over several cycles: the fewest
     /// valid first, at most [`VICTIMS_PER_CYCLE_MAX`] and `room_slots` (at least one zone).
@@ -183,18 +183,21 @@ impl SsdModel {
             let zone = zones.get(*z);
             zone.state() == ZoneState::Full && zone.pending_slots() == 0
         };
+        // Room is checked in valid slots (an upper bound of the copies); cost is what GC
+        // repacks, the live bytes in slots (per page: a packed slot's dead pages cost nothing).
         let valid = |z: &ZoneId| u64::from(zones.get(*z).valid_slots());
+        let live = |z: &ZoneId| u64::from(zones.get(*z).live_slots());
         let worth = self.options.unit_slots.saturating_sub(spz);
         let best = by_unit
             .values()
             .filter(|members| members.iter().all(idle))
-            .map(|members| (members.iter().map(valid).sum::<u64>(), members))
+            .map(|members| (members.iter().map(live).sum::<u64>(), members))
             .filter(|(cost, _)| *cost < worth)
             .min_by_key(|(cost, _)| *cost);
         let (cost, members) = best?;
         assert!(!members.is_empty() && cost < self.options.unit_slots);
         let mut members = members.clone();
-        members.sort_by_key(|z| (valid(z), *z));
+        members.sort_by_key(|z| (live(z), *z));
         let mut taken = Vec::with_capacity(members.len().min(VICTIMS_PER_CYCLE_MAX));
         let mut copies = 0u64;
         for zone in members.into_iter().take(VICTIMS_PER_CYCLE_MAX) {

@@ -42,6 +42,7 @@ impl Space {
             for slot in loc.slots() {
                 space.place_recovered(&map, pid, loc, slot)?;
             }
+            space.zones.add_live(loc.zone, loc.footprint_bytes());
         }
         space.empty.clear();
         let mut to_reset = Vec::new();

@@ -39,6 +39,9 @@ pub struct SpaceCounters {
     pub gc_victim_valid_slots: u64,
     /// Sum over victims of their size in slots.
     pub gc_victim_slots: u64,
+    /// Sum over victims of their live bytes at choice time (what GC copies: a packed slot is
+    /// valid while any of its pages lives, so valid slots overstate it).
+    pub gc_victim_live_bytes: u64,
     /// Victims by valid ratio at choice time (000 Figure 13a's distribution).
     pub gc_victim_valid_hist: [u64; VALID_RATIO_BINS],
     /// The placement policy's deathtime predictions (GDT).
@@ -73,6 +76,11 @@ impl SpaceCounters {
         (self.gc_victim_slots > 0)
             .then(|| self.gc_victim_valid_slots as f64 / self.gc_victim_slots as f64)
     }
+    /// Mean share of the victims' bytes still live (per page, not per slot).
+    pub fn mean_victim_live_ratio(&self) -> Option<f64> {
+        let bytes = self.gc_victim_slots * super::map::SLOT_BYTES;
+        (bytes > 0).then(|| self.gc_victim_live_bytes as f64 / bytes as f64)
+    }
     pub fn since(&self, earlier: &SpaceCounters) -> SpaceCounters {
         let mut d = *self;
         for (i, slots) in d.issued_slots.iter_mut().enumerate() {
@@ -82,6 +90,8 @@ impl SpaceCounters {
         d.gc_victim_valid_slots =
             d.gc_victim_valid_slots.saturating_sub(earlier.gc_victim_valid_slots);
         d.gc_victim_slots = d.gc_victim_slots.saturating_sub(earlier.gc_victim_slots);
+        d.gc_victim_live_bytes =
+            d.gc_victim_live_bytes.saturating_sub(earlier.gc_victim_live_bytes);
         for (bin, before) in d.gc_victim_valid_hist.iter_mut().zip(earlier.gc_victim_valid_hist) {
             *bin = bin.saturating_sub(before);
         }
@@ -131,14 +141,19 @@ impl SpaceStats {
         self.counters.issued_slots[to as usize] += slots;
     }
 
+    /// A victim of `slots_per_zone` slots, `valid_slots` of them valid and `live_bytes` of its
+    /// pages current, chosen at `clock`.
     pub(super) fn record_gc(
         &mut self,
         zone: ZoneId,
         valid_slots: u32,
+        live_bytes: u64,
         slots_per_zone: u32,
         clock: u64,
     ) {
         assert!(valid_slots <= slots_per_zone);
+        assert!(live_bytes <= u64::from(valid_slots) * super::map::SLOT_BYTES);
+        self.counters.gc_victim_live_bytes += live_bytes;
         self.counters.gc_victims += 1;
         self.counters.gc_victim_valid_slots += u64::from(valid_slots);
         self.counters.gc_victim_slots += u64::from(slots_per_zone);
@@ -171,13 +186,15 @@ mod tests {
         let start = s.counters();
         s.record_issue(WritePurpose::UserEviction, 100);
         s.record_issue(WritePurpose::GcCopy, 300);
-        s.record_gc(0, 3, 4, 10);
-        s.record_gc(1, 1, 4, 20);
+        s.record_gc(0, 3, 3 * 4096, 4, 10);
+        s.record_gc(1, 1, 1000, 4, 20);
         let all = s.counters();
         assert_eq!(all.db_waf(), Some(2.5));
         let interval = all.since(&start);
         assert_eq!(interval.db_waf(), Some(4.0));
         assert_eq!(interval.mean_victim_valid_ratio(), Some(0.5));
+        // Per page: 3 whole slots and 1000 bytes of 8 slots' bytes.
+        assert_eq!(interval.mean_victim_live_ratio(), Some((3.0 * 4096.0 + 1000.0) / 32768.0));
         assert_eq!(SpaceCounters::default().db_waf(), None);
         // Victims at 3/4 and 1/4 valid: half the CDF by 0.25, all of it by 0.75.
         let cdf = interval.victim_valid_cdf().unwrap_or_default();
@@ -192,7 +209,7 @@ mod tests {
     fn gc_history_is_bounded() {
         let mut s = SpaceStats::default();
         for i in 0..(RECENT_GC_MAX as u64 + 10) {
-            s.record_gc(0, 1, 4, i);
+            s.record_gc(0, 1, 4096, 4, i);
         }
         assert_eq!(s.recent().count(), RECENT_GC_MAX);
         assert_eq!(s.recent().next().map(|r| r.clock), Some(10));

@@ -23,13 +23,17 @@ pub enum ZoneState {
     PendingReset { lsn_needed: Lsn },
 }
 
-/// Metadata of one zone (40 bytes; see docs/design.md §8 "Memory").
+/// Metadata of one zone (64 bytes; see docs/design.md §8 "Memory").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Zone {
     pub(super) state: ZoneState,
     pub(super) write_ptr_slots: u32,
     /// Slots holding a current page version.
     pub(super) valid_slots: u32,
+    /// Bytes the zone's current page versions take in their slots (each page's packing
+    /// footprint, 4 KiB for an uncompressed one): what GC copies when it takes the zone. A
+    /// packed slot stays valid while any of its pages lives, so valid slots overstate it.
+    pub(super) live_bytes: u64,
     /// Slots reserved by `reserve_batch` and not yet committed or abandoned.
     pub(super) pending_slots: u32,
     pub(super) erase_count: u32,
@@ -52,6 +56,18 @@ impl Zone {
     }
     pub fn pending_slots(&self) -> u32 {
         self.pending_slots
+    }
+    pub fn live_bytes(&self) -> u64 {
+        self.live_bytes
+    }
+    /// Live bytes in slots, rounded up: what greedy compares (the copies GC would pack).
+    pub fn live_slots(&self) -> u32 {
+        self.live_bytes.div_ceil(super::map::SLOT_BYTES) as u32
+    }
+    /// What GC taking the zone frees, in slots: the written ones less its live bytes' worth
+    /// (at least its invalid slots, as live bytes never exceed the valid slots).
+    pub fn reclaimable_slots(&self) -> u32 {
+        self.write_ptr_slots - self.pending_slots - self.live_slots()
     }
     /// Written slots that hold no current page: overwritten, freed or abandoned.
     pub fn invalid_slots(&self) -> u32 {
@@ -89,6 +105,7 @@ impl ZoneTable {
                 state: ZoneState::Empty,
                 write_ptr_slots: 0,
                 valid_slots: 0,
+                live_bytes: 0,
                 pending_slots: 0,
                 erase_count: 0,
                 last_write_clock: 0,
@@ -176,6 +193,25 @@ impl ZoneTable {
         z.invalidation_lsn_max = z.invalidation_lsn_max.max(lsn);
     }
 
+    /// A page version of `bytes` (its packing footprint) became current in the zone.
+    pub(super) fn add_live(&mut self, zone: ZoneId, bytes: u64) {
+        let spz = u64::from(self.slots_per_zone);
+        let z = self.get_mut(zone);
+        z.live_bytes += bytes;
+        assert!(z.live_bytes <= spz * super::map::SLOT_BYTES, "zone {zone}: live bytes overflow");
+    }
+
+    /// A page version of `bytes` in the zone is no longer current.
+    pub(super) fn remove_live(&mut self, zone: ZoneId, bytes: u64) {
+        let z = self.get_mut(zone);
+        assert!(
+            z.live_bytes >= bytes,
+            "zone {zone}: {bytes} live bytes removed of {}",
+            z.live_bytes
+        );
+        z.live_bytes -= bytes;
+    }
+
     /// One of the pages of a packed slot that stays live was overwritten or freed at `lsn`:
     /// the zone's slot counts do not change, but its reuse must still wait for that record.
     pub(super) fn note_invalidation(&mut self, zone: ZoneId, lsn: Lsn) {
@@ -198,6 +234,7 @@ impl ZoneTable {
         );
         assert_eq!(z.valid_slots, 0);
         assert_eq!(z.pending_slots, 0);
+        assert_eq!(z.live_bytes, 0);
         z.state = ZoneState::Empty;
         z.write_ptr_slots = 0;
         z.erase_count += 1;
@@ -249,6 +286,6 @@ mod size_tests {
     /// docs/design.md §8 "Memory" quotes this size.
     #[test]
     fn zone_metadata_size() {
-        assert_eq!(std::mem::size_of::<super::Zone>(), 56);
+        assert_eq!(std::mem::size_of::<super::Zone>(), 64);
     }
 }

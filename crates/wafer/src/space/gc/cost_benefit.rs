@@ -1,5 +1,5 @@
 //! Cost-benefit victim selection (LFS): benefit / cost = age * (1 - u) / (2u), u the valid
-//! ratio, age the space clock since the zone's last append. Old, cold zones are taken at higher
+//! ratio (live bytes over the zone's bytes), age the space clock since the zone's last append. Old, cold zones are taken at higher
 //! utilisation than young, hot ones, which still lose pages on their own. A zone with u = 0
 //! costs nothing and is taken first.
 use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy};
@@ -7,10 +7,11 @@ use crate::space::zone::{Zone, ZoneId};
 
 /// A zone's benefit / cost at space clock `now` (infinite for a zone with nothing valid).
 pub(super) fn score(z: &Zone, now: u64, slots_per_zone: f64) -> f64 {
-    let u = f64::from(z.valid_slots()) / slots_per_zone;
+    // Per page: what GC would copy (a packed slot with one live page costs that page).
+    let u = z.live_bytes() as f64 / (slots_per_zone * crate::space::map::SLOT_BYTES as f64);
     // +1: a zone written at this very tick still has a positive age.
     let age = (now.saturating_sub(z.last_write_clock()) + 1) as f64;
-    if z.valid_slots() == 0 {
+    if z.live_bytes() == 0 {
         f64::INFINITY
     } else {
         age * (1.0 - u) / (2.0 * u)

@@ -1,4 +1,5 @@
-//! Greedy victim selection: the candidate with the fewest valid slots; the least recently written
+//! Greedy victim selection: the candidate with the fewest live bytes (fewest valid slots for
+//! uncompressed pages; per page, not per slot, for packed ones); the least recently written
 //! on a tie, then the lowest id, so runs are deterministic. Optimal for uniform random writes
 //! (000 sec. 4.1); one O(zones) scan per choice (a few hundred zones at production scale).
 use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy, VICTIMS_PER_CYCLE_MAX};
@@ -23,8 +24,8 @@ impl VictimPolicy for Greedy {
     }
 }
 
-/// GDT-aware victims (000 sec. 4.2): candidates in `order`, taken until their invalid slots
-/// add up to one zone, so one cycle frees a zone's worth and sorts all their valid pages by
+/// GDT-aware victims (000 sec. 4.2): candidates in `order`, taken until what they free (their
+/// slots less their live bytes' worth, which GC repacks) adds up to one zone, so one cycle frees a zone's worth and sorts all their valid pages by
 /// deathtime together. Victims are freed only when the cycle ends, so their valid pages must
 /// fit the empty zones GC may open: the choice stops before it would not (always at least the
 /// first victim, which GC's reserve zones guarantee room for).
@@ -75,7 +76,7 @@ impl VictimPolicy for UntilZone {
             if i > 0 {
                 choice.zones.push(*id);
             }
-            invalid += u64::from(z.invalid_slots());
+            invalid += u64::from(z.reclaimable_slots());
             valid = more_valid;
         }
         assert!(!choice.zones.is_empty() && choice.zones.len() <= VICTIMS_PER_CYCLE_MAX);

@@ -37,12 +37,16 @@ impl SpaceView<'_> {
         self.nowa.map_or(0, |m| m.sharing(zone))
     }
 
-    /// Valid slots as greedy compares them: exact without NoWA; with it, in steps of 1/32 of
+    /// What greedy compares: the victim's live bytes, what GC would copy (per page: a packed
+    /// slot with one live page costs that page, not the slot); with NoWA in steps of 1/32 of
     /// a zone, so near-equal victims are told apart by [`SpaceView::sharing`].
-    pub fn valid_rank(&self, zone: &Zone) -> u32 {
+    pub fn valid_rank(&self, zone: &Zone) -> u64 {
         match self.nowa {
-            None => zone.valid_slots(),
-            Some(_) => zone.valid_slots() / (self.zones.slots_per_zone() / 32).max(1),
+            None => zone.live_bytes(),
+            Some(_) => {
+                let zone_bytes = u64::from(self.zones.slots_per_zone()) * super::map::SLOT_BYTES;
+                zone.live_bytes() / (zone_bytes / 32).max(1)
+            }
         }
     }
 }
@@ -221,10 +225,11 @@ impl Space {
             );
             self.zones.get_mut(zone).state = ZoneState::Victim;
             let pages = self.current_pages(zone);
-            let valid_slots = self.zones.get(zone).valid_slots();
+            let (valid_slots, live_bytes) =
+                (self.zones.get(zone).valid_slots(), self.zones.get(zone).live_bytes());
             // A valid slot holds a page or part of one, and a page touches at most two slots.
             assert!(2 * pages.len() >= valid_slots as usize, "too few current pages for the slots");
-            self.stats.record_gc(zone, valid_slots, spz, self.clock);
+            self.stats.record_gc(zone, valid_slots, live_bytes, spz, self.clock);
             valid_slots_sum += u64::from(valid_slots);
             valid.extend(pages);
         }
@@ -368,6 +373,41 @@ mod tests {
         assert_eq!(chosen(&Greedy, &space), Some(1));
         let space = space_with_valid(&[4, 4]);
         assert_eq!(chosen(&Greedy, &space), None);
+    }
+
+    /// Per page, not per slot: zone 0 packs two 2000-byte pages per slot and keeps one page
+    /// in each of three slots (3 valid slots, 3 x 2016 live bytes); zone 1 keeps two whole
+    /// pages (2 valid slots, 8192 live bytes). GC would copy less from zone 0.
+    #[test]
+    fn greedy_ranks_by_live_bytes_not_valid_slots() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+        assert_eq!((runs[0].zone, runs[0].slots), (0, 4));
+        for slot in 0..4 {
+            space.share_slot(0, slot, 2);
+            for (k, offset) in [0u16, 2016].into_iter().enumerate() {
+                let pid = u64::from(slot) * 2 + k as u64;
+                space.commit(pid, Location::packed(0, slot, offset, 2000), 1);
+            }
+        }
+        let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+        assert_eq!(runs[0].zone, 1);
+        crate::space::tests::commit_runs(&mut space, &runs, 100, 1);
+        for pid in [0, 2, 4, 6, 7, 100, 101] {
+            space.free_pid(pid, 2);
+        }
+        let (z0, z1) = (space.zones().get(0), space.zones().get(1));
+        assert_eq!((z0.valid_slots(), z0.live_bytes(), z0.live_slots()), (3, 3 * 2016, 2));
+        assert_eq!((z1.valid_slots(), z1.live_bytes(), z1.reclaimable_slots()), (2, 8192, 2));
+        assert_eq!(z0.reclaimable_slots(), 2);
+        space.check_invariants().unwrap();
+        assert_eq!(chosen(&Greedy, &space), Some(0));
+        let plan = space.plan_gc().unwrap();
+        assert_eq!(plan.zones, vec![0]);
+        assert_eq!(plan.valid.len(), 3, "the live pages, each once");
+        let c = space.counters();
+        assert_eq!(c.mean_victim_live_ratio(), Some(3.0 * 2016.0 / (4.0 * 4096.0)));
+        assert_eq!(c.mean_victim_valid_ratio(), Some(0.75));
     }
 
     #[test]
