@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::emu_device::{EmuDevice, Staged};
 use super::phases;
+use super::worker::{self, WorkerJob};
 use super::{Durability, EngineKind, PeerError, PeerSetup};
 use crate::dist::Distribution;
 use crate::progress::Progress;
@@ -47,16 +48,14 @@ impl Scale {
         }
     }
 
-    /// The emulated SSD's size at this scale, as overrides of the preset's geometry: chips of
-    /// 8, 48 or 64 blocks of 2 MiB (512 MiB, 3 GiB or 4 GiB of flash in superblocks of
-    /// 16 MiB), so the loaded engines and the fill take most of it.
-    pub fn emu_overrides(&self) -> Vec<String> {
-        let blocks_per_chip = match self {
-            Scale::Tiny => 8,
-            Scale::Small => 48,
-            Scale::Full => 64,
-        };
-        vec![format!("geometry.blocks_per_chip={blocks_per_chip}")]
+    /// How long one engine may take on one device before it is killed (its load and every
+    /// phase, on the emulated SSD's FUSE round trips, with room for a slow shared machine).
+    pub fn engine_timeout(&self) -> Duration {
+        Duration::from_secs(match self {
+            Scale::Tiny => 10 * 60,
+            Scale::Small => 60 * 60,
+            Scale::Full => 4 * 60 * 60,
+        })
     }
 
     /// The preset: records of 1000-byte values (YCSB's record), the cache an eighth of the
@@ -85,9 +84,17 @@ impl Scale {
             keep: false,
             key_format: KeyFormat::default(),
             direct_io: false,
+            wafer_exe: None,
+            engine_timeout: self.engine_timeout(),
+            fault: None,
         }
     }
 }
+
+/// The emulated SSD's default size: logical capacity 2.5x the records' bytes. Every engine's
+/// own files (its B-tree's or LSM's space amplification, log, free space) then fill most of
+/// it; a filler is not needed to make it full.
+pub const EMU_SPACE_PER_DATASET: f64 = 2.5;
 
 /// Where the engines' files live.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,10 +113,10 @@ impl PeerDevice {
         }
     }
 
-    fn describe(&self) -> serde_json::Value {
+    fn describe(&self, dataset_bytes: u64) -> serde_json::Value {
         match self {
             PeerDevice::File => serde_json::json!({ "name": "file" }),
-            PeerDevice::Emu(d) => d.describe(),
+            PeerDevice::Emu(d) => d.describe(dataset_bytes),
         }
     }
 }
@@ -142,6 +149,16 @@ pub struct PeersConfig {
     /// Engines that can bypass the page cache do (Wafer: O_DIRECT; RocksDB: direct reads and
     /// direct flush/compaction); LMDB maps its file and cannot.
     pub direct_io: bool,
+    /// The `wafer` binary: when given, each engine runs in a worker process of its own
+    /// (`wafer bench peers-worker`) and each emulated SSD is served by a child `wafer emu
+    /// serve`, so an engine that aborts or hangs is an error in its rows; the emulated SSD
+    /// needs it. Without it, engines run in this process (on files only).
+    pub wafer_exe: Option<PathBuf>,
+    /// How long one engine may take on one device (worker processes only) before it is
+    /// killed and reported as failed.
+    pub engine_timeout: Duration,
+    /// Tests of the harness only: every worker stages this failure.
+    pub fault: Option<super::worker::WorkerFault>,
 }
 
 impl PeersConfig {
@@ -168,10 +185,27 @@ impl PeersConfig {
                 wafer::page::node::MAX_VALUE_BYTES
             ));
         }
+        if self.wafer_exe.is_none() && self.devices.iter().any(|d| matches!(d, PeerDevice::Emu(_)))
+        {
+            return bad("the emulated SSD is served by a child `wafer emu serve`: give the \
+                        wafer binary (wafer_exe)"
+                .into());
+        }
+        if let Some(e) = self.devices.iter().find_map(|d| match d {
+            PeerDevice::Emu(emu) => emu.sized_config(self.dataset_bytes()).err(),
+            PeerDevice::File => None,
+        }) {
+            return Err(e);
+        }
         if self.workloads.iter().any(|w| matches!(w, Workload::D | Workload::E)) {
             return bad("the comparison runs A, B, C and F (D and E insert or scan)".into());
         }
         Ok(())
+    }
+
+    /// Keys plus values of the loaded records.
+    pub fn dataset_bytes(&self) -> u64 {
+        self.setup(PathBuf::new()).dataset_bytes()
     }
 
     pub(crate) fn setup(&self, dir: PathBuf) -> PeerSetup {
@@ -209,7 +243,7 @@ impl PeersConfig {
         serde_json::json!({
             "scale": self.scale,
             "engines": self.engines.iter().map(|e| e.name()).collect::<Vec<_>>(),
-            "devices": self.devices.iter().map(|d| d.describe()).collect::<Vec<_>>(),
+            "devices": self.devices.iter().map(|d| d.describe(self.dataset_bytes())).collect::<Vec<_>>(),
             "record_count": self.record_count,
             "value_size_bytes": self.value_size_bytes,
             "dataset_bytes": self.setup(PathBuf::new()).dataset_bytes(),
@@ -224,12 +258,14 @@ impl PeersConfig {
             "seed": self.seed,
             "key_format": self.key_format,
             "direct_io": self.direct_io,
+            "isolation": if self.wafer_exe.is_some() { "a worker process per engine" } else { "in process" },
+            "engine_timeout_s": self.engine_timeout.as_secs(),
         })
     }
 }
 
 /// One engine in one phase of one round.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     pub round: u32,
     pub engine: String,
@@ -362,7 +398,8 @@ fn run_rounds(
 }
 
 /// One engine on one device: on an emulated SSD, the device is set up first and torn down
-/// after (also when the engine fails).
+/// after (also when the engine fails, aborts or hangs), and its final counters go into the
+/// engine's settings.
 fn run_on_device(
     config: &PeersConfig,
     device: &PeerDevice,
@@ -373,31 +410,48 @@ fn run_on_device(
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<serde_json::Value, PeerError> {
     let at = phases::Placement { device: device.name(), engine, round };
+    let Some(exe) = &config.wafer_exe else {
+        // In process (validated: files only).
+        let setup = config.setup(dir.to_path_buf());
+        return phases::run_engine(config, &at, &setup, None, progress, on_row);
+    };
+    // The worker draws no progress bar: rows are reported as they come.
+    let _ = progress;
+    let log = dir.join("worker.log");
     match device {
-        PeerDevice::File => phases::run_engine(
-            config,
-            &at,
-            &config.setup(dir.to_path_buf()),
-            None,
-            progress,
-            on_row,
-        ),
-        PeerDevice::Emu(emu) => {
-            let staged = Staged::create(emu, dir)?;
-            let engine_dir = staged.engine_dir();
+        PeerDevice::File => {
+            let engine_dir = dir.join("db");
             std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e))?;
-            let setup = config.setup(engine_dir);
-            let outcome = phases::run_engine(
-                config,
-                &at,
-                &setup,
-                Some((&staged, emu.fill)),
-                progress,
-                on_row,
-            );
+            let job = WorkerJob::new(config, engine, device.name(), round, &engine_dir, None);
+            worker::run_isolated(exe, &job, config.engine_timeout, &log, None, on_row)
+        }
+        PeerDevice::Emu(emu) => {
+            let mut staged = Staged::create(emu, config.dataset_bytes(), exe, dir)?;
+            let view = staged.view().clone();
+            let engine_dir = view.engine_dir();
+            let made =
+                std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e));
+            let outcome = made.and_then(|()| {
+                let job =
+                    WorkerJob::new(config, engine, device.name(), round, &engine_dir, Some(view));
+                worker::run_isolated(
+                    exe,
+                    &job,
+                    config.engine_timeout,
+                    &log,
+                    Some(&mut staged),
+                    on_row,
+                )
+            });
             let torn_down = staged.destroy();
-            let settings = outcome?;
-            torn_down?;
+            let mut settings = outcome?;
+            let stats = torn_down?;
+            if let Some(map) = settings.as_object_mut() {
+                map.insert(
+                    "emu_device_totals".into(),
+                    serde_json::to_value(&stats).unwrap_or_default(),
+                );
+            }
             Ok(settings)
         }
     }

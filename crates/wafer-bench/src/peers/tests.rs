@@ -79,56 +79,41 @@ fn smoke_postgres() {
     smoke(EngineKind::Postgres);
 }
 
-/// Wafer on the emulated SSD (ext4 with discard on a loop device over the FUSE file): the rows
-/// carry the device's and the flash's bytes. Skips where FUSE or loop devices are missing,
-/// unless WAFER_REQUIRE_FUSE is set (CI).
-#[test]
-fn smoke_on_the_emulated_ssd() {
-    let missing =
-        flashemu_fuse::serve::fuse_unavailable().or_else(flashemu_fuse::loopfs::loop_unavailable);
-    if let Some(reason) = missing {
-        assert!(std::env::var_os("WAFER_REQUIRE_FUSE").is_none(), "{reason}");
-        eprintln!("skipped: {reason}");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("wafer-peers-test-{}-emu", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut config = Scale::Tiny.config(dir.clone());
-    config.engines = vec![EngineKind::WaferOutOfPlace];
-    let device = EmuDevice::parse("emu:ent", &Scale::Tiny.emu_overrides(), 0.5).unwrap();
-    assert_eq!(device.describe()["fill"], 0.5);
-    config.devices = vec![PeerDevice::Emu(Box::new(device))];
-    config.record_count = 1500;
-    config.stop = Stop::Ops(400);
-    let report = run(&config, &mut crate::progress::Silent, &mut |_| {});
-    let _ = std::fs::remove_dir_all(&dir);
-    let report = report.unwrap();
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
-    assert_eq!(report.rows.len(), 1 + config.workloads.len() * config.distributions.len());
-    let filler = &report.engines["wafer-out-of-place"]["emu_filler_bytes"];
-    assert!(filler.as_u64().unwrap() > 0, "{filler}");
-    for r in &report.rows {
-        assert_eq!(r.device, "emu:ent");
-        let writes = r.phase != "ycsb-c";
-        // A phase that writes records reaches the flash; the read-only one has no total WAF.
-        assert_eq!(r.total_waf.is_some(), writes, "{r:?}");
-        if writes {
-            assert!(r.flash_bytes_per_op.unwrap() > 0.0 && r.total_waf.unwrap() > 0.0, "{r:?}");
-            assert!(r.device_write_bytes_per_op.unwrap() > 0.0, "{r:?}");
-        }
-    }
-    assert!(markdown(&report).contains("total WAF"));
-}
-
 #[test]
 fn device_specs_are_checked() {
-    assert!(EmuDevice::parse("emu:ent", &[], 0.9).is_ok());
-    assert!(EmuDevice::parse("ent", &[], 0.9).is_err());
-    assert!(EmuDevice::parse("emu:nope", &[], 0.9).is_err());
-    assert!(EmuDevice::parse("emu:ent", &["op".into()], 0.9).is_err());
-    assert!(EmuDevice::parse("emu:ent", &[], 1.5).is_err());
-    let d = EmuDevice::parse("emu:ent", &["store=none".to_string()], 0.9).unwrap();
+    assert!(EmuDevice::parse("emu:ent", &[], None, 0.9).is_ok());
+    assert!(EmuDevice::parse("ent", &[], None, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:nope", &[], None, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:ent", &["op".into()], None, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:ent", &[], None, 1.5).is_err());
+    assert!(EmuDevice::parse("emu:ent", &[], Some(0.5), 0.0).is_err());
+    assert!(EmuDevice::parse("emu:ent", &[], Some(f64::NAN), 0.0).is_err());
+    let d = EmuDevice::parse("emu:ent", &["store=none".to_string()], None, 0.9).unwrap();
     assert_eq!(d.config.store, flashemu::StoreKind::Memory, "a filesystem needs its bytes");
+}
+
+/// The device holds the asked multiple of the dataset with the fewest blocks per chip: one
+/// block fewer would not; without a factor the preset's geometry stays.
+#[test]
+fn the_emulated_ssd_is_sized_to_the_dataset() {
+    let logical = |c: &flashemu::Config| c.layout().logical_blocks * flashemu::LBA_BYTES;
+    let d = EmuDevice::parse("emu:ent", &[], Some(2.5), 0.0).unwrap();
+    for dataset in [205_000_000u64, 1_000_000_000] {
+        let sized = d.sized_config(dataset).unwrap();
+        assert!(logical(&sized) as f64 >= 2.5 * dataset as f64);
+        let mut smaller = sized.clone();
+        smaller.geometry.blocks_per_chip -= 1;
+        assert!((logical(&smaller) as f64) < 2.5 * dataset as f64);
+        assert_eq!(sized.geometry.channels, d.config.geometry.channels);
+    }
+    // A tiny dataset gets the 256 MiB floor, not a device too small for ext4 and a log.
+    assert!(logical(&d.sized_config(4_000_000).unwrap()) >= 256 << 20);
+    let preset = EmuDevice::parse("emu:ent", &[], None, 0.0).unwrap();
+    assert_eq!(preset.sized_config(1 << 40).unwrap(), preset.config);
+    // Without the wafer binary to serve it, the emulated SSD is refused before anything runs.
+    let mut c = Scale::Tiny.config(std::env::temp_dir().join("wafer-peers-never-created-emu"));
+    c.devices = vec![PeerDevice::Emu(Box::new(d))];
+    assert!(matches!(c.validate(), Err(PeerError::Config(m)) if m.contains("wafer emu serve")));
 }
 
 fn row(engine: &str, round: u32, ops_per_sec: f64, write: f64) -> Row {

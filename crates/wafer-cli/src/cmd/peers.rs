@@ -27,14 +27,23 @@ pub struct PeersArgs {
     /// with discard on a loop device over it; needs root, /dev/fuse and loop devices).
     #[arg(long, value_delimiter = ',')]
     device: Vec<String>,
-    /// Emulated SSD overrides, after the scale's size (geometry.blocks_per_chip 8, 48 or 64),
-    /// e.g. --emu-set op=0.28 --emu-set gc-policy=cost-benefit.
+    /// Emulated SSD overrides of the preset, e.g. --emu-set op=0.28 --emu-set
+    /// gc-policy=cost-benefit.
     #[arg(long = "emu-set", value_name = "KEY=VALUE")]
     emu_set: Vec<String>,
-    /// Emulated SSD: fraction of the filesystem in use once each engine has loaded (a filler
-    /// file makes up the rest) [default: 0.9, 000 Figure 1's 90%-full SSD].
+    /// Emulated SSD size: logical bytes per byte of records (the fewest blocks per chip that
+    /// hold it, at least 256 MiB), so each engine's own files fill most of the device; or
+    /// `preset` to keep the preset's geometry (with --emu-set) [default: 2.5].
+    #[arg(long, value_name = "FACTOR|preset")]
+    emu_space: Option<String>,
+    /// Emulated SSD: fraction of the filesystem in use once each engine has loaded, made up
+    /// by a filler file [default: 0, none: the engine's own files fill the device].
     #[arg(long, value_name = "FRACTION")]
     fill: Option<f64>,
+    /// How long one engine may take on one device before its process is killed and the
+    /// failure reported, e.g. 30m [default: tiny 10m, small 1h, full 4h].
+    #[arg(long)]
+    engine_timeout: Option<String>,
     /// Records loaded.
     #[arg(long)]
     records: Option<u64>,
@@ -88,15 +97,20 @@ impl PeersArgs {
                 .map_err(CliError)?;
         }
         if !self.device.is_empty() {
-            let mut overrides = scale.emu_overrides();
-            overrides.extend(self.emu_set.iter().cloned());
-            let fill = self.fill.unwrap_or(0.9);
+            let space = match self.emu_space.as_deref().map(str::trim) {
+                None => Some(peers::harness::EMU_SPACE_PER_DATASET),
+                Some("preset") => None,
+                Some(text) => Some(text.parse::<f64>().map_err(|e| {
+                    CliError(format!("--emu-space {text}: {e} (a factor, or preset)"))
+                })?),
+            };
+            let fill = self.fill.unwrap_or(0.0);
             c.devices = self
                 .device
                 .iter()
                 .map(|d| match d.trim() {
                     "file" => Ok(PeerDevice::File),
-                    spec => EmuDevice::parse(spec, &overrides, fill)
+                    spec => EmuDevice::parse(spec, &self.emu_set, space, fill)
                         .map(|d| PeerDevice::Emu(Box::new(d))),
                 })
                 .collect::<Result<_, _>>()?;
@@ -125,9 +139,26 @@ impl PeersArgs {
         if let Some(r) = self.rounds {
             c.rounds = r;
         }
+        if let Some(t) = &self.engine_timeout {
+            c.engine_timeout = parse_duration(t)?;
+        }
         c.keep = self.keep;
+        // Each engine in a worker process, each emulated SSD served by a child: this binary.
+        c.wafer_exe = Some(
+            std::env::current_exe()
+                .map_err(|e| CliError(format!("finding the wafer binary to re-run: {e}")))?,
+        );
         Ok(c)
     }
+}
+
+/// `wafer bench peers-worker`: one engine's job from stdin, its messages on stdout.
+pub fn worker() -> Result<(), CliError> {
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    // The error was sent to the harness as a message too; the exit status says it failed.
+    peers::worker::serve_worker(stdin, stdout)?;
+    Ok(())
 }
 
 pub fn run(args: &PeersArgs) -> Result<(), CliError> {
