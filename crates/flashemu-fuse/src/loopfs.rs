@@ -75,7 +75,22 @@ impl LoopFs {
         };
         run(
             "mkfs.ext4",
-            &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", &device],
+            // 4 KiB blocks whatever the size (a small device would get 1 KiB ones, whose
+            // writes are not whole LBAs), no blocks reserved for root (every engine, root's
+            // or a server user's, gets the same space).
+            &[
+                "-q",
+                "-F",
+                "-b",
+                "4096",
+                "-T",
+                "default",
+                "-m",
+                "0",
+                "-E",
+                "lazy_itable_init=0,lazy_journal_init=0",
+                &device,
+            ],
             "e2fsprogs",
         )?;
         std::fs::create_dir_all(mountpoint).map_err(|e| LoopFsError::Failed {

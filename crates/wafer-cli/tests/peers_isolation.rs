@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use wafer_bench::peers::emu_device::EmuSpace;
 use wafer_bench::peers::worker::WorkerFault;
 use wafer_bench::peers::{harness, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale};
 use wafer_bench::progress::Silent;
@@ -28,7 +29,7 @@ fn config(name: &str, engines: Vec<EngineKind>, fill: f64) -> PeersConfig {
     let _ = std::fs::remove_dir_all(&dir);
     let mut c = Scale::Tiny.config(dir);
     c.engines = engines;
-    let device = EmuDevice::parse("emu:ent", &[], Some(2.5), fill).unwrap();
+    let device = EmuDevice::parse("emu:ent", &[], EmuSpace::DEFAULT, fill).unwrap();
     c.devices = vec![PeerDevice::Emu(Box::new(device))];
     c.record_count = 1500;
     c.stop = Stop::Ops(400);

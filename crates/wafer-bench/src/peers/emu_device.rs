@@ -9,10 +9,13 @@
 //!  worker:  DIR/fs/db (the engine), DIR/fs/filler (only with --fill); counters: DIR/emu/stats
 //! ```
 //!
-//! The device is as large as `space_per_dataset` times the records' bytes (rounded up to whole
-//! blocks per chip), so each engine's own files, not a filler, take most of it, as 000
-//! Figure 1's SSD is 90% full of the database; what an engine needs beyond it is a row error
-//! ("No space left on device"), not a device made to fit.
+//! How large the device is ([`EmuSpace`]): by default sized per engine so that the engine's own
+//! files after its load take a stated share of it (`own:0.8`; the files measured by a load of
+//! the same records into a directory on the host first), as 000 Figure 1's SSD is 90% full
+//! of each database; or a multiple of the records' bytes, the same device for every engine
+//! (`dataset:2.5`); or the preset's geometry. Sizes round up to whole blocks per chip. What
+//! an engine needs beyond the device is a row error ("No space left on device"), not a device
+//! made to fit.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -42,9 +45,7 @@ pub struct EmuDevice {
     pub name: String,
     /// The preset with the user's overrides; sizing may change its blocks per chip.
     pub config: Config,
-    /// Logical bytes per byte of records (keys and values), or None to keep the preset's
-    /// geometry as given.
-    pub space_per_dataset: Option<f64>,
+    pub space: EmuSpace,
     /// Fraction of the filesystem's blocks in use once the engine has loaded, made up by a
     /// filler file nobody touches again; 0: no filler (the default: the engine's own files
     /// are what fills the device).
@@ -57,7 +58,7 @@ impl EmuDevice {
     pub fn parse(
         spec: &str,
         overrides: &[String],
-        space_per_dataset: Option<f64>,
+        space: EmuSpace,
         fill: f64,
     ) -> Result<EmuDevice, PeerError> {
         let bad = |m: String| PeerError::Config(m);
@@ -77,19 +78,32 @@ impl EmuDevice {
         if !(0.0..0.99).contains(&fill) {
             return Err(bad(format!("fill {fill}: expected a fraction in 0..0.99")));
         }
-        if let Some(s) = space_per_dataset {
-            if !(s.is_finite() && (1.0..=100.0).contains(&s)) {
-                return Err(bad(format!("device space {s}x the dataset: expected 1..=100")));
-            }
-        }
-        Ok(EmuDevice { name: spec.to_string(), config, space_per_dataset, fill })
+        space.check()?;
+        Ok(EmuDevice { name: spec.to_string(), config, space, fill })
     }
 
-    /// The device for a dataset of `dataset_bytes`: the fewest blocks per chip whose logical
-    /// capacity holds `space_per_dataset` times it (at least 256 MiB).
-    pub fn sized_config(&self, dataset_bytes: u64) -> Result<Config, PeerError> {
-        let Some(space) = self.space_per_dataset else { return Ok(self.config.clone()) };
-        let want = ((dataset_bytes as f64 * space) as u64).max(LOGICAL_MIN_BYTES);
+    /// The device for a dataset of `dataset_bytes` and an engine whose files took
+    /// `footprint_bytes` after loading it (needed by [`EmuSpace::Own`] only).
+    pub fn sized_config(
+        &self,
+        dataset_bytes: u64,
+        footprint_bytes: Option<u64>,
+    ) -> Result<Config, PeerError> {
+        let want = match (self.space, footprint_bytes) {
+            (EmuSpace::Preset, _) => return Ok(self.config.clone()),
+            (EmuSpace::PerDataset(f), _) => dataset_bytes as f64 * f,
+            (EmuSpace::Own(share), Some(footprint)) => {
+                footprint as f64 / share / EXT4_USABLE_SHARE + EXT4_JOURNAL_BYTES as f64
+            }
+            // Before the footprint is known (validation, the run's description): the smallest.
+            (EmuSpace::Own(_), None) => 0.0,
+        };
+        self.config_holding(want as u64)
+    }
+
+    /// The fewest blocks per chip whose logical capacity holds `want` bytes (at least 256 MiB).
+    fn config_holding(&self, want: u64) -> Result<Config, PeerError> {
+        let want = want.max(LOGICAL_MIN_BYTES);
         let mut config = self.config.clone();
         for blocks in 1..=BLOCKS_PER_CHIP_MAX {
             config.geometry.blocks_per_chip = blocks;
@@ -107,23 +121,101 @@ impl EmuDevice {
     }
 
     pub fn describe(&self, dataset_bytes: u64) -> serde_json::Value {
-        let config = self.sized_config(dataset_bytes).unwrap_or_else(|_| self.config.clone());
-        let layout = config.layout();
-        let logical_bytes = layout.logical_blocks * flashemu::LBA_BYTES;
-        serde_json::json!({
-            "name": self.name,
-            "space_per_dataset": self.space_per_dataset,
-            "fill": self.fill,
-            "blocks_per_chip": config.geometry.blocks_per_chip,
-            "logical_bytes": logical_bytes,
-            "physical_bytes": layout.physical_slots * flashemu::LBA_BYTES,
-            "logical_per_dataset": logical_bytes as f64 / dataset_bytes.max(1) as f64,
-            "op": config.op,
-            "gc_policy": format!("{:?}", config.gc.policy),
-            "path": "engine files -> ext4 (discard) -> loop device -> FUSE file -> \
-                     `wafer emu serve` (child process) -> flashemu",
-        })
+        let mut d = describe_config(&self.config, dataset_bytes);
+        if let Some(map) = d.as_object_mut() {
+            map.insert("name".into(), self.name.clone().into());
+            map.insert("space".into(), self.space.to_string().into());
+            map.insert("fill".into(), self.fill.into());
+            if self.space != EmuSpace::Preset {
+                // Sized per run: each engine's settings give its own device.
+                for key in
+                    ["blocks_per_chip", "logical_bytes", "physical_bytes", "logical_per_dataset"]
+                {
+                    map.remove(key);
+                }
+            }
+        }
+        d
     }
+}
+
+/// How a device is sized.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EmuSpace {
+    /// The preset's geometry (with the overrides) as given.
+    Preset,
+    /// Logical bytes per byte of records: one size for every engine.
+    PerDataset(f64),
+    /// Per engine: its files after the load take this share of the filesystem.
+    Own(f64),
+}
+
+/// The share of a device ext4 leaves for files (inode tables at one 256-byte inode per 16
+/// KiB, group descriptors and bitmaps), and its journal (16 MiB below 1 GiB, more above: the
+/// rounding up to whole blocks per chip covers the difference).
+const EXT4_USABLE_SHARE: f64 = 0.98;
+const EXT4_JOURNAL_BYTES: u64 = 16 << 20;
+
+impl EmuSpace {
+    /// The default: each engine's own files take 80% of its device after the load.
+    pub const DEFAULT: EmuSpace = EmuSpace::Own(0.8);
+
+    /// `own:SHARE`, `dataset:FACTOR` or `preset`.
+    pub fn parse(text: &str) -> Result<EmuSpace, PeerError> {
+        let bad = |why: String| {
+            PeerError::Config(format!(
+                "emulated SSD space `{text}`: {why} (own:SHARE, dataset:FACTOR or preset)"
+            ))
+        };
+        let number = |v: &str| v.trim().parse::<f64>().map_err(|e| bad(e.to_string()));
+        let space = match text.trim().split_once(':') {
+            None if text.trim() == "preset" => EmuSpace::Preset,
+            Some(("own", v)) => EmuSpace::Own(number(v)?),
+            Some(("dataset", v)) => EmuSpace::PerDataset(number(v)?),
+            _ => return Err(bad("unknown form".into())),
+        };
+        space.check()?;
+        Ok(space)
+    }
+
+    fn check(&self) -> Result<(), PeerError> {
+        let bad = |m: String| Err(PeerError::Config(m));
+        match *self {
+            EmuSpace::PerDataset(f) if !(f.is_finite() && (1.0..=100.0).contains(&f)) => {
+                bad(format!("device space {f}x the dataset: expected 1..=100"))
+            }
+            EmuSpace::Own(s) if !(s.is_finite() && (0.1..=0.98).contains(&s)) => {
+                bad(format!("engine's share of the device {s}: expected 0.1..=0.98"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for EmuSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmuSpace::Preset => write!(f, "preset"),
+            EmuSpace::PerDataset(x) => write!(f, "dataset:{x}"),
+            EmuSpace::Own(x) => write!(f, "own:{x}"),
+        }
+    }
+}
+
+/// A device's size and policy, as rows' settings state it.
+pub(crate) fn describe_config(config: &Config, dataset_bytes: u64) -> serde_json::Value {
+    let layout = config.layout();
+    let logical_bytes = layout.logical_blocks * flashemu::LBA_BYTES;
+    serde_json::json!({
+        "blocks_per_chip": config.geometry.blocks_per_chip,
+        "logical_bytes": logical_bytes,
+        "physical_bytes": layout.physical_slots * flashemu::LBA_BYTES,
+        "logical_per_dataset": logical_bytes as f64 / dataset_bytes.max(1) as f64,
+        "op": config.op,
+        "gc_policy": format!("{:?}", config.gc.policy),
+        "path": "engine files -> ext4 (discard) -> loop device -> FUSE file -> \
+                 `wafer emu serve` (child process) -> flashemu",
+    })
 }
 
 /// One engine's emulated SSD as the harness holds it: the server child and ext4 on a loop
@@ -142,12 +234,11 @@ impl Staged {
     /// `exe` is the `wafer` binary (`exe emu serve` is the server).
     pub(crate) fn create(
         device: &EmuDevice,
-        dataset_bytes: u64,
+        config: &Config,
         exe: &Path,
         dir: &Path,
     ) -> Result<Staged, PeerError> {
-        let config = device.sized_config(dataset_bytes)?;
-        let server = ServerChild::spawn(exe, &["emu", "serve"], &config, dir, SERVER_READY_TIMEOUT)
+        let server = ServerChild::spawn(exe, &["emu", "serve"], config, dir, SERVER_READY_TIMEOUT)
             .map_err(emu_error)?;
         let fs_dir = dir.join("fs");
         let fs = LoopFs::create(&server.device_path(), &fs_dir).map_err(emu_error)?;

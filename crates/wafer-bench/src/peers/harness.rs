@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::emu_device::{EmuDevice, Staged};
+use super::emu_device::{describe_config, EmuDevice, EmuSpace, Staged};
 use super::phases;
 use super::worker::{self, WorkerJob};
 use super::{Durability, EngineKind, PeerError, PeerSetup};
@@ -90,11 +90,6 @@ impl Scale {
         }
     }
 }
-
-/// The emulated SSD's default size: logical capacity 2.5x the records' bytes. Every engine's
-/// own files (its B-tree's or LSM's space amplification, log, free space) then fill most of
-/// it; a filler is not needed to make it full.
-pub const EMU_SPACE_PER_DATASET: f64 = 2.5;
 
 /// Where the engines' files live.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,7 +187,7 @@ impl PeersConfig {
                 .into());
         }
         if let Some(e) = self.devices.iter().find_map(|d| match d {
-            PeerDevice::Emu(emu) => emu.sized_config(self.dataset_bytes()).err(),
+            PeerDevice::Emu(emu) => emu.sized_config(self.dataset_bytes(), None).err(),
             PeerDevice::File => None,
         }) {
             return Err(e);
@@ -426,7 +421,12 @@ fn run_on_device(
             worker::run_isolated(exe, &job, config.engine_timeout, &log, None, on_row)
         }
         PeerDevice::Emu(emu) => {
-            let mut staged = Staged::create(emu, config.dataset_bytes(), exe, dir)?;
+            let footprint = match emu.space {
+                EmuSpace::Own(_) => Some(footprint(config, engine, round, exe, dir)?),
+                _ => None,
+            };
+            let sized = emu.sized_config(config.dataset_bytes(), footprint)?;
+            let mut staged = Staged::create(emu, &sized, exe, dir)?;
             let view = staged.view().clone();
             let engine_dir = view.engine_dir();
             let made =
@@ -447,6 +447,9 @@ fn run_on_device(
             let mut settings = outcome?;
             let stats = torn_down?;
             if let Some(map) = settings.as_object_mut() {
+                let described = describe_config(&sized, config.dataset_bytes());
+                map.insert("emu_device".into(), described);
+                map.insert("emu_sizing_footprint_bytes".into(), footprint.into());
                 map.insert(
                     "emu_device_totals".into(),
                     serde_json::to_value(&stats).unwrap_or_default(),
@@ -455,4 +458,32 @@ fn run_on_device(
             Ok(settings)
         }
     }
+}
+
+/// The bytes `engine`'s files take on the host's filesystem once it has loaded the records
+/// (a load alone, in a worker, in `dir/sizing`, removed after): what its emulated SSD is sized
+/// by under [`EmuSpace::Own`].
+fn footprint(
+    config: &PeersConfig,
+    engine: EngineKind,
+    round: u32,
+    exe: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<u64, PeerError> {
+    let sizing = dir.join("sizing");
+    std::fs::create_dir_all(&sizing).map_err(|e| PeerError::io(&sizing, e))?;
+    let mut job = WorkerJob::new(config, engine, "file", round, &sizing, None);
+    job.workloads.clear();
+    job.fault = None;
+    let log = dir.join("sizing.log");
+    let outcome = worker::run_isolated(exe, &job, config.engine_timeout, &log, None, &mut |_| {});
+    let _ = std::fs::remove_dir_all(&sizing);
+    let settings = outcome.map_err(|e| PeerError::Run {
+        engine: engine.name().into(),
+        phase: "sizing load on the host".into(),
+        message: e.to_string(),
+    })?;
+    settings["dir_used_after_load_bytes"].as_u64().ok_or_else(|| {
+        PeerError::Config(format!("{}: the sizing load reported no footprint", engine.name()))
+    })
 }

@@ -89,6 +89,7 @@ pub(crate) fn run_engine(
         flash,
     };
     on_row(&row(at, setup, &load));
+    space.insert("dir_used_after_load_bytes".into(), dir_usage(&setup.dir)?.into());
     if let Some(view) = emu {
         space.insert("emu_used_after_load_bytes".into(), view.usage()?.1.into());
         space.insert("emu_filler_bytes".into(), view.fill_to(view.fill)?.into());
@@ -187,4 +188,28 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
             .filter(|_| record_bytes > 0)
             .map(|c| c.flash_bytes() as f64 / record_bytes as f64),
     }
+}
+
+/// Bound on the entries `dir_usage` visits (an engine's directory holds a few hundred).
+const DIR_ENTRIES_MAX: usize = 1 << 20;
+
+/// Bytes allocated to the files under `dir` (as `du` counts them: sparse parts are free).
+fn dir_usage(dir: &std::path::Path) -> Result<u64, PeerError> {
+    use std::os::unix::fs::MetadataExt;
+    let (mut stack, mut bytes) = (vec![dir.to_path_buf()], 0u64);
+    for _ in 0..DIR_ENTRIES_MAX {
+        let Some(path) = stack.pop() else { return Ok(bytes) };
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            // A file the engine removed meanwhile (a socket, a finished temporary).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(PeerError::io(&path, e)),
+        };
+        bytes += meta.blocks() * 512;
+        if meta.is_dir() {
+            let entries = std::fs::read_dir(&path).map_err(|e| PeerError::io(&path, e))?;
+            stack.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+        }
+    }
+    Err(PeerError::Config(format!("{}: more than {DIR_ENTRIES_MAX} entries", dir.display())))
 }

@@ -1,6 +1,7 @@
 //! The harness end to end on every engine at a tiny scale (each engine starts, loads, runs and
 //! reports nonzero figures), and the table's arithmetic on made-up rows.
 
+use super::emu_device::EmuSpace;
 use super::harness::{run, Row, Scale};
 use super::table::{markdown, summarize};
 use super::*;
@@ -81,25 +82,37 @@ fn smoke_postgres() {
 
 #[test]
 fn device_specs_are_checked() {
-    assert!(EmuDevice::parse("emu:ent", &[], None, 0.9).is_ok());
-    assert!(EmuDevice::parse("ent", &[], None, 0.9).is_err());
-    assert!(EmuDevice::parse("emu:nope", &[], None, 0.9).is_err());
-    assert!(EmuDevice::parse("emu:ent", &["op".into()], None, 0.9).is_err());
-    assert!(EmuDevice::parse("emu:ent", &[], None, 1.5).is_err());
-    assert!(EmuDevice::parse("emu:ent", &[], Some(0.5), 0.0).is_err());
-    assert!(EmuDevice::parse("emu:ent", &[], Some(f64::NAN), 0.0).is_err());
-    let d = EmuDevice::parse("emu:ent", &["store=none".to_string()], None, 0.9).unwrap();
+    assert!(EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 0.9).is_ok());
+    assert!(EmuDevice::parse("ent", &[], EmuSpace::Preset, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:nope", &[], EmuSpace::Preset, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:ent", &["op".into()], EmuSpace::Preset, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 1.5).is_err());
+    for bad in ["dataset:0.5", "dataset:nan", "own:1.5", "own:x", "auto", "preset:1"] {
+        assert!(EmuSpace::parse(bad).is_err(), "{bad}");
+    }
+    assert_eq!(EmuSpace::parse("own:0.8").unwrap(), EmuSpace::DEFAULT);
+    assert_eq!(EmuSpace::parse(" dataset:2.5").unwrap(), EmuSpace::PerDataset(2.5));
+    let d =
+        EmuDevice::parse("emu:ent", &["store=none".to_string()], EmuSpace::Preset, 0.9).unwrap();
     assert_eq!(d.config.store, flashemu::StoreKind::Memory, "a filesystem needs its bytes");
 }
 
-/// The device holds the asked multiple of the dataset with the fewest blocks per chip: one
-/// block fewer would not; without a factor the preset's geometry stays.
+/// The device holds the asked multiple of the dataset, or the engine's files at the asked
+/// share, with the fewest blocks per chip: one block fewer would not; `preset` keeps the
+/// preset's geometry.
 #[test]
 fn the_emulated_ssd_is_sized_to_the_dataset() {
     let logical = |c: &flashemu::Config| c.layout().logical_blocks * flashemu::LBA_BYTES;
-    let d = EmuDevice::parse("emu:ent", &[], Some(2.5), 0.0).unwrap();
+    let own = EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.8), 0.0).unwrap();
+    let footprint = 300_000_000u64;
+    let sized = own.sized_config(1, Some(footprint)).unwrap();
+    assert!(logical(&sized) as f64 * 0.8 >= footprint as f64);
+    let mut smaller = sized.clone();
+    smaller.geometry.blocks_per_chip -= 1;
+    assert!((logical(&smaller) as f64) < footprint as f64 / 0.8 / 0.98 + (16 << 20) as f64);
+    let d = EmuDevice::parse("emu:ent", &[], EmuSpace::PerDataset(2.5), 0.0).unwrap();
     for dataset in [205_000_000u64, 1_000_000_000] {
-        let sized = d.sized_config(dataset).unwrap();
+        let sized = d.sized_config(dataset, None).unwrap();
         assert!(logical(&sized) as f64 >= 2.5 * dataset as f64);
         let mut smaller = sized.clone();
         smaller.geometry.blocks_per_chip -= 1;
@@ -107,9 +120,9 @@ fn the_emulated_ssd_is_sized_to_the_dataset() {
         assert_eq!(sized.geometry.channels, d.config.geometry.channels);
     }
     // A tiny dataset gets the 256 MiB floor, not a device too small for ext4 and a log.
-    assert!(logical(&d.sized_config(4_000_000).unwrap()) >= 256 << 20);
-    let preset = EmuDevice::parse("emu:ent", &[], None, 0.0).unwrap();
-    assert_eq!(preset.sized_config(1 << 40).unwrap(), preset.config);
+    assert!(logical(&d.sized_config(4_000_000, None).unwrap()) >= 256 << 20);
+    let preset = EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 0.0).unwrap();
+    assert_eq!(preset.sized_config(1 << 40, None).unwrap(), preset.config);
     // Without the wafer binary to serve it, the emulated SSD is refused before anything runs.
     let mut c = Scale::Tiny.config(std::env::temp_dir().join("wafer-peers-never-created-emu"));
     c.devices = vec![PeerDevice::Emu(Box::new(d))];

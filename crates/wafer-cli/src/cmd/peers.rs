@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use wafer_bench::peers::emu_device::EmuSpace;
 use wafer_bench::peers::{
     self, harness, Durability, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale,
 };
@@ -31,10 +32,11 @@ pub struct PeersArgs {
     /// gc-policy=cost-benefit.
     #[arg(long = "emu-set", value_name = "KEY=VALUE")]
     emu_set: Vec<String>,
-    /// Emulated SSD size: logical bytes per byte of records (the fewest blocks per chip that
-    /// hold it, at least 256 MiB), so each engine's own files fill most of the device; or
-    /// `preset` to keep the preset's geometry (with --emu-set) [default: 2.5].
-    #[arg(long, value_name = "FACTOR|preset")]
+    /// Emulated SSD size: `own:SHARE`, per engine, its files after the load (measured by a
+    /// load on the host first) take SHARE of the filesystem; `dataset:FACTOR`, every engine's
+    /// device FACTOR x the records' bytes; `preset`, the preset's geometry (with --emu-set).
+    /// Rounded up to whole blocks per chip, at least 256 MiB [default: own:0.8].
+    #[arg(long, value_name = "own:SHARE|dataset:FACTOR|preset")]
     emu_space: Option<String>,
     /// Emulated SSD: fraction of the filesystem in use once each engine has loaded, made up
     /// by a filler file [default: 0, none: the engine's own files fill the device].
@@ -97,12 +99,9 @@ impl PeersArgs {
                 .map_err(CliError)?;
         }
         if !self.device.is_empty() {
-            let space = match self.emu_space.as_deref().map(str::trim) {
-                None => Some(peers::harness::EMU_SPACE_PER_DATASET),
-                Some("preset") => None,
-                Some(text) => Some(text.parse::<f64>().map_err(|e| {
-                    CliError(format!("--emu-space {text}: {e} (a factor, or preset)"))
-                })?),
+            let space = match &self.emu_space {
+                None => EmuSpace::DEFAULT,
+                Some(text) => EmuSpace::parse(text)?,
             };
             let fill = self.fill.unwrap_or(0.0);
             c.devices = self
