@@ -24,12 +24,12 @@ fn unavailable() -> Option<String> {
     missing
 }
 
-fn config(name: &str, engines: Vec<EngineKind>, fill: f64) -> PeersConfig {
+fn config(name: &str, engines: Vec<EngineKind>, space: EmuSpace, fill: f64) -> PeersConfig {
     let dir = std::env::temp_dir().join(format!("wafer-peers-iso-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut c = Scale::Tiny.config(dir);
     c.engines = engines;
-    let device = EmuDevice::parse("emu:ent", &[], EmuSpace::DEFAULT, fill).unwrap();
+    let device = EmuDevice::parse("emu:ent", &[], space, fill).unwrap();
     c.devices = vec![PeerDevice::Emu(Box::new(device))];
     c.record_count = 1500;
     c.stop = Stop::Ops(400);
@@ -55,12 +55,15 @@ fn smoke_on_the_emulated_ssd() {
     if unavailable().is_some() {
         return;
     }
-    let c = config("smoke", vec![EngineKind::WaferOutOfPlace], 0.5);
+    // The default sizing: a load on the host measures the engine's files first.
+    let c = config("smoke", vec![EngineKind::WaferOutOfPlace], EmuSpace::DEFAULT, 0.5);
     let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
     assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     assert_eq!(report.rows.len(), 1 + c.workloads.len() * c.distributions.len());
     let settings = &report.engines["wafer-out-of-place"];
+    let footprint = settings["emu_sizing_footprint_bytes"].as_u64().unwrap();
+    assert!(footprint > 0, "{settings}");
     let filler = settings["emu_filler_bytes"].as_u64().unwrap();
     let fs_bytes = settings["emu_fs_bytes"].as_u64().unwrap();
     let loaded = settings["emu_used_after_load_bytes"].as_u64().unwrap();
@@ -79,6 +82,9 @@ fn smoke_on_the_emulated_ssd() {
         if writes {
             assert!(r.flash_bytes_per_op.unwrap() > 0.0 && r.total_waf.unwrap() > 0.0, "{r:?}");
             assert!(r.device_write_bytes_per_op.unwrap() > 0.0, "{r:?}");
+            // Total WAF is the engine-and-filesystem part times the SSD's.
+            let product = r.db_waf.unwrap() * r.ssd_waf.unwrap();
+            assert!((product / r.total_waf.unwrap() - 1.0).abs() < 1e-9, "{r:?}");
         }
     }
     assert!(wafer_bench::peers::table::markdown(&report).contains("total WAF"));
@@ -105,22 +111,24 @@ fn an_engine_that_aborts_on_the_mount_is_a_failure_not_a_hang() {
     for engine in ["wafer-in-place", "wafer-out-of-place"] {
         assert_eq!(report.rows.iter().filter(|r| r.engine == engine).count(), 2);
     }
+    let table = wafer_bench::peers::table::markdown(&report);
+    assert!(table.contains("Failed") && table.matches("SIGABRT").count() == 2, "{table}");
 }
 
-/// An engine that stops making progress is killed at the engine timeout and reported; its
-/// device is torn down and the run goes on.
+/// An engine that stops making progress (after its first row) is killed once a phase has not
+/// ended within the timeout, and reported; its device is torn down.
 #[test]
 fn an_engine_that_hangs_is_killed_at_its_timeout() {
     if unavailable().is_some() {
         return;
     }
-    let mut c = config("hang", vec![EngineKind::WaferOutOfPlace], 0.0);
+    let mut c = config("hang", vec![EngineKind::WaferOutOfPlace], EmuSpace::PerDataset(2.5), 0.0);
     c.fault = Some(WorkerFault::HangAfterRows(1));
-    c.engine_timeout = Duration::from_secs(3);
+    c.phase_timeout = Duration::from_secs(3);
     let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
     assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
     assert_eq!(report.failures.len(), 1, "{:?}", report.failures);
     let f = &report.failures[0];
-    assert!(f.contains("no end after 3 s") && f.contains("hanging after 1 rows"), "{f}");
+    assert!(f.contains("no phase ended within 3 s") && f.contains("hanging after 1 rows"), "{f}");
     assert_eq!(report.rows.len(), 1);
 }

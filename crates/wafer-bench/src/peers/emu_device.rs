@@ -13,7 +13,8 @@
 //! files after its load take a stated share of it (`own:0.8`; the files measured by a load of
 //! the same records into a directory on the host first), as 000 Figure 1's SSD is 90% full
 //! of each database; or a multiple of the records' bytes, the same device for every engine
-//! (`dataset:2.5`); or the preset's geometry. Sizes round up to whole blocks per chip. What
+//! (`dataset:2.5`); or the preset's geometry. Sizes round up to whole blocks per chip (at
+//! least 128 MiB). What
 //! an engine needs beyond the device is a row error ("No space left on device"), not a device
 //! made to fit.
 
@@ -30,8 +31,8 @@ use super::PeerError;
 const FILL_CHUNKS_MAX: u64 = 1 << 20;
 const FILL_CHUNK_BYTES: usize = 1 << 20;
 /// The smallest device sizing gives: ext4's journal and inode tables, Wafer's 64 MiB file
-/// minimum and its WAL must fit beside a tiny dataset.
-const LOGICAL_MIN_BYTES: u64 = 256 << 20;
+/// minimum and its 16 MiB WAL must fit beside a tiny dataset.
+const LOGICAL_MIN_BYTES: u64 = 128 << 20;
 /// Bound on the blocks-per-chip search (the emulator's 2^32-slot maps end it sooner).
 const BLOCKS_PER_CHIP_MAX: u32 = 1 << 16;
 /// How long the server may take to mount, and each stop step to act.
@@ -101,7 +102,7 @@ impl EmuDevice {
         self.config_holding(want as u64)
     }
 
-    /// The fewest blocks per chip whose logical capacity holds `want` bytes (at least 256 MiB).
+    /// The fewest blocks per chip whose logical capacity holds `want` bytes (at least 128 MiB).
     fn config_holding(&self, want: u64) -> Result<Config, PeerError> {
         let want = want.max(LOGICAL_MIN_BYTES);
         let mut config = self.config.clone();

@@ -48,13 +48,14 @@ impl Scale {
         }
     }
 
-    /// How long one engine may take on one device before it is killed (its load and every
-    /// phase, on the emulated SSD's FUSE round trips, with room for a slow shared machine).
-    pub fn engine_timeout(&self) -> Duration {
+    /// How long an engine may go without finishing a phase (opening and the load count as
+    /// one) before it is killed: the load on the emulated SSD's FUSE round trips, with room
+    /// for a slow shared machine.
+    pub fn phase_timeout(&self) -> Duration {
         Duration::from_secs(match self {
-            Scale::Tiny => 10 * 60,
-            Scale::Small => 60 * 60,
-            Scale::Full => 4 * 60 * 60,
+            Scale::Tiny => 5 * 60,
+            Scale::Small => 10 * 60,
+            Scale::Full => 40 * 60,
         })
     }
 
@@ -85,7 +86,7 @@ impl Scale {
             key_format: KeyFormat::default(),
             direct_io: false,
             wafer_exe: None,
-            engine_timeout: self.engine_timeout(),
+            phase_timeout: self.phase_timeout(),
             fault: None,
         }
     }
@@ -149,9 +150,10 @@ pub struct PeersConfig {
     /// serve`, so an engine that aborts or hangs is an error in its rows; the emulated SSD
     /// needs it. Without it, engines run in this process (on files only).
     pub wafer_exe: Option<PathBuf>,
-    /// How long one engine may take on one device (worker processes only) before it is
-    /// killed and reported as failed.
-    pub engine_timeout: Duration,
+    /// How long an engine may go without finishing a phase (worker processes only) before it
+    /// is killed and reported as failed: a panicked library that stops making progress ends
+    /// its run, not the comparison.
+    pub phase_timeout: Duration,
     /// Tests of the harness only: every worker stages this failure.
     pub fault: Option<super::worker::WorkerFault>,
 }
@@ -254,7 +256,7 @@ impl PeersConfig {
             "key_format": self.key_format,
             "direct_io": self.direct_io,
             "isolation": if self.wafer_exe.is_some() { "a worker process per engine" } else { "in process" },
-            "engine_timeout_s": self.engine_timeout.as_secs(),
+            "phase_timeout_s": self.phase_timeout.as_secs(),
         })
     }
 }
@@ -285,6 +287,10 @@ pub struct Row {
     pub device_write_bytes_per_op: Option<f64>,
     /// Emulated SSD only: flash bytes programmed (host data, GC copies, padding) per operation.
     pub flash_bytes_per_op: Option<f64>,
+    /// Emulated SSD only: device write bytes / the record bytes the workload wrote (see
+    /// `total_waf`): what the engine and the filesystem made of the user's bytes.
+    #[serde(default)]
+    pub db_waf: Option<f64>,
     /// Emulated SSD only: flash bytes / device write bytes.
     pub ssd_waf: Option<f64>,
     /// Emulated SSD only: flash bytes / the record bytes the workload wrote (key plus value
@@ -418,7 +424,7 @@ fn run_on_device(
             let engine_dir = dir.join("db");
             std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e))?;
             let job = WorkerJob::new(config, engine, device.name(), round, &engine_dir, None);
-            worker::run_isolated(exe, &job, config.engine_timeout, &log, None, on_row)
+            worker::run_isolated(exe, &job, config.phase_timeout, &log, None, on_row)
         }
         PeerDevice::Emu(emu) => {
             let footprint = match emu.space {
@@ -437,7 +443,7 @@ fn run_on_device(
                 worker::run_isolated(
                     exe,
                     &job,
-                    config.engine_timeout,
+                    config.phase_timeout,
                     &log,
                     Some(&mut staged),
                     on_row,
@@ -476,7 +482,7 @@ fn footprint(
     job.workloads.clear();
     job.fault = None;
     let log = dir.join("sizing.log");
-    let outcome = worker::run_isolated(exe, &job, config.engine_timeout, &log, None, &mut |_| {});
+    let outcome = worker::run_isolated(exe, &job, config.phase_timeout, &log, None, &mut |_| {});
     let _ = std::fs::remove_dir_all(&sizing);
     let settings = outcome.map_err(|e| PeerError::Run {
         engine: engine.name().into(),

@@ -183,6 +183,9 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
         host_read_bytes_per_op: per_op(m.io.read_bytes),
         device_write_bytes_per_op: flash.map(|c| per_op(c.host_write_bytes)),
         flash_bytes_per_op: flash.map(|c| per_op(c.flash_bytes())),
+        db_waf: flash
+            .filter(|_| record_bytes > 0)
+            .map(|c| c.host_write_bytes as f64 / record_bytes as f64),
         ssd_waf: flash.and_then(Counters::waf),
         total_waf: flash
             .filter(|_| record_bytes > 0)

@@ -119,8 +119,8 @@ fn the_emulated_ssd_is_sized_to_the_dataset() {
         assert!((logical(&smaller) as f64) < 2.5 * dataset as f64);
         assert_eq!(sized.geometry.channels, d.config.geometry.channels);
     }
-    // A tiny dataset gets the 256 MiB floor, not a device too small for ext4 and a log.
-    assert!(logical(&d.sized_config(4_000_000, None).unwrap()) >= 256 << 20);
+    // A tiny dataset gets the 128 MiB floor, not a device too small for ext4 and a log.
+    assert!(logical(&d.sized_config(4_000_000, None).unwrap()) >= 128 << 20);
     let preset = EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 0.0).unwrap();
     assert_eq!(preset.sized_config(1 << 40, None).unwrap(), preset.config);
     // Without the wafer binary to serve it, the emulated SSD is refused before anything runs.
@@ -149,6 +149,7 @@ fn row(engine: &str, round: u32, ops_per_sec: f64, write: f64) -> Row {
         device_write_bytes_per_op: None,
         flash_bytes_per_op: None,
         ssd_waf: None,
+        db_waf: None,
         total_waf: None,
     }
 }

@@ -145,7 +145,7 @@ impl WorkerJob {
             key_format: self.key_format,
             direct_io: self.direct_io,
             wafer_exe: None,
-            engine_timeout: Duration::MAX,
+            phase_timeout: Duration::MAX,
             fault: None,
         }
     }
@@ -199,8 +199,8 @@ fn run_job(
 
 /// The harness's side: runs `job` in `exe bench peers-worker`, hands each row to `on_row`,
 /// and returns the engine's settings, or why it failed: its own error, the signal that killed
-/// it (with its log's last lines), or `timeout` passing (then it is killed, and if it is stuck
-/// on the emulated SSD the server is killed under it so it can exit).
+/// it (with its log's last lines), or `timeout` passing without a row (then it is killed, and
+/// if it is stuck on the emulated SSD the server is killed under it so it can exit).
 pub(crate) fn run_isolated(
     exe: &Path,
     job: &WorkerJob,
@@ -221,12 +221,15 @@ pub(crate) fn run_isolated(
             }
         }
     });
-    let deadline = Instant::now() + timeout.min(Duration::from_secs(u32::MAX.into()));
+    let timeout = timeout.min(Duration::from_secs(u32::MAX.into()));
+    let mut deadline = Instant::now() + timeout;
     let (mut last_phase, mut outcome, mut timed_out) = (None::<String>, None, false);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(Ok(Message::Row(row))) => {
+                // Each phase gets the whole timeout.
+                deadline = Instant::now() + timeout;
                 last_phase = Some(format!("{} {}", row.phase, row.distribution));
                 on_row(&row);
             }
@@ -251,7 +254,7 @@ pub(crate) fn run_isolated(
         (_, timed_out) => {
             let after = last_phase.map_or_else(|| "open or load".into(), |p| format!("after {p}"));
             let how = if timed_out {
-                format!("no end after {} s: killed", timeout.as_secs())
+                format!("no phase ended within {} s: killed", timeout.as_secs())
             } else {
                 status.map_or_else(
                     || "did not exit when killed".into(),

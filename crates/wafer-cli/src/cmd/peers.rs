@@ -35,17 +35,18 @@ pub struct PeersArgs {
     /// Emulated SSD size: `own:SHARE`, per engine, its files after the load (measured by a
     /// load on the host first) take SHARE of the filesystem; `dataset:FACTOR`, every engine's
     /// device FACTOR x the records' bytes; `preset`, the preset's geometry (with --emu-set).
-    /// Rounded up to whole blocks per chip, at least 256 MiB [default: own:0.8].
+    /// Rounded up to whole blocks per chip, at least 128 MiB [default: own:0.8].
     #[arg(long, value_name = "own:SHARE|dataset:FACTOR|preset")]
     emu_space: Option<String>,
     /// Emulated SSD: fraction of the filesystem in use once each engine has loaded, made up
     /// by a filler file [default: 0, none: the engine's own files fill the device].
     #[arg(long, value_name = "FRACTION")]
     fill: Option<f64>,
-    /// How long one engine may take on one device before its process is killed and the
-    /// failure reported, e.g. 30m [default: tiny 10m, small 1h, full 4h].
+    /// How long an engine may go without finishing a phase (the load included) before its
+    /// process is killed and the failure reported, e.g. 20m [default: tiny 5m, small 10m,
+    /// full 40m].
     #[arg(long)]
-    engine_timeout: Option<String>,
+    phase_timeout: Option<String>,
     /// Records loaded.
     #[arg(long)]
     records: Option<u64>,
@@ -138,8 +139,8 @@ impl PeersArgs {
         if let Some(r) = self.rounds {
             c.rounds = r;
         }
-        if let Some(t) = &self.engine_timeout {
-            c.engine_timeout = parse_duration(t)?;
+        if let Some(t) = &self.phase_timeout {
+            c.phase_timeout = parse_duration(t)?;
         }
         c.keep = self.keep;
         // Each engine in a worker process, each emulated SSD served by a child: this binary.
