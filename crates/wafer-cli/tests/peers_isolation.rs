@@ -99,7 +99,12 @@ fn an_engine_that_aborts_on_the_mount_is_a_failure_not_a_hang() {
     if unavailable().is_some() {
         return;
     }
-    let mut c = config("abort", vec![EngineKind::WaferInPlace, EngineKind::WaferOutOfPlace], 0.0);
+    let mut c = config(
+        "abort",
+        vec![EngineKind::WaferInPlace, EngineKind::WaferOutOfPlace],
+        EmuSpace::PerDataset(2.5),
+        0.0,
+    );
     c.fault = Some(WorkerFault::AbortAfterRows(2));
     let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
     assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));

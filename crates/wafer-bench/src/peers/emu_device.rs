@@ -40,7 +40,7 @@ const SERVER_READY_TIMEOUT: Duration = Duration::from_secs(30);
 const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Which emulated SSD, how large and how full.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EmuDevice {
     /// `emu:PRESET`, as rows name the device.
     pub name: String,
@@ -141,7 +141,7 @@ impl EmuDevice {
 }
 
 /// How a device is sized.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum EmuSpace {
     /// The preset's geometry (with the overrides) as given.
     Preset,

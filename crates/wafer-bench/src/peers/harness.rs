@@ -93,7 +93,7 @@ impl Scale {
 }
 
 /// Where the engines' files live.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum PeerDevice {
     /// A directory on the host's own filesystem.
     File,
@@ -117,8 +117,8 @@ impl PeerDevice {
     }
 }
 
-/// One comparison: what every engine gets.
-#[derive(Debug, Clone, PartialEq)]
+/// One comparison: what every engine gets (also the job a worker is sent).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PeersConfig {
     pub scale: String,
     pub engines: Vec<EngineKind>,
@@ -479,8 +479,8 @@ fn footprint(
     let sizing = dir.join("sizing");
     std::fs::create_dir_all(&sizing).map_err(|e| PeerError::io(&sizing, e))?;
     let mut job = WorkerJob::new(config, engine, "file", round, &sizing, None);
-    job.workloads.clear();
-    job.fault = None;
+    job.config.workloads.clear();
+    job.config.fault = None;
     let log = dir.join("sizing.log");
     let outcome = worker::run_isolated(exe, &job, config.phase_timeout, &log, None, &mut |_| {});
     let _ = std::fs::remove_dir_all(&sizing);

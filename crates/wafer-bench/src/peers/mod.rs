@@ -121,8 +121,9 @@ impl PeerSetup {
     }
 }
 
-/// The engines the harness knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The engines the harness knows (serialized by name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum EngineKind {
     WaferInPlace,
     WaferOutOfPlace,
@@ -132,6 +133,19 @@ pub enum EngineKind {
     Lmdb,
     WiredTiger,
     Postgres,
+}
+
+impl TryFrom<String> for EngineKind {
+    type Error = String;
+    fn try_from(text: String) -> Result<EngineKind, String> {
+        EngineKind::parse(&text)
+    }
+}
+
+impl From<EngineKind> for String {
+    fn from(e: EngineKind) -> String {
+        e.name().to_string()
+    }
 }
 
 impl EngineKind {

@@ -18,38 +18,24 @@ use std::time::{Duration, Instant};
 
 use super::emu_device::{EmuView, Staged};
 use super::harness::{PeersConfig, Row};
-use super::{phases, Durability, EngineKind, PeerDevice, PeerError};
-use crate::dist::Distribution;
+use super::{phases, EngineKind, PeerError};
 use crate::progress::Silent;
-use crate::runner::Stop;
-use crate::ycsb::{KeyFormat, Workload};
 
 /// How long a worker may take to exit once its output has ended, and to die once killed.
 const EXIT_TIMEOUT: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(20);
 
-/// What one worker runs: one engine on one device, as the harness's configuration says.
+/// What one worker runs: one engine on one device, with the harness's configuration.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WorkerJob {
-    pub engine: String,
+    pub config: PeersConfig,
+    pub engine: EngineKind,
     pub device: String,
     pub round: u32,
     /// The engine's directory (fresh, empty).
     pub dir: PathBuf,
-    pub record_count: u64,
-    pub value_size_bytes: u32,
-    pub cache_bytes: u64,
-    pub threads: u32,
-    pub durability: Durability,
-    pub stop: Stop,
-    pub distributions: Vec<Distribution>,
-    pub workloads: Vec<Workload>,
-    pub seed: u64,
-    pub key_format: KeyFormat,
-    pub direct_io: bool,
     /// The emulated SSD the directory is on.
     pub(crate) emu: Option<EmuView>,
-    pub fault: Option<WorkerFault>,
 }
 
 /// A failure a worker stages on purpose, for tests of the harness: after this many rows
@@ -104,49 +90,12 @@ impl WorkerJob {
         emu: Option<EmuView>,
     ) -> WorkerJob {
         WorkerJob {
-            engine: engine.name().into(),
+            config: config.clone(),
+            engine,
             device: device.into(),
             round,
             dir: dir.to_path_buf(),
-            record_count: config.record_count,
-            value_size_bytes: config.value_size_bytes,
-            cache_bytes: config.cache_bytes,
-            threads: config.threads,
-            durability: config.durability,
-            stop: config.stop,
-            distributions: config.distributions.clone(),
-            workloads: config.workloads.clone(),
-            seed: config.seed,
-            key_format: config.key_format,
-            direct_io: config.direct_io,
             emu,
-            fault: config.fault,
-        }
-    }
-
-    /// The harness configuration this job was cut from, as far as the phases read it.
-    fn config(&self, engine: EngineKind) -> PeersConfig {
-        PeersConfig {
-            scale: String::new(),
-            engines: vec![engine],
-            devices: vec![PeerDevice::File],
-            record_count: self.record_count,
-            value_size_bytes: self.value_size_bytes,
-            cache_bytes: self.cache_bytes,
-            threads: self.threads,
-            durability: self.durability,
-            stop: self.stop,
-            distributions: self.distributions.clone(),
-            workloads: self.workloads.clone(),
-            rounds: 1,
-            dir: self.dir.clone(),
-            seed: self.seed,
-            keep: true,
-            key_format: self.key_format,
-            direct_io: self.direct_io,
-            wafer_exe: None,
-            phase_timeout: Duration::MAX,
-            fault: None,
         }
     }
 }
@@ -179,18 +128,17 @@ fn run_job(
 ) -> Result<serde_json::Value, PeerError> {
     let job: WorkerJob = serde_json::from_reader(input)
         .map_err(|e| PeerError::Config(format!("worker job: {e}")))?;
-    let engine = EngineKind::parse(&job.engine).map_err(PeerError::Config)?;
-    let config = job.config(engine);
-    let at = phases::Placement { device: &job.device, engine, round: job.round };
+    let config = &job.config;
+    let at = phases::Placement { device: &job.device, engine: job.engine, round: job.round };
     let setup = config.setup(job.dir.clone());
     let (mut emitted, mut rows) = (Ok(()), 0u32);
     let settings =
-        phases::run_engine(&config, &at, &setup, job.emu.as_ref(), &mut Silent, &mut |row| {
+        phases::run_engine(config, &at, &setup, job.emu.as_ref(), &mut Silent, &mut |row| {
             if emitted.is_ok() {
                 emitted = emit(row);
             }
             rows += 1;
-            if let Some(fault) = &job.fault {
+            if let Some(fault) = &config.fault {
                 fault.strike(rows);
             }
         })?;
@@ -206,7 +154,7 @@ pub(crate) fn run_isolated(
     job: &WorkerJob,
     timeout: Duration,
     log: &Path,
-    mut staged: Option<&mut Staged>,
+    staged: Option<&mut Staged>,
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<serde_json::Value, PeerError> {
     let mut child = spawn(exe, job, log)?;
@@ -245,7 +193,7 @@ pub(crate) fn run_isolated(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let status = finish(&mut child, timed_out, staged.as_deref_mut());
+    let status = finish(&mut child, timed_out, staged);
     // The reader ends with the worker's stdout (the worker is gone or killed by now).
     let _ = reader.join();
     match (outcome, timed_out) {
@@ -262,7 +210,7 @@ pub(crate) fn run_isolated(
                 )
             };
             Err(PeerError::Run {
-                engine: job.engine.clone(),
+                engine: job.engine.name().to_string(),
                 phase: after,
                 message: format!(
                     "the engine's process ended without a result ({how}); its log: {}",
