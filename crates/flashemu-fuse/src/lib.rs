@@ -10,16 +10,22 @@
 //!  MOUNT/stats: the device's counters as JSON, a fresh snapshot at each open
 //! ```
 //!
+//! [`ServerChild`] runs the server as a child process (`wafer emu serve`), so that a program
+//! that aborts or hangs on the mount cannot take the server, or the program that started both,
+//! with it.
+//!
 //! One lock around the emulator: FUSE may call from several threads, the device is
 //! single-threaded (as a real SSD's FTL is behind its command queue).
 
 pub mod blockfile;
+pub mod child;
 mod fs;
 pub mod loopfs;
 pub mod serve;
 pub mod stats;
 
 pub use blockfile::{BlockFile, BlockFileError};
+pub use child::{ChildError, ServerChild};
 pub use loopfs::{LoopFs, LoopFsError};
 pub use serve::{serve, ServeError, Served, DEVICE_FILE, STATS_FILE};
 pub use stats::Stats;

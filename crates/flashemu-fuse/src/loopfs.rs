@@ -75,7 +75,22 @@ impl LoopFs {
         };
         run(
             "mkfs.ext4",
-            &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", &device],
+            // 4 KiB blocks whatever the size (a small device would get 1 KiB ones, whose
+            // writes are not whole LBAs), no blocks reserved for root (every engine, root's
+            // or a server user's, gets the same space).
+            &[
+                "-q",
+                "-F",
+                "-b",
+                "4096",
+                "-T",
+                "default",
+                "-m",
+                "0",
+                "-E",
+                "lazy_itable_init=0,lazy_journal_init=0",
+                &device,
+            ],
             "e2fsprogs",
         )?;
         std::fs::create_dir_all(mountpoint).map_err(|e| LoopFsError::Failed {
@@ -109,14 +124,19 @@ impl LoopFs {
         run("sync", &["-f", &text(&self.mountpoint)], "coreutils").map(|_| ())
     }
 
-    /// Unmounts and detaches the loop device.
+    /// Unmounts (lazily when something still uses the filesystem) and detaches the loop
+    /// device (a busy one detaches itself when its last user lets go).
     pub fn destroy(mut self) -> Result<(), LoopFsError> {
         self.teardown()
     }
 
     fn teardown(&mut self) -> Result<(), LoopFsError> {
         if self.mounted {
-            run("umount", &[&text(&self.mountpoint)], "mount")?;
+            if let Err(e) = run("umount", &[&text(&self.mountpoint)], "mount") {
+                // Still in use (a process that died mid-write, a file left open): detach it
+                // lazily, so the loop device lets go once the last user does.
+                run("umount", &["-l", &text(&self.mountpoint)], "mount").map_err(|_| e)?;
+            }
             self.mounted = false;
         }
         if let Some(device) = self.loop_device.take() {

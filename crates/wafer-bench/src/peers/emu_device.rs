@@ -1,43 +1,67 @@
-//! The emulated SSD under a peer: a fresh device per engine, served over FUSE, a loop device
-//! over it with ext4 mounted `-o discard` (so every engine, Wafer included, reaches the flash
-//! the same way: its files, the page cache, ext4, TRIM of freed extents), filled to the stated
-//! utilization after the engine's load, as 000 Figure 1 runs on a 90%-full SSD.
+//! The emulated SSD under a peer: a fresh device per engine, sized to the dataset, served over
+//! FUSE by a child process (`wafer emu serve`), a loop device over it with ext4 mounted
+//! `-o discard` (so every engine, Wafer included, reaches the flash the same way: its files,
+//! the page cache, ext4, TRIM of freed extents).
 //!
 //! ```text
-//!  DIR/emu (FUSE: ssd, stats) <- /dev/loopN <- ext4 at DIR/fs <- DIR/fs/db (the engine)
-//!                                                             <- DIR/fs/filler (the fill)
+//!  harness: DIR/emu (FUSE: ssd, stats) <- child `wafer emu serve` (the emulator)
+//!           /dev/loopN over DIR/emu/ssd, ext4 at DIR/fs
+//!  worker:  DIR/fs/db (the engine), DIR/fs/filler (only with --fill); counters: DIR/emu/stats
 //! ```
+//!
+//! How large the device is ([`EmuSpace`]): by default sized per engine so that the engine's own
+//! files after its load take a stated share of it (`own:0.8`; the files measured by a load of
+//! the same records into a directory on the host first), as 000 Figure 1's SSD is 90% full
+//! of each database; or a multiple of the records' bytes, the same device for every engine
+//! (`dataset:2.5`); or the preset's geometry. Sizes round up to whole blocks per chip (at
+//! least 128 MiB). What
+//! an engine needs beyond the device is a row error ("No space left on device"), not a device
+//! made to fit.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use flashemu::{Config, Counters, Ssd, StoreKind};
-use flashemu_fuse::{serve, LoopFs, Served};
+use flashemu::{Config, Counters, StoreKind};
+use flashemu_fuse::{LoopFs, ServerChild, Stats};
 
 use super::PeerError;
 
 /// Bound on the filler file's writes (1 MiB each): a 1 TiB device at most.
 const FILL_CHUNKS_MAX: u64 = 1 << 20;
 const FILL_CHUNK_BYTES: usize = 1 << 20;
-/// Unmount attempts while the loop device lets go of the file (it may take a moment).
-const UNMOUNT_ATTEMPTS: u32 = 50;
+/// The smallest device sizing gives: ext4's journal and inode tables, Wafer's 64 MiB file
+/// minimum and its 16 MiB WAL must fit beside a tiny dataset.
+const LOGICAL_MIN_BYTES: u64 = 128 << 20;
+/// Bound on the blocks-per-chip search (the emulator's 2^32-slot maps end it sooner).
+const BLOCKS_PER_CHIP_MAX: u32 = 1 << 16;
+/// How long the server may take to mount, and each stop step to act.
+const SERVER_READY_TIMEOUT: Duration = Duration::from_secs(30);
+const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Which emulated SSD and how full.
-#[derive(Debug, Clone, PartialEq)]
+/// Which emulated SSD, how large and how full.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EmuDevice {
     /// `emu:PRESET`, as rows name the device.
     pub name: String,
+    /// The preset with the user's overrides; sizing may change its blocks per chip.
     pub config: Config,
-    /// Fraction of the filesystem's blocks in use once the engine has loaded (the rest of the
-    /// fill is a file nobody touches again): 0.9 is 000 Figure 1's 90%-full SSD.
+    pub space: EmuSpace,
+    /// Fraction of the filesystem's blocks in use once the engine has loaded, made up by a
+    /// filler file nobody touches again; 0: no filler (the default: the engine's own files
+    /// are what fills the device).
     pub fill: f64,
 }
 
 impl EmuDevice {
     /// `emu:PRESET` with `key=value` overrides in order; the store keeps bytes (a
     /// filesystem lives on it).
-    pub fn parse(spec: &str, overrides: &[String], fill: f64) -> Result<EmuDevice, PeerError> {
+    pub fn parse(
+        spec: &str,
+        overrides: &[String],
+        space: EmuSpace,
+        fill: f64,
+    ) -> Result<EmuDevice, PeerError> {
         let bad = |m: String| PeerError::Config(m);
         let Some(preset) = spec.strip_prefix("emu:") else {
             return Err(bad(format!("device `{spec}`: expected file or emu:PRESET")));
@@ -55,44 +79,207 @@ impl EmuDevice {
         if !(0.0..0.99).contains(&fill) {
             return Err(bad(format!("fill {fill}: expected a fraction in 0..0.99")));
         }
-        Ok(EmuDevice { name: spec.to_string(), config, fill })
+        space.check()?;
+        Ok(EmuDevice { name: spec.to_string(), config, space, fill })
     }
 
-    pub fn describe(&self) -> serde_json::Value {
-        let layout = self.config.layout();
-        serde_json::json!({
-            "name": self.name,
-            "fill": self.fill,
-            "logical_bytes": layout.logical_blocks * flashemu::LBA_BYTES,
-            "physical_bytes": layout.physical_slots * flashemu::LBA_BYTES,
-            "op": self.config.op,
-            "gc_policy": format!("{:?}", self.config.gc.policy),
-            "path": "engine files -> ext4 (discard) -> loop device -> FUSE file -> flashemu",
-        })
+    /// The device for a dataset of `dataset_bytes` and an engine whose files took
+    /// `footprint_bytes` after loading it (needed by [`EmuSpace::Own`] only).
+    pub fn sized_config(
+        &self,
+        dataset_bytes: u64,
+        footprint_bytes: Option<u64>,
+    ) -> Result<Config, PeerError> {
+        let want = match (self.space, footprint_bytes) {
+            (EmuSpace::Preset, _) => return Ok(self.config.clone()),
+            (EmuSpace::PerDataset(f), _) => dataset_bytes as f64 * f,
+            (EmuSpace::Own(share), Some(footprint)) => {
+                footprint as f64 / share / EXT4_USABLE_SHARE + EXT4_JOURNAL_BYTES as f64
+            }
+            // Before the footprint is known (validation, the run's description): the smallest.
+            (EmuSpace::Own(_), None) => 0.0,
+        };
+        self.config_holding(want as u64)
+    }
+
+    /// The fewest blocks per chip whose logical capacity holds `want` bytes (at least 128 MiB).
+    fn config_holding(&self, want: u64) -> Result<Config, PeerError> {
+        let want = want.max(LOGICAL_MIN_BYTES);
+        let mut config = self.config.clone();
+        for blocks in 1..=BLOCKS_PER_CHIP_MAX {
+            config.geometry.blocks_per_chip = blocks;
+            if config.validate().is_err() {
+                continue;
+            }
+            if config.layout().logical_blocks * flashemu::LBA_BYTES >= want {
+                return Ok(config);
+            }
+        }
+        Err(PeerError::Config(format!(
+            "{}: no geometry of this preset holds {want} bytes",
+            self.name
+        )))
+    }
+
+    pub fn describe(&self, dataset_bytes: u64) -> serde_json::Value {
+        let mut d = describe_config(&self.config, dataset_bytes);
+        if let Some(map) = d.as_object_mut() {
+            map.insert("name".into(), self.name.clone().into());
+            map.insert("space".into(), self.space.to_string().into());
+            map.insert("fill".into(), self.fill.into());
+            if self.space != EmuSpace::Preset {
+                // Sized per run: each engine's settings give its own device.
+                for key in
+                    ["blocks_per_chip", "logical_bytes", "physical_bytes", "logical_per_dataset"]
+                {
+                    map.remove(key);
+                }
+            }
+        }
+        d
     }
 }
 
-/// One engine's emulated SSD, mounted; torn down in reverse on drop.
+/// How a device is sized.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum EmuSpace {
+    /// The preset's geometry (with the overrides) as given.
+    Preset,
+    /// Logical bytes per byte of records: one size for every engine.
+    PerDataset(f64),
+    /// Per engine: its files after the load take this share of the filesystem.
+    Own(f64),
+}
+
+/// The share of a device ext4 leaves for files (inode tables at one 256-byte inode per 16
+/// KiB, group descriptors and bitmaps), and its journal (16 MiB below 1 GiB, more above: the
+/// rounding up to whole blocks per chip covers the difference).
+const EXT4_USABLE_SHARE: f64 = 0.98;
+const EXT4_JOURNAL_BYTES: u64 = 16 << 20;
+
+impl EmuSpace {
+    /// The default: each engine's own files take 80% of its device after the load.
+    pub const DEFAULT: EmuSpace = EmuSpace::Own(0.8);
+
+    /// `own:SHARE`, `dataset:FACTOR` or `preset`.
+    pub fn parse(text: &str) -> Result<EmuSpace, PeerError> {
+        let bad = |why: String| {
+            PeerError::Config(format!(
+                "emulated SSD space `{text}`: {why} (own:SHARE, dataset:FACTOR or preset)"
+            ))
+        };
+        let number = |v: &str| v.trim().parse::<f64>().map_err(|e| bad(e.to_string()));
+        let space = match text.trim().split_once(':') {
+            None if text.trim() == "preset" => EmuSpace::Preset,
+            Some(("own", v)) => EmuSpace::Own(number(v)?),
+            Some(("dataset", v)) => EmuSpace::PerDataset(number(v)?),
+            _ => return Err(bad("unknown form".into())),
+        };
+        space.check()?;
+        Ok(space)
+    }
+
+    fn check(&self) -> Result<(), PeerError> {
+        let bad = |m: String| Err(PeerError::Config(m));
+        match *self {
+            EmuSpace::PerDataset(f) if !(f.is_finite() && (1.0..=100.0).contains(&f)) => {
+                bad(format!("device space {f}x the dataset: expected 1..=100"))
+            }
+            EmuSpace::Own(s) if !(s.is_finite() && (0.1..=0.98).contains(&s)) => {
+                bad(format!("engine's share of the device {s}: expected 0.1..=0.98"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for EmuSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmuSpace::Preset => write!(f, "preset"),
+            EmuSpace::PerDataset(x) => write!(f, "dataset:{x}"),
+            EmuSpace::Own(x) => write!(f, "own:{x}"),
+        }
+    }
+}
+
+/// A device's size and policy, as rows' settings state it.
+pub(crate) fn describe_config(config: &Config, dataset_bytes: u64) -> serde_json::Value {
+    let layout = config.layout();
+    let logical_bytes = layout.logical_blocks * flashemu::LBA_BYTES;
+    serde_json::json!({
+        "blocks_per_chip": config.geometry.blocks_per_chip,
+        "logical_bytes": logical_bytes,
+        "physical_bytes": layout.physical_slots * flashemu::LBA_BYTES,
+        "logical_per_dataset": logical_bytes as f64 / dataset_bytes.max(1) as f64,
+        "op": config.op,
+        "gc_policy": format!("{:?}", config.gc.policy),
+        "path": "engine files -> ext4 (discard) -> loop device -> FUSE file -> \
+                 `wafer emu serve` (child process) -> flashemu",
+    })
+}
+
+/// One engine's emulated SSD as the harness holds it: the server child and ext4 on a loop
+/// device over its file. Torn down in reverse by [`Staged::destroy`] (or on drop: the
+/// filesystem detached, the server killed).
 #[derive(Debug)]
 pub(crate) struct Staged {
     // Field order is drop order: the filesystem before the device under it.
     fs: Option<LoopFs>,
-    served: Served,
-    fs_dir: PathBuf,
+    server: ServerChild,
+    view: EmuView,
 }
 
 impl Staged {
-    /// A fresh device under `dir`: DIR/emu mounted over FUSE, ext4 at DIR/fs.
-    pub(crate) fn create(device: &EmuDevice, dir: &Path) -> Result<Staged, PeerError> {
-        let emu_dir = dir.join("emu");
+    /// A fresh device under `dir`: the server's files and mount at DIR/emu, ext4 at DIR/fs.
+    /// `exe` is the `wafer` binary (`exe emu serve` is the server).
+    pub(crate) fn create(
+        device: &EmuDevice,
+        config: &Config,
+        exe: &Path,
+        dir: &Path,
+    ) -> Result<Staged, PeerError> {
+        let server = ServerChild::spawn(exe, &["emu", "serve"], config, dir, SERVER_READY_TIMEOUT)
+            .map_err(emu_error)?;
         let fs_dir = dir.join("fs");
-        std::fs::create_dir_all(&emu_dir).map_err(|e| PeerError::io(&emu_dir, e))?;
-        let ssd = Ssd::new(device.config.clone()).map_err(|e| PeerError::Config(e.to_string()))?;
-        let served = serve(ssd, &device.name, &emu_dir).map_err(emu_error)?;
-        let fs = LoopFs::create(&served.device_path(), &fs_dir).map_err(emu_error)?;
-        Ok(Staged { fs: Some(fs), served, fs_dir })
+        let fs = LoopFs::create(&server.device_path(), &fs_dir).map_err(emu_error)?;
+        let view = EmuView { fs_dir, stats_path: server.stats_path(), fill: device.fill };
+        Ok(Staged { fs: Some(fs), server, view })
     }
 
+    /// What the engine's process needs of the device.
+    pub(crate) fn view(&self) -> &EmuView {
+        &self.view
+    }
+
+    /// Kills the server now: every request still waiting on the device fails, so a process
+    /// stuck in one can exit.
+    pub(crate) fn kill_server(&mut self) {
+        self.server.kill();
+    }
+
+    /// Unmounts the filesystem (lazily if something still holds it), detaches the loop
+    /// device and stops the server; returns its final counters.
+    pub(crate) fn destroy(mut self) -> Result<Stats, PeerError> {
+        let fs_done = match self.fs.take() {
+            Some(fs) => fs.destroy().map_err(emu_error),
+            None => Ok(()),
+        };
+        let stats = self.server.stop(SERVER_STOP_TIMEOUT).map_err(emu_error);
+        fs_done?;
+        stats
+    }
+}
+
+/// The device as the engine's process sees it: a filesystem directory and the counters file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct EmuView {
+    pub fs_dir: PathBuf,
+    pub stats_path: PathBuf,
+    pub fill: f64,
+}
+
+impl EmuView {
     /// Where the engine's directory goes.
     pub(crate) fn engine_dir(&self) -> PathBuf {
         self.fs_dir.join("db")
@@ -100,18 +287,27 @@ impl Staged {
 
     /// The device's counters once everything the filesystem holds dirty has reached it.
     pub(crate) fn counters(&self) -> Result<Counters, PeerError> {
-        if let Some(fs) = &self.fs {
-            fs.sync().map_err(emu_error)?;
-        }
-        self.served.counters().map_err(emu_error)
+        sync_fs(&self.fs_dir)?;
+        let text = std::fs::read_to_string(&self.stats_path)
+            .map_err(|e| PeerError::io(&self.stats_path, e))?;
+        let stats = Stats::from_json(&text).map_err(emu_error)?;
+        Ok(stats.counters)
+    }
+
+    /// (total, used) bytes of the filesystem.
+    pub(crate) fn usage(&self) -> Result<(u64, u64), PeerError> {
+        let space = fs_space(&self.fs_dir)?;
+        Ok((space.total_bytes, space.used_bytes))
     }
 
     /// Writes a filler file until `fill` of the filesystem's blocks are in use (nothing when
     /// they already are). Returns the filler's bytes.
     pub(crate) fn fill_to(&self, fill: f64) -> Result<u64, PeerError> {
-        let (total, used) = usage(&self.fs_dir)?;
-        let target = (total as f64 * fill) as u64;
-        let want = target.saturating_sub(used);
+        let (total, used) = self.usage()?;
+        let want = ((total as f64 * fill) as u64).saturating_sub(used);
+        if want == 0 {
+            return Ok(0);
+        }
         let path = self.fs_dir.join("filler");
         let mut file = std::fs::File::create(&path).map_err(|e| PeerError::io(&path, e))?;
         // Not zeros: a filesystem or device that dedups or compresses zero blocks must not
@@ -129,30 +325,35 @@ impl Staged {
         file.sync_all().map_err(|e| PeerError::io(&path, e))?;
         Ok(written)
     }
+}
 
-    /// Unmounts the filesystem, detaches the loop device and unmounts the device.
-    pub(crate) fn destroy(mut self) -> Result<(), PeerError> {
-        if let Some(fs) = self.fs.take() {
-            fs.destroy().map_err(emu_error)?;
-        }
-        let mut last = None;
-        for _ in 0..UNMOUNT_ATTEMPTS {
-            match self.served.unmount() {
-                Ok(()) => return Ok(()),
-                Err(e) => last = Some(e),
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Err(emu_error(last.map_or_else(|| "unmount".to_string(), |e| e.to_string())))
+/// `syncfs` of the filesystem holding `dir`: its dirty data and metadata reach the device.
+fn sync_fs(dir: &Path) -> Result<(), PeerError> {
+    use std::os::fd::AsRawFd;
+    let handle = std::fs::File::open(dir).map_err(|e| PeerError::io(dir, e))?;
+    // SAFETY: syncfs takes an open descriptor we own for the duration of the call.
+    let rc = unsafe { libc::syncfs(handle.as_raw_fd()) };
+    if rc != 0 {
+        return Err(PeerError::io(dir, std::io::Error::last_os_error()));
     }
+    Ok(())
 }
 
 fn emu_error(e: impl std::fmt::Display) -> PeerError {
     PeerError::Config(format!("emulated SSD: {e}"))
 }
 
-/// (total, used) bytes of the filesystem holding `dir`, as `df` counts them.
-fn usage(dir: &Path) -> Result<(u64, u64), PeerError> {
+/// A filesystem's size as `df` counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FsSpace {
+    pub total_bytes: u64,
+    pub used_bytes: u64,
+    /// What an unprivileged writer may still use (root may use the reserve too).
+    pub avail_bytes: u64,
+}
+
+/// The size of the filesystem holding `dir`.
+pub(crate) fn fs_space(dir: &Path) -> Result<FsSpace, PeerError> {
     let c_path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
         .map_err(|e| PeerError::Config(e.to_string()))?;
     // SAFETY: statvfs is plain data; all-zero is a valid value.
@@ -163,5 +364,9 @@ fn usage(dir: &Path) -> Result<(u64, u64), PeerError> {
         return Err(PeerError::io(dir, std::io::Error::last_os_error()));
     }
     let block = st.f_frsize;
-    Ok((st.f_blocks * block, (st.f_blocks - st.f_bfree) * block))
+    Ok(FsSpace {
+        total_bytes: st.f_blocks * block,
+        used_bytes: (st.f_blocks - st.f_bfree) * block,
+        avail_bytes: st.f_bavail * block,
+    })
 }

@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::emu_device::{EmuDevice, Staged};
+use super::emu_device::{describe_config, EmuDevice, EmuSpace, Staged};
 use super::phases;
+use super::worker::{self, WorkerJob};
 use super::{Durability, EngineKind, PeerError, PeerSetup};
 use crate::dist::Distribution;
 use crate::progress::Progress;
@@ -47,16 +48,15 @@ impl Scale {
         }
     }
 
-    /// The emulated SSD's size at this scale, as overrides of the preset's geometry: chips of
-    /// 8, 48 or 64 blocks of 2 MiB (512 MiB, 3 GiB or 4 GiB of flash in superblocks of
-    /// 16 MiB), so the loaded engines and the fill take most of it.
-    pub fn emu_overrides(&self) -> Vec<String> {
-        let blocks_per_chip = match self {
-            Scale::Tiny => 8,
-            Scale::Small => 48,
-            Scale::Full => 64,
-        };
-        vec![format!("geometry.blocks_per_chip={blocks_per_chip}")]
+    /// How long an engine may go without finishing a phase (opening and the load count as
+    /// one) before it is killed: the load on the emulated SSD's FUSE round trips, with room
+    /// for a slow shared machine.
+    pub fn phase_timeout(&self) -> Duration {
+        Duration::from_secs(match self {
+            Scale::Tiny => 5 * 60,
+            Scale::Small => 10 * 60,
+            Scale::Full => 40 * 60,
+        })
     }
 
     /// The preset: records of 1000-byte values (YCSB's record), the cache an eighth of the
@@ -85,12 +85,15 @@ impl Scale {
             keep: false,
             key_format: KeyFormat::default(),
             direct_io: false,
+            wafer_exe: None,
+            phase_timeout: self.phase_timeout(),
+            fault: None,
         }
     }
 }
 
 /// Where the engines' files live.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum PeerDevice {
     /// A directory on the host's own filesystem.
     File,
@@ -106,16 +109,16 @@ impl PeerDevice {
         }
     }
 
-    fn describe(&self) -> serde_json::Value {
+    fn describe(&self, dataset_bytes: u64) -> serde_json::Value {
         match self {
             PeerDevice::File => serde_json::json!({ "name": "file" }),
-            PeerDevice::Emu(d) => d.describe(),
+            PeerDevice::Emu(d) => d.describe(dataset_bytes),
         }
     }
 }
 
-/// One comparison: what every engine gets.
-#[derive(Debug, Clone, PartialEq)]
+/// One comparison: what every engine gets (also the job a worker is sent).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PeersConfig {
     pub scale: String,
     pub engines: Vec<EngineKind>,
@@ -142,6 +145,17 @@ pub struct PeersConfig {
     /// Engines that can bypass the page cache do (Wafer: O_DIRECT; RocksDB: direct reads and
     /// direct flush/compaction); LMDB maps its file and cannot.
     pub direct_io: bool,
+    /// The `wafer` binary: when given, each engine runs in a worker process of its own
+    /// (`wafer bench peers-worker`) and each emulated SSD is served by a child `wafer emu
+    /// serve`, so an engine that aborts or hangs is an error in its rows; the emulated SSD
+    /// needs it. Without it, engines run in this process (on files only).
+    pub wafer_exe: Option<PathBuf>,
+    /// How long an engine may go without finishing a phase (worker processes only) before it
+    /// is killed and reported as failed: a panicked library that stops making progress ends
+    /// its run, not the comparison.
+    pub phase_timeout: Duration,
+    /// Tests of the harness only: every worker stages this failure.
+    pub fault: Option<super::worker::WorkerFault>,
 }
 
 impl PeersConfig {
@@ -168,10 +182,27 @@ impl PeersConfig {
                 wafer::page::node::MAX_VALUE_BYTES
             ));
         }
+        if self.wafer_exe.is_none() && self.devices.iter().any(|d| matches!(d, PeerDevice::Emu(_)))
+        {
+            return bad("the emulated SSD is served by a child `wafer emu serve`: give the \
+                        wafer binary (wafer_exe)"
+                .into());
+        }
+        if let Some(e) = self.devices.iter().find_map(|d| match d {
+            PeerDevice::Emu(emu) => emu.sized_config(self.dataset_bytes(), None).err(),
+            PeerDevice::File => None,
+        }) {
+            return Err(e);
+        }
         if self.workloads.iter().any(|w| matches!(w, Workload::D | Workload::E)) {
             return bad("the comparison runs A, B, C and F (D and E insert or scan)".into());
         }
         Ok(())
+    }
+
+    /// Keys plus values of the loaded records.
+    pub fn dataset_bytes(&self) -> u64 {
+        self.setup(PathBuf::new()).dataset_bytes()
     }
 
     pub(crate) fn setup(&self, dir: PathBuf) -> PeerSetup {
@@ -209,7 +240,7 @@ impl PeersConfig {
         serde_json::json!({
             "scale": self.scale,
             "engines": self.engines.iter().map(|e| e.name()).collect::<Vec<_>>(),
-            "devices": self.devices.iter().map(|d| d.describe()).collect::<Vec<_>>(),
+            "devices": self.devices.iter().map(|d| d.describe(self.dataset_bytes())).collect::<Vec<_>>(),
             "record_count": self.record_count,
             "value_size_bytes": self.value_size_bytes,
             "dataset_bytes": self.setup(PathBuf::new()).dataset_bytes(),
@@ -224,12 +255,14 @@ impl PeersConfig {
             "seed": self.seed,
             "key_format": self.key_format,
             "direct_io": self.direct_io,
+            "isolation": if self.wafer_exe.is_some() { "a worker process per engine" } else { "in process" },
+            "phase_timeout_s": self.phase_timeout.as_secs(),
         })
     }
 }
 
 /// One engine in one phase of one round.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     pub round: u32,
     pub engine: String,
@@ -254,6 +287,10 @@ pub struct Row {
     pub device_write_bytes_per_op: Option<f64>,
     /// Emulated SSD only: flash bytes programmed (host data, GC copies, padding) per operation.
     pub flash_bytes_per_op: Option<f64>,
+    /// Emulated SSD only: device write bytes / the record bytes the workload wrote (see
+    /// `total_waf`): what the engine and the filesystem made of the user's bytes.
+    #[serde(default)]
+    pub db_waf: Option<f64>,
     /// Emulated SSD only: flash bytes / device write bytes.
     pub ssd_waf: Option<f64>,
     /// Emulated SSD only: flash bytes / the record bytes the workload wrote (key plus value
@@ -362,7 +399,8 @@ fn run_rounds(
 }
 
 /// One engine on one device: on an emulated SSD, the device is set up first and torn down
-/// after (also when the engine fails).
+/// after (also when the engine fails, aborts or hangs), and its final counters go into the
+/// engine's settings.
 fn run_on_device(
     config: &PeersConfig,
     device: &PeerDevice,
@@ -373,32 +411,85 @@ fn run_on_device(
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<serde_json::Value, PeerError> {
     let at = phases::Placement { device: device.name(), engine, round };
+    let Some(exe) = &config.wafer_exe else {
+        // In process (validated: files only).
+        let setup = config.setup(dir.to_path_buf());
+        return phases::run_engine(config, &at, &setup, None, progress, on_row);
+    };
+    // The worker draws no progress bar: rows are reported as they come.
+    let _ = progress;
+    let log = dir.join("worker.log");
     match device {
-        PeerDevice::File => phases::run_engine(
-            config,
-            &at,
-            &config.setup(dir.to_path_buf()),
-            None,
-            progress,
-            on_row,
-        ),
-        PeerDevice::Emu(emu) => {
-            let staged = Staged::create(emu, dir)?;
-            let engine_dir = staged.engine_dir();
+        PeerDevice::File => {
+            let engine_dir = dir.join("db");
             std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e))?;
-            let setup = config.setup(engine_dir);
-            let outcome = phases::run_engine(
-                config,
-                &at,
-                &setup,
-                Some((&staged, emu.fill)),
-                progress,
-                on_row,
-            );
+            let job = WorkerJob::new(config, engine, device.name(), round, &engine_dir, None);
+            worker::run_isolated(exe, &job, config.phase_timeout, &log, None, on_row)
+        }
+        PeerDevice::Emu(emu) => {
+            let footprint = match emu.space {
+                EmuSpace::Own(_) => Some(footprint(config, engine, round, exe, dir)?),
+                _ => None,
+            };
+            let sized = emu.sized_config(config.dataset_bytes(), footprint)?;
+            let mut staged = Staged::create(emu, &sized, exe, dir)?;
+            let view = staged.view().clone();
+            let engine_dir = view.engine_dir();
+            let made =
+                std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e));
+            let outcome = made.and_then(|()| {
+                let job =
+                    WorkerJob::new(config, engine, device.name(), round, &engine_dir, Some(view));
+                worker::run_isolated(
+                    exe,
+                    &job,
+                    config.phase_timeout,
+                    &log,
+                    Some(&mut staged),
+                    on_row,
+                )
+            });
             let torn_down = staged.destroy();
-            let settings = outcome?;
-            torn_down?;
+            let mut settings = outcome?;
+            let stats = torn_down?;
+            if let Some(map) = settings.as_object_mut() {
+                let described = describe_config(&sized, config.dataset_bytes());
+                map.insert("emu_device".into(), described);
+                map.insert("emu_sizing_footprint_bytes".into(), footprint.into());
+                map.insert(
+                    "emu_device_totals".into(),
+                    serde_json::to_value(&stats).unwrap_or_default(),
+                );
+            }
             Ok(settings)
         }
     }
+}
+
+/// The bytes `engine`'s files take on the host's filesystem once it has loaded the records
+/// (a load alone, in a worker, in `dir/sizing`, removed after): what its emulated SSD is sized
+/// by under [`EmuSpace::Own`].
+fn footprint(
+    config: &PeersConfig,
+    engine: EngineKind,
+    round: u32,
+    exe: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<u64, PeerError> {
+    let sizing = dir.join("sizing");
+    std::fs::create_dir_all(&sizing).map_err(|e| PeerError::io(&sizing, e))?;
+    let mut job = WorkerJob::new(config, engine, "file", round, &sizing, None);
+    job.config.workloads.clear();
+    job.config.fault = None;
+    let log = dir.join("sizing.log");
+    let outcome = worker::run_isolated(exe, &job, config.phase_timeout, &log, None, &mut |_| {});
+    let _ = std::fs::remove_dir_all(&sizing);
+    let settings = outcome.map_err(|e| PeerError::Run {
+        engine: engine.name().into(),
+        phase: "sizing load on the host".into(),
+        message: e.to_string(),
+    })?;
+    settings["dir_used_after_load_bytes"].as_u64().ok_or_else(|| {
+        PeerError::Config(format!("{}: the sizing load reported no footprint", engine.name()))
+    })
 }

@@ -9,9 +9,10 @@
 //!                  --> rows (JSON), markdown table, bar charts
 //! ```
 //!
-//! Every peer is driven in this process through its C library (opened at run time, so the
-//! build needs none installed) behind the runner's [`KvTarget`]; PostgreSQL runs as a server
-//! the harness starts, and its host bytes are those of its whole process tree. Host bytes are
+//! Every peer is driven through its C library (opened at run time, so the build needs none
+//! installed) behind the runner's [`KvTarget`], in a worker process of its own when the
+//! harness is given the `wafer` binary (the CLI always is; see `worker`), else in this
+//! process; PostgreSQL runs as a server the engine's process starts, and its host bytes are those of its whole process tree. Host bytes are
 //! what each process caused to be read from or written to storage, so they include each
 //! engine's log, compaction, checkpoints and background writeback, whatever its own counters
 //! call them.
@@ -28,6 +29,7 @@ pub mod speed;
 pub mod table;
 mod wafer_peer;
 mod wiredtiger;
+pub mod worker;
 
 #[cfg(test)]
 mod tests;
@@ -68,7 +70,7 @@ impl PeerError {
 }
 
 /// When a commit is on stable storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Durability {
     /// Each commit syncs its log (LMDB: its pages and meta page) before it returns.
@@ -119,8 +121,9 @@ impl PeerSetup {
     }
 }
 
-/// The engines the harness knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The engines the harness knows (serialized by name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum EngineKind {
     WaferInPlace,
     WaferOutOfPlace,
@@ -130,6 +133,19 @@ pub enum EngineKind {
     Lmdb,
     WiredTiger,
     Postgres,
+}
+
+impl TryFrom<String> for EngineKind {
+    type Error = String;
+    fn try_from(text: String) -> Result<EngineKind, String> {
+        EngineKind::parse(&text)
+    }
+}
+
+impl From<EngineKind> for String {
+    fn from(e: EngineKind) -> String {
+        e.name().to_string()
+    }
 }
 
 impl EngineKind {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use flashemu::Counters;
 
-use super::emu_device::Staged;
+use super::emu_device::EmuView;
 use super::harness::{PeersConfig, Row};
 use super::procio::HostIo;
 use super::{EngineKind, Peer, PeerError, PeerSetup};
@@ -38,19 +38,26 @@ struct Measured {
 }
 
 /// Runs the engine; returns its settings. `emu` is the emulated SSD the engine's directory is
-/// on and the utilization to fill it to after the load.
+/// on (with the utilization to fill it to after the load); the settings then add how much of
+/// its filesystem was in use before the load, after it and at the end.
 pub(crate) fn run_engine(
     config: &PeersConfig,
     at: &Placement<'_>,
     setup: &PeerSetup,
-    emu: Option<(&Staged, f64)>,
+    emu: Option<&EmuView>,
     progress: &mut dyn Progress,
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<serde_json::Value, PeerError> {
     let engine = at.engine;
     let peer = engine.open(setup)?;
     let mut settings = peer.target().describe();
-    let staged = emu.map(|(s, _)| s);
+    let staged = emu;
+    let mut space = serde_json::Map::new();
+    if let Some(view) = emu {
+        let (total, used) = view.usage()?;
+        space.insert("emu_fs_bytes".into(), total.into());
+        space.insert("emu_used_before_load_bytes".into(), used.into());
+    }
     let failed = |phase: &str, e: &dyn std::fmt::Display| PeerError::Run {
         engine: engine.name().into(),
         phase: phase.into(),
@@ -82,11 +89,10 @@ pub(crate) fn run_engine(
         flash,
     };
     on_row(&row(at, setup, &load));
-    if let Some((staged, fill)) = emu {
-        let filler_bytes = staged.fill_to(fill)?;
-        if let Some(map) = settings.as_object_mut() {
-            map.insert("emu_filler_bytes".into(), filler_bytes.into());
-        }
+    space.insert("dir_used_after_load_bytes".into(), dir_usage(&setup.dir)?.into());
+    if let Some(view) = emu {
+        space.insert("emu_used_after_load_bytes".into(), view.usage()?.1.into());
+        space.insert("emu_filler_bytes".into(), view.fill_to(view.fill)?.into());
     }
     spec.load = false;
     spec.stop = config.stop;
@@ -119,6 +125,12 @@ pub(crate) fn run_engine(
     }
     peer.target().close().map_err(|e| failed("close", &e))?;
     drop(peer);
+    if let Some(view) = emu {
+        space.insert("emu_used_at_end_bytes".into(), view.usage()?.1.into());
+    }
+    if let Some(map) = settings.as_object_mut() {
+        map.extend(space);
+    }
     Ok(settings)
 }
 
@@ -126,7 +138,7 @@ pub(crate) fn run_engine(
 /// device's counters (taken after a filesystem sync, so a phase's writeback is its own).
 fn measure<T>(
     peer: &dyn Peer,
-    staged: Option<&Staged>,
+    staged: Option<&EmuView>,
     phase: impl FnOnce() -> Result<T, PeerError>,
 ) -> Result<(T, HostIo, Option<Counters>), PeerError> {
     let flash_before = staged.map(|s| s.counters()).transpose()?;
@@ -171,9 +183,36 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
         host_read_bytes_per_op: per_op(m.io.read_bytes),
         device_write_bytes_per_op: flash.map(|c| per_op(c.host_write_bytes)),
         flash_bytes_per_op: flash.map(|c| per_op(c.flash_bytes())),
+        db_waf: flash
+            .filter(|_| record_bytes > 0)
+            .map(|c| c.host_write_bytes as f64 / record_bytes as f64),
         ssd_waf: flash.and_then(Counters::waf),
         total_waf: flash
             .filter(|_| record_bytes > 0)
             .map(|c| c.flash_bytes() as f64 / record_bytes as f64),
     }
+}
+
+/// Bound on the entries `dir_usage` visits (an engine's directory holds a few hundred).
+const DIR_ENTRIES_MAX: usize = 1 << 20;
+
+/// Bytes allocated to the files under `dir` (as `du` counts them: sparse parts are free).
+fn dir_usage(dir: &std::path::Path) -> Result<u64, PeerError> {
+    use std::os::unix::fs::MetadataExt;
+    let (mut stack, mut bytes) = (vec![dir.to_path_buf()], 0u64);
+    for _ in 0..DIR_ENTRIES_MAX {
+        let Some(path) = stack.pop() else { return Ok(bytes) };
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            // A file the engine removed meanwhile (a socket, a finished temporary).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(PeerError::io(&path, e)),
+        };
+        bytes += meta.blocks() * 512;
+        if meta.is_dir() {
+            let entries = std::fs::read_dir(&path).map_err(|e| PeerError::io(&path, e))?;
+            stack.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+        }
+    }
+    Err(PeerError::Config(format!("{}: more than {DIR_ENTRIES_MAX} entries", dir.display())))
 }

@@ -251,6 +251,7 @@ mod tests {
             device_write_bytes_per_op: None,
             flash_bytes_per_op: None,
             ssd_waf: None,
+            db_waf: None,
             total_waf: None,
         }
     }

@@ -20,6 +20,7 @@ pub struct Summary {
     pub host_read_bytes_per_op: f64,
     pub device_write_bytes_per_op: Option<f64>,
     pub flash_bytes_per_op: Option<f64>,
+    pub db_waf: Option<f64>,
     pub ssd_waf: Option<f64>,
     pub total_waf: Option<f64>,
 }
@@ -74,6 +75,7 @@ pub fn summarize(rows: &[Row]) -> Vec<Summary> {
                     .unwrap_or(0.0),
                 device_write_bytes_per_op: median_of(g, |r| r.device_write_bytes_per_op),
                 flash_bytes_per_op: median_of(g, |r| r.flash_bytes_per_op),
+                db_waf: median_of(g, |r| r.db_waf),
                 ssd_waf: median_of(g, |r| r.ssd_waf),
                 total_waf: median_of(g, |r| r.total_waf),
             }
@@ -93,12 +95,12 @@ pub fn markdown(report: &PeersReport) -> String {
         "| phase | dist | device | engine | ops/s | p50 µs | p99 µs | host write B/op | host read B/op |",
     );
     out.push_str(if flash {
-        " device write B/op | flash B/op | SSD WAF | total WAF |\n"
+        " device write B/op | flash B/op | DB WAF | SSD WAF | total WAF |\n"
     } else {
         "\n"
     });
     out.push_str("|---|---|---|---|--:|--:|--:|--:|--:|");
-    out.push_str(if flash { "--:|--:|--:|--:|\n" } else { "\n" });
+    out.push_str(if flash { "--:|--:|--:|--:|--:|\n" } else { "\n" });
     for s in &summaries {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {:.0} | {} | {} | {:.0} | {:.0} |",
@@ -114,14 +116,22 @@ pub fn markdown(report: &PeersReport) -> String {
         ));
         if flash {
             out.push_str(&format!(
-                " {} | {} | {} | {} |",
+                " {} | {} | {} | {} | {} |",
                 opt(s.device_write_bytes_per_op, 0),
                 opt(s.flash_bytes_per_op, 0),
+                opt(s.db_waf, 2),
                 opt(s.ssd_waf, 2),
                 opt(s.total_waf, 2)
             ));
         }
         out.push('\n');
+    }
+    if !report.failures.is_empty() {
+        // A failure is a result too (an engine out of space on its device): said, not dropped.
+        out.push_str("\nFailed (the rows each measured before are above):\n\n");
+        for f in &report.failures {
+            out.push_str(&format!("- {f}\n"));
+        }
     }
     out
 }

@@ -1,6 +1,7 @@
 //! The harness end to end on every engine at a tiny scale (each engine starts, loads, runs and
 //! reports nonzero figures), and the table's arithmetic on made-up rows.
 
+use super::emu_device::EmuSpace;
 use super::harness::{run, Row, Scale};
 use super::table::{markdown, summarize};
 use super::*;
@@ -79,56 +80,53 @@ fn smoke_postgres() {
     smoke(EngineKind::Postgres);
 }
 
-/// Wafer on the emulated SSD (ext4 with discard on a loop device over the FUSE file): the rows
-/// carry the device's and the flash's bytes. Skips where FUSE or loop devices are missing,
-/// unless WAFER_REQUIRE_FUSE is set (CI).
-#[test]
-fn smoke_on_the_emulated_ssd() {
-    let missing =
-        flashemu_fuse::serve::fuse_unavailable().or_else(flashemu_fuse::loopfs::loop_unavailable);
-    if let Some(reason) = missing {
-        assert!(std::env::var_os("WAFER_REQUIRE_FUSE").is_none(), "{reason}");
-        eprintln!("skipped: {reason}");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("wafer-peers-test-{}-emu", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut config = Scale::Tiny.config(dir.clone());
-    config.engines = vec![EngineKind::WaferOutOfPlace];
-    let device = EmuDevice::parse("emu:ent", &Scale::Tiny.emu_overrides(), 0.5).unwrap();
-    assert_eq!(device.describe()["fill"], 0.5);
-    config.devices = vec![PeerDevice::Emu(Box::new(device))];
-    config.record_count = 1500;
-    config.stop = Stop::Ops(400);
-    let report = run(&config, &mut crate::progress::Silent, &mut |_| {});
-    let _ = std::fs::remove_dir_all(&dir);
-    let report = report.unwrap();
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
-    assert_eq!(report.rows.len(), 1 + config.workloads.len() * config.distributions.len());
-    let filler = &report.engines["wafer-out-of-place"]["emu_filler_bytes"];
-    assert!(filler.as_u64().unwrap() > 0, "{filler}");
-    for r in &report.rows {
-        assert_eq!(r.device, "emu:ent");
-        let writes = r.phase != "ycsb-c";
-        // A phase that writes records reaches the flash; the read-only one has no total WAF.
-        assert_eq!(r.total_waf.is_some(), writes, "{r:?}");
-        if writes {
-            assert!(r.flash_bytes_per_op.unwrap() > 0.0 && r.total_waf.unwrap() > 0.0, "{r:?}");
-            assert!(r.device_write_bytes_per_op.unwrap() > 0.0, "{r:?}");
-        }
-    }
-    assert!(markdown(&report).contains("total WAF"));
-}
-
 #[test]
 fn device_specs_are_checked() {
-    assert!(EmuDevice::parse("emu:ent", &[], 0.9).is_ok());
-    assert!(EmuDevice::parse("ent", &[], 0.9).is_err());
-    assert!(EmuDevice::parse("emu:nope", &[], 0.9).is_err());
-    assert!(EmuDevice::parse("emu:ent", &["op".into()], 0.9).is_err());
-    assert!(EmuDevice::parse("emu:ent", &[], 1.5).is_err());
-    let d = EmuDevice::parse("emu:ent", &["store=none".to_string()], 0.9).unwrap();
+    assert!(EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 0.9).is_ok());
+    assert!(EmuDevice::parse("ent", &[], EmuSpace::Preset, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:nope", &[], EmuSpace::Preset, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:ent", &["op".into()], EmuSpace::Preset, 0.9).is_err());
+    assert!(EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 1.5).is_err());
+    for bad in ["dataset:0.5", "dataset:nan", "own:1.5", "own:x", "auto", "preset:1"] {
+        assert!(EmuSpace::parse(bad).is_err(), "{bad}");
+    }
+    assert_eq!(EmuSpace::parse("own:0.8").unwrap(), EmuSpace::DEFAULT);
+    assert_eq!(EmuSpace::parse(" dataset:2.5").unwrap(), EmuSpace::PerDataset(2.5));
+    let d =
+        EmuDevice::parse("emu:ent", &["store=none".to_string()], EmuSpace::Preset, 0.9).unwrap();
     assert_eq!(d.config.store, flashemu::StoreKind::Memory, "a filesystem needs its bytes");
+}
+
+/// The device holds the asked multiple of the dataset, or the engine's files at the asked
+/// share, with the fewest blocks per chip: one block fewer would not; `preset` keeps the
+/// preset's geometry.
+#[test]
+fn the_emulated_ssd_is_sized_to_the_dataset() {
+    let logical = |c: &flashemu::Config| c.layout().logical_blocks * flashemu::LBA_BYTES;
+    let own = EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.8), 0.0).unwrap();
+    let footprint = 300_000_000u64;
+    let sized = own.sized_config(1, Some(footprint)).unwrap();
+    assert!(logical(&sized) as f64 * 0.8 >= footprint as f64);
+    let mut smaller = sized.clone();
+    smaller.geometry.blocks_per_chip -= 1;
+    assert!((logical(&smaller) as f64) < footprint as f64 / 0.8 / 0.98 + (16 << 20) as f64);
+    let d = EmuDevice::parse("emu:ent", &[], EmuSpace::PerDataset(2.5), 0.0).unwrap();
+    for dataset in [205_000_000u64, 1_000_000_000] {
+        let sized = d.sized_config(dataset, None).unwrap();
+        assert!(logical(&sized) as f64 >= 2.5 * dataset as f64);
+        let mut smaller = sized.clone();
+        smaller.geometry.blocks_per_chip -= 1;
+        assert!((logical(&smaller) as f64) < 2.5 * dataset as f64);
+        assert_eq!(sized.geometry.channels, d.config.geometry.channels);
+    }
+    // A tiny dataset gets the 128 MiB floor, not a device too small for ext4 and a log.
+    assert!(logical(&d.sized_config(4_000_000, None).unwrap()) >= 128 << 20);
+    let preset = EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 0.0).unwrap();
+    assert_eq!(preset.sized_config(1 << 40, None).unwrap(), preset.config);
+    // Without the wafer binary to serve it, the emulated SSD is refused before anything runs.
+    let mut c = Scale::Tiny.config(std::env::temp_dir().join("wafer-peers-never-created-emu"));
+    c.devices = vec![PeerDevice::Emu(Box::new(d))];
+    assert!(matches!(c.validate(), Err(PeerError::Config(m)) if m.contains("wafer emu serve")));
 }
 
 fn row(engine: &str, round: u32, ops_per_sec: f64, write: f64) -> Row {
@@ -151,6 +149,7 @@ fn row(engine: &str, round: u32, ops_per_sec: f64, write: f64) -> Row {
         device_write_bytes_per_op: None,
         flash_bytes_per_op: None,
         ssd_waf: None,
+        db_waf: None,
         total_waf: None,
     }
 }

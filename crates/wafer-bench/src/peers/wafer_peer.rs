@@ -1,6 +1,7 @@
 //! Wafer as a peer: the bench runner's engine target on a file, its WAL on a file beside it
 //! (`F.wal`, synced per commit when durability is sync), set up as `wafer bench ycsb` does.
 
+use super::emu_device::fs_space;
 use super::{Durability, EngineKind, Peer, PeerError, PeerSetup};
 use crate::runner::{setup, BenchConfig, KvTarget};
 
@@ -9,6 +10,9 @@ use crate::runner::{setup, BenchConfig, KvTarget};
 /// file of twice the dataset) and, out of place, the free zones DB GC works in. Sparse: space
 /// never written costs nothing.
 const FILE_CAPACITY_PER_DATASET: u64 = 3;
+/// The share of the filesystem's free space (less the WAL) the data file may take at most:
+/// the rest is for the filesystem's metadata and what else lives there.
+const FILE_SHARE_OF_ROOM_PERCENT: u64 = 95;
 /// Out of place, the file is cut into this many zones.
 const ZONES_PER_FILE: u64 = 64;
 
@@ -25,9 +29,16 @@ impl std::fmt::Debug for WaferPeer {
 /// The `wafer bench ycsb` configuration of `kind` on `setup`.
 pub(crate) fn bench_config(kind: EngineKind, setup: &PeerSetup) -> BenchConfig {
     let block = wafer::device::BLOCK_BYTES;
-    let capacity = (setup.dataset_bytes() * FILE_CAPACITY_PER_DATASET).max(64 << 20);
     // Half the dataset, within 16 MiB ..= 1 GiB (the production size).
     let wal_bytes = (setup.dataset_bytes() / 2).clamp(16 << 20, 1 << 30) / block * block;
+    let mut capacity = (setup.dataset_bytes() * FILE_CAPACITY_PER_DATASET).max(64 << 20);
+    // On a filesystem smaller than that (an emulated SSD sized to the engine), the file is
+    // what the filesystem has room for beside the WAL, as a user would size it: out of
+    // place, DB GC then works in the space there is instead of failing on a full disk.
+    if let Ok(space) = fs_space(&setup.dir) {
+        let room = space.avail_bytes.saturating_sub(wal_bytes) / 100 * FILE_SHARE_OF_ROOM_PERCENT;
+        capacity = capacity.min(room).max(64 << 20);
+    }
     let mut engine = vec![
         format!("file_capacity_bytes={}", capacity.div_ceil(block) * block),
         format!(

@@ -16,7 +16,7 @@ pub const RUN_DURATION_MAX: Duration = Duration::from_secs(7 * 24 * 3600);
 pub const CAPACITIES_MAX: f64 = 1000.0;
 
 /// When the run phase ends.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Stop {
     /// Measured time (after warm-up).
     Duration(Duration),

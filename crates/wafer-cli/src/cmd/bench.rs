@@ -35,6 +35,10 @@ enum BenchCommand {
     /// a random and a sorted load, YCSB-A on a file (O_DIRECT) and in-memory lookups; rounds
     /// interleaved, ops/s min and median, ratios to RocksDB and LMDB.
     Speed(super::peers::SpeedArgs),
+    /// One engine of `bench peers` in a process of its own: reads the job (JSON) on stdin,
+    /// writes a JSON message a line on stdout. Started by `bench peers`, not by hand.
+    #[command(hide = true)]
+    PeersWorker,
 }
 
 /// Device and engine flags as `bench ycsb` has them.
@@ -272,6 +276,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         BenchCommand::Tpcc(a) => tpcc(&a),
         BenchCommand::Peers(a) => super::peers::run(&a),
         BenchCommand::Speed(a) => super::peers::speed(&a),
+        BenchCommand::PeersWorker => super::peers::worker(),
     }
 }
 

@@ -17,6 +17,13 @@ pub(super) struct ServeArgs {
     /// DIR/stats.
     #[arg(long, value_name = "DIR")]
     mount: PathBuf,
+    /// Once the device is served, write its file's path here (written whole, then renamed
+    /// into place): a program that started the server waits for this file.
+    #[arg(long, value_name = "FILE")]
+    ready_file: Option<PathBuf>,
+    /// On exit, write the final counters here as JSON (the `stats` file's schema).
+    #[arg(long, value_name = "FILE")]
+    stats_out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -50,6 +57,9 @@ pub(super) fn serve_cmd(args: &ServeArgs) -> Result<(), CliError> {
     let ssd = Ssd::new(config)?;
     let mut served = serve(ssd, &label, &args.mount)?;
     let size_mib = served.stats()?.logical_bytes >> 20;
+    if let Some(path) = &args.ready_file {
+        write_whole(path, served.device_path().display().to_string().as_bytes())?;
+    }
     eprintln!(
         "serving {label}: {} ({size_mib} MiB), counters in {}; SIGINT or SIGTERM unmounts\n\
          e.g. losetup --find --show {} && mkfs.ext4 /dev/loopN && mount -o discard /dev/loopN /mnt",
@@ -72,8 +82,23 @@ pub(super) fn serve_cmd(args: &ServeArgs) -> Result<(), CliError> {
             }
         }
     }
-    print!("{}", served.stats()?.render());
+    let stats = served.stats()?;
+    if let Some(path) = &args.stats_out {
+        write_whole(path, stats.to_json().as_bytes())?;
+    }
+    print!("{}", stats.render());
     Ok(())
+}
+
+/// Writes `path` through a temporary file renamed into place, so a reader that sees the file
+/// sees all of it.
+fn write_whole(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| CliError(format!("{}: {e}", path.display())))
 }
 
 pub(super) fn stats_cmd(args: &StatsArgs) -> Result<(), CliError> {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use wafer_bench::peers::emu_device::EmuSpace;
 use wafer_bench::peers::{
     self, harness, Durability, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale,
 };
@@ -27,14 +28,25 @@ pub struct PeersArgs {
     /// with discard on a loop device over it; needs root, /dev/fuse and loop devices).
     #[arg(long, value_delimiter = ',')]
     device: Vec<String>,
-    /// Emulated SSD overrides, after the scale's size (geometry.blocks_per_chip 8, 48 or 64),
-    /// e.g. --emu-set op=0.28 --emu-set gc-policy=cost-benefit.
+    /// Emulated SSD overrides of the preset, e.g. --emu-set op=0.28 --emu-set
+    /// gc-policy=cost-benefit.
     #[arg(long = "emu-set", value_name = "KEY=VALUE")]
     emu_set: Vec<String>,
-    /// Emulated SSD: fraction of the filesystem in use once each engine has loaded (a filler
-    /// file makes up the rest) [default: 0.9, 000 Figure 1's 90%-full SSD].
+    /// Emulated SSD size: `own:SHARE`, per engine, its files after the load (measured by a
+    /// load on the host first) take SHARE of the filesystem; `dataset:FACTOR`, every engine's
+    /// device FACTOR x the records' bytes; `preset`, the preset's geometry (with --emu-set).
+    /// Rounded up to whole blocks per chip, at least 128 MiB [default: own:0.8].
+    #[arg(long, value_name = "own:SHARE|dataset:FACTOR|preset")]
+    emu_space: Option<String>,
+    /// Emulated SSD: fraction of the filesystem in use once each engine has loaded, made up
+    /// by a filler file [default: 0, none: the engine's own files fill the device].
     #[arg(long, value_name = "FRACTION")]
     fill: Option<f64>,
+    /// How long an engine may go without finishing a phase (the load included) before its
+    /// process is killed and the failure reported, e.g. 20m [default: tiny 5m, small 10m,
+    /// full 40m].
+    #[arg(long)]
+    phase_timeout: Option<String>,
     /// Records loaded.
     #[arg(long)]
     records: Option<u64>,
@@ -88,15 +100,17 @@ impl PeersArgs {
                 .map_err(CliError)?;
         }
         if !self.device.is_empty() {
-            let mut overrides = scale.emu_overrides();
-            overrides.extend(self.emu_set.iter().cloned());
-            let fill = self.fill.unwrap_or(0.9);
+            let space = match &self.emu_space {
+                None => EmuSpace::DEFAULT,
+                Some(text) => EmuSpace::parse(text)?,
+            };
+            let fill = self.fill.unwrap_or(0.0);
             c.devices = self
                 .device
                 .iter()
                 .map(|d| match d.trim() {
                     "file" => Ok(PeerDevice::File),
-                    spec => EmuDevice::parse(spec, &overrides, fill)
+                    spec => EmuDevice::parse(spec, &self.emu_set, space, fill)
                         .map(|d| PeerDevice::Emu(Box::new(d))),
                 })
                 .collect::<Result<_, _>>()?;
@@ -125,9 +139,26 @@ impl PeersArgs {
         if let Some(r) = self.rounds {
             c.rounds = r;
         }
+        if let Some(t) = &self.phase_timeout {
+            c.phase_timeout = parse_duration(t)?;
+        }
         c.keep = self.keep;
+        // Each engine in a worker process, each emulated SSD served by a child: this binary.
+        c.wafer_exe = Some(
+            std::env::current_exe()
+                .map_err(|e| CliError(format!("finding the wafer binary to re-run: {e}")))?,
+        );
         Ok(c)
     }
+}
+
+/// `wafer bench peers-worker`: one engine's job from stdin, its messages on stdout.
+pub fn worker() -> Result<(), CliError> {
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    // The error was sent to the harness as a message too; the exit status says it failed.
+    peers::worker::serve_worker(stdin, stdout)?;
+    Ok(())
 }
 
 pub fn run(args: &PeersArgs) -> Result<(), CliError> {

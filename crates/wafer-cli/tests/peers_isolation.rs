@@ -1,0 +1,139 @@
+//! `bench peers` with each engine in a worker process and each emulated SSD served by a child
+//! `wafer emu serve` (this crate's binary): the emulated SSD end to end, and an engine that
+//! aborts or hangs mid-run on the mount is an error in its rows, the run goes on, and nothing
+//! stays mounted. Skips where FUSE or loop devices are missing, unless WAFER_REQUIRE_FUSE is
+//! set (CI).
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use wafer_bench::peers::emu_device::EmuSpace;
+use wafer_bench::peers::worker::WorkerFault;
+use wafer_bench::peers::{harness, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale};
+use wafer_bench::progress::Silent;
+use wafer_bench::runner::spec::Stop;
+
+fn unavailable() -> Option<String> {
+    let missing =
+        flashemu_fuse::serve::fuse_unavailable().or_else(flashemu_fuse::loopfs::loop_unavailable);
+    if let Some(reason) = &missing {
+        assert!(std::env::var_os("WAFER_REQUIRE_FUSE").is_none(), "{reason}");
+        eprintln!("skipped: {reason}");
+    }
+    missing
+}
+
+fn config(name: &str, engines: Vec<EngineKind>, space: EmuSpace, fill: f64) -> PeersConfig {
+    let dir = std::env::temp_dir().join(format!("wafer-peers-iso-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut c = Scale::Tiny.config(dir);
+    c.engines = engines;
+    let device = EmuDevice::parse("emu:ent", &[], space, fill).unwrap();
+    c.devices = vec![PeerDevice::Emu(Box::new(device))];
+    c.record_count = 1500;
+    c.stop = Stop::Ops(400);
+    c.wafer_exe = Some(PathBuf::from(env!("CARGO_BIN_EXE_wafer")));
+    c
+}
+
+/// Mount points under `dir` still listed by the kernel (the run must leave none).
+fn mounts_under(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    let prefix = dir.display().to_string();
+    text.lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|m| m.starts_with(&prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Wafer on the emulated SSD: the rows carry the device's and the flash's bytes, the settings
+/// the filesystem's use and the server's final counters.
+#[test]
+fn smoke_on_the_emulated_ssd() {
+    if unavailable().is_some() {
+        return;
+    }
+    // The default sizing: a load on the host measures the engine's files first.
+    let c = config("smoke", vec![EngineKind::WaferOutOfPlace], EmuSpace::DEFAULT, 0.5);
+    let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
+    assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(report.rows.len(), 1 + c.workloads.len() * c.distributions.len());
+    let settings = &report.engines["wafer-out-of-place"];
+    let footprint = settings["emu_sizing_footprint_bytes"].as_u64().unwrap();
+    assert!(footprint > 0, "{settings}");
+    let filler = settings["emu_filler_bytes"].as_u64().unwrap();
+    let fs_bytes = settings["emu_fs_bytes"].as_u64().unwrap();
+    let loaded = settings["emu_used_after_load_bytes"].as_u64().unwrap();
+    assert!(filler > 0 && loaded + filler >= fs_bytes / 2, "{settings}");
+    let totals = &settings["emu_device_totals"];
+    let flash = totals["flash_bytes"].as_u64().unwrap();
+    let per_row: f64 =
+        report.rows.iter().filter_map(|r| r.flash_bytes_per_op.map(|f| f * r.ops as f64)).sum();
+    // The server's final count covers every phase (and mkfs, the fill, the syncs between).
+    assert!(flash as f64 >= per_row * 0.99, "{flash} < {per_row}");
+    for r in &report.rows {
+        assert_eq!(r.device, "emu:ent");
+        let writes = r.phase != "ycsb-c";
+        // A phase that writes records reaches the flash; the read-only one has no total WAF.
+        assert_eq!(r.total_waf.is_some(), writes, "{r:?}");
+        if writes {
+            assert!(r.flash_bytes_per_op.unwrap() > 0.0 && r.total_waf.unwrap() > 0.0, "{r:?}");
+            assert!(r.device_write_bytes_per_op.unwrap() > 0.0, "{r:?}");
+            // Total WAF is the engine-and-filesystem part times the SSD's.
+            let product = r.db_waf.unwrap() * r.ssd_waf.unwrap();
+            assert!((product / r.total_waf.unwrap() - 1.0).abs() < 1e-9, "{r:?}");
+        }
+    }
+    assert!(wafer_bench::peers::table::markdown(&report).contains("total WAF"));
+}
+
+/// Every engine's process aborts (SIGABRT, as Debian's librocksdb did near a full device)
+/// after its second row, with its files open on the emulated SSD: each is a failure with the
+/// signal and its log, the rows before it are kept, the next engine still runs, and every
+/// mount is gone afterwards.
+#[test]
+fn an_engine_that_aborts_on_the_mount_is_a_failure_not_a_hang() {
+    if unavailable().is_some() {
+        return;
+    }
+    let mut c = config(
+        "abort",
+        vec![EngineKind::WaferInPlace, EngineKind::WaferOutOfPlace],
+        EmuSpace::PerDataset(2.5),
+        0.0,
+    );
+    c.fault = Some(WorkerFault::AbortAfterRows(2));
+    let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
+    assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
+    assert_eq!(report.failures.len(), 2, "{:?}", report.failures);
+    for f in &report.failures {
+        assert!(f.contains("SIGABRT") && f.contains("aborting after 2 rows"), "{f}");
+        assert!(f.contains("after ycsb-a zipf"), "{f}");
+    }
+    for engine in ["wafer-in-place", "wafer-out-of-place"] {
+        assert_eq!(report.rows.iter().filter(|r| r.engine == engine).count(), 2);
+    }
+    let table = wafer_bench::peers::table::markdown(&report);
+    assert!(table.contains("Failed") && table.matches("SIGABRT").count() == 2, "{table}");
+}
+
+/// An engine that stops making progress (after its first row) is killed once a phase has not
+/// ended within the timeout, and reported; its device is torn down.
+#[test]
+fn an_engine_that_hangs_is_killed_at_its_timeout() {
+    if unavailable().is_some() {
+        return;
+    }
+    let mut c = config("hang", vec![EngineKind::WaferOutOfPlace], EmuSpace::PerDataset(2.5), 0.0);
+    c.fault = Some(WorkerFault::HangAfterRows(1));
+    c.phase_timeout = Duration::from_secs(3);
+    let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
+    assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
+    assert_eq!(report.failures.len(), 1, "{:?}", report.failures);
+    let f = &report.failures[0];
+    assert!(f.contains("no phase ended within 3 s") && f.contains("hanging after 1 rows"), "{f}");
+    assert_eq!(report.rows.len(), 1);
+}
