@@ -19,6 +19,10 @@ const FUSE_DEVICE: &str = "/dev/fuse";
 /// Request threads: two, so a stats read is answered while a long write waits on the lock.
 const REQUEST_THREADS: usize = 2;
 
+/// umount(2) attempts while the mount is busy, and the pause between them (1 s in all).
+const UNMOUNT_BUSY_RETRIES: u32 = 20;
+const UNMOUNT_BUSY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error(
@@ -135,8 +139,20 @@ impl Served {
         // loop device holds the file, so the user is told rather than left with a dead device.
         let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
             .map_err(|e| ServeError::Unmount { path: path.clone(), reason: e.to_string() })?;
-        // SAFETY: a valid NUL-terminated path; umount2 reads it and touches no other memory.
-        let rc = unsafe { libc::umount2(c_path.as_ptr(), 0) };
+        // A transient holder (a reader that just closed the file, whose release the kernel
+        // finishes asynchronously, or a process scanning the directory) makes umount(2) fail
+        // with EBUSY for a moment: retried a bounded number of times before it is reported.
+        let mut rc = -1;
+        for attempt in 0..UNMOUNT_BUSY_RETRIES {
+            // SAFETY: a valid NUL-terminated path; umount2 reads it and touches no other memory.
+            rc = unsafe { libc::umount2(c_path.as_ptr(), 0) };
+            let busy =
+                rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBUSY);
+            if !busy || attempt + 1 == UNMOUNT_BUSY_RETRIES {
+                break;
+            }
+            std::thread::sleep(UNMOUNT_BUSY_PAUSE);
+        }
         let joined = if rc == 0 {
             // Unmounted: the request threads see the connection end and return.
             session.join()
