@@ -380,6 +380,25 @@ impl Ssd {
         Ok(self.zns()?.report())
     }
 
+    /// FDP reclaim unit handle update: each of `handles` starts a fresh reclaim unit with its
+    /// next write (a host does this when it abandons what a handle was filling, e.g. after a
+    /// restart closed its open zones). Refused unless FDP, and for a handle beyond the device's.
+    pub fn fdp_update_handles(&mut self, handles: &[u16]) -> Result<(), EmuError> {
+        let Interface::Fdp { ruh_count, .. } = self.config.interface else {
+            return Err(EmuError::WrongInterface { needed: "FDP" });
+        };
+        if let Some(h) = handles.iter().find(|h| u32::from(**h) >= ruh_count) {
+            return Err(EmuError::BadPlacement(format!("handle {h} of {ruh_count}")));
+        }
+        let Backend::Ftl(ftl) = &mut self.backend else {
+            return Err(EmuError::WrongInterface { needed: "FDP" });
+        };
+        for &h in handles {
+            ftl.update_handle(usize::from(h), &mut self.counters);
+        }
+        Ok(())
+    }
+
     pub fn fdp_report(&self) -> Option<FdpReport> {
         match self.config.interface {
             Interface::Fdp { ruh_count, isolation } => Some(FdpReport {

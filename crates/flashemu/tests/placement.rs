@@ -189,3 +189,53 @@ fn persistently_isolated_gc_keeps_handles_apart() {
     ssd.check_consistency().unwrap();
     assert!(ssd.counters().gc_victims > 0);
 }
+
+/// A reclaim unit handle update seals the handle's half-filled unit where it stands, so the
+/// handle's next write opens a fresh one. The writer here fills one reclaim unit per "zone" (a
+/// region of LBAs the size of a unit), trims and rewrites zones in random order and now and then
+/// abandons a zone half written (as a database does after a restart). With the update every unit holds one
+/// zone's data, so a trimmed zone frees a whole unit and GC never copies; without it every
+/// later unit holds the tail of one zone and the head of the next, and GC copies.
+#[test]
+fn handle_update_starts_a_fresh_reclaim_unit() {
+    let run = |update: bool| {
+        let mut config = config("fdp");
+        config.set("ruh-count", "2").unwrap();
+        let mut ssd = Ssd::new(config).unwrap();
+        let unit = ssd.fdp_report().unwrap().reclaim_unit_bytes / 4096;
+        let zones = ssd.logical_blocks() / unit - 2;
+        let mut rng = SplitMix64::new(SEED);
+        for round in 0..6 * zones {
+            let zone = if round < zones { round } else { rng.next_u64() % zones };
+            let start = zone * unit;
+            if round >= zones {
+                ssd.trim(start, unit).unwrap();
+            }
+            if round % 7 == 3 {
+                ssd.write(start, (unit / 2) as u32, None, Placement::Fdp(0)).unwrap();
+                if update {
+                    ssd.fdp_update_handles(&[0]).unwrap();
+                }
+            } else {
+                ssd.write(start, unit as u32, None, Placement::Fdp(0)).unwrap();
+            }
+        }
+        ssd.check_consistency().unwrap();
+        ssd.counters()
+    };
+    let (with, without) = (run(true), run(false));
+    assert!(with.superblock_erases > 0, "units were reclaimed");
+    assert_eq!(with.flash_gc_bytes, 0, "{with:?}");
+    assert!(without.flash_gc_bytes > 0, "{without:?}");
+    // 4 KiB flash pages: a half unit is programmed whole, nothing to pad.
+    assert_eq!(with.flash_pad_bytes, 0);
+
+    let mut ssd = Ssd::new(config("fdp")).unwrap();
+    assert!(ssd.fdp_update_handles(&[200]).is_err(), "a handle beyond the device's");
+    let mut conventional = Ssd::new(config("conventional")).unwrap();
+    assert!(conventional.fdp_update_handles(&[0]).is_err());
+    // Updating a handle with no open unit changes nothing.
+    let c = ssd.counters();
+    ssd.fdp_update_handles(&[1]).unwrap();
+    assert_eq!(ssd.counters(), c);
+}

@@ -247,6 +247,31 @@ impl Ftl {
         Ok(())
     }
 
+    /// FDP's reclaim unit handle update (TP4146, I/O Management Send): `handle`'s current
+    /// reclaim unit stops taking writes and its next write starts a fresh one. A unit holding
+    /// data is sealed where it stands: the flash page in the write buffer is programmed with
+    /// padding, the unwritten rest stays erased until the unit is reclaimed (its slots count
+    /// as free space to GC, which erases the whole unit). An empty open unit stays.
+    pub(crate) fn update_handle(&mut self, handle: usize, counters: &mut Counters) {
+        let open = self.host_open[handle];
+        if open.superblock == NO_SUPERBLOCK || open.next_offset == 0 {
+            return;
+        }
+        assert!(open.next_offset <= self.slots_per_superblock);
+        if open.next_offset < self.slots_per_superblock {
+            // The buffered page's host slots are programmed now (counted here, as a full page
+            // counts them in `take_host_slot`), the rest of it as padding.
+            let into_page = open.next_offset & self.page_mask;
+            if into_page != 0 {
+                let pad_slots = u64::from(self.page_mask + 1 - into_page);
+                counters.flash_host_bytes += u64::from(into_page) * crate::LBA_BYTES;
+                counters.flash_pad_bytes += pad_slots * crate::LBA_BYTES;
+            }
+        }
+        self.seal(open.superblock);
+        self.host_open[handle] = OpenSuperblock::NONE;
+    }
+
     fn take_free(&mut self, owner: u16) -> Result<u32, EmuError> {
         let superblock = self.free.pop_front().ok_or(EmuError::NoSpace)?;
         let index = superblock as usize;
