@@ -94,7 +94,8 @@ fn zero_gap(page: &[u8]) -> Option<(usize, usize)> {
     if !matches!(kind, PageKind::Leaf | PageKind::Inner) {
         return None;
     }
-    let low_end = HEADER_BYTES + node::SLOT_BYTES * get_u16(page, crate::page::OFF_SLOT_COUNT) as usize;
+    let low_end =
+        HEADER_BYTES + node::SLOT_BYTES * get_u16(page, crate::page::OFF_SLOT_COUNT) as usize;
     let high_start = get_u16(page, OFF_HEAP_START) as usize;
     let long_enough = high_start <= PAGE_SIZE && low_end + IMAGE_GAP_MIN_BYTES <= high_start;
     (long_enough && page[low_end..high_start].iter().all(|b| *b == 0))
