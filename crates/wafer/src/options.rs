@@ -78,6 +78,11 @@ pub struct Options {
     /// (InnoDB's sequential-insert split). Off: every split is in the middle (half-full leaves
     /// after a sorted load).
     pub append_split: bool,
+    /// A background thread evicts batches (writes them back) before the pool runs out of free
+    /// frames, so a miss rarely waits for a write-back (`buffer/cleaner.rs`). Off: every
+    /// eviction runs in the miss that needs a frame (deterministic I/O order, for tests that
+    /// pin it).
+    pub background_write_back: bool,
     /// How long a commit waits when the caller does not say (`Tree::put`, `Db::write`).
     pub durability: Durability,
     /// WAL buffer, group commit and recovery settings.
@@ -111,6 +116,7 @@ impl Options {
             out_of_place: OutOfPlaceOptions::production(),
             doublewrite: true,
             append_split: true,
+            background_write_back: true,
             durability: Durability::Sync,
             // No trim: the log file stays allocated, so commits never allocate extents.
             wal: WalOptions { trim: false, ..WalOptions::production() },
@@ -137,6 +143,8 @@ impl Options {
             doublewrite: true,
             // The tests' tree shapes (and the byte counts some pin) assume middle splits.
             append_split: false,
+            // Unit tests count evictions and writes; the crash, model and kill tests turn it on.
+            background_write_back: false,
             durability: Durability::None,
             wal: WalOptions::test_min(),
             wal_capacity_bytes: 4 << 20,

@@ -200,6 +200,8 @@ fn data_bytes() -> u64 {
 
 fn options() -> Options {
     let mut o = Options::test_min().with_buffer_pool_bytes(12 * 4096);
+    // Power cuts land inside background write-backs too.
+    o.background_write_back = true;
     if OUT_OF_PLACE.get() {
         o = o.out_of_place();
     }

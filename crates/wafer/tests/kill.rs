@@ -15,6 +15,7 @@ fn options(out_of_place: bool) -> Options {
     // kernel refuses io_uring) and append splits, which the ascending keys below take.
     o.file = wafer::device::FileOptions::URING;
     o.append_split = true;
+    o.background_write_back = true;
     if out_of_place {
         o = o.out_of_place();
     }

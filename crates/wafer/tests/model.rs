@@ -248,7 +248,9 @@ fn model_out_of_place_compressed_and_concatenated() {
     model_run_with(seeds(0xCA7), 20_000, 3_000, options, 6 << 20);
 }
 
-fn model_run_with(seed: u64, steps: u64, space: u64, options: Options, device_bytes: u64) {
+fn model_run_with(seed: u64, steps: u64, space: u64, mut options: Options, device_bytes: u64) {
+    // Evictions race the workload from the write-back thread, as in production.
+    options.background_write_back = true;
     eprintln!("model seed {seed} (rerun with WAFER_SEED={seed}), {:?}", options.write_mode);
     let dev = Arc::new(MemoryDevice::new(device_bytes));
     let db = Db::open_on(dev.clone(), options.clone()).unwrap();

@@ -113,6 +113,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "write_mode" => WriteModeChoice::parse(value)?.apply(options),
         "doublewrite" => options.doublewrite = flag(value)?,
         "append_split" => options.append_split = flag(value)?,
+        "background_write_back" => options.background_write_back = flag(value)?,
         "durability" => options.durability = parse_durability(value)?,
         "wal_capacity_bytes" => options.wal_capacity_bytes = bytes(value)?,
         "checkpoint_log_bytes" => options.checkpoint_log_bytes = bytes(value)?,
@@ -141,7 +142,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
-                 doublewrite, append_split, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
+                 doublewrite, append_split, background_write_back, durability, wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, \
                  zones_per_gc_unit, open_zones, placement, gc_policy, gc_zones, compression, \
                  packing, nowa, fdp, gc_unit_bytes, ssd_spare_bytes)"
             ))
@@ -234,6 +235,7 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "write_mode": WriteModeChoice::of_engine(options).name(),
         "doublewrite": options.doublewrite,
         "append_split": options.append_split,
+        "background_write_back": options.background_write_back,
         "durability": format!("{:?}", options.durability),
         "wal": "memory",
         "wal_capacity_bytes": options.wal_capacity_bytes,

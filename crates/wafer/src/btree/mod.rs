@@ -114,6 +114,20 @@ impl TreeCore {
         Ok(node::search(g.bytes(), key).ok().map(|i| f(node::value(g.bytes(), i))))
     }
 
+    /// Brings the pages on the way to `key`'s leaf into the pool, holding each latch only for
+    /// its read. Writers call it before the writer mutex (WAL mode applies batches one at a time
+    /// under it): the device read of a leaf outside the pool then overlaps with other writers'
+    /// work instead of stalling all of them, and the write under the mutex finds its leaf
+    /// cached. Best effort: an error is left to the write, which meets it again.
+    ///
+    /// Without the structure latch: a split of the writer holding the mutex would wait for
+    /// this read otherwise. Each node is still read under its frame latch, so the descent sees
+    /// whole nodes; a concurrent split can only send it to a neighbour of the leaf, or to a
+    /// freed page (an error, ignored), which costs a useless read, never a wrong result.
+    pub fn prefetch(&self, env: Env<'_>, key: &[u8]) {
+        let _ = self.leaf_read(env, key);
+    }
+
     /// Fast path under the shared structure latch; Ok(false) when the leaf is full.
     fn try_put_shared(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
         let _s = self.shared();

@@ -16,6 +16,7 @@ pub(super) struct PoolCounters {
     write_calls: AtomicU64,
     evictions: AtomicU64,
     reserve_writes: AtomicU64,
+    background_batches: AtomicU64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -34,6 +35,9 @@ pub struct PoolStats {
     /// Dirty pages an eviction wrote back (and kept cached) because clean-or-free frames were
     /// below the reserve GC reads into (included in `page_writes`).
     pub reserve_writes: u64,
+    /// Eviction batches the background write-back thread ran (`cleaner.rs`); the others ran
+    /// in a foreground miss.
+    pub background_batches: u64,
 }
 
 impl PoolStats {
@@ -71,6 +75,9 @@ impl PoolCounters {
         self.page_writes.fetch_add(pages, Ordering::Relaxed);
         self.write_calls.fetch_add(1, Ordering::Relaxed);
     }
+    pub fn background_batch(&self) {
+        self.background_batches.fetch_add(1, Ordering::Relaxed);
+    }
     pub fn evicted(&self, frames: u64) {
         self.evictions.fetch_add(frames, Ordering::Relaxed);
     }
@@ -87,6 +94,7 @@ impl PoolCounters {
             evictions: self.evictions.load(Ordering::Relaxed),
             dirty_frames,
             reserve_writes: self.reserve_writes.load(Ordering::Relaxed),
+            background_batches: self.background_batches.load(Ordering::Relaxed),
         }
     }
 }

@@ -12,12 +12,14 @@
 //!
 //! The pool is also DB GC's page cache (`gc.rs`) and keeps a reserve of clean frames for it
 //! (`reserve.rs`): docs/design.md §9, GC.
+mod cleaner;
 mod counters;
 pub mod doublewrite;
 mod gc;
 mod reserve;
 
 pub use crate::pagestore::{InPlaceStore, PageStore, StoreRecovery};
+pub use cleaner::CleanerHandle;
 pub use counters::PoolStats;
 pub use doublewrite::DoublewriteStore;
 pub use reserve::CLEAN_RESERVE_PERCENT_MAX;
@@ -86,6 +88,8 @@ pub struct BufferPool {
     /// Clean-or-free frames an eviction keeps (it cleans more when fewer remain): the frames
     /// GC may load pages into without writing anything back. 0: no reserve.
     reserve_frames: usize,
+    /// Wakes the background write-back thread, when one runs (`cleaner.rs`).
+    cleaner: cleaner::Signal,
 }
 
 /// A page latched shared.
@@ -190,6 +194,7 @@ impl BufferPool {
             logger,
             dirty_frames: AtomicUsize::new(0),
             reserve_frames: 0,
+            cleaner: cleaner::Signal::default(),
         })
     }
 
@@ -393,22 +398,38 @@ impl BufferPool {
         self.miss.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A free frame, evicting a batch when there is none. The eviction write-back runs with the
-    /// miss mutex released: the victims stay latched, so nobody uses or picks them meanwhile.
+    /// A free frame, evicting a batch when there is none (and waking the background thread,
+    /// if one runs, when few are left).
     fn take_frame<'a>(
         &'a self,
-        mut st: MutexGuard<'a, MissState>,
+        st: MutexGuard<'a, MissState>,
     ) -> Result<(MutexGuard<'a, MissState>, Option<u32>)> {
-        if let Some(f) = st.free.pop() {
-            return Ok((st, Some(f)));
-        }
+        let mut st = if st.free.is_empty() {
+            self.cleaner.on_take(0, self.low_frames());
+            self.evict_batch(st, WritePurpose::UserEviction)?
+        } else {
+            st
+        };
+        let f = st.free.pop();
+        self.cleaner.on_take(st.free.len(), self.low_frames());
+        Ok((st, f))
+    }
+
+    /// Evicts one batch of victims onto the free list. The write-back runs with the miss mutex
+    /// released: the victims stay latched, so nobody uses or picks them meanwhile. Returns the
+    /// mutex locked again.
+    fn evict_batch<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, MissState>,
+        purpose: WritePurpose,
+    ) -> Result<MutexGuard<'a, MissState>> {
         let mut victims = self.pick_victims(&mut st);
         let evicted = victims.len();
         // Frames below the reserve are cleaned in the same store call (they stay cached).
         let cleaning = self.pick_to_clean(&st, &victims);
         victims.extend(cleaning);
         drop(st);
-        self.write_back(&mut victims, WritePurpose::UserEviction)?;
+        self.write_back(&mut victims, purpose)?;
         self.counters.reserve_cleaned((victims.len() - evicted) as u64);
         // Cleaned frames are released here; the evicted ones are freed below.
         victims.truncate(evicted);
@@ -422,8 +443,7 @@ impl BufferPool {
         let mut st = self.lock_miss();
         st.free.extend(victims.iter().map(|(f, _)| *f));
         drop(victims);
-        let f = st.free.pop();
-        Ok((st, f))
+        Ok(st)
     }
 
     /// Clock sweep: up to `batch_pages` unreferenced frames that nobody has latched.

@@ -11,6 +11,11 @@ impl BatchOp {
             BatchOp::Put { tree, .. } | BatchOp::Delete { tree, .. } => tree,
         }
     }
+    pub fn key(&self) -> &[u8] {
+        match self {
+            BatchOp::Put { key, .. } | BatchOp::Delete { key, .. } => key,
+        }
+    }
 }
 
 /// Operations applied in order, across any trees, invisible to readers until all are applied.

@@ -70,6 +70,8 @@ struct DbInner {
     data_device: Arc<dyn Device>,
     /// Key locks of transactions (`Txn::lock`).
     locks: Arc<locks::LockTable>,
+    /// The background write-back thread (`Options::background_write_back`).
+    cleaner: Option<crate::buffer::CleanerHandle>,
 }
 
 #[derive(Debug, Clone)]
@@ -419,6 +421,13 @@ impl Db {
             Some((d, w)) => (Some(d), Some(w)),
             None => (None, None),
         };
+        // After recovery: redo evicts in the foreground, so its write order stays deterministic.
+        let cleaner = match options.background_write_back {
+            true => Some(BufferPool::start_cleaner(&pool).map_err(|e| {
+                Error::InvalidOptions(format!("background_write_back: no thread: {e}"))
+            })?),
+            false => None,
+        };
         let inner = DbInner {
             options,
             pool,
@@ -442,6 +451,7 @@ impl Db {
             doublewrite,
             data_device,
             locks: Arc::default(),
+            cleaner,
         };
         let inner = Arc::new(inner);
         let db = Db { inner };
@@ -587,6 +597,11 @@ impl Db {
             }
         }
         let estimate = log_estimate_bytes(payload_bytes, batch.ops.len() as u64);
+        for op in &batch.ops {
+            if let Some(i) = index.get(op.tree()) {
+                trees[*i].prefetch_for_write(op.key());
+            }
+        }
         inner.write_txn(durability, estimate, |env| {
             // Latch in tree-id order so two batches cannot deadlock.
             let mut order: Vec<usize> = (0..trees.len()).collect();
@@ -715,6 +730,9 @@ impl Drop for DbInner {
     /// right after (same process) sees no write from the old one. GC's thread may hold the pool,
     /// and with it the store, a little longer.
     fn drop(&mut self) {
+        // Stopped and joined first: it writes through the store, and nothing may be written
+        // once the last handle is gone.
+        self.cleaner = None;
         self.pool.store().stop_background();
     }
 }
@@ -813,6 +831,7 @@ impl Tree {
         check_key(key)?;
         check_value(value)?;
         let estimate = log_estimate_bytes((key.len() + value.len()) as u64, 1);
+        self.prefetch_for_write(key);
         self.db.write_txn(durability, estimate, |env| {
             let r = self.core.put(env, key, value);
             self.db.poison_unless_clean(r)
@@ -820,6 +839,14 @@ impl Tree {
     }
 
     /// Removes `key`; Ok(true) when it was present.
+    /// With a WAL, writes apply one batch at a time under the writer mutex: the leaf is read
+    /// into the pool before, outside it (`TreeCore::prefetch`).
+    fn prefetch_for_write(&self, key: &[u8]) {
+        if self.db.wal.is_some() {
+            self.core.prefetch(self.db.env(), key);
+        }
+    }
+
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
         self.delete_with(key, self.db.options.durability)
     }
@@ -828,6 +855,7 @@ impl Tree {
         self.db.check_writable()?;
         check_key(key)?;
         let estimate = log_estimate_bytes(key.len() as u64, 1);
+        self.prefetch_for_write(key);
         self.db.write_txn(durability, estimate, |env| {
             let r = self.core.delete(env, key);
             self.db.poison_unless_clean(r)

@@ -9,6 +9,10 @@
 //!                [write_clock u64]
 //! kind 5 CKPT    same body as COMMIT: the allocator state at the checkpoint's redo start
 //! kind 6 ABORT   [ver u8=1]: page records since the last COMMIT belong to a dead batch
+//! kind 7 IMAGE_GAP [ver u8=1][pid u64][low_end u16][high_start u16][page[..low_end]]
+//!                [page[high_start..4096]]: a node page whose bytes between its slot array and
+//!                its cell heap are all zero (every page `node::build` wrote), logged without
+//!                them; redo puts the zeros back, so the page comes back byte for byte
 //! ```
 use crate::alloc::AllocState;
 use crate::page::{PageBuf, PageChange, PageId, PAGE_SIZE};
@@ -19,6 +23,10 @@ pub const KIND_IMAGE: u8 = 3;
 pub const KIND_COMMIT: u8 = 4;
 pub const KIND_CHECKPOINT: u8 = 5;
 pub const KIND_ABORT: u8 = 6;
+pub const KIND_IMAGE_GAP: u8 = 7;
+/// A gap shorter than this is logged as part of a full image (the 4 bytes of bounds would
+/// save nothing worth a second record layout).
+const IMAGE_GAP_MIN_BYTES: usize = 64;
 pub const RECORD_VERSION: u8 = 1;
 
 /// What the allocator and catalog look like after a committed batch (or at a checkpoint).
@@ -64,10 +72,34 @@ pub fn encode_change(pid: PageId, change: &PageChange<'_>, out: &mut Vec<u8>) ->
         }
         PageChange::Image { page } => {
             assert_eq!(page.len(), PAGE_SIZE);
+            if let Some((low_end, high_start)) = zero_gap(page) {
+                out.extend_from_slice(&(low_end as u16).to_le_bytes());
+                out.extend_from_slice(&(high_start as u16).to_le_bytes());
+                out.extend_from_slice(&page[..low_end]);
+                out.extend_from_slice(&page[high_start..]);
+                return KIND_IMAGE_GAP;
+            }
             out.extend_from_slice(page);
             KIND_IMAGE
         }
     }
+}
+
+/// A node page's empty middle (end of the slot array .. start of the cell heap), when it is all
+/// zeros and long enough to leave out of an image record: a split logs two or three images of
+/// pages `node::build` just wrote, each about half empty.
+fn zero_gap(page: &[u8]) -> Option<(usize, usize)> {
+    use crate::page::{get_u16, node, PageKind, HEADER_BYTES, OFF_HEAP_START, OFF_KIND};
+    let kind = PageKind::from_u8(page[OFF_KIND])?;
+    if !matches!(kind, PageKind::Leaf | PageKind::Inner) {
+        return None;
+    }
+    let low_end =
+        HEADER_BYTES + node::SLOT_BYTES * get_u16(page, crate::page::OFF_SLOT_COUNT) as usize;
+    let high_start = get_u16(page, OFF_HEAP_START) as usize;
+    let long_enough = high_start <= PAGE_SIZE && low_end + IMAGE_GAP_MIN_BYTES <= high_start;
+    (long_enough && page[low_end..high_start].iter().all(|b| *b == 0))
+        .then_some((low_end, high_start))
 }
 
 pub fn encode_state(state: &EngineState, out: &mut Vec<u8>) {
@@ -147,6 +179,18 @@ pub fn decode(kind: u8, payload: &[u8]) -> Result<Record, String> {
             page.copy_from_slice(c.take(PAGE_SIZE)?);
             Record::Image { pid, page }
         }
+        KIND_IMAGE_GAP => {
+            let pid = c.u64()?;
+            let (low_end, high_start) = (c.u16()? as usize, c.u16()? as usize);
+            if low_end < crate::page::HEADER_BYTES || high_start < low_end || high_start > PAGE_SIZE
+            {
+                return Err(format!("image gap {low_end}..{high_start} outside the page"));
+            }
+            let mut page = Box::new([0u8; PAGE_SIZE]);
+            page[..low_end].copy_from_slice(c.take(low_end)?);
+            page[high_start..].copy_from_slice(c.take(PAGE_SIZE - high_start)?);
+            Record::Image { pid, page }
+        }
         KIND_COMMIT | KIND_CHECKPOINT => {
             let alloc =
                 AllocState { high_water: c.u64()?, free_head: c.u64()?, free_count: c.u64()? };
@@ -186,6 +230,24 @@ mod tests {
         let page = [9u8; PAGE_SIZE];
         let kind = encode_change(5, &PageChange::Image { page: &page }, &mut buf);
         assert!(matches!(decode(kind, &buf), Ok(Record::Image { pid: 5, .. })));
+        // A node page with an empty middle is logged without it and comes back byte for byte.
+        let mut leaf = Box::new([0u8; PAGE_SIZE]);
+        crate::page::format(&mut leaf, 6, crate::page::PageKind::Leaf, 1, 0);
+        let entries = vec![(b"a".to_vec(), vec![1u8; 700]), (b"b".to_vec(), vec![2u8; 900])];
+        crate::page::node::build(&mut leaf, &entries);
+        let kind = encode_change(6, &PageChange::Image { page: &leaf[..] }, &mut buf);
+        assert_eq!(kind, KIND_IMAGE_GAP);
+        assert!(buf.len() < PAGE_SIZE / 2, "{} bytes", buf.len());
+        assert_eq!(decode(kind, &buf), Ok(Record::Image { pid: 6, page: leaf.clone() }));
+        assert!(decode(kind, &buf[..buf.len() - 1]).is_err());
+        // Bounds outside the page are an error, not a panic.
+        let mut bad = buf.clone();
+        bad[9..11].copy_from_slice(&5000u16.to_le_bytes());
+        assert!(decode(kind, &bad).is_err());
+        // A gap holding stale bytes (a slot removed in place) is logged whole.
+        let hole = crate::page::HEADER_BYTES + 2 * crate::page::node::SLOT_BYTES + 8;
+        leaf[hole] = 1;
+        assert_eq!(encode_change(6, &PageChange::Image { page: &leaf[..] }, &mut buf), KIND_IMAGE);
         let state = EngineState {
             alloc: AllocState { high_water: 10, free_head: 4, free_count: 2 },
             next_tree_id: 3,

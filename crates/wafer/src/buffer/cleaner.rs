@@ -1,0 +1,144 @@
+//! Background write-back: a thread that keeps a stock of free frames, so a miss in the
+//! foreground pops a frame instead of evicting a batch itself (sealing, the log made durable, the
+//! batch written and, in place, the doublewrite area synced twice - milliseconds on a file,
+//! during which the foreground thread held its latches, often a tree's structure latch).
+//!
+//! The thread runs the foreground eviction itself ([`BufferPool::evict_batch`]: clock sweep,
+//! write-ahead rule, write-back limit, one store call), only at another time: a miss that leaves
+//! fewer than `low_frames` free frames wakes it, and it evicts batches until `high_frames` are
+//! free. A miss that finds no free frame still evicts in the foreground (the thread fell behind),
+//! so nothing ever waits on the thread. It holds the pool by a `Weak` and stops when asked
+//! ([`CleanerHandle`] drop: stop, then join, so a dropped database writes nothing after) or when
+//! the pool is gone. A write error poisons the pool, as a foreground eviction's does, and the
+//! thread stops: foreground operations then fail with `Poisoned`.
+use super::BufferPool;
+use crate::device::WritePurpose;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+
+/// Batches one wake-up evicts at most before it checks for a stop again.
+const BATCHES_PER_WAKE_MAX: usize = 64;
+
+/// The wake-up the foreground and the thread share (a field of the pool).
+#[derive(Debug, Default)]
+pub(super) struct Signal {
+    /// Set when a thread runs: misses only wake it then.
+    enabled: AtomicBool,
+    /// A wake-up is pending (checked without the mutex, so a miss above the low mark and a
+    /// miss below it while one is pending cost one atomic load).
+    requested: AtomicBool,
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    requested: bool,
+    stop: bool,
+}
+
+impl Signal {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Called by a miss that left `free` free frames.
+    pub(super) fn on_take(&self, free: usize, low_frames: usize) {
+        if free >= low_frames
+            || !self.enabled.load(Ordering::Relaxed)
+            || self.requested.load(Ordering::Relaxed)
+        {
+            return;
+        }
+        self.requested.store(true, Ordering::Relaxed);
+        self.lock().requested = true;
+        self.wake.notify_one();
+    }
+
+    /// Blocks until a wake-up or a stop; true to stop.
+    fn wait(&self) -> bool {
+        let mut s = self.lock();
+        while !s.requested && !s.stop {
+            s = self.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        // Cleared before the work: a miss during it asks again and the loop runs once more.
+        s.requested = false;
+        self.requested.store(false, Ordering::Relaxed);
+        s.stop
+    }
+
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.wake.notify_one();
+    }
+}
+
+/// The running thread; dropping the handle stops and joins it.
+#[derive(Debug)]
+pub struct CleanerHandle {
+    pool: Arc<BufferPool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for CleanerHandle {
+    fn drop(&mut self) {
+        self.pool.cleaner.stop();
+        if let Some(t) = self.thread.take() {
+            // A panic in the thread was already reported on stderr; the pool stays usable.
+            let _ = t.join();
+        }
+        self.pool.cleaner.enabled.store(false, Ordering::Relaxed);
+    }
+}
+
+impl BufferPool {
+    /// Free frames below which a miss wakes the thread: a sixteenth of the pool, at most four
+    /// batches (so a pool of 10,000 frames keeps 2.5% of itself free), at least one frame.
+    pub(super) fn low_frames(&self) -> usize {
+        (self.frames.len() / 16).min(4 * self.batch_pages).max(1)
+    }
+
+    /// Starts the background write-back thread of `pool`.
+    pub fn start_cleaner(pool: &Arc<BufferPool>) -> std::io::Result<CleanerHandle> {
+        let weak = Arc::downgrade(pool);
+        pool.cleaner.enabled.store(true, Ordering::Relaxed);
+        let thread = std::thread::Builder::new()
+            .name("wafer-write-back".into())
+            .spawn(move || run(weak))
+            .inspect_err(|_| pool.cleaner.enabled.store(false, Ordering::Relaxed))?;
+        Ok(CleanerHandle { pool: pool.clone(), thread: Some(thread) })
+    }
+
+    /// One wake-up's work: batches until twice the low mark is free, the sweep finds nothing
+    /// to evict, or a write fails.
+    fn clean(&self) {
+        let high_frames = 2 * self.low_frames();
+        for _ in 0..BATCHES_PER_WAKE_MAX {
+            if self.is_poisoned() {
+                return;
+            }
+            let st = self.lock_miss();
+            let before = st.free.len();
+            if before >= high_frames {
+                return;
+            }
+            match self.evict_batch(st, WritePurpose::UserEviction) {
+                Ok(st) if st.free.len() > before => self.counters.background_batch(),
+                // Everything was latched or referenced: the foreground is busy with it.
+                Ok(_) => return,
+                Err(_) => return, // The pool is poisoned; foreground operations report it.
+            }
+        }
+    }
+}
+
+fn run(weak: Weak<BufferPool>) {
+    loop {
+        let Some(pool) = weak.upgrade() else { return };
+        // The signal lives in the pool: wait while holding it, so a stop is never missed.
+        if pool.cleaner.wait() {
+            return;
+        }
+        pool.clean();
+    }
+}
