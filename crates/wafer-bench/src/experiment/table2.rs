@@ -128,15 +128,8 @@ impl Table2Row {
 fn zone_space_bytes(scale: Scale, config: &BenchConfig) -> Result<(f64, f64), ExperimentError> {
     let device = config.device.clone().unwrap_or_default();
     let preset = device.strip_prefix("emu:").unwrap_or("cns");
-    let setup_error = |e: flashemu::ConfigError| ExperimentError::Setup {
-        row: "table2 device",
-        source: crate::runner::SetupError::Invalid(format!("{} scale device: {e}", scale.name())),
-    };
-    let mut flash = flashemu::Config::preset(preset).map_err(setup_error)?;
-    for (key, value) in &config.emu {
-        let text = value.as_str().map_or_else(|| value.to_string(), str::to_string);
-        flash.set(key, &text).map_err(setup_error)?;
-    }
+    let mut flash = crate::runner::setup::emu_config(preset, config)
+        .map_err(|source| ExperimentError::Setup { row: "table2 device", source })?;
     if let Some(op) = cns_op(scale) {
         flash.op = op;
     }

@@ -212,7 +212,9 @@ impl std::fmt::Debug for Prepared {
     }
 }
 
-fn emu_config(arg: &str, c: &BenchConfig) -> Result<flashemu::Config, SetupError> {
+/// The emulator configuration `arg` names (a preset or a TOML file) with `c`'s overrides,
+/// keeping data, validated.
+pub(crate) fn emu_config(arg: &str, c: &BenchConfig) -> Result<flashemu::Config, SetupError> {
     let mut config = if arg.ends_with(".toml") {
         let text = std::fs::read_to_string(arg)
             .map_err(|e| SetupError::File { path: arg.into(), reason: e.to_string() })?;

@@ -231,6 +231,16 @@ impl Zoned for EmuDevice {
     }
 }
 
+/// The `tiny` preset as a ZNS SSD (no OP, whole zones, 4 open): for the crate's unit tests.
+#[cfg(test)]
+pub(crate) fn tiny_zns() -> EmuDevice {
+    let mut cfg = Config::preset("tiny").expect("the tiny preset");
+    cfg.op = 0.0;
+    cfg.interface =
+        Interface::Zns { zone_capacity_blocks: 0, max_open_zones: 4, max_active_zones: 4 };
+    EmuDevice::new(cfg).expect("tiny as ZNS")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

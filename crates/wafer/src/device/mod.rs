@@ -269,6 +269,8 @@ mod zoned_volume;
 
 pub use aligned::{is_aligned, AlignedBuf, ALIGN_BYTES};
 pub use counting::Counted;
+#[cfg(test)]
+pub(crate) use emulator::tiny_zns;
 pub use emulator::EmuDevice;
 pub use fault::{CrashSummary, FaultDevice, IoKind};
 pub use file::{FileDevice, FileOptions};

@@ -87,11 +87,6 @@ impl ZonedVolume {
         Err(DeviceError::OutOfRange { offset, len, capacity_bytes: self.conventional_bytes })
     }
 
-    fn route(&self, offset: u64, len: u64) -> Result<(&dyn Device, u64), DeviceError> {
-        let (meta, at) = self.side(offset, len)?;
-        Ok((if meta { &*self.meta } else { &*self.zones }, at))
-    }
-
     /// The zoned device's zone that volume zone `zone` is; conventional zones have none.
     fn sequential(&self, zone: u32) -> Result<u32, DeviceError> {
         zone.checked_sub(self.conventional_zones)
@@ -105,11 +100,22 @@ impl Device for ZonedVolume {
     }
 
     fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
-        // One op at a time keeps the two devices' batches apart; reads of the store are
-        // per page or per victim run, never mixed across the devices in a way that matters.
+        // One batch per device, as writes go: GC reads a victim's slots in one batch.
+        let (mut meta, mut zones) = (Vec::new(), Vec::new());
         for op in ops.iter_mut() {
-            let (device, at) = self.route(op.offset, op.buf.len() as u64)?;
-            device.read_batch(&mut [ReadOp { offset: at, buf: &mut *op.buf }])?;
+            let (to_meta, offset) = self.side(op.offset, op.buf.len() as u64)?;
+            let routed = ReadOp { offset, buf: &mut *op.buf };
+            if to_meta {
+                meta.push(routed);
+            } else {
+                zones.push(routed);
+            }
+        }
+        if !meta.is_empty() {
+            self.meta.read_batch(&mut meta)?;
+        }
+        if !zones.is_empty() {
+            self.zones.read_batch(&mut zones)?;
         }
         Ok(())
     }
@@ -143,8 +149,10 @@ impl Device for ZonedVolume {
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
-        let (device, at) = self.route(offset, len)?;
-        device.trim(at, len)
+        match self.side(offset, len)? {
+            (true, at) => self.meta.trim(at, len),
+            (false, at) => self.zones.trim(at, len),
+        }
     }
 
     fn zoned(&self) -> Option<&dyn Zoned> {
@@ -231,17 +239,10 @@ impl Zoned for ZonedVolume {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{EmuDevice, MemoryDevice, BLOCK_BYTES};
+    use crate::device::{MemoryDevice, BLOCK_BYTES};
 
     fn zns() -> Arc<dyn Device> {
-        let mut cfg = flashemu::Config::preset("tiny").unwrap();
-        cfg.op = 0.0;
-        cfg.interface = flashemu::Interface::Zns {
-            zone_capacity_blocks: 0,
-            max_open_zones: 4,
-            max_active_zones: 4,
-        };
-        Arc::new(EmuDevice::new(cfg).unwrap())
+        Arc::new(crate::device::tiny_zns())
     }
 
     #[test]

@@ -167,14 +167,7 @@ mod tests {
     /// accepts writes from its start again; space zones that are not device zones are refused.
     #[test]
     fn released_zones_are_reset_on_zns() {
-        let mut cfg = flashemu::Config::preset("tiny").unwrap();
-        cfg.op = 0.0;
-        cfg.interface = flashemu::Interface::Zns {
-            zone_capacity_blocks: 0,
-            max_open_zones: 4,
-            max_active_zones: 4,
-        };
-        let device = crate::device::EmuDevice::new(cfg).unwrap();
+        let device = crate::device::tiny_zns();
         let zone_bytes = device.zoned().unwrap().zone_bytes();
         let options = SpaceOptions {
             data_bytes: device.capacity_bytes(),
