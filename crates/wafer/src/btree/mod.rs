@@ -82,15 +82,46 @@ impl TreeCore {
 
     /// The leaf covering `key`, latched shared.
     fn leaf_read<'p>(&self, env: Env<'p>, key: &[u8]) -> Result<PageRef<'p>> {
+        let leaf = self.descend_key(key, |pid| env.pool.read(pid).map(Some))?;
+        leaf.ok_or_else(|| Error::Corrupt("a reading descent found no page".into()))
+    }
+
+    /// The leaf covering `key`, latched shared, if every page on the way is in the pool
+    /// (Ok(None) otherwise, without any device read).
+    fn leaf_cached<'p>(&self, env: Env<'p>, key: &[u8]) -> Result<Option<PageRef<'p>>> {
+        self.descend_key(key, |pid| env.pool.read_cached(pid))
+    }
+
+    /// Root-to-leaf descent latching one node at a time with `fetch` (None: stop there).
+    fn descend_key<'p>(
+        &self,
+        key: &[u8],
+        fetch: impl Fn(PageId) -> Result<Option<PageRef<'p>>>,
+    ) -> Result<Option<PageRef<'p>>> {
         let mut pid = self.root;
         for _ in 0..DEPTH_MAX {
-            let g = env.pool.read(pid)?;
+            let Some(g) = fetch(pid)? else { return Ok(None) };
             if self.check_page(pid, g.bytes())? == PageKind::Leaf {
-                return Ok(g);
+                return Ok(Some(g));
             }
             pid = node::child_at_pos(g.bytes(), node::child_pos_for(g.bytes(), key));
         }
         Err(self.too_deep())
+    }
+
+    /// The leaf for a write: read from the device if need be, or (`cached_only`) only if every
+    /// page on the way is in the pool.
+    fn leaf_for_write<'p>(
+        &self,
+        env: Env<'p>,
+        key: &[u8],
+        cached_only: bool,
+    ) -> Result<Option<PageRef<'p>>> {
+        if cached_only {
+            self.leaf_cached(env, key)
+        } else {
+            self.leaf_read(env, key).map(Some)
+        }
     }
 
     fn too_deep(&self) -> Error {
@@ -115,10 +146,11 @@ impl TreeCore {
     }
 
     /// Brings the pages on the way to `key`'s leaf into the pool, holding each latch only for
-    /// its read. Writers call it before the writer mutex (WAL mode applies batches one at a time
-    /// under it): the device read of a leaf outside the pool then overlaps with other writers'
-    /// work instead of stalling all of them, and the write under the mutex finds its leaf
-    /// cached. Best effort: an error is left to the write, which meets it again.
+    /// its read. Writers call it outside the writer mutex (WAL mode applies batches one at a
+    /// time under it) after a write under the mutex found a page missing (`put_cached`): the
+    /// device read of a leaf outside the pool then overlaps with other writers' work instead of
+    /// stalling all of them, and the retry finds its leaf cached. Best effort: an error is left
+    /// to the write, which meets it again.
     ///
     /// Without the structure latch: a split of the writer holding the mutex would wait for
     /// this read otherwise. Each node is still read under its frame latch, so the descent sees
@@ -128,56 +160,114 @@ impl TreeCore {
         let _ = self.leaf_read(env, key);
     }
 
-    /// Fast path under the shared structure latch; Ok(false) when the leaf is full.
-    fn try_put_shared(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
+    /// Fast path under the shared structure latch.
+    fn try_put_shared(
+        &self,
+        env: Env<'_>,
+        key: &[u8],
+        value: &[u8],
+        cached_only: bool,
+    ) -> Result<PutShared> {
         let _s = self.shared();
-        let pid = self.leaf_read(env, key)?.pid();
+        let Some(leaf) = self.leaf_for_write(env, key, cached_only)? else {
+            return Ok(PutShared::NotCached);
+        };
+        let pid = leaf.pid();
+        drop(leaf);
         // Inner nodes are frozen while we hold the structure latch, so `pid` is still the leaf.
         let mut g = env.pool.write(pid)?;
         self.check_page(pid, g.bytes())?;
         let needed = node::entry_bytes(PageKind::Leaf, key.len(), value.len());
         if node::free_bytes(g.bytes()) < needed && node::search(g.bytes(), key).is_err() {
-            return Ok(false);
+            return Ok(PutShared::Full);
         }
         if !node::leaf_put(g.bytes_mut(), key, value) {
-            return Ok(false);
+            return Ok(PutShared::Full);
         }
         let change = PageChange::LeafPut { tree_id: self.id, key, value };
         stamp(env.logger, &mut g, &change);
-        Ok(true)
+        Ok(PutShared::Done)
     }
 
     pub fn put(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<()> {
-        if self.try_put_shared(env, key, value)? {
-            return Ok(());
+        match self.try_put_shared(env, key, value, false)? {
+            PutShared::Done => Ok(()),
+            PutShared::Full | PutShared::NotCached => self.exclusive().put(env, key, value),
         }
-        let x = self.exclusive();
-        x.put(env, key, value)
     }
 
-    /// Ok((found, leaf_now_underfull)).
-    fn delete_shared(&self, env: Env<'_>, key: &[u8]) -> Result<(bool, bool)> {
+    /// As [`TreeCore::put`] when the pages down to `key`'s leaf are in the pool; Ok(false),
+    /// with nothing changed and nothing read, when one is not (the caller reads it with
+    /// [`TreeCore::prefetch`] outside its mutex and retries). A split may still read.
+    pub fn put_cached(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
+        match self.try_put_shared(env, key, value, true)? {
+            PutShared::Done => Ok(true),
+            PutShared::NotCached => Ok(false),
+            PutShared::Full => self.exclusive().put(env, key, value).map(|()| true),
+        }
+    }
+
+    /// Ok(Some((found, leaf_now_underfull))); Ok(None) when `cached_only` and a page on the way
+    /// is not in the pool.
+    fn delete_shared(
+        &self,
+        env: Env<'_>,
+        key: &[u8],
+        cached_only: bool,
+    ) -> Result<Option<(bool, bool)>> {
         let _s = self.shared();
-        let pid = self.leaf_read(env, key)?.pid();
+        let Some(leaf) = self.leaf_for_write(env, key, cached_only)? else {
+            return Ok(None);
+        };
+        let pid = leaf.pid();
+        drop(leaf);
         let mut g = env.pool.write(pid)?;
         self.check_page(pid, g.bytes())?;
         if node::search(g.bytes(), key).is_err() {
-            return Ok((false, false));
+            return Ok(Some((false, false)));
         }
         let removed = node::leaf_delete(g.bytes_mut(), key);
         assert!(removed);
         stamp(env.logger, &mut g, &PageChange::LeafDelete { tree_id: self.id, key });
-        Ok((true, pid != self.root && node::used_bytes(g.bytes()) < smo::UNDERFULL_BYTES))
+        let underfull = pid != self.root && node::used_bytes(g.bytes()) < smo::UNDERFULL_BYTES;
+        Ok(Some((true, underfull)))
     }
 
     pub fn delete(&self, env: Env<'_>, key: &[u8]) -> Result<bool> {
-        let (found, underfull) = self.delete_shared(env, key)?;
+        self.delete_maybe_cached(env, key, false)?
+            .ok_or_else(|| Error::Corrupt("a reading delete found no page".into()))
+    }
+
+    /// As [`TreeCore::delete`] when the pages down to `key`'s leaf are in the pool; Ok(None),
+    /// with nothing changed and nothing read, when one is not (as [`TreeCore::put_cached`]).
+    pub fn delete_cached(&self, env: Env<'_>, key: &[u8]) -> Result<Option<bool>> {
+        self.delete_maybe_cached(env, key, true)
+    }
+
+    fn delete_maybe_cached(
+        &self,
+        env: Env<'_>,
+        key: &[u8],
+        cached_only: bool,
+    ) -> Result<Option<bool>> {
+        let Some((found, underfull)) = self.delete_shared(env, key, cached_only)? else {
+            return Ok(None);
+        };
         if underfull {
             // Another thread may refill the leaf before we get here; the exclusive path rechecks.
             self.exclusive().rebalance_leaf(env, key)?;
         }
-        Ok(found)
+        Ok(Some(found))
     }
+}
+
+/// What the shared-latch put did.
+enum PutShared {
+    Done,
+    /// The leaf has no room: a split under the exclusive latch follows.
+    Full,
+    /// `cached_only` and a page on the way is not in the pool: nothing changed.
+    NotCached,
 }
 
 impl Exclusive<'_> {

@@ -256,6 +256,26 @@ impl BufferPool {
         self.fix(pid, read_latch).map(|g| PageRef { g })
     }
 
+    /// Latches page `pid` shared if it is in the pool; Ok(None) without any device read when it
+    /// is not. A frame being loaded by another thread counts as cached (the latch waits for
+    /// that read). Writers under the WAL's writer mutex use it so a miss costs them no read
+    /// there (they read outside the mutex and retry).
+    pub fn read_cached(&self, pid: PageId) -> Result<Option<PageRef<'_>>> {
+        let idx = self.check_pid(pid)?;
+        let f = self.table[idx].load(Ordering::Acquire);
+        if f == NO_FRAME {
+            return Ok(None);
+        }
+        let frame = &self.frames[f as usize];
+        let g = read_latch(&frame.latch);
+        if g.pid != pid {
+            return Ok(None); // Evicted between the table lookup and the latch.
+        }
+        self.touch(frame);
+        self.counters.hit();
+        Ok(Some(PageRef { g }))
+    }
+
     /// Latches page `pid` exclusive, loading it on a miss.
     pub fn write(&self, pid: PageId) -> Result<PageMut<'_>> {
         self.fix(pid, write_latch).map(|g| PageMut { g, dirty_frames: &self.dirty_frames })

@@ -59,6 +59,19 @@ impl DbInner {
         estimate_bytes: u64,
         apply: impl FnOnce(Env<'_>) -> Result<T>,
     ) -> Result<T> {
+        let done = self.write_txn_step(durability, estimate_bytes, |env| apply(env).map(Some))?;
+        done.ok_or_else(|| Error::Corrupt("a write declined without being asked to".into()))
+    }
+
+    /// As [`DbInner::write_txn`], where `apply` may decline (Ok(None)) before it changes
+    /// anything: no commit then, no durability wait, and Ok(None) back. A write that finds a
+    /// page outside the pool declines so that it reads it after the mutex, not under it.
+    pub(super) fn write_txn_step<T>(
+        &self,
+        durability: Durability,
+        estimate_bytes: u64,
+        apply: impl FnOnce(Env<'_>) -> Result<Option<T>>,
+    ) -> Result<Option<T>> {
         let Some(logger) = self.wal_logger() else {
             return apply(self.env());
         };
@@ -79,7 +92,10 @@ impl DbInner {
         let result = apply(self.env());
         let logged = wal.next_lsn() != before;
         let value = match result {
-            Ok(v) if !logger.failed() => v,
+            // Not `logged`: a concurrent flush pads the log's block, moving `next_lsn` with
+            // no record of ours. `apply` declines only before it changes anything.
+            Ok(None) if !logger.failed() => return Ok(None),
+            Ok(Some(v)) if !logger.failed() => v,
             Ok(_) => {
                 self.poison();
                 return Err(Error::Poisoned);
@@ -99,12 +115,12 @@ impl DbInner {
             logger.committed()
         };
         if lsn == 0 {
-            return Ok(value);
+            return Ok(Some(value));
         }
         drop(guard);
         logger.commit(lsn, durability).inspect_err(|_| self.poison())?;
         self.maybe_checkpoint(logger);
-        Ok(value)
+        Ok(Some(value))
     }
 
     /// Makes room in the log for a batch of about `estimate_bytes`: checkpoints (which truncates

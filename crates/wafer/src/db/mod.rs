@@ -174,6 +174,10 @@ impl DbInner {
 
 type SharedDevice = Arc<dyn Device>;
 
+/// Attempts of a single write under the writer mutex (`Tree::write_cached_first`): the ones
+/// before the last decline on a page outside the pool, the last reads it there.
+const CACHED_WRITE_ATTEMPTS: u32 = 3;
+
 /// How an open may create, and what to call its files in errors.
 #[derive(Debug)]
 struct How {
@@ -597,9 +601,13 @@ impl Db {
             }
         }
         let estimate = log_estimate_bytes(payload_bytes, batch.ops.len() as u64);
-        for op in &batch.ops {
-            if let Some(i) = index.get(op.tree()) {
-                trees[*i].prefetch_for_write(op.key());
+        if inner.wal.is_some() {
+            // Batches apply all or nothing and cannot decline half-way (as single writes do):
+            // their pages are read before the writer mutex instead.
+            for op in &batch.ops {
+                if let Some(i) = index.get(op.tree()) {
+                    trees[*i].core.prefetch(inner.env(), op.key());
+                }
             }
         }
         inner.write_txn(durability, estimate, |env| {
@@ -831,22 +839,44 @@ impl Tree {
         check_key(key)?;
         check_value(value)?;
         let estimate = log_estimate_bytes((key.len() + value.len()) as u64, 1);
-        self.prefetch_for_write(key);
-        self.db.write_txn(durability, estimate, |env| {
-            let r = self.core.put(env, key, value);
-            self.db.poison_unless_clean(r)
+        self.write_cached_first(durability, estimate, key, |env, cached_only| {
+            if cached_only {
+                self.core.put_cached(env, key, value).map(|done| done.then_some(()))
+            } else {
+                self.core.put(env, key, value).map(Some)
+            }
         })
     }
 
-    /// Removes `key`; Ok(true) when it was present.
-    /// With a WAL, writes apply one batch at a time under the writer mutex: the leaf is read
-    /// into the pool before, outside it (`TreeCore::prefetch`).
-    fn prefetch_for_write(&self, key: &[u8]) {
-        if self.db.wal.is_some() {
+    /// With a WAL, writes apply one batch at a time under the writer mutex, so a device read
+    /// there would stall every writer. `apply(env, cached_only)` first runs cached only; when it
+    /// declines (a page on the way is not in the pool), the pages are read after the mutex
+    /// (`TreeCore::prefetch`) and it runs again. A hit costs one descent, a miss about two. The
+    /// last attempt reads under the mutex, so a pool thrashing faster than the reads cannot
+    /// starve a writer.
+    fn write_cached_first<T>(
+        &self,
+        durability: Durability,
+        estimate_bytes: u64,
+        key: &[u8],
+        apply: impl Fn(Env<'_>, bool) -> Result<Option<T>>,
+    ) -> Result<T> {
+        let wal = self.db.wal.is_some();
+        for attempt in 1..=CACHED_WRITE_ATTEMPTS {
+            let cached_only = wal && attempt < CACHED_WRITE_ATTEMPTS;
+            let done = self.db.write_txn_step(durability, estimate_bytes, |env| {
+                let r = apply(env, cached_only);
+                self.db.poison_unless_clean(r)
+            })?;
+            if let Some(v) = done {
+                return Ok(v);
+            }
             self.core.prefetch(self.db.env(), key);
         }
+        Err(Error::Corrupt("a write that may read declined".into()))
     }
 
+    /// Removes `key`; Ok(true) when it was present.
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
         self.delete_with(key, self.db.options.durability)
     }
@@ -855,10 +885,12 @@ impl Tree {
         self.db.check_writable()?;
         check_key(key)?;
         let estimate = log_estimate_bytes(key.len() as u64, 1);
-        self.prefetch_for_write(key);
-        self.db.write_txn(durability, estimate, |env| {
-            let r = self.core.delete(env, key);
-            self.db.poison_unless_clean(r)
+        self.write_cached_first(durability, estimate, key, |env, cached_only| {
+            if cached_only {
+                self.core.delete_cached(env, key)
+            } else {
+                self.core.delete(env, key).map(Some)
+            }
         })
     }
 
