@@ -105,6 +105,10 @@ pub fn redo_record(data: &[u8]) {
             let change = page::PageChange::LeafDelete { tree_id: *tree_id, key };
             assert_eq!(record::encode_change(*pid, &change, &mut out), kind);
         }
+        record::Record::Rebuild { pid, tree_id, insert, keep } => {
+            let change = page::PageChange::NodeRebuild { tree_id: *tree_id, insert, keep: *keep };
+            assert_eq!(record::encode_change(*pid, &change, &mut out), kind);
+        }
         record::Record::Image { pid, page } => {
             let change = page::PageChange::Image { page: &page[..] };
             assert_eq!(record::encode_change(*pid, &change, &mut out), kind);

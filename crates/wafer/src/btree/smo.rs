@@ -20,6 +20,13 @@ pub const UNDERFULL_BYTES: usize = node::USABLE_BYTES / 4;
 /// Two leaves merge only when their live bytes fit in this much of a page.
 pub const MERGE_MAX_BYTES: usize = node::USABLE_BYTES * 3 / 4;
 
+/// A node's entries after a change (what a split lays out), and the entries put in to get
+/// them from the node's current ones (what the log records for the part that stays).
+struct Change<'a> {
+    entries: Vec<Entry>,
+    insert: &'a [Entry],
+}
+
 /// After the first page changes, a failure leaves the tree in an unknown state: poison the DB.
 fn poison_on_err<T>(env: Env<'_>, r: Result<T>) -> Result<T> {
     if r.is_err() {
@@ -72,21 +79,23 @@ impl Exclusive<'_> {
                 env.append_split && i + 1 == entries.len()
             }
         };
-        let done = self.split(env, &r, g, entries, path, appended);
+        let insert = [(key.to_vec(), value.to_vec())];
+        let done = self.split(env, &r, g, Change { entries, insert: &insert }, path, appended);
         poison_on_err(env, done)
     }
 
-    /// Writes `entries` into the node `g`, splitting it and inserting separators upwards when
-    /// they do not fit.
+    /// Writes `change.entries` into the node `g`, splitting it and inserting separators upwards
+    /// when they do not fit.
     fn split(
         &self,
         env: Env<'_>,
         r: &Reservation<'_>,
         mut g: PageMut<'_>,
-        entries: Vec<Entry>,
+        change: Change<'_>,
         mut path: Path,
         appended: bool,
     ) -> Result<()> {
+        let Change { entries, insert } = change;
         let pid = g.pid();
         let kind = page::kind(g.bytes()).ok_or_else(|| self.corrupt("split of a non-node"))?;
         let sizes: Vec<usize> =
@@ -102,9 +111,7 @@ impl Exclusive<'_> {
             starts = vec![0, last];
         }
         if starts.len() == 1 {
-            node::build(g.bytes_mut(), &entries);
-            stamp_image(env.logger, &mut g);
-            return Ok(());
+            return self.rebuild_logged(env, &mut g, insert.to_vec(), entries.len());
         }
         starts.push(entries.len());
         let groups: Vec<&[Entry]> = starts.windows(2).map(|w| &entries[w[0]..w[1]]).collect();
@@ -129,8 +136,11 @@ impl Exclusive<'_> {
                 continue;
             }
             if j == 0 && !is_root {
-                node::build(g.bytes_mut(), body);
-                stamp_image(env.logger, &mut g);
+                // The entries put in that stay here (below group 1's first key).
+                let boundary = &entries[starts[1]].0;
+                let stay: Vec<Entry> =
+                    insert.iter().filter(|(k, _)| k < boundary).cloned().collect();
+                self.rebuild_logged(env, &mut g, stay, body.len())?;
                 continue;
             }
             let mut c = env.alloc.allocate(env.pool, r, kind, self.core.id)?;
@@ -152,9 +162,26 @@ impl Exclusive<'_> {
         let (parent, _) = path.pop().ok_or_else(|| self.corrupt("non-root node without parent"))?;
         let pg = env.pool.write(parent)?;
         let mut parent_entries = node::entries(pg.bytes());
-        parent_entries.extend(separators);
+        parent_entries.extend(separators.iter().cloned());
         parent_entries.sort_by(|a, b| a.0.cmp(&b.0));
-        self.split(env, r, pg, parent_entries, path, false)
+        let change = Change { entries: parent_entries, insert: &separators };
+        self.split(env, r, pg, change, path, false)
+    }
+
+    /// Rebuilds the node `g` from its own entries with `insert` put in, keeping the first
+    /// `keep`, and logs that (`PageChange::NodeRebuild`, a few bytes) instead of the page's
+    /// image. The live page is built by the same function redo runs, so both agree.
+    fn rebuild_logged(
+        &self,
+        env: Env<'_>,
+        g: &mut PageMut<'_>,
+        insert: Vec<Entry>,
+        keep: usize,
+    ) -> Result<()> {
+        page::change::rebuild(g.bytes_mut(), &insert, keep).map_err(|e| self.corrupt(&e))?;
+        let change = PageChange::NodeRebuild { tree_id: self.core.id, insert: &insert, keep };
+        stamp(env.logger, g, &change);
+        Ok(())
     }
 
     /// Fixes the leaf covering `key` after deletes: an empty leaf is unlinked and freed; a leaf

@@ -13,8 +13,12 @@
 //!                [page[high_start..4096]]: a node page whose bytes between its slot array and
 //!                its cell heap are all zero (every page `node::build` wrote), logged without
 //!                them; redo puts the zeros back, so the page comes back byte for byte
+//! kind 8 REBUILD [ver u8=1][pid u64][tree_id u32][keep u16][count u16]
+//!                count x ([key_len u16][val_len u16][key][value]): a node rebuilt from its own
+//!                entries with these put in, the first `keep` kept (`PageChange::NodeRebuild`)
 //! ```
 use crate::alloc::AllocState;
+use crate::page::node::Entry;
 use crate::page::{PageBuf, PageChange, PageId, PAGE_SIZE};
 
 pub const KIND_PUT: u8 = 1;
@@ -24,6 +28,7 @@ pub const KIND_COMMIT: u8 = 4;
 pub const KIND_CHECKPOINT: u8 = 5;
 pub const KIND_ABORT: u8 = 6;
 pub const KIND_IMAGE_GAP: u8 = 7;
+pub const KIND_REBUILD: u8 = 8;
 /// A gap shorter than this is logged as part of a full image (the 4 bytes of bounds would
 /// save nothing worth a second record layout).
 const IMAGE_GAP_MIN_BYTES: usize = 64;
@@ -43,6 +48,7 @@ pub enum Record {
     Put { pid: PageId, tree_id: u32, key: Vec<u8>, value: Vec<u8> },
     Delete { pid: PageId, tree_id: u32, key: Vec<u8> },
     Image { pid: PageId, page: Box<PageBuf> },
+    Rebuild { pid: PageId, tree_id: u32, insert: Vec<Entry>, keep: usize },
     Commit(EngineState),
     Checkpoint(EngineState),
     Abort,
@@ -69,6 +75,20 @@ pub fn encode_change(pid: PageId, change: &PageChange<'_>, out: &mut Vec<u8>) ->
             out.extend_from_slice(&(key.len() as u16).to_le_bytes());
             out.extend_from_slice(key);
             KIND_DELETE
+        }
+        PageChange::NodeRebuild { tree_id, insert, keep } => {
+            assert!(*keep <= u16::MAX as usize && insert.len() <= u16::MAX as usize);
+            out.extend_from_slice(&tree_id.to_le_bytes());
+            out.extend_from_slice(&(*keep as u16).to_le_bytes());
+            out.extend_from_slice(&(insert.len() as u16).to_le_bytes());
+            for (k, v) in insert.iter() {
+                assert!(k.len() <= u16::MAX as usize && v.len() <= u16::MAX as usize);
+                out.extend_from_slice(&(k.len() as u16).to_le_bytes());
+                out.extend_from_slice(&(v.len() as u16).to_le_bytes());
+                out.extend_from_slice(k);
+                out.extend_from_slice(v);
+            }
+            KIND_REBUILD
         }
         PageChange::Image { page } => {
             assert_eq!(page.len(), PAGE_SIZE);
@@ -191,6 +211,22 @@ pub fn decode(kind: u8, payload: &[u8]) -> Result<Record, String> {
             page[high_start..].copy_from_slice(c.take(PAGE_SIZE - high_start)?);
             Record::Image { pid, page }
         }
+        KIND_REBUILD => {
+            let pid = c.u64()?;
+            let tree_id = c.u32()?;
+            let keep = c.u16()? as usize;
+            let count = c.u16()? as usize;
+            // Each entry takes at least its 4 length bytes: a count beyond that is damage.
+            if count * 4 > c.b.len() {
+                return Err(format!("rebuild of {count} entries in {} bytes", c.b.len()));
+            }
+            let mut insert = Vec::with_capacity(count);
+            for _ in 0..count {
+                let (key_len, val_len) = (c.u16()? as usize, c.u16()? as usize);
+                insert.push((c.take(key_len)?.to_vec(), c.take(val_len)?.to_vec()));
+            }
+            Record::Rebuild { pid, tree_id, insert, keep }
+        }
         KIND_COMMIT | KIND_CHECKPOINT => {
             let alloc =
                 AllocState { high_water: c.u64()?, free_head: c.u64()?, free_count: c.u64()? };
@@ -259,5 +295,37 @@ mod tests {
         buf[0] = 2;
         assert!(decode(KIND_COMMIT, &buf).unwrap_err().contains("version"));
         assert!(decode(99, &[1]).is_err());
+    }
+
+    #[test]
+    fn node_rebuild_round_trips_and_redo_rebuilds_the_same_page() {
+        use crate::page::{change, format, node, PageKind};
+        let mut live = Box::new([0u8; PAGE_SIZE]);
+        format(&mut live, 6, PageKind::Leaf, 1, 0);
+        let old = vec![(b"a".to_vec(), vec![1u8; 900]), (b"c".to_vec(), vec![3u8; 900])];
+        node::build(&mut live, &old);
+        let before = live.clone();
+        // A split keeping "a" and the new "b" (the value of "a" replaced too).
+        let insert = vec![(b"b".to_vec(), vec![2u8; 900]), (b"a".to_vec(), vec![9u8; 10])];
+        change::rebuild(&mut live, &insert, 2).unwrap();
+        let want = vec![(b"a".to_vec(), vec![9u8; 10]), (b"b".to_vec(), vec![2u8; 900])];
+        assert_eq!(node::entries(&live), want);
+        let mut buf = Vec::new();
+        let c = PageChange::NodeRebuild { tree_id: 1, insert: &insert, keep: 2 };
+        let kind = encode_change(6, &c, &mut buf);
+        assert_eq!(kind, KIND_REBUILD);
+        assert!(buf.len() < 1000, "{} bytes", buf.len());
+        let rec = decode(kind, &buf).unwrap();
+        assert_eq!(rec, Record::Rebuild { pid: 6, tree_id: 1, insert: insert.clone(), keep: 2 });
+        assert!(decode(kind, &buf[..buf.len() - 1]).is_err());
+        let mut replay = before.clone();
+        assert!(change::redo(&mut replay, 6, &c, 5).unwrap());
+        crate::page::set_lsn(&mut live, 5);
+        assert_eq!(replay[..], live[..], "redo rebuilds the page byte for byte");
+        // Damage is an error, never a panic: more kept than there are, or too big to fit.
+        let mut p = before.clone();
+        assert!(change::rebuild(&mut p, &[], 3).is_err());
+        let big = vec![(b"z".to_vec(), vec![0u8; 3000])];
+        assert!(change::rebuild(&mut p, &big, 3).is_err());
     }
 }

@@ -52,7 +52,10 @@ pub fn replay(
         let decoded = record::decode(r.kind, &r.payload)
             .map_err(|reason| Error::Wal(WalError::CorruptRecord { lsn: r.lsn, reason }))?;
         match decoded {
-            Record::Put { .. } | Record::Delete { .. } | Record::Image { .. } => {
+            Record::Put { .. }
+            | Record::Delete { .. }
+            | Record::Image { .. }
+            | Record::Rebuild { .. } => {
                 pending.push((r.lsn.0, decoded))
             }
             Record::Commit(s) => {
@@ -89,7 +92,10 @@ pub fn replay(
 
 fn pid_of(r: &Record) -> PageId {
     match r {
-        Record::Put { pid, .. } | Record::Delete { pid, .. } | Record::Image { pid, .. } => *pid,
+        Record::Put { pid, .. }
+        | Record::Delete { pid, .. }
+        | Record::Image { pid, .. }
+        | Record::Rebuild { pid, .. } => *pid,
         Record::Commit(_) | Record::Checkpoint(_) | Record::Abort => unreachable!("not a page"),
     }
 }
@@ -128,6 +134,12 @@ fn apply(pool: &BufferPool, lsn: u64, r: Record) -> Result<bool> {
                 return Err(fail("deleted key is not in the page".into()));
             }
             PageChange::LeafDelete { tree_id: *tree_id, key }
+        }
+        Record::Rebuild { tree_id, insert, keep, .. } => {
+            if page::tree_id(g.bytes()) != *tree_id {
+                return Err(fail(format!("rebuild of a page that is no node of tree {tree_id}")));
+            }
+            PageChange::NodeRebuild { tree_id: *tree_id, insert, keep: *keep }
         }
         Record::Image { page: image, .. } => {
             if page::page_id(image) != pid {

@@ -14,6 +14,11 @@ pub enum PageChange<'a> {
     /// The whole page after the change (splits, merges, root changes, frees, catalog updates).
     /// The header's LSN and checksum fields are not meaningful in the image.
     Image { page: &'a [u8] },
+    /// A node of `tree_id` rebuilt from its own entries: each of `insert` put in (replacing an
+    /// equal key), then the first `keep` entries kept and laid out by `node::build`. What a
+    /// split leaves in the page that stays (its left part) and a parent that takes a separator
+    /// without splitting: a few bytes in the log instead of a page image.
+    NodeRebuild { tree_id: u32, insert: &'a [super::node::Entry], keep: usize },
 }
 
 /// Receives every page modification, in per-page order (called under the page's exclusive latch).
@@ -94,9 +99,45 @@ pub fn redo(
             }
             node::leaf_delete(page, key);
         }
+        PageChange::NodeRebuild { insert, keep, .. } => {
+            rebuild(page, insert, *keep).map_err(corrupt)?;
+        }
     }
     super::set_lsn(page, lsn);
     Ok(true)
+}
+
+/// `PageChange::NodeRebuild` on `page` (live and in redo alike); Err when the page and the
+/// change disagree (not a node, `keep` beyond the entries, the result does not fit).
+pub fn rebuild(
+    page: &mut super::PageBuf,
+    insert: &[super::node::Entry],
+    keep: usize,
+) -> Result<(), String> {
+    use super::{node, PageKind};
+    let kind = super::kind(page);
+    if !matches!(kind, Some(PageKind::Leaf) | Some(PageKind::Inner)) {
+        return Err("node rebuild on a page that is no node".into());
+    }
+    let kind = kind.unwrap_or(PageKind::Leaf);
+    let mut entries = node::entries(page);
+    for (k, v) in insert {
+        match entries.binary_search_by(|(e, _)| e.as_slice().cmp(k)) {
+            Ok(i) => entries[i].1.clone_from(v),
+            Err(i) => entries.insert(i, (k.clone(), v.clone())),
+        }
+    }
+    if keep > entries.len() {
+        return Err(format!("node rebuild keeps {keep} of {} entries", entries.len()));
+    }
+    entries.truncate(keep);
+    let bytes: usize = entries.iter().map(|(k, v)| node::entry_bytes(kind, k.len(), v.len())).sum();
+    let inner_child_ok = kind == PageKind::Leaf || entries.iter().all(|(_, v)| v.len() == 8);
+    if bytes > node::USABLE_BYTES || !inner_child_ok {
+        return Err(format!("node rebuild of {bytes} bytes does not fit or names no child"));
+    }
+    node::build(page, &entries);
+    Ok(())
 }
 
 #[cfg(test)]
