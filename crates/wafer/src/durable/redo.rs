@@ -55,9 +55,7 @@ pub fn replay(
             Record::Put { .. }
             | Record::Delete { .. }
             | Record::Image { .. }
-            | Record::Rebuild { .. } => {
-                pending.push((r.lsn.0, decoded))
-            }
+            | Record::Rebuild { .. } => pending.push((r.lsn.0, decoded)),
             Record::Commit(s) => {
                 logger.set_committed(r.lsn.0);
                 for (lsn, rec) in pending.drain(..) {
