@@ -157,22 +157,25 @@ impl Engine {
     }
 }
 
-/// Where a CW's chunks land, decided before anything changes.
+/// Where a CW's chunks land, decided before anything changes. Public so a host-side model of
+/// a CCZNS device (the engine's crash-test device) places chunks by the same rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Layout {
+pub struct CwLayout {
     /// (offset from zone start, stored bytes, feedback bytes) of each chunk that fits.
-    pub(crate) placed: Vec<(u64, u64, u64)>,
+    pub placed: Vec<(u64, u64, u64)>,
     /// Padding among and after the placed chunks (placement granularity, padding zone), bytes.
-    pub(crate) pad_bytes: u64,
+    pub pad_bytes: u64,
     /// A chunk did not fit: the zone is to be padded to its end and finished.
-    pub(crate) finish: bool,
+    pub finish: bool,
 }
+
+pub(crate) type Layout = CwLayout;
 
 /// Places chunks of `stored` sizes from `write_bytes` in a zone of `capacity_bytes`: packed one
 /// after another, each taking its size rounded up to `align_bytes` (1: byte after byte); the
 /// first that would straddle the capacity ends the command (finish); in a padding zone the last
 /// placed chunk's feedback reaches the next block boundary.
-pub(crate) fn lay_out(
+pub fn lay_out(
     write_bytes: u64,
     capacity_bytes: u64,
     padding: bool,

@@ -69,6 +69,39 @@ impl Space {
         purpose: WritePurpose,
     ) -> Result<Vec<SlotRun>, SpaceError> {
         let slots = plan.page_count();
+        // Routed once: the routes say how many zones the plan opens, then are applied.
+        let (routes, group_zones_left) = self.route(plan);
+        self.check_room(plan, purpose, &routes)?;
+        let mut runs = Vec::with_capacity(routes.len());
+        for route in routes {
+            self.apply_route(route, &mut runs);
+        }
+        if let Some(model) = self.nowa.as_mut() {
+            model.set_group_zones_left(group_zones_left);
+        }
+        assert_eq!(runs.iter().map(|r| u64::from(r.slots)).sum::<u64>(), u64::from(slots));
+        assert!(self.open_zone_count() <= self.options.max_open_zones);
+        self.stats.record_issue(purpose, u64::from(slots));
+        Ok(runs)
+    }
+
+    /// Whether [`Space::reserve_plan`] would reserve `plan` now: the same errors, nothing
+    /// changed. The device-compression executor checks a batch's worst case (a slot per page)
+    /// with it before reserving stretch by stretch.
+    pub fn can_reserve(&self, plan: &WritePlan, purpose: WritePurpose) -> Result<(), SpaceError> {
+        let (routes, _) = self.route(plan);
+        self.check_room(plan, purpose, &routes)
+    }
+
+    /// Room for `plan` routed as `routes`: the empty zones it opens, beyond the GC reserve
+    /// unless GC writes it.
+    fn check_room(
+        &self,
+        plan: &WritePlan,
+        purpose: WritePurpose,
+        routes: &[Route],
+    ) -> Result<(), SpaceError> {
+        let slots = plan.page_count();
         assert!((1..=BATCH_SLOTS_MAX).contains(&slots), "batch of {slots} slots");
         assert!(
             !matches!(
@@ -77,8 +110,6 @@ impl Space {
             ),
             "{purpose:?} writes do not go to the data zones"
         );
-        // Routed once: the routes say how many zones the plan opens, then are applied.
-        let (routes, group_zones_left) = self.route(plan);
         let zones_needed = routes.iter().filter(|r| r.opens).count() as u32;
         let reserve =
             // Compensation is GC too: its victims are chosen, so its copies must find room.
@@ -91,17 +122,36 @@ impl Space {
         if zones_needed > usable {
             return Err(self.no_room_error(slots, zones_needed - usable));
         }
-        let mut runs = Vec::with_capacity(routes.len());
-        for route in routes {
-            self.apply_route(route, &mut runs);
+        Ok(())
+    }
+
+    /// Returns the unused tail of `run`, just reserved for `group`'s pages written for
+    /// `purpose`, of which the write used only the first `used_slots` (a compressed write sized
+    /// by the device: the run was the worst case, a slot per page). Valid only while the run is
+    /// its zone's last reservation (the caller holds the store's writer lock from reservation to
+    /// here); the zone is open again if the run had filled it. The slots are free, as if never
+    /// reserved, but for the write clock.
+    pub fn give_back(&mut self, run: SlotRun, used_slots: u32, group: u32, purpose: WritePurpose) {
+        assert!(used_slots >= 1 && used_slots <= run.slots, "{used_slots} of {run:?} used");
+        assert!(self.nowa.is_none(), "NoWA models every reserved slot as written");
+        let end = run.first_slot + run.slots;
+        assert_eq!(self.zones.get(run.zone).write_ptr_slots(), end, "{run:?} is not the last");
+        let back = run.slots - used_slots;
+        if back == 0 {
+            return;
         }
-        if let Some(model) = self.nowa.as_mut() {
-            model.set_group_zones_left(group_zones_left);
+        for slot in run.first_slot + used_slots..end {
+            assert_eq!(self.reverse.get(run.zone, slot), SlotEntry::Reserved, "slot {slot}");
+            self.reverse.set(run.zone, slot, SlotEntry::Free);
         }
-        assert_eq!(runs.iter().map(|r| u64::from(r.slots)).sum::<u64>(), u64::from(slots));
-        assert!(self.open_zone_count() <= self.options.max_open_zones);
-        self.stats.record_issue(purpose, u64::from(slots));
-        Ok(runs)
+        let owner = (group % self.options.max_open_zones) as usize;
+        if self.zones.get(run.zone).state() == ZoneState::Full {
+            assert!(self.open_by_group[owner].is_none(), "group {group} opened another zone");
+            self.open_by_group[owner] = Some(run.zone);
+        }
+        assert_eq!(self.open_by_group[owner], Some(run.zone), "{run:?} is not {group}'s zone");
+        self.zones.give_back(run.zone, back);
+        self.stats.unissue(purpose, u64::from(back));
     }
 
     /// Slots left in `group`'s open zone: where its next stretch starts (0: none is open, the
