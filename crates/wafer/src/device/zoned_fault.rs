@@ -402,6 +402,62 @@ mod tests {
         assert_eq!(seen_reset, [true, true]);
     }
 
+    /// CW/DR on the crash-test device: chunks on 32-byte units, the last padded to a block in
+    /// a padding zone, every chunk reads back, reads naming no chunk or another size are
+    /// refused, and a power cut keeps the synced chunks and a whole-block prefix of the others
+    /// (each surviving chunk reads back, none half).
+    #[test]
+    fn compressed_writes_read_back_and_survive_cuts_whole() {
+        use crate::device::CwChunk;
+        let text = |seed: u8| -> Vec<u8> {
+            (0..4096u32).map(|i| b'a' + ((i / 7 + u32::from(seed)) % 5) as u8).collect()
+        };
+        let mut rng = SplitMix64::new(3);
+        let noise: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
+        let pages = [text(1), noise, text(2)];
+        let chunks: Vec<CwChunk<'_>> = pages
+            .iter()
+            .map(|p| CwChunk { data: p, purpose: WritePurpose::UserEviction })
+            .collect();
+        for seed in 0..16 {
+            let d = device().with_compression(32);
+            // Outside a padding zone the last chunk is not padded: the pointer stays on a unit.
+            let plain = d.compressed_write(0, &chunks[..1]).unwrap();
+            let c = plain.chunks[0];
+            assert_eq!(c.feedback_bytes, c.stored_bytes.next_multiple_of(32));
+            assert_eq!(plain.write_pointer, u64::from(c.feedback_bytes));
+            assert!(d.compressed_write(0, &chunks[..1]).is_err(), "off the write pointer");
+            d.zone_open_padding(1).unwrap();
+            let at = 8 * BLOCK_BYTES;
+            let first = d.compressed_write(at, &chunks[..1]).unwrap();
+            d.sync().unwrap();
+            let done = d.compressed_write(first.write_pointer, &chunks).unwrap();
+            assert_eq!(done.chunks.len(), 3);
+            assert!(done.chunks.iter().all(|c| c.offset % 32 == 0));
+            assert_eq!(done.write_pointer % BLOCK_BYTES, 0);
+            assert_eq!(done.chunks[1].stored_bytes, 4096, "noise is stored raw");
+            let mut buf = vec![0u8; 4096];
+            for (c, p) in done.chunks.iter().zip(&pages) {
+                assert_eq!(d.decompressed_read(c.offset, c.feedback_bytes, &mut buf).unwrap(), 4096);
+                assert_eq!(&buf, p);
+            }
+            let c = done.chunks[0];
+            assert!(matches!(
+                d.decompressed_read(c.offset, c.feedback_bytes + 32, &mut buf),
+                Err(DeviceError::IllegalRead { .. })
+            ));
+            assert!(d.decompressed_read(c.offset + 32, 32, &mut buf).is_err());
+            let cut = d.power_cut(seed);
+            let f = first.chunks[0];
+            assert_eq!(cut.decompressed_read(f.offset, f.feedback_bytes, &mut buf).unwrap(), 4096);
+            for (c, p) in done.chunks.iter().zip(&pages) {
+                if let Ok(n) = cut.decompressed_read(c.offset, c.feedback_bytes, &mut buf) {
+                    assert_eq!((n, &buf), (4096, p));
+                }
+            }
+        }
+    }
+
     #[test]
     fn power_is_lost_at_the_chosen_io() {
         let d = device();

@@ -442,6 +442,32 @@ mod tests {
         assert_eq!(space.run_offset_bytes(&runs[1]), 4 * 4096);
     }
 
+    /// A worst-case reservation of which the write used less gives its tail back: the zone it
+    /// had filled is open again at the used end, the slots are free (reserved again by the next
+    /// batch), the issued count drops, and chunks crossing a slot commit as shared slots.
+    #[test]
+    fn an_unused_tail_goes_back_to_its_zone() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let run = space.reserve_batch(4, 0, USER).unwrap()[0];
+        assert_eq!((run.zone, space.zones().get(0).state()), (0, ZoneState::Full));
+        space.give_back(run, 2, 0, USER);
+        assert_eq!(space.zones().get(0).state(), ZoneState::Open);
+        assert_eq!((space.zones().get(0).write_ptr_slots(), space.room_slots(0)), (2, 2));
+        assert_eq!(space.counters().issued_slots[USER as usize], 2);
+        // Two chunks in the two used slots: 4000 bytes at 0, then one at 4000 whose feedback
+        // (the write's last chunk, padded) reaches slot 1's end.
+        let a = Location::chunk(0, 0, 0, 4000);
+        let b = Location::chunk(0, 0, 4000, 8192 - 4000);
+        space.share_slot(0, 0, 2);
+        space.share_slot(0, 1, 1);
+        space.commit(1, a, 1);
+        space.commit(2, b, 1);
+        space.check_invariants().unwrap();
+        assert_eq!(space.zones().get(0).live_bytes(), 8192);
+        let next = space.reserve_batch(2, 0, USER).unwrap();
+        assert_eq!(next, vec![SlotRun { zone: 0, first_slot: 2, slots: 2 }]);
+    }
+
     #[test]
     fn groups_get_their_own_open_zones_up_to_the_limit() {
         let mut space = Space::new(SpaceOptions::test_min()).unwrap();
