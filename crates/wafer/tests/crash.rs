@@ -15,8 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use wafer::device::{
     CwChunk, CwDone, Device, DeviceCapabilities, DeviceError, FaultDevice, ReadOp, WriteOp,
-    WritePurpose, Zoned,
-    ZonedFaultDevice, ZonedFaultGeometry, ZonedVolume,
+    WritePurpose, Zoned, ZonedFaultDevice, ZonedFaultGeometry, ZonedVolume,
 };
 use wafer::{Db, Durability, Error, Options, WriteBatch};
 
@@ -169,7 +168,12 @@ impl<D: Device> Zoned for TripDevice<D> {
         self.trip.tick();
         self.zoned_inner().compressed_write(offset, chunks)
     }
-    fn decompressed_read(&self, offset: u64, feedback: u32, buf: &mut [u8]) -> Result<usize, DeviceError> {
+    fn decompressed_read(
+        &self,
+        offset: u64,
+        feedback: u32,
+        buf: &mut [u8],
+    ) -> Result<usize, DeviceError> {
         self.trip.tick();
         self.zoned_inner().decompressed_read(offset, feedback, buf)
     }

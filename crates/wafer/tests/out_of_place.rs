@@ -637,8 +637,11 @@ fn cczns(zones: u32, open: u32, align_bytes: u32) -> Arc<EmuDevice> {
     let mut cfg = flashemu::Config::preset("tiny").unwrap();
     cfg.op = 0.0;
     cfg.geometry.blocks_per_chip = zones;
-    cfg.interface =
-        flashemu::Interface::Zns { zone_capacity_blocks: 0, max_open_zones: open, max_active_zones: open };
+    cfg.interface = flashemu::Interface::Zns {
+        zone_capacity_blocks: 0,
+        max_open_zones: open,
+        max_active_zones: open,
+    };
     cfg.cczns =
         Some(flashemu::CcznsConfig { chunk_align_bytes: align_bytes, ..Default::default() });
     Arc::new(EmuDevice::new(cfg).unwrap())
@@ -667,7 +670,10 @@ fn churn_on_cczns_with_device_compression_matches_the_model() {
     assert!(flash.cw_raw_bytes > 0, "pages went down in compressed writes");
     assert!(flash.cw_stored_bytes < flash.cw_raw_bytes / 2, "{flash:?}");
     // Every byte the flash took is a compressed page, the 32-byte rounding, or padding.
-    assert_eq!(flash.flash_host_bytes + flash.flash_pad_bytes, flash.cw_stored_bytes + flash.flash_pad_bytes);
+    assert_eq!(
+        flash.flash_host_bytes + flash.flash_pad_bytes,
+        flash.cw_stored_bytes + flash.flash_pad_bytes
+    );
     assert!(flash.dr_raw_bytes > 0, "pages were read by decompressed reads");
     let io = dev.stats().snapshot();
     let page_bytes = io.bytes(WritePurpose::UserEviction) + io.bytes(WritePurpose::GcCopy);

@@ -171,9 +171,9 @@ impl Device for EmuDevice {
             gc_unit_bytes,
             fdp,
             zones,
-            in_storage_compression: config.cczns.map(|c| super::InStorageCompression {
-                chunk_align_bytes: c.chunk_align_bytes,
-            }),
+            in_storage_compression: config
+                .cczns
+                .map(|c| super::InStorageCompression { chunk_align_bytes: c.chunk_align_bytes }),
             spare_bytes: Some(spare_blocks * super::BLOCK_BYTES),
         }
     }

@@ -123,7 +123,10 @@ impl ZonedFaultDevice {
     }
 
     fn open_zones(st: &State) -> u32 {
-        st.zones.iter().filter(|z| !z.visible.full && (z.open_padding() || !z.visible.data.is_empty())).count() as u32
+        st.zones
+            .iter()
+            .filter(|z| !z.visible.full && (z.open_padding() || !z.visible.data.is_empty()))
+            .count() as u32
     }
 
     /// Appends `data` to `zone` at its write pointer; returns the zone-relative offset.
@@ -438,7 +441,10 @@ mod tests {
             assert_eq!(done.chunks[1].stored_bytes, 4096, "noise is stored raw");
             let mut buf = vec![0u8; 4096];
             for (c, p) in done.chunks.iter().zip(&pages) {
-                assert_eq!(d.decompressed_read(c.offset, c.feedback_bytes, &mut buf).unwrap(), 4096);
+                assert_eq!(
+                    d.decompressed_read(c.offset, c.feedback_bytes, &mut buf).unwrap(),
+                    4096
+                );
                 assert_eq!(&buf, p);
             }
             let c = done.chunks[0];

@@ -287,7 +287,12 @@ mod tests {
 
     #[test]
     fn names_parse_back() {
-        for c in [Compression::None, Compression::Lz4, Compression::Zstd { level: 7 }, Compression::Device] {
+        for c in [
+            Compression::None,
+            Compression::Lz4,
+            Compression::Zstd { level: 7 },
+            Compression::Device,
+        ] {
             assert_eq!(Compression::parse(&c.name()), Ok(c));
         }
         assert_eq!(Compression::parse("zstd"), Ok(Compression::Zstd { level: 1 }));

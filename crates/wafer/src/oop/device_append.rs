@@ -208,7 +208,10 @@ fn locations(step: &Step, done: &CwDone, sent: usize) -> Result<(Vec<Location>, 
         at += u64::from(c.feedback_bytes);
     }
     if at != done.write_pointer {
-        return Err(mismatch(format!("chunks end at {at}, the pointer is at {}", done.write_pointer)));
+        return Err(mismatch(format!(
+            "chunks end at {at}, the pointer is at {}",
+            done.write_pointer
+        )));
     }
     Ok((locs, (used_bytes / SLOT_BYTES) as u32))
 }
@@ -232,14 +235,16 @@ fn settle(
     st.space.give_back(run, used_slots, group, a.purpose);
     let mut user_slots = 0u32;
     for slot in run.first_slot..run.first_slot + used_slots {
-        let touching: Vec<usize> = (0..locs.len()).filter(|&k| locs[k].slots().contains(&slot)).collect();
+        let touching: Vec<usize> =
+            (0..locs.len()).filter(|&k| locs[k].slots().contains(&slot)).collect();
         // `locations` checked the chunks tile the used slots.
         assert!(!touching.is_empty(), "slot {slot} of {run:?} holds no chunk");
         let crossing = touching.iter().any(|&k| locs[k].crosses());
         if touching.len() >= 2 || crossing {
             st.space.share_slot(run.zone, slot, touching.len() as u16);
         }
-        let all_new = touching.iter().all(|&k| a.new_versions.get(these[k] as usize) == Some(&true));
+        let all_new =
+            touching.iter().all(|&k| a.new_versions.get(these[k] as usize) == Some(&true));
         user_slots += u32::from(all_new);
     }
     if user_slots > 0 && a.purpose != crate::device::WritePurpose::UserEviction {
@@ -259,7 +264,12 @@ fn abandon_run(inner: &Inner, run: SlotRun) {
 
 /// Reads page `pid` stored at `loc` by the device: one decompressed read naming the chunk's
 /// address and feedback size; anything but a whole page back is a corrupt page.
-pub(super) fn read_page(inner: &Inner, pid: PageId, loc: Location, buf: &mut PageBuf) -> Result<()> {
+pub(super) fn read_page(
+    inner: &Inner,
+    pid: PageId,
+    loc: Location,
+    buf: &mut PageBuf,
+) -> Result<()> {
     let offset = inner.lock_state().space.offset_bytes(loc) + u64::from(loc.offset_bytes);
     let zoned = inner
         .device

@@ -108,7 +108,8 @@ impl ZonedFaultDevice {
         let illegal = |reason: &str| DeviceError::IllegalRead { offset, reason: reason.into() };
         let z = zone_mut(&mut st, zone)?;
         let found = z.visible.chunks.binary_search_by_key(&at, |c| c.at);
-        let chunk = found.map(|i| z.visible.chunks[i]).map_err(|_| illegal("no chunk starts here"))?;
+        let chunk =
+            found.map(|i| z.visible.chunks[i]).map_err(|_| illegal("no chunk starts here"))?;
         if chunk.feedback_bytes != feedback_bytes {
             return Err(illegal("size is not the one its write reported"));
         }
@@ -126,11 +127,15 @@ impl ZonedFaultDevice {
 /// Each chunk's stored form (ZSTD frame, or the raw bytes when that is not smaller) and
 /// whether it is raw.
 fn compress_all(chunks: &[CwChunk<'_>]) -> Result<Vec<(Vec<u8>, bool)>, DeviceError> {
-    let mut z = zstd::bulk::Compressor::new(ZSTD_LEVEL)
-        .map_err(|e| DeviceError::Io { op: "zstd", offset: 0, source: e })?;
+    let mut z = zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(|e| DeviceError::Io {
+        op: "zstd",
+        offset: 0,
+        source: e,
+    })?;
     let mut out = Vec::with_capacity(chunks.len());
     for c in chunks {
-        let frame = z.compress(c.data).map_err(|e| DeviceError::Io { op: "zstd", offset: 0, source: e })?;
+        let frame =
+            z.compress(c.data).map_err(|e| DeviceError::Io { op: "zstd", offset: 0, source: e })?;
         out.push(if frame.len() < c.data.len() { (frame, false) } else { (c.data.to_vec(), true) });
     }
     Ok(out)
