@@ -22,7 +22,7 @@ mod store;
 pub mod timing;
 mod zns;
 
-pub use cczns::{ChunkPlacement, CwOutcome, DrChunk, DrOutcome, CW_CHUNKS_MAX};
+pub use cczns::{lay_out, ChunkPlacement, CwLayout, CwOutcome, DrChunk, DrOutcome, CW_CHUNKS_MAX};
 pub use config::{
     CcznsConfig, Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, PlanConfig,
     PlanGcTrigger, PlanScheme, StoreKind, PRESET_NAMES,

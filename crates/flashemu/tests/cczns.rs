@@ -155,6 +155,49 @@ fn padding_zone_aligns_each_write_and_admits_block_writes() {
     assert!(matches!(ssd.zone_open_padding(0), Err(EmuError::InvalidZoneState { .. })));
 }
 
+/// `cczns.chunk_align_bytes = 32`: every chunk starts on a 32-byte unit, its feedback covers
+/// the rounding (so multi-chunk DRs walk the chunks by feedback as before), the rounding is
+/// counted as padding, and a read between two chunks is refused.
+#[test]
+fn an_alignment_unit_places_every_chunk_on_it() {
+    let mut config = config();
+    config.set("cczns.chunk-align-bytes", "32").unwrap();
+    config.validate().unwrap();
+    let mut ssd = Ssd::new(config.clone()).unwrap();
+    ssd.zone_open_padding(0).unwrap();
+    let raws: Vec<Vec<u8>> = (0..6).map(|i| text(40 + i, 4096)).collect();
+    let refs: Vec<&[u8]> = raws.iter().map(Vec::as_slice).collect();
+    let out = ssd.compressed_write(0, &refs).unwrap();
+    let mut rounding = 0;
+    for (i, c) in out.chunks.iter().enumerate() {
+        assert_eq!(c.byte_address % 32, 0, "{c:?}");
+        if i + 1 < out.chunks.len() {
+            assert_eq!(c.feedback_bytes, c.stored_bytes.next_multiple_of(32));
+            rounding += u64::from(c.feedback_bytes - c.stored_bytes);
+        }
+        assert_eq!(dr(&mut ssd, c.byte_address, c.feedback_bytes).unwrap(), raws[i]);
+    }
+    let last = out.chunks[5];
+    let end = last.byte_address + u64::from(last.feedback_bytes);
+    assert_eq!((end % LBA_BYTES, wp(&ssd, 0)), (0, end));
+    let pad = rounding + u64::from(last.feedback_bytes - last.stored_bytes);
+    let stored: u64 = out.chunks.iter().map(|c| u64::from(c.stored_bytes)).sum();
+    assert_eq!(stored + pad, end, "every byte up to the pointer is a chunk or padding");
+    let mut buf = vec![0u8; 6 * 4096];
+    let read = ssd.decompressed_read_multi(0, end, &mut buf).unwrap();
+    assert_eq!((read.chunks.len(), buf), (6, raws.concat()));
+    let gap = u64::from(out.chunks[0].stored_bytes);
+    if gap % 32 != 0 {
+        assert!(matches!(dr(&mut ssd, gap, 32), Err(EmuError::IllegalRead { .. })));
+    }
+    // The unit must be a power of two up to a block.
+    for bad in ["48", "8192", "0"] {
+        let mut c = config.clone();
+        c.set("cczns.chunk-align-bytes", bad).unwrap();
+        assert!(c.validate().is_err(), "{bad}");
+    }
+}
+
 /// Fills zone 0 with incompressible 64 KiB chunks up to `left` bytes before its end.
 fn fill_leaving(ssd: &mut Ssd, left: u64) {
     let chunk = noise(9, 65536);

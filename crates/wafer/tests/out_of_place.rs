@@ -142,7 +142,7 @@ fn churn_on<D: Device + 'static>(options: Options, s: u64, dev: Arc<Counted<D>>)
     let o = oop_stats(&db);
     let io = dev.stats().snapshot();
     eprintln!("{o:?}\n{io:?}");
-    if options.out_of_place.compression != wafer::oop::codec::Compression::None {
+    if options.out_of_place.compression.on_host() {
         let sum = |f: fn(&wafer::oop::codec::CodecStats) -> u64| codecs.iter().map(f).sum::<u64>();
         let (pages_in, stored) = (sum(|c| c.pages_in), sum(|c| c.bytes_stored));
         let (slots, packed) = (sum(|c| c.slot_bytes), sum(|c| c.packed_bytes));
@@ -630,6 +630,72 @@ fn churn_on_zns_matches_the_model_with_ssd_waf_one() {
         assert!(flash.host_write_bytes >= zone_bytes, "page writes went to the zones");
         assert_eq!(io.trim_bytes, 0, "zones are reset, never trimmed");
     }
+}
+
+/// An emulated CCZNS SSD: `zns` with the compression commands, chunks placed on `align_bytes`.
+fn cczns(zones: u32, open: u32, align_bytes: u32) -> Arc<EmuDevice> {
+    let mut cfg = flashemu::Config::preset("tiny").unwrap();
+    cfg.op = 0.0;
+    cfg.geometry.blocks_per_chip = zones;
+    cfg.interface = flashemu::Interface::Zns {
+        zone_capacity_blocks: 0,
+        max_open_zones: open,
+        max_active_zones: open,
+    };
+    cfg.cczns =
+        Some(flashemu::CcznsConfig { chunk_align_bytes: align_bytes, ..Default::default() });
+    Arc::new(EmuDevice::new(cfg).unwrap())
+}
+
+fn device_compression_options() -> Options {
+    let mut options = zns_options();
+    options.out_of_place.compression = wafer::oop::codec::Compression::Device;
+    options
+}
+
+/// `compression = device` on a CCZNS SSD: pages go down raw in compressed writes, the map
+/// holds the device's offsets and sizes, reads and GC's reads are decompressed reads; churn
+/// with GC and reopens matches the model, the host compresses nothing and the flash holds the
+/// device's compressed bytes.
+#[test]
+fn churn_on_cczns_with_device_compression_matches_the_model() {
+    let zns = cczns(24, 4, 32);
+    let meta: Arc<dyn Device> = Arc::new(MemoryDevice::new(512 << 10));
+    let volume = ZonedVolume::new(meta, zns.clone()).unwrap();
+    let dev = Arc::new(Counted::new(volume, Arc::new(IoStats::default())));
+    churn_on(device_compression_options(), seed(0x0D20), dev.clone());
+    let flash = zns.flash_counters().unwrap();
+    assert_eq!(flash.flash_gc_bytes, 0, "the device never copies");
+    assert!(flash.superblock_erases > 0, "reclaimed zones are reset");
+    assert!(flash.cw_raw_bytes > 0, "pages went down in compressed writes");
+    assert!(flash.cw_stored_bytes < flash.cw_raw_bytes / 2, "{flash:?}");
+    // Every byte the flash took is a compressed page, the 32-byte rounding, or padding.
+    assert_eq!(
+        flash.flash_host_bytes + flash.flash_pad_bytes,
+        flash.cw_stored_bytes + flash.flash_pad_bytes
+    );
+    assert!(flash.dr_raw_bytes > 0, "pages were read by decompressed reads");
+    let io = dev.stats().snapshot();
+    let page_bytes = io.bytes(WritePurpose::UserEviction) + io.bytes(WritePurpose::GcCopy);
+    assert!(page_bytes < flash.cw_raw_bytes / 2, "the store's writes count the zone bytes taken");
+}
+
+/// `compression = device` needs a device that compresses, zoned, placing chunks on the map's
+/// 32-byte unit: anything else is refused at open with what is missing.
+#[test]
+fn device_compression_is_refused_where_the_device_cannot_do_it() {
+    let volume = |zns: Arc<EmuDevice>| -> Arc<dyn Device> {
+        Arc::new(ZonedVolume::new(Arc::new(MemoryDevice::new(512 << 10)), zns).unwrap())
+    };
+    let err = Db::open_on(volume(zns(24, 0, 4)), device_compression_options()).unwrap_err();
+    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("does not compress")), "{err}");
+    let err = Db::open_on(volume(cczns(24, 4, 1)), device_compression_options()).unwrap_err();
+    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("chunk_align_bytes")), "{err}");
+    let mut options = Options::test_min().out_of_place();
+    options.out_of_place.compression = wafer::oop::codec::Compression::Device;
+    let err = Db::open_on(Arc::new(MemoryDevice::new(4 << 20)), options).unwrap_err();
+    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("does not compress")), "{err}");
+    Db::open_on(volume(cczns(24, 4, 64)), device_compression_options()).unwrap().close().unwrap();
 }
 
 /// More open zones than the device allows are refused at open, with the limit named.

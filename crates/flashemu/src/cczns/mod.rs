@@ -157,48 +157,60 @@ impl Engine {
     }
 }
 
-/// Where a CW's chunks land, decided before anything changes.
+/// Where a CW's chunks land, decided before anything changes. Public so a host-side model of
+/// a CCZNS device (the engine's crash-test device) places chunks by the same rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Layout {
+pub struct CwLayout {
     /// (offset from zone start, stored bytes, feedback bytes) of each chunk that fits.
-    pub(crate) placed: Vec<(u64, u64, u64)>,
-    /// Padding after the last placed chunk (padding zone), bytes.
-    pub(crate) pad_bytes: u64,
+    pub placed: Vec<(u64, u64, u64)>,
+    /// Padding among and after the placed chunks (placement granularity, padding zone), bytes.
+    pub pad_bytes: u64,
     /// A chunk did not fit: the zone is to be padded to its end and finished.
-    pub(crate) finish: bool,
+    pub finish: bool,
 }
 
-/// Places chunks of `stored` sizes from `write_bytes` in a zone of `capacity_bytes`: packed
-/// byte after byte; the first that would straddle the capacity ends the command (finish);
-/// in a padding zone the last placed chunk's feedback reaches the next block boundary.
-pub(crate) fn lay_out(
+pub(crate) type Layout = CwLayout;
+
+/// Places chunks of `stored` sizes from `write_bytes` in a zone of `capacity_bytes`: packed one
+/// after another, each taking its size rounded up to `align_bytes` (1: byte after byte); the
+/// first that would straddle the capacity ends the command (finish); in a padding zone the last
+/// placed chunk's feedback reaches the next block boundary.
+pub fn lay_out(
     write_bytes: u64,
     capacity_bytes: u64,
     padding: bool,
+    align_bytes: u64,
     stored: &[u64],
 ) -> Layout {
     debug_assert!(write_bytes <= capacity_bytes);
+    assert!(align_bytes.is_power_of_two() && align_bytes <= crate::LBA_BYTES);
+    // The pointer only ever moves by whole units (or to a block boundary).
+    assert!(write_bytes.is_multiple_of(align_bytes), "pointer {write_bytes} off the unit");
     let mut placed = Vec::with_capacity(stored.len());
     let mut at = write_bytes;
     let mut finish = false;
+    let mut pad_bytes = 0;
     for &bytes in stored {
         assert!(bytes >= 1, "chunks are never empty");
         if at + bytes > capacity_bytes {
             finish = true;
             break;
         }
-        placed.push((at, bytes, bytes));
-        at += bytes;
+        let taken = bytes.next_multiple_of(align_bytes);
+        placed.push((at, bytes, taken));
+        pad_bytes += taken - bytes;
+        at += taken;
     }
-    let mut pad_bytes = 0;
     if padding {
         if let Some(last) = placed.last_mut() {
-            pad_bytes = at.next_multiple_of(crate::LBA_BYTES) - at;
-            last.2 += pad_bytes;
+            let pad = at.next_multiple_of(crate::LBA_BYTES) - at;
+            pad_bytes += pad;
+            at += pad;
+            last.2 += pad;
         }
     }
-    // Capacity is whole blocks, so the padded end never passes it.
-    debug_assert!(at + pad_bytes <= capacity_bytes);
+    // Capacity is whole blocks, a multiple of the unit: the padded end never passes it.
+    debug_assert!(at <= capacity_bytes);
     Layout { placed, pad_bytes, finish }
 }
 
@@ -208,24 +220,40 @@ mod tests {
 
     #[test]
     fn chunks_pack_byte_after_byte() {
-        let layout = lay_out(100, 1 << 20, false, &[10, 20, 30]);
+        let layout = lay_out(100, 1 << 20, false, 1, &[10, 20, 30]);
         assert_eq!(layout.placed, vec![(100, 10, 10), (110, 20, 20), (130, 30, 30)]);
         assert_eq!((layout.pad_bytes, layout.finish), (0, false));
     }
 
     #[test]
     fn padding_zone_aligns_the_last_chunk_only() {
-        let layout = lay_out(4000, 1 << 20, true, &[50, 60]);
+        let layout = lay_out(4000, 1 << 20, true, 1, &[50, 60]);
         assert_eq!(layout.placed, vec![(4000, 50, 50), (4050, 60, 8192 - 4050)]);
         assert_eq!(layout.pad_bytes, 8192 - 4110);
     }
 
     #[test]
     fn a_chunk_that_would_straddle_the_end_finishes_the_zone() {
-        let layout = lay_out(8000, 8192, false, &[100, 93, 1]);
+        let layout = lay_out(8000, 8192, false, 1, &[100, 93, 1]);
         assert_eq!(layout.placed, vec![(8000, 100, 100)]);
         assert!(layout.finish);
-        let exact = lay_out(8000, 8192, false, &[100, 92]);
+        let exact = lay_out(8000, 8192, false, 1, &[100, 92]);
         assert!(!exact.finish, "a chunk ending exactly at the capacity fits");
+    }
+
+    /// With a placement unit every chunk takes whole units (the rounding is padding and part of
+    /// its feedback), so every chunk starts on a unit; a padding zone still ends the last chunk
+    /// on a block boundary.
+    #[test]
+    fn chunks_take_whole_units_with_an_alignment() {
+        let layout = lay_out(64, 1 << 20, false, 32, &[10, 32, 33]);
+        assert_eq!(layout.placed, vec![(64, 10, 32), (96, 32, 32), (128, 33, 64)]);
+        assert_eq!(layout.pad_bytes, 22 + 31);
+        let padded = lay_out(4032, 1 << 20, true, 32, &[40, 7]);
+        assert_eq!(padded.placed, vec![(4032, 40, 64), (4096, 7, 4096)]);
+        assert_eq!(padded.pad_bytes, 24 + 4089);
+        // Straddling is judged on the stored size: the unit's rounding may end at the capacity.
+        let end = lay_out(8160, 8192, false, 32, &[31]);
+        assert_eq!((end.placed, end.finish), (vec![(8160, 31, 32)], false));
     }
 }

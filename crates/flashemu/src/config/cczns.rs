@@ -22,6 +22,13 @@ pub struct CcznsConfig {
     pub compress_latency_ns: u64,
     /// Fixed latency of one chunk through the decompressor (assumed as above).
     pub decompress_latency_ns: u64,
+    /// Granularity of chunk placement, bytes (a power of two up to 4096). 1 (the default) is
+    /// 002's byte-granular packing. Larger: every chunk occupies its stored size rounded up to
+    /// this, so chunks start and the byte write pointer stays at multiples of it; the rounding
+    /// is padding (`flash_pad_bytes`) and is part of each chunk's feedback size, the decoupled
+    /// size 002 sec. III-D introduces for such placement rules. A host whose index addresses
+    /// chunks in coarser units (the engine's map: 32 B) needs it.
+    pub chunk_align_bytes: u32,
 }
 
 impl Default for CcznsConfig {
@@ -33,6 +40,7 @@ impl Default for CcznsConfig {
             decompress_bytes_per_s: 14e9,
             compress_latency_ns: 2_000,
             decompress_latency_ns: 2_000,
+            chunk_align_bytes: 1,
         }
     }
 }
@@ -41,6 +49,9 @@ impl Default for CcznsConfig {
 pub(crate) const OOB_BYTES_PER_BLOCK_MIN: u32 = 32;
 /// Largest OOB per 4 KiB a device plausibly has (keeps entry counts in a u8).
 pub(crate) const OOB_BYTES_PER_BLOCK_MAX: u32 = 1024;
+
+/// Coarsest chunk placement: one logical block.
+pub(crate) const CHUNK_ALIGN_BYTES_MAX: u32 = 4096;
 
 impl CcznsConfig {
     /// The reason this section is invalid, with its field, or None.
@@ -56,6 +67,13 @@ impl CcznsConfig {
                     "{} is not in {OOB_BYTES_PER_BLOCK_MIN}..={OOB_BYTES_PER_BLOCK_MAX}",
                     self.oob_bytes_per_block
                 ),
+            ));
+        }
+        let align = self.chunk_align_bytes;
+        if !align.is_power_of_two() || align > CHUNK_ALIGN_BYTES_MAX {
+            return Some((
+                "cczns.chunk_align_bytes",
+                format!("{align} is not a power of two in 1..={CHUNK_ALIGN_BYTES_MAX}"),
             ));
         }
         let rates = [self.compress_bytes_per_s, self.decompress_bytes_per_s];

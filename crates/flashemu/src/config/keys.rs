@@ -173,6 +173,9 @@ fn set_cczns(config: &mut Config, normalized: &str, value: &str) -> Result<(), C
         "decompress-latency-ns" => {
             cczns.decompress_latency_ns = parse_u64("cczns.decompress_latency_ns", value)?;
         }
+        "chunk-align-bytes" => {
+            cczns.chunk_align_bytes = parse_u32("cczns.chunk_align_bytes", value)?;
+        }
         _ => return Err(ConfigError::UnknownKey(normalized.to_string())),
     }
     Ok(())

@@ -56,8 +56,10 @@ impl Ssd {
                 break;
             }
         }
+        let align_bytes = u64::from(engine.config.chunk_align_bytes);
+        let padding = zns.is_padding(zone);
         let layout =
-            lay_out(zns.write_bytes(zone), zns.capacity_bytes(), zns.is_padding(zone), &stored);
+            lay_out(zns.write_bytes(zone), zns.capacity_bytes(), padding, align_bytes, &stored);
         let zone_start_byte = u64::from(zone) * zns.zone_bytes();
         let page_bytes = zns.flash_page_bytes();
         check_oob_room(engine, zone_start_byte, page_bytes, &layout)?;

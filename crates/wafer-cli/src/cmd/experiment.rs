@@ -41,8 +41,8 @@ enum ExperimentCommand {
     Plan(PlanArgs),
     /// 002 (CCZNS): none / host LZ4 / host ZSTD / device compression (CW/DR) on YCSB load and
     /// A with Table III's Amazon- and Reddit-like value sizes: flash write volume (Figure 8),
-    /// host CPU seconds, throughput with the timing model. Measures a log-structured record
-    /// writer on the emulated ZNS device, not the engine (it has no ZNS backend yet).
+    /// host CPU seconds, throughput with the timing model. Runs the engine out of place on the
+    /// emulated ZNS SSD, its `compression` option none / lz4 / zstd / device (CW/DR).
     /// --json: `schemes` with `name`, `flash_write_bytes`, `host_cpu_seconds`; --plots STEM:
     /// STEM-write-volume, -host-cpu, -throughput.
     Cczns(CcznsArgs),

@@ -119,6 +119,32 @@ impl<D: Device> Zoned for Counted<D> {
     fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError> {
         self.inner_zoned()?.report_zones()
     }
+    /// Each chunk counts the bytes it took in its zone (its feedback size) under its purpose:
+    /// what the store issued to the device, as the slots of host-compressed pages count.
+    fn compressed_write(
+        &self,
+        offset: u64,
+        chunks: &[super::CwChunk<'_>],
+    ) -> Result<super::CwDone, DeviceError> {
+        let done = self.inner_zoned()?.compressed_write(offset, chunks)?;
+        for (chunk, placed) in chunks.iter().zip(&done.chunks) {
+            self.stats.record_write(chunk.purpose, u64::from(placed.feedback_bytes));
+        }
+        Ok(done)
+    }
+    fn decompressed_read(
+        &self,
+        offset: u64,
+        feedback_bytes: u32,
+        buf: &mut [u8],
+    ) -> Result<usize, DeviceError> {
+        let n = self.inner_zoned()?.decompressed_read(offset, feedback_bytes, buf)?;
+        self.stats.record_read(u64::from(feedback_bytes));
+        Ok(n)
+    }
+    fn zone_open_padding(&self, zone: u32) -> Result<(), DeviceError> {
+        self.inner_zoned()?.zone_open_padding(zone)
+    }
 }
 
 #[cfg(test)]

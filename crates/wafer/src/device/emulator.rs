@@ -171,7 +171,9 @@ impl Device for EmuDevice {
             gc_unit_bytes,
             fdp,
             zones,
-            in_storage_compression: false,
+            in_storage_compression: config
+                .cczns
+                .map(|c| super::InStorageCompression { chunk_align_bytes: c.chunk_align_bytes }),
             spare_bytes: Some(spare_blocks * super::BLOCK_BYTES),
         }
     }
@@ -228,6 +230,35 @@ impl Zoned for EmuDevice {
     }
     fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError> {
         Ok(self.ssd().report_zones()?)
+    }
+    fn compressed_write(
+        &self,
+        offset: u64,
+        chunks: &[super::CwChunk<'_>],
+    ) -> Result<super::CwDone, DeviceError> {
+        let data: Vec<&[u8]> = chunks.iter().map(|c| c.data).collect();
+        let out = self.ssd().compressed_write(offset, &data).map_err(emu_write_error)?;
+        let placed = out.chunks.iter().map(|c| super::CwPlaced {
+            offset: c.byte_address,
+            stored_bytes: c.stored_bytes,
+            feedback_bytes: c.feedback_bytes,
+        });
+        Ok(super::CwDone {
+            chunks: placed.collect(),
+            write_pointer: out.write_pointer_bytes,
+            zone_finished: out.zone_finished,
+        })
+    }
+    fn decompressed_read(
+        &self,
+        offset: u64,
+        feedback_bytes: u32,
+        buf: &mut [u8],
+    ) -> Result<usize, DeviceError> {
+        Ok(self.ssd().decompressed_read(offset, feedback_bytes, buf)?)
+    }
+    fn zone_open_padding(&self, zone: u32) -> Result<(), DeviceError> {
+        Ok(self.ssd().zone_open_padding(zone)?)
     }
 }
 
@@ -429,7 +460,7 @@ mod tests {
         let superblock_bytes = cns.layout().superblock_bytes();
         let caps = EmuDevice::new(cns).unwrap().capabilities();
         assert_eq!(caps.gc_unit_bytes, Some(superblock_bytes));
-        assert_eq!((caps.fdp, caps.zones, caps.in_storage_compression), (None, None, false));
+        assert_eq!((caps.fdp, caps.zones, caps.in_storage_compression), (None, None, None));
         let fdp = EmuDevice::new(Config::preset("fdp").unwrap()).unwrap().capabilities();
         let ru = fdp.fdp.unwrap();
         assert_eq!((ru.reclaim_unit_bytes, ru.handles), (superblock_bytes, 8));

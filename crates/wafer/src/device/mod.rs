@@ -98,6 +98,10 @@ pub enum DeviceError {
     AppendMisplaced { expected: u64, landed: u64 },
     #[error("operation not supported by this device: {0}")]
     Unsupported(&'static str),
+    #[error("decompressed read at offset {offset} refused: {reason}")]
+    IllegalRead { offset: u64, reason: String },
+    #[error("compressed write at offset {offset}: the device's placement disagrees with the host: {reason}")]
+    CompressedWriteMismatch { offset: u64, reason: String },
     #[error("emulator: {0}")]
     Emulator(#[from] flashemu::EmuError),
 }
@@ -131,6 +135,71 @@ pub trait Zoned: Send + Sync {
     fn zone_reset(&self, zone: u32) -> Result<(), DeviceError>;
     fn zone_finish(&self, zone: u32) -> Result<(), DeviceError>;
     fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError>;
+    /// CCZNS compressed write (002 sec. III-B, C): the device compresses each chunk and packs
+    /// the results from byte `offset`, which must be its zone's byte write pointer; see
+    /// [`CwDone`] for a zone that fills. Only devices reporting
+    /// [`DeviceCapabilities::in_storage_compression`] have it.
+    fn compressed_write(
+        &self,
+        _offset: u64,
+        _chunks: &[CwChunk<'_>],
+    ) -> Result<CwDone, DeviceError> {
+        Err(DeviceError::Unsupported("compressed write (no in-storage compression)"))
+    }
+    /// CCZNS single-chunk decompressed read: the chunk starting at byte `offset` whose write
+    /// reported `feedback_bytes`, decompressed into the front of `buf`; returns its length.
+    /// A read that names no chunk or another size is refused (`IllegalRead` or the device's
+    /// own error) and reads nothing.
+    fn decompressed_read(
+        &self,
+        _offset: u64,
+        _feedback_bytes: u32,
+        _buf: &mut [u8],
+    ) -> Result<usize, DeviceError> {
+        Err(DeviceError::Unsupported("decompressed read (no in-storage compression)"))
+    }
+    /// Opens an empty zone as a padding zone (002 sec. III-E): the last chunk of every
+    /// compressed write ends on a block boundary, its feedback size covering the padding.
+    fn zone_open_padding(&self, _zone: u32) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported("padding zones (no in-storage compression)"))
+    }
+}
+
+/// One chunk of a [`Zoned::compressed_write`], tagged for the accounting like any write.
+#[derive(Debug, Clone, Copy)]
+pub struct CwChunk<'a> {
+    pub data: &'a [u8],
+    pub purpose: WritePurpose,
+}
+
+/// Where a compressed write put one chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CwPlaced {
+    /// Byte offset of the chunk's first byte.
+    pub offset: u64,
+    /// Bytes it occupies (compressed, or raw when compression did not shrink it).
+    pub stored_bytes: u32,
+    /// The size a decompressed read must name: the stored size rounded up to the device's
+    /// placement unit, and for a write's last chunk in a padding zone up to the next block.
+    pub feedback_bytes: u32,
+}
+
+/// What a compressed write did: the chunks written, a prefix of those sent. Fewer than sent
+/// when the next one did not fit the rest of the zone: the device then padded the zone to its
+/// end and finished it (`zone_finished`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CwDone {
+    pub chunks: Vec<CwPlaced>,
+    /// The zone's byte write pointer afterwards.
+    pub write_pointer: u64,
+    pub zone_finished: bool,
+}
+
+/// A device that compresses what it stores (CCZNS): the commands of [`Zoned`] it offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InStorageCompression {
+    /// Chunks start at multiples of this (1: byte-granular, as 002).
+    pub chunk_align_bytes: u32,
 }
 
 /// One append of a [`Zoned::zone_append_batch`].
@@ -150,8 +219,8 @@ pub struct DeviceCapabilities {
     pub gc_unit_bytes: Option<u64>,
     pub fdp: Option<FdpGeometry>,
     pub zones: Option<ZoneGeometry>,
-    /// The device compresses what it stores (CCZNS-style compressed writes).
-    pub in_storage_compression: bool,
+    /// The device compresses what it stores (CCZNS compressed writes), and how it places chunks.
+    pub in_storage_compression: Option<InStorageCompression>,
     /// Flash held beyond the logical capacity (over-provisioning), when known.
     pub spare_bytes: Option<u64>,
 }

@@ -13,6 +13,8 @@ use flashemu::rng::SplitMix64;
 use flashemu::{ZoneInfo, ZoneState};
 use std::sync::{Mutex, MutexGuard};
 
+mod cw;
+
 /// Bound on zones (and so on the memory one device may take).
 const ZONES_MAX: u32 = 1 << 16;
 
@@ -22,6 +24,10 @@ struct Image {
     /// Bytes below the write pointer (its length is the write pointer).
     data: Vec<u8>,
     full: bool,
+    /// Compressed chunks by start offset, the OOB metadata of a CCZNS device (cw.rs).
+    chunks: Vec<cw::Chunk>,
+    /// Opened as a padding zone (until its reset).
+    padding: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -51,6 +57,8 @@ struct State {
 #[derive(Debug)]
 pub struct ZonedFaultDevice {
     geometry: ZonedFaultGeometry,
+    /// CCZNS commands on, with this chunk placement unit (`with_compression`).
+    chunk_align_bytes: Option<u32>,
     state: Mutex<State>,
 }
 
@@ -71,7 +79,7 @@ impl ZonedFaultDevice {
 
     fn with_zones(geometry: ZonedFaultGeometry, zones: Vec<Zone>) -> ZonedFaultDevice {
         let state = State { zones, io_count: 0, crash_at_io: None, powered: true };
-        ZonedFaultDevice { geometry, state: Mutex::new(state) }
+        ZonedFaultDevice { geometry, chunk_align_bytes: None, state: Mutex::new(state) }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -95,7 +103,8 @@ impl ZonedFaultDevice {
         let st = self.state();
         let capacity = self.geometry.zone_capacity_bytes;
         let zones = st.zones.iter().map(|z| cut_zone(z, capacity, &mut rng)).collect();
-        ZonedFaultDevice::with_zones(self.geometry, zones)
+        let cut = ZonedFaultDevice::with_zones(self.geometry, zones);
+        ZonedFaultDevice { chunk_align_bytes: self.chunk_align_bytes, ..cut }
     }
 
     /// Counts a command and checks power: the command numbered `crash_at_io` and all later
@@ -114,7 +123,10 @@ impl ZonedFaultDevice {
     }
 
     fn open_zones(st: &State) -> u32 {
-        st.zones.iter().filter(|z| !z.visible.full && !z.visible.data.is_empty()).count() as u32
+        st.zones
+            .iter()
+            .filter(|z| !z.visible.full && (z.open_padding() || !z.visible.data.is_empty()))
+            .count() as u32
     }
 
     /// Appends `data` to `zone` at its write pointer; returns the zone-relative offset.
@@ -161,7 +173,13 @@ fn cut_zone(z: &Zone, capacity_bytes: u64, rng: &mut SplitMix64) -> Zone {
         // happened or not.
         let finished = z.visible.full && kept == extra_blocks && rng.next_u64().is_multiple_of(2);
         image.full = image.data.len() as u64 == capacity_bytes || finished;
+        // A chunk survives when all its bytes did (its OOB entry without them reads nothing).
+        let kept_bytes = image.data.len() as u64;
+        image.chunks = z.visible.chunks.iter().copied().filter(|c| c.end() <= kept_bytes).collect();
     }
+    // An explicit open is no data: an empty zone comes back closed, a padding zone's mode
+    // stays with its data.
+    image.padding = image.padding && !image.data.is_empty();
     assert!(image.data.len() as u64 <= capacity_bytes);
     Zone { visible: image.clone(), durable: image, reset_pending: false }
 }
@@ -231,6 +249,9 @@ impl Device for ZonedFaultDevice {
                 max_open_zones: g.max_open_zones,
                 max_active_zones: g.max_open_zones,
             }),
+            in_storage_compression: self
+                .chunk_align_bytes
+                .map(|chunk_align_bytes| super::InStorageCompression { chunk_align_bytes }),
             ..Default::default()
         }
     }
@@ -267,6 +288,24 @@ impl Zoned for ZonedFaultDevice {
         zone_mut(&mut st, zone)?.visible.full = true;
         Ok(())
     }
+    fn compressed_write(
+        &self,
+        offset: u64,
+        chunks: &[super::CwChunk<'_>],
+    ) -> Result<super::CwDone, DeviceError> {
+        self.cw(offset, chunks)
+    }
+    fn decompressed_read(
+        &self,
+        offset: u64,
+        feedback_bytes: u32,
+        buf: &mut [u8],
+    ) -> Result<usize, DeviceError> {
+        self.dr(offset, feedback_bytes, buf)
+    }
+    fn zone_open_padding(&self, zone: u32) -> Result<(), DeviceError> {
+        self.open_padding(zone)
+    }
     fn report_zones(&self) -> Result<Vec<ZoneInfo>, DeviceError> {
         let mut st = self.state();
         Self::begin(&mut st)?;
@@ -287,7 +326,7 @@ impl Zoned for ZonedFaultDevice {
                 capacity_blocks: blocks(g.zone_capacity_bytes),
                 write_pointer_lba: blocks(wp),
                 write_pointer_bytes: wp,
-                padding: false,
+                padding: z.visible.padding,
                 state,
             }
         });
@@ -364,6 +403,65 @@ mod tests {
         }
         assert_eq!(seen_prefixes.len(), 3);
         assert_eq!(seen_reset, [true, true]);
+    }
+
+    /// CW/DR on the crash-test device: chunks on 32-byte units, the last padded to a block in
+    /// a padding zone, every chunk reads back, reads naming no chunk or another size are
+    /// refused, and a power cut keeps the synced chunks and a whole-block prefix of the others
+    /// (each surviving chunk reads back, none half).
+    #[test]
+    fn compressed_writes_read_back_and_survive_cuts_whole() {
+        use crate::device::CwChunk;
+        let text = |seed: u8| -> Vec<u8> {
+            (0..4096u32).map(|i| b'a' + ((i / 7 + u32::from(seed)) % 5) as u8).collect()
+        };
+        let mut rng = SplitMix64::new(3);
+        let noise: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
+        let pages = [text(1), noise, text(2)];
+        let chunks: Vec<CwChunk<'_>> = pages
+            .iter()
+            .map(|p| CwChunk { data: p, purpose: WritePurpose::UserEviction })
+            .collect();
+        for seed in 0..16 {
+            let d = device().with_compression(32);
+            // Outside a padding zone the last chunk is not padded: the pointer stays on a unit.
+            let plain = d.compressed_write(0, &chunks[..1]).unwrap();
+            let c = plain.chunks[0];
+            assert_eq!(c.feedback_bytes, c.stored_bytes.next_multiple_of(32));
+            assert_eq!(plain.write_pointer, u64::from(c.feedback_bytes));
+            assert!(d.compressed_write(0, &chunks[..1]).is_err(), "off the write pointer");
+            d.zone_open_padding(1).unwrap();
+            let at = 8 * BLOCK_BYTES;
+            let first = d.compressed_write(at, &chunks[..1]).unwrap();
+            d.sync().unwrap();
+            let done = d.compressed_write(first.write_pointer, &chunks).unwrap();
+            assert_eq!(done.chunks.len(), 3);
+            assert!(done.chunks.iter().all(|c| c.offset % 32 == 0));
+            assert_eq!(done.write_pointer % BLOCK_BYTES, 0);
+            assert_eq!(done.chunks[1].stored_bytes, 4096, "noise is stored raw");
+            let mut buf = vec![0u8; 4096];
+            for (c, p) in done.chunks.iter().zip(&pages) {
+                assert_eq!(
+                    d.decompressed_read(c.offset, c.feedback_bytes, &mut buf).unwrap(),
+                    4096
+                );
+                assert_eq!(&buf, p);
+            }
+            let c = done.chunks[0];
+            assert!(matches!(
+                d.decompressed_read(c.offset, c.feedback_bytes + 32, &mut buf),
+                Err(DeviceError::IllegalRead { .. })
+            ));
+            assert!(d.decompressed_read(c.offset + 32, 32, &mut buf).is_err());
+            let cut = d.power_cut(seed);
+            let f = first.chunks[0];
+            assert_eq!(cut.decompressed_read(f.offset, f.feedback_bytes, &mut buf).unwrap(), 4096);
+            for (c, p) in done.chunks.iter().zip(&pages) {
+                if let Ok(n) = cut.decompressed_read(c.offset, c.feedback_bytes, &mut buf) {
+                    assert_eq!((n, &buf), (4096, p));
+                }
+            }
+        }
     }
 
     #[test]

@@ -87,6 +87,14 @@ impl ZonedVolume {
         Err(DeviceError::OutOfRange { offset, len, capacity_bytes: self.conventional_bytes })
     }
 
+    /// The zoned device's offset of volume byte `offset` (compressed commands address bytes of
+    /// sequential zones only).
+    fn sequential_offset(&self, offset: u64) -> Result<u64, DeviceError> {
+        offset.checked_sub(self.conventional_bytes).ok_or(DeviceError::Unsupported(
+            "compressed command on the conventional (metadata) device",
+        ))
+    }
+
     /// The zoned device's zone that volume zone `zone` is; conventional zones have none.
     fn sequential(&self, zone: u32) -> Result<u32, DeviceError> {
         zone.checked_sub(self.conventional_zones)
@@ -233,6 +241,31 @@ impl Zoned for ZonedVolume {
             z.write_pointer_bytes += self.conventional_bytes;
         }
         Ok(zones)
+    }
+    fn compressed_write(
+        &self,
+        offset: u64,
+        chunks: &[super::CwChunk<'_>],
+    ) -> Result<super::CwDone, DeviceError> {
+        let at = self.sequential_offset(offset)?;
+        let mut done = self.inner_zoned().compressed_write(at, chunks)?;
+        for c in &mut done.chunks {
+            c.offset += self.conventional_bytes;
+        }
+        done.write_pointer += self.conventional_bytes;
+        Ok(done)
+    }
+    fn decompressed_read(
+        &self,
+        offset: u64,
+        feedback_bytes: u32,
+        buf: &mut [u8],
+    ) -> Result<usize, DeviceError> {
+        let at = self.sequential_offset(offset)?;
+        self.inner_zoned().decompressed_read(at, feedback_bytes, buf)
+    }
+    fn zone_open_padding(&self, zone: u32) -> Result<(), DeviceError> {
+        self.inner_zoned().zone_open_padding(self.sequential(zone)?)
     }
 }
 

@@ -35,6 +35,16 @@ pub(crate) struct Append<'a> {
 }
 
 impl Append<'_> {
+    /// What page `index`'s bytes count as: the user write-back it replaces when GC writes its
+    /// dirty version, else `purpose`.
+    pub(super) fn page_purpose(&self, index: usize) -> WritePurpose {
+        if self.new_versions.get(index) == Some(&true) {
+            WritePurpose::UserEviction
+        } else {
+            self.purpose
+        }
+    }
+
     /// The bytes page `index` is stored as.
     fn stored_bytes(&self, index: usize) -> &[u8] {
         match self.stored.get(index) {
@@ -148,6 +158,9 @@ fn room_left(room_slots: u32, used_slots: u64, slots_per_zone: u32) -> u32 {
 /// Carries out `a`: see the module comment. `Done { all_committed: false }`: a GC copy was
 /// dropped because its page moved.
 pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
+    if inner.options.compression == super::codec::Compression::Device {
+        return super::device_append::execute(inner, a);
+    }
     assert!(!a.pages.is_empty());
     assert!(a.gc_from.is_none_or(|f| f.len() == a.pages.len()));
     assert!(
@@ -300,7 +313,7 @@ fn append_ops(zoned: &dyn Zoned, ops: &[WriteOp<'_>], zones: &[u32]) -> Result<(
 
 /// Logs and commits every written slot (abandons them all if the write failed). Ok(false): a
 /// GC copy whose page moved meanwhile was dropped.
-fn commit(
+pub(super) fn commit(
     inner: &Inner,
     a: &Append<'_>,
     targets: Vec<(usize, Location)>,

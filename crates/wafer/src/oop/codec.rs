@@ -30,13 +30,18 @@ pub enum Compression {
     Zstd {
         level: i32,
     },
+    /// The device compresses (CCZNS, 002): pages go down raw with compressed writes, the sizes
+    /// and offsets the device reports fill the map, reads are decompressed reads. Needs a
+    /// zoned device reporting in-storage compression (oop/device_append.rs).
+    Device,
 }
 
 impl Compression {
-    /// `none`, `lz4`, `zstd` (level 1, as CCZNS uses) or `zstd:LEVEL` (1..=22).
+    /// `none`, `lz4`, `zstd` (level 1, as CCZNS uses), `zstd:LEVEL` (1..=22) or `device`.
     pub fn parse(text: &str) -> Result<Compression, String> {
         match text.trim() {
             "none" => Ok(Compression::None),
+            "device" => Ok(Compression::Device),
             "lz4" => Ok(Compression::Lz4),
             "zstd" => Ok(Compression::Zstd { level: 1 }),
             other => match other.strip_prefix("zstd:").map(str::parse::<i32>) {
@@ -44,7 +49,7 @@ impl Compression {
                     Ok(Compression::Zstd { level })
                 }
                 _ => Err(format!(
-                    "compression `{text}` is not none, lz4, zstd or zstd:LEVEL (1..={ZSTD_LEVEL_MAX})"
+                    "compression `{text}` is not none, lz4, zstd, zstd:LEVEL (1..={ZSTD_LEVEL_MAX}) or device"
                 )),
             },
         }
@@ -55,7 +60,13 @@ impl Compression {
             Compression::None => "none".into(),
             Compression::Lz4 => "lz4".into(),
             Compression::Zstd { level } => format!("zstd:{level}"),
+            Compression::Device => "device".into(),
         }
+    }
+
+    /// The host compresses pages (LZ4 or ZSTD).
+    pub fn on_host(&self) -> bool {
+        matches!(self, Compression::Lz4 | Compression::Zstd { .. })
     }
 }
 
@@ -82,7 +93,7 @@ pub fn encode(c: Compression, page: &PageBuf) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(PAGE_SIZE);
     out.push(0);
     match c {
-        Compression::None => return None,
+        Compression::None | Compression::Device => return None,
         Compression::Lz4 => {
             out[0] = TAG_LZ4;
             out.extend_from_slice(&lz4_flex::block::compress(&page[..]));
@@ -276,7 +287,12 @@ mod tests {
 
     #[test]
     fn names_parse_back() {
-        for c in [Compression::None, Compression::Lz4, Compression::Zstd { level: 7 }] {
+        for c in [
+            Compression::None,
+            Compression::Lz4,
+            Compression::Zstd { level: 7 },
+            Compression::Device,
+        ] {
             assert_eq!(Compression::parse(&c.name()), Ok(c));
         }
         assert_eq!(Compression::parse("zstd"), Ok(Compression::Zstd { level: 1 }));

@@ -13,7 +13,6 @@
 //! the victims latched: the pool's side only `try_` latches frames (deadlock argument in
 //! docs/design.md §9, GC).
 use super::append::{Append, AppendSteps};
-use super::codec::Compression;
 use super::orchestrate::{self, Collect};
 use super::state::Inner;
 use crate::device::{AlignedBuf, ReadOp, WritePurpose};
@@ -94,6 +93,14 @@ struct ChunkIo<'a> {
 impl GcIo for ChunkIo<'_> {
     fn read(&mut self, pages: &[GcPage], out: &mut [&mut PageBuf]) -> Result<()> {
         assert_eq!(pages.len(), out.len());
+        if self.inner.options.compression == super::codec::Compression::Device {
+            // Decompressed reads, one per page; the copies go down raw again (the device
+            // compresses them on their CW).
+            for (p, page_out) in pages.iter().zip(out.iter_mut()) {
+                super::device_append::read_page(self.inner, p.pid, self.froms[p.index], page_out)?;
+            }
+            return Ok(());
+        }
         // Each slot once: packed pages share them. A concatenated page's two slots are
         // adjacent on the device, hence adjacent in the sorted list: its bytes are contiguous.
         let ranges: Vec<std::ops::Range<u64>> = {
@@ -125,7 +132,7 @@ impl GcIo for ChunkIo<'_> {
                 .map_err(|e| Error::CorruptPage { page_id: p.pid, reason: e.to_string() })?;
             // Kept as read (raw ones too, with compression on), so the copy is not compressed
             // again: an incompressible page would only fail to shrink a second time.
-            let compressing = self.inner.options.compression != Compression::None;
+            let compressing = self.inner.options.compression.on_host();
             if stored.len() < PAGE_SIZE || compressing {
                 self.stored[p.index] = Some(stored.to_vec());
             }
@@ -171,7 +178,7 @@ impl ChunkIo<'_> {
             let kept = if fresh { None } else { self.stored.get_mut(i).and_then(Option::take) };
             forms.push(match kept {
                 Some(bytes) => Some(bytes),
-                None if compression == Compression::None => None,
+                None if !compression.on_host() => None,
                 None => self.inner.codec.encode(compression, page),
             });
         }

@@ -3,6 +3,7 @@
 //! persistence. Protocols and invariants: docs/design.md §9.
 mod append;
 pub mod codec;
+mod device_append;
 pub(crate) mod free;
 mod gc;
 pub(crate) mod journal;

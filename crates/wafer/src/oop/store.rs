@@ -185,6 +185,7 @@ impl OutOfPlaceStore {
         journal: Option<Arc<dyn Device>>,
     ) -> Result<(Layout, Arc<dyn Device>)> {
         let capacity = device.capacity_bytes();
+        super::device_append::check_device(options.compression, &device.capabilities())?;
         let zones = device.capabilities().zones;
         let mut layout =
             Layout::compute_for(capacity, data_offset_bytes, options, journal.is_none(), zones)?;
@@ -340,6 +341,9 @@ impl OutOfPlaceStore {
         buf: &mut PageBuf,
     ) -> Result<()> {
         let inner = &self.inner;
+        if inner.options.compression == super::codec::Compression::Device {
+            return super::device_append::read_page(inner, pid, loc, buf);
+        }
         let slots = (range.end - range.start) / PAGE_SIZE as u64;
         assert!(slots == 1 || (slots == 2 && loc.crosses()), "{loc:?} reads {range:?}");
         inner.codec.note_read(slots);
@@ -454,7 +458,7 @@ impl PageStore for OutOfPlaceStore {
             .iter()
             .map(|(pid, page)| {
                 let data = *pid != crate::page::meta::META_PAGE_ID && free_header(page).is_none();
-                let compress = data && compression != super::codec::Compression::None;
+                let compress = data && compression.on_host();
                 compress.then(|| self.inner.codec.encode(compression, page)).flatten()
             })
             .collect();

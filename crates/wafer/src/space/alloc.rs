@@ -69,6 +69,39 @@ impl Space {
         purpose: WritePurpose,
     ) -> Result<Vec<SlotRun>, SpaceError> {
         let slots = plan.page_count();
+        // Routed once: the routes say how many zones the plan opens, then are applied.
+        let (routes, group_zones_left) = self.route(plan);
+        self.check_room(plan, purpose, &routes)?;
+        let mut runs = Vec::with_capacity(routes.len());
+        for route in routes {
+            self.apply_route(route, &mut runs);
+        }
+        if let Some(model) = self.nowa.as_mut() {
+            model.set_group_zones_left(group_zones_left);
+        }
+        assert_eq!(runs.iter().map(|r| u64::from(r.slots)).sum::<u64>(), u64::from(slots));
+        assert!(self.open_zone_count() <= self.options.max_open_zones);
+        self.stats.record_issue(purpose, u64::from(slots));
+        Ok(runs)
+    }
+
+    /// Whether [`Space::reserve_plan`] would reserve `plan` now: the same errors, nothing
+    /// changed. The device-compression executor checks a batch's worst case (a slot per page)
+    /// with it before reserving stretch by stretch.
+    pub fn can_reserve(&self, plan: &WritePlan, purpose: WritePurpose) -> Result<(), SpaceError> {
+        let (routes, _) = self.route(plan);
+        self.check_room(plan, purpose, &routes)
+    }
+
+    /// Room for `plan` routed as `routes`: the empty zones it opens, beyond the GC reserve
+    /// unless GC writes it.
+    fn check_room(
+        &self,
+        plan: &WritePlan,
+        purpose: WritePurpose,
+        routes: &[Route],
+    ) -> Result<(), SpaceError> {
+        let slots = plan.page_count();
         assert!((1..=BATCH_SLOTS_MAX).contains(&slots), "batch of {slots} slots");
         assert!(
             !matches!(
@@ -77,8 +110,6 @@ impl Space {
             ),
             "{purpose:?} writes do not go to the data zones"
         );
-        // Routed once: the routes say how many zones the plan opens, then are applied.
-        let (routes, group_zones_left) = self.route(plan);
         let zones_needed = routes.iter().filter(|r| r.opens).count() as u32;
         let reserve =
             // Compensation is GC too: its victims are chosen, so its copies must find room.
@@ -91,17 +122,36 @@ impl Space {
         if zones_needed > usable {
             return Err(self.no_room_error(slots, zones_needed - usable));
         }
-        let mut runs = Vec::with_capacity(routes.len());
-        for route in routes {
-            self.apply_route(route, &mut runs);
+        Ok(())
+    }
+
+    /// Returns the unused tail of `run`, just reserved for `group`'s pages written for
+    /// `purpose`, of which the write used only the first `used_slots` (a compressed write sized
+    /// by the device: the run was the worst case, a slot per page). Valid only while the run is
+    /// its zone's last reservation (the caller holds the store's writer lock from reservation to
+    /// here); the zone is open again if the run had filled it. The slots are free, as if never
+    /// reserved, but for the write clock.
+    pub fn give_back(&mut self, run: SlotRun, used_slots: u32, group: u32, purpose: WritePurpose) {
+        assert!(used_slots >= 1 && used_slots <= run.slots, "{used_slots} of {run:?} used");
+        assert!(self.nowa.is_none(), "NoWA models every reserved slot as written");
+        let end = run.first_slot + run.slots;
+        assert_eq!(self.zones.get(run.zone).write_ptr_slots(), end, "{run:?} is not the last");
+        let back = run.slots - used_slots;
+        if back == 0 {
+            return;
         }
-        if let Some(model) = self.nowa.as_mut() {
-            model.set_group_zones_left(group_zones_left);
+        for slot in run.first_slot + used_slots..end {
+            assert_eq!(self.reverse.get(run.zone, slot), SlotEntry::Reserved, "slot {slot}");
+            self.reverse.set(run.zone, slot, SlotEntry::Free);
         }
-        assert_eq!(runs.iter().map(|r| u64::from(r.slots)).sum::<u64>(), u64::from(slots));
-        assert!(self.open_zone_count() <= self.options.max_open_zones);
-        self.stats.record_issue(purpose, u64::from(slots));
-        Ok(runs)
+        let owner = (group % self.options.max_open_zones) as usize;
+        if self.zones.get(run.zone).state() == ZoneState::Full {
+            assert!(self.open_by_group[owner].is_none(), "group {group} opened another zone");
+            self.open_by_group[owner] = Some(run.zone);
+        }
+        assert_eq!(self.open_by_group[owner], Some(run.zone), "{run:?} is not {group}'s zone");
+        self.zones.give_back(run.zone, back);
+        self.stats.unissue(purpose, u64::from(back));
     }
 
     /// Slots left in `group`'s open zone: where its next stretch starts (0: none is open, the
@@ -390,6 +440,32 @@ mod tests {
         commit_runs(&mut space, &runs, 3, 2);
         space.check_invariants().unwrap();
         assert_eq!(space.run_offset_bytes(&runs[1]), 4 * 4096);
+    }
+
+    /// A worst-case reservation of which the write used less gives its tail back: the zone it
+    /// had filled is open again at the used end, the slots are free (reserved again by the next
+    /// batch), the issued count drops, and chunks crossing a slot commit as shared slots.
+    #[test]
+    fn an_unused_tail_goes_back_to_its_zone() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        let run = space.reserve_batch(4, 0, USER).unwrap()[0];
+        assert_eq!((run.zone, space.zones().get(0).state()), (0, ZoneState::Full));
+        space.give_back(run, 2, 0, USER);
+        assert_eq!(space.zones().get(0).state(), ZoneState::Open);
+        assert_eq!((space.zones().get(0).write_ptr_slots(), space.room_slots(0)), (2, 2));
+        assert_eq!(space.counters().issued_slots[USER as usize], 2);
+        // Two chunks in the two used slots: 4000 bytes at 0, then one at 4000 whose feedback
+        // (the write's last chunk, padded) reaches slot 1's end.
+        let a = Location::chunk(0, 0, 0, 4000);
+        let b = Location::chunk(0, 0, 4000, 8192 - 4000);
+        space.share_slot(0, 0, 2);
+        space.share_slot(0, 1, 1);
+        space.commit(1, a, 1);
+        space.commit(2, b, 1);
+        space.check_invariants().unwrap();
+        assert_eq!(space.zones().get(0).live_bytes(), 8192);
+        let next = space.reserve_batch(2, 0, USER).unwrap();
+        assert_eq!(next, vec![SlotRun { zone: 0, first_slot: 2, slots: 2 }]);
     }
 
     #[test]

@@ -18,12 +18,14 @@ pub const PAGE_ID_LIMIT: PageId = 1 << 48;
 
 // Packed location, one u64 (little-endian bit numbering, bit 0 = least significant):
 //
-//   bits  0..13  stored_bytes      1..=4096 (13 bits hold 0..8191)
+//   bits  0..13  stored_bytes      1..=4096, or up to 8192 - offset for a chunk a CCZNS device
+//                                  placed (its feedback size; 13 bits hold 0..8191)
 //   bits 13..20  sub-slot offset   where a packed page starts in its slot, in 32-byte units
 //   bits 20..43  slot in zone      23 bits: zones up to 2^23 slots = 32 GiB
 //   bits 43..64  zone              21 bits: up to 2^21 - 1 zones
 //
-// `UNMAPPED` = u64::MAX has stored_bytes = 8191 > 4096, so it can never be a valid location.
+// `UNMAPPED` = u64::MAX has offset 4064 and size 8191, which end past two slots, so it can
+// never be a valid location.
 const SIZE_BITS: u32 = 13;
 const SUB_BITS: u32 = 7;
 const SLOT_BITS: u32 = 23;
@@ -51,7 +53,8 @@ pub struct Location {
     pub slot: u32,
     /// Start within the slot: a multiple of [`PACK_ALIGN_BYTES`], 0 for a whole slot.
     pub offset_bytes: u16,
-    /// Stored size: 4096 for an uncompressed page, less for a compressed one.
+    /// Stored size: 4096 for an uncompressed page, less for a compressed one. For a page the
+    /// device compressed ([`Location::chunk`]) the chunk's feedback size, which may exceed 4096.
     pub stored_bytes: u16,
 }
 
@@ -85,6 +88,36 @@ impl Location {
         let loc = Location { offset_bytes, ..loc };
         assert!(loc.crosses() || loc.end_bytes() <= SLOT_BYTES);
         loc
+    }
+
+    /// A page a CCZNS device compressed and placed (`compression = device`): it starts at
+    /// `offset_bytes` of its slot (a multiple of 32: the device's placement unit) and takes
+    /// `feedback_bytes`, the size its compressed write reported and a decompressed read must
+    /// name: the stored size rounded up to the unit, and for a write's last chunk the padding
+    /// to the next 4 KiB boundary, so up to 8192 - offset. It may run on into the next slot,
+    /// never further.
+    pub fn chunk(zone: ZoneId, slot: u32, offset_bytes: u16, feedback_bytes: u16) -> Location {
+        let loc = Location::checked_chunk(zone, slot, offset_bytes, feedback_bytes);
+        assert!(loc.is_some(), "chunk of {feedback_bytes} bytes at {zone}/{slot}+{offset_bytes}");
+        loc.unwrap_or(Location { zone, slot, offset_bytes, stored_bytes: feedback_bytes })
+    }
+
+    /// [`Location::chunk`], or None where it would not be one (what a device reported is
+    /// checked, never trusted).
+    pub fn checked_chunk(
+        zone: ZoneId,
+        slot: u32,
+        offset_bytes: u16,
+        feedback_bytes: u16,
+    ) -> Option<Location> {
+        let (offset, size) = (u64::from(offset_bytes), u64::from(feedback_bytes));
+        let valid = zone < ZONE_COUNT_LIMIT
+            && slot < SLOTS_PER_ZONE_LIMIT
+            && offset_bytes.is_multiple_of(PACK_ALIGN_BYTES)
+            && offset < SLOT_BYTES
+            && size >= 1
+            && chunk_size_fits(offset, size);
+        valid.then_some(Location { zone, slot, offset_bytes, stored_bytes: feedback_bytes })
     }
 
     /// Byte just past the page, counted from its slot's start (above 4096 when it crosses).
@@ -128,8 +161,8 @@ impl Location {
     }
 
     /// The location a packed value names, or None for `UNMAPPED` and any malformed value
-    /// (size 0 or above 4096, zone at the limit, a crossing page in the zone's last possible
-    /// slot). Never panics: snapshot decoding feeds it untrusted bytes. (Whether the next slot
+    /// (size 0, a page ending past the slot after its own, zone at the limit, a crossing page
+    /// in the zone's last possible slot). Never panics: snapshot decoding feeds it untrusted bytes. (Whether the next slot
     /// exists in a zone of the space's size is the space's check: [`Location::slots`].)
     pub fn unpack(raw: u64) -> Option<Location> {
         let size = raw & ((1 << SIZE_BITS) - 1);
@@ -140,7 +173,7 @@ impl Location {
         let crosses = offset + size > SLOT_BYTES;
         let last_slot = u64::from(SLOTS_PER_ZONE_LIMIT - 1);
         if size == 0
-            || size > SLOT_BYTES
+            || !chunk_size_fits(offset, size)
             || zone >= u64::from(ZONE_COUNT_LIMIT)
             || (crosses && slot == last_slot)
         {
@@ -153,6 +186,14 @@ impl Location {
             stored_bytes: size as u16,
         })
     }
+}
+
+/// Whether a page of `size` bytes may start at `offset` of its slot: at most a slot, or for a
+/// chunk's feedback (padding to the next slot boundary included) past the slot's end but not
+/// past the next one's, which only a chunk starting inside its slot can do (a stored chunk is
+/// at most 4096 bytes, so from offset 0 its padded end is the slot's end).
+fn chunk_size_fits(offset: u64, size: u64) -> bool {
+    size <= SLOT_BYTES || (offset > 0 && offset + size <= 2 * SLOT_BYTES)
 }
 
 /// Page id -> packed location, indexed by page id.
@@ -388,6 +429,11 @@ mod tests {
         assert!(!packed.crosses() && packed.slots() == (9..10));
         assert_eq!(Location::unpack(packed.pack()), Some(packed));
         assert_eq!(Location::unpack(4064 | (1 << 13)).map(|l| l.offset_bytes), Some(32));
+        // A device-placed chunk's feedback may pass 4096 up to the next slot's end.
+        let chunk = Location::chunk(3, 9, 32, 8160);
+        assert_eq!((chunk.slots(), Location::unpack(chunk.pack())), (9..11, Some(chunk)));
+        assert_eq!(chunk.range_in_slot(10), Some(0..4096));
+        assert_eq!(Location::unpack(8161 | (1 << 13)), None, "ends past the next slot");
     }
 
     #[test]

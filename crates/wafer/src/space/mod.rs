@@ -286,7 +286,7 @@ impl Space {
         let start = self.offset_bytes(loc);
         let slots = loc.slots();
         assert!(slots.end <= self.slots_per_zone(), "{loc:?} crosses its zone's end");
-        assert!(u64::from(loc.stored_bytes) <= SLOT_BYTES);
+        assert!(loc.end_bytes() <= 2 * SLOT_BYTES);
         start..start + u64::from(slots.end - slots.start) * SLOT_BYTES
     }
 

@@ -134,6 +134,13 @@ impl SpaceStats {
         self.counters.issued_slots[purpose as usize] += slots;
     }
 
+    /// Reserved slots given back unwritten ([`super::Space::give_back`]).
+    pub(super) fn unissue(&mut self, purpose: WritePurpose, slots: u64) {
+        let counted = &mut self.counters.issued_slots[purpose as usize];
+        assert!(*counted >= slots, "{slots} {purpose:?} slots given back, {counted} issued");
+        *counted -= slots;
+    }
+
     pub(super) fn reclassify_issue(&mut self, from: WritePurpose, to: WritePurpose, slots: u64) {
         let counted = &mut self.counters.issued_slots[from as usize];
         assert!(*counted >= slots, "{slots} {from:?} slots to reclassify, {counted} issued");

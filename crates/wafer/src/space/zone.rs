@@ -165,6 +165,17 @@ impl ZoneTable {
         first
     }
 
+    /// The last `slots` pending slots at the write pointer were never written: the pointer
+    /// moves back over them, and a zone they had filled is open again.
+    pub(super) fn give_back(&mut self, zone: ZoneId, slots: u32) {
+        let z = self.get_mut(zone);
+        assert!(matches!(z.state, ZoneState::Open | ZoneState::Full), "zone {zone}: {:?}", z.state);
+        assert!(slots <= z.pending_slots && slots < z.write_ptr_slots, "zone {zone}: {slots}");
+        z.write_ptr_slots -= slots;
+        z.pending_slots -= slots;
+        z.state = ZoneState::Open;
+    }
+
     /// A pending slot now holds a current page.
     pub(super) fn commit_slot(&mut self, zone: ZoneId) {
         let z = self.get_mut(zone);

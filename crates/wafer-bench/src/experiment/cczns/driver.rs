@@ -1,32 +1,29 @@
-//! The layer the CCZNS experiment measures: a log-structured record writer on the emulated
-//! zoned device, not the Wafer engine (whose native ZNS backend does not exist yet).
+//! The layer the CCZNS experiment measures: the Wafer engine, out of place on an emulated ZNS
+//! SSD behind a `ZonedVolume` (superblock, map snapshots and map journal on a conventional
+//! metadata device in memory; DB zones are the SSD's zones, docs/design.md §9 "ZNS").
 //!
-//! Records (24-byte key, Table III value) are packed in arrival order into data blocks that
-//! close at 4 KiB (a record never splits; one bigger than 4 KiB is a block of its own), as
-//! RocksDB's SST data blocks in 002. Blocks stream into "files" of `FILE_RAW_BYTES`; each
-//! scheme writes the same block stream:
-//! - none / lz4 / zstd: the host compresses each block (lz4_flex block format, ZSTD level 1;
-//!   a block that does not shrink is kept raw), packs the results byte after byte into a
-//!   write buffer and writes whole 4 KiB LBAs with plain zone writes once it holds
-//!   `WRITE_BUFFER_BYTES`; a file's last block is padded to 4 KiB.
-//! - device: the host sends the raw blocks of each `WRITE_BUFFER_BYTES` with one multi-chunk
-//!   compressed write into a padding zone (002 sec. IV-B), so each CW's last chunk is padded.
+//! The schemes differ in one engine option, `compression`: `none`; `lz4` and `zstd` (level 1,
+//! as 002) compress each 4 KiB page on the host and pack the results several to a slot
+//! (000 sec. 3); `device` hands the pages raw to the SSD in compressed writes and reads them
+//! with decompressed reads (002; the SSD places chunks on 32-byte units,
+//! `cczns.chunk_align_bytes`, the map's offset unit). The SSD is the same for all, CW/DR on
+//! for the device scheme only.
 //!
-//! A read finds the key's block through an in-memory index and reads it (plain read + host
-//! decompression, or a decompressed read); a block still in the host's buffer is read there.
-//! Every record read is checked against the bytes written. No compaction, no GC, no cache.
-use flashemu::{EmuError, Placement, Ssd, LBA_BYTES};
+//! Records: a 24-byte YCSB key, a Table III value of text (records.rs), one B-tree. A value
+//! above the engine's 2048-byte limit (the B-tree has no overflow pages; Amazon's top ~10%)
+//! is stored as consecutive parts under the key with a part suffix. The engine
+//! runs on the driver's thread (background write-back and GC off, no WAL), so its host CPU is
+//! the thread's less the device calls (cpu.rs). Every read is checked against the bytes
+//! written.
+use std::sync::Arc;
 
-use super::cpu::CpuClock;
+use flashemu::{Config, Counters, TimingReport};
+use wafer::device::{Device, EmuDevice, MemoryDevice, ZonedVolume, BLOCK_BYTES};
+use wafer::oop::codec::Compression;
+use wafer::{Db, Options, Tree};
+
+use super::cpu::{CpuClock, DeviceClock};
 use super::records::{key_bytes, TextValues};
-
-/// Data block target size (RocksDB's default, 002 sec. V-C).
-pub const BLOCK_BYTES: usize = 4096;
-/// Host write buffer and multi-chunk CW size (RocksDB's 1 MiB write buffer, 002 sec. IV-B).
-pub const WRITE_BUFFER_BYTES: usize = 1 << 20;
-/// Raw bytes per file (RocksDB's 64 MiB target file size).
-pub const FILE_RAW_BYTES: u64 = 64 << 20;
-const RECORD_HEADER_BYTES: usize = 6;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -48,288 +45,144 @@ impl Scheme {
             Scheme::Device => "device",
         }
     }
+
+    /// The engine's page compression for this scheme.
+    pub fn compression(&self) -> Compression {
+        match self {
+            Scheme::None => Compression::None,
+            Scheme::Lz4 => Compression::Lz4,
+            Scheme::Zstd => Compression::Zstd { level: 1 },
+            Scheme::Device => Compression::Device,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
     #[error(transparent)]
-    Emulator(#[from] EmuError),
-    #[error("codec: {0}")]
-    Codec(String),
+    Engine(#[from] wafer::Error),
+    #[error(transparent)]
+    Device(#[from] wafer::device::DeviceError),
     #[error("read of key {key} returned other bytes than were written")]
     Mismatch { key: u64 },
-    #[error("the device is full: {0} zones written")]
-    DeviceFull(u32),
 }
 
-/// Where a data block lives.
-#[derive(Debug, Clone, Copy)]
-enum Block {
-    /// Still in the host's open block or write buffer.
-    Pending,
-    /// Host scheme: `stored` bytes at byte address `at`; compressed unless stored == raw.
-    Host { at: u64, stored: u32, raw: u32 },
-    /// Device scheme: the chunk at `at` whose CW reported `feedback` bytes.
-    Device { at: u64, feedback: u32, raw: u32 },
-}
-
-/// A key's latest record: its block and place in it.
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    block: u32,
-    offset: u32,
-    version: u32,
-    value_bytes: u32,
-}
-
+/// The engine on one emulated SSD, and what it needs to check its reads.
 pub struct Driver {
-    scheme: Scheme,
-    ssd: Ssd,
-    zone_bytes: u64,
-    zones: u32,
+    db: Db,
+    tree: Tree,
+    emu: Arc<EmuDevice>,
+    volume: Arc<DeviceClock<ZonedVolume>>,
     text: TextValues,
+    /// Each key's latest (version, value length); length 0: never written.
+    latest: Vec<(u32, u32)>,
     pub cpu: CpuClock,
-    blocks: Vec<Block>,
-    /// Bytes of each pending block, by block id (raw), until it reaches the device.
-    pending: std::collections::BTreeMap<u32, Vec<u8>>,
-    open: Vec<u8>,
-    /// Host schemes: stored bytes not yet written, starting at block-aligned `out_at`.
-    out: Vec<u8>,
-    out_at: u64,
-    /// Device scheme: ids of the raw blocks waiting for the next CW, and their bytes.
-    cw_ids: Vec<u32>,
-    cw_raw_bytes: usize,
-    /// Device scheme: the zone CWs go to.
-    zone: u32,
-    file_raw_bytes: u64,
-    index: Vec<Option<Slot>>,
-    zstd: zstd::bulk::Compressor<'static>,
-    unzstd: zstd::bulk::Decompressor<'static>,
     value: Vec<u8>,
+    got: Vec<u8>,
     pub verified_reads: u64,
-    pub raw_block_bytes: u64,
 }
 
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Driver")
-            .field("scheme", &self.scheme)
-            .field("blocks", &self.blocks.len())
-            .finish()
+        f.debug_struct("Driver").field("keys", &self.latest.len()).finish()
     }
 }
 
+/// Largest value part: the engine's value limit.
+const VALUE_PART_BYTES: usize = 2048;
+
+/// Parts a value of `len` bytes is stored in (0 for none).
+fn parts(len: u32) -> usize {
+    (len as usize).div_ceil(VALUE_PART_BYTES)
+}
+
+/// The key of part `i` of `key`'s value: the YCSB key, and for later parts a suffix.
+fn part_key(key: u64, i: usize) -> Vec<u8> {
+    let mut k = key_bytes(key).to_vec();
+    if i > 0 {
+        k.extend_from_slice(format!("#{i}").as_bytes());
+    }
+    k
+}
+
+/// The engine's options for `scheme` with a pool of `pool_bytes`.
+pub fn engine_options(scheme: Scheme, pool_bytes: u64) -> Options {
+    let mut o = Options::production().out_of_place().with_buffer_pool_bytes(pool_bytes);
+    // One thread: the driver's CPU time is the engine's.
+    o.background_write_back = false;
+    o.out_of_place.background_gc = false;
+    o.durability = wafer::Durability::None;
+    o.data_offset_bytes = BLOCK_BYTES;
+    o.out_of_place.compression = scheme.compression();
+    o
+}
+
 impl Driver {
+    /// A fresh database for `scheme` on an SSD built from `config` (a ZNS one), with room for
+    /// `records` keys.
     pub fn new(
         scheme: Scheme,
-        ssd: Ssd,
-        keys: u64,
+        config: Config,
+        records: u64,
         text: TextValues,
+        pool_bytes: u64,
     ) -> Result<Driver, DriverError> {
-        let zones = ssd.zone_count();
-        let info = ssd.report_zones()?;
-        let zone_bytes = info[0].size_blocks * LBA_BYTES;
-        assert_eq!(info[0].capacity_blocks, info[0].size_blocks, "zones without gaps");
-        let codec = |e: std::io::Error| DriverError::Codec(e.to_string());
-        Ok(Driver {
-            scheme,
-            ssd,
-            zone_bytes,
-            zones,
-            text,
-            cpu: CpuClock::start(),
-            blocks: Vec::new(),
-            pending: std::collections::BTreeMap::new(),
-            open: Vec::with_capacity(2 * BLOCK_BYTES),
-            out: Vec::with_capacity(2 * WRITE_BUFFER_BYTES),
-            out_at: 0,
-            cw_ids: Vec::new(),
-            cw_raw_bytes: 0,
-            zone: 0,
-            file_raw_bytes: 0,
-            index: vec![None; keys as usize],
-            zstd: zstd::bulk::Compressor::new(1).map_err(codec)?,
-            unzstd: zstd::bulk::Decompressor::new().map_err(codec)?,
-            value: Vec::new(),
-            verified_reads: 0,
-            raw_block_bytes: 0,
-        })
+        let cpu = CpuClock::start();
+        let emu = Arc::new(EmuDevice::new(config)?);
+        let options = engine_options(scheme, pool_bytes);
+        let zones = emu.capabilities().zones.ok_or(wafer::device::DeviceError::Unsupported(
+            "the CCZNS experiment needs a ZNS SSD",
+        ))?;
+        let meta_bytes = wafer::oop::metadata_device_bytes(
+            &zones,
+            options.data_offset_bytes,
+            &options.out_of_place,
+            true,
+        )?;
+        let meta = Arc::new(MemoryDevice::new(meta_bytes.next_multiple_of(BLOCK_BYTES)));
+        let volume = Arc::new(cpu.clocked(ZonedVolume::new(meta, emu.clone())?));
+        let db = Db::open_on(volume.clone(), options)?;
+        let tree = db.tree("usertable")?;
+        let latest = vec![(0, 0); records as usize];
+        let (value, got) = (Vec::new(), Vec::new());
+        Ok(Driver { db, tree, emu, volume, text, latest, cpu, value, got, verified_reads: 0 })
     }
 
-    pub fn ssd(&self) -> &Ssd {
-        &self.ssd
-    }
-
-    /// Device time counts from here (a new phase).
-    pub fn restart_timing_window(&mut self) {
-        self.ssd.restart_timing_window();
-    }
-
-    /// Inserts or updates `key` with a value of `len` bytes.
+    /// Writes `key` with a new value of `len` bytes (in parts above the engine's limit; parts
+    /// an older, longer value had beyond the new one's are deleted).
     pub fn put(&mut self, key: u64, len: u32) -> Result<(), DriverError> {
-        let version = self.index[key as usize].map_or(0, |s| s.version + 1);
-        let mut value = std::mem::take(&mut self.value);
-        self.text.value(key, version, len, &mut value);
-        let record_bytes = RECORD_HEADER_BYTES + 24 + value.len();
-        if !self.open.is_empty() && self.open.len() + record_bytes > BLOCK_BYTES {
-            self.seal_block()?;
-            if self.file_raw_bytes >= FILE_RAW_BYTES {
-                self.end_file()?;
-            }
+        let slot = &mut self.latest[key as usize];
+        let old_parts = parts(slot.1);
+        *slot = (slot.0 + 1, len.max(1));
+        self.text.value(key, slot.0, slot.1, &mut self.value);
+        for (i, part) in self.value.chunks(VALUE_PART_BYTES).enumerate() {
+            self.tree.put(&part_key(key, i), part)?;
         }
-        let slot = Slot {
-            block: self.blocks.len() as u32,
-            offset: self.open.len() as u32,
-            version,
-            value_bytes: len,
-        };
-        self.open.extend_from_slice(&24u16.to_le_bytes());
-        self.open.extend_from_slice(&len.to_le_bytes());
-        self.open.extend_from_slice(&key_bytes(key));
-        self.open.extend_from_slice(&value);
-        self.value = value;
-        self.index[key as usize] = Some(slot);
-        Ok(())
-    }
-
-    /// Closes the open block and hands it to the scheme's write path.
-    fn seal_block(&mut self) -> Result<(), DriverError> {
-        let raw = std::mem::replace(&mut self.open, Vec::with_capacity(2 * BLOCK_BYTES));
-        let id = self.blocks.len() as u32;
-        self.raw_block_bytes += raw.len() as u64;
-        self.file_raw_bytes += raw.len() as u64;
-        if self.scheme == Scheme::Device {
-            self.blocks.push(Block::Pending);
-            self.cw_raw_bytes += raw.len();
-            self.cw_ids.push(id);
-            self.pending.insert(id, raw);
-            if self.cw_raw_bytes >= WRITE_BUFFER_BYTES {
-                self.send_cw()?;
-            }
-        } else {
-            let stored = self.compress(&raw)?;
-            let at = self.out_at + self.out.len() as u64;
-            self.blocks.push(Block::Host {
-                at,
-                stored: stored.len() as u32,
-                raw: raw.len() as u32,
-            });
-            self.out.extend_from_slice(&stored);
-            if self.out.len() >= WRITE_BUFFER_BYTES {
-                self.flush_out(false)?;
-            }
+        for i in parts(slot.1)..old_parts {
+            self.tree.delete(&part_key(key, i))?;
         }
         Ok(())
     }
 
-    /// Host compression of one block (kept raw when it does not shrink).
-    fn compress(&mut self, raw: &[u8]) -> Result<Vec<u8>, DriverError> {
-        let zstd = &mut self.zstd;
-        let stored = match self.scheme {
-            Scheme::Lz4 => self.cpu.codec(|| lz4_flex::block::compress(raw)),
-            Scheme::Zstd => self
-                .cpu
-                .codec(|| zstd.compress(raw))
-                .map_err(|e| DriverError::Codec(e.to_string()))?,
-            Scheme::None | Scheme::Device => return Ok(raw.to_vec()),
-        };
-        Ok(if stored.len() < raw.len() { stored } else { raw.to_vec() })
-    }
-
-    /// Writes the whole LBAs of the host buffer (all of it, padded, at a file's end).
-    fn flush_out(&mut self, pad: bool) -> Result<(), DriverError> {
-        if pad {
-            let padded = self.out.len().next_multiple_of(LBA_BYTES as usize);
-            self.out.resize(padded, 0);
-        }
-        let whole = self.out.len() / LBA_BYTES as usize * LBA_BYTES as usize;
-        let mut done = 0usize;
-        // Bound: one write per zone the flush touches.
-        for _ in 0..=self.zones {
-            if done == whole {
-                break;
-            }
-            let at = self.out_at + done as u64;
-            let zone_left = self.zone_bytes - at % self.zone_bytes;
-            if at / self.zone_bytes >= u64::from(self.zones) {
-                return Err(DriverError::DeviceFull(self.zones));
-            }
-            let len = (whole - done).min(zone_left as usize);
-            let blocks = (len as u64 / LBA_BYTES) as u32;
-            let data = &self.out[done..done + len];
-            let ssd = &mut self.ssd;
-            self.cpu.device(|| ssd.write(at / LBA_BYTES, blocks, Some(data), Placement::None))?;
-            done += len;
-        }
-        self.out.drain(..done);
-        self.out_at += done as u64;
-        Ok(())
-    }
-
-    /// Sends the waiting raw blocks as one multi-chunk CW, continuing in the next zone when
-    /// the current one fills.
-    fn send_cw(&mut self) -> Result<(), DriverError> {
-        let ids = std::mem::take(&mut self.cw_ids);
-        self.cw_raw_bytes = 0;
-        let mut next = 0usize;
-        // Bound: one CW per zone the chunks reach.
-        for _ in 0..=self.zones {
-            if next == ids.len() {
-                return Ok(());
-            }
-            if self.zone >= self.zones {
-                return Err(DriverError::DeviceFull(self.zones));
-            }
-            let info = self.ssd.report_zones()?[self.zone as usize];
-            if info.write_pointer_bytes == (u64::from(self.zone) + 1) * self.zone_bytes {
-                self.zone += 1;
-                continue;
-            }
-            if info.write_pointer_bytes == u64::from(self.zone) * self.zone_bytes {
-                let (ssd, zone) = (&mut self.ssd, self.zone);
-                self.cpu.device(|| ssd.zone_open_padding(zone))?;
-            }
-            let chunks: Vec<&[u8]> =
-                ids[next..].iter().map(|id| self.pending[id].as_slice()).collect();
-            let ssd = &mut self.ssd;
-            let out =
-                self.cpu.device(|| ssd.compressed_write(info.write_pointer_bytes, &chunks))?;
-            for (id, chunk) in ids[next..].iter().zip(&out.chunks) {
-                self.blocks[*id as usize] = Block::Device {
-                    at: chunk.byte_address,
-                    feedback: chunk.feedback_bytes,
-                    raw: chunk.raw_bytes,
-                };
-                self.pending.remove(id);
-            }
-            next += out.chunks.len();
-        }
-        Err(DriverError::DeviceFull(self.zones))
-    }
-
-    /// Ends a file: everything written, its last block padded (host) or aligned (device CW).
-    pub fn end_file(&mut self) -> Result<(), DriverError> {
-        if !self.open.is_empty() {
-            self.seal_block()?;
-        }
-        self.file_raw_bytes = 0;
-        if self.scheme == Scheme::Device {
-            self.send_cw()
-        } else {
-            self.flush_out(true)
-        }
-    }
-
-    /// Reads `key`'s latest record and checks it against the bytes written.
+    /// Reads `key` (all its parts) and checks it holds its latest value (the check's time is
+    /// not the host's).
     pub fn get(&mut self, key: u64) -> Result<(), DriverError> {
-        let Some(slot) = self.index[key as usize] else { return Ok(()) };
-        let block = self.block_bytes(slot.block)?;
-        let at = slot.offset as usize + RECORD_HEADER_BYTES + 24;
-        let stored_value = block.get(at..at + slot.value_bytes as usize);
-        let mut expected = std::mem::take(&mut self.value);
-        self.cpu.check(|| self.text.value(key, slot.version, slot.value_bytes, &mut expected));
-        let same = stored_value == Some(expected.as_slice());
-        self.value = expected;
+        let (version, len) = self.latest[key as usize];
+        self.got.clear();
+        let mut found = true;
+        let mut part = Vec::new();
+        for i in 0..parts(len).max(1) {
+            found &= self.tree.get_into(&part_key(key, i), &mut part)?;
+            self.got.extend_from_slice(&part);
+        }
+        let (text, value, got) = (&self.text, &mut self.value, &self.got);
+        let same = self.cpu.check(|| {
+            if len == 0 {
+                return !found;
+            }
+            text.value(key, version, len, value);
+            found && got == value
+        });
         if !same {
             return Err(DriverError::Mismatch { key });
         }
@@ -337,64 +190,36 @@ impl Driver {
         Ok(())
     }
 
-    /// The raw bytes of a block, from the host's memory or the device.
-    fn block_bytes(&mut self, id: u32) -> Result<Vec<u8>, DriverError> {
-        if id as usize == self.blocks.len() {
-            return Ok(self.open.clone());
-        }
-        match self.blocks[id as usize] {
-            Block::Pending => Ok(self.pending[&id].clone()),
-            Block::Device { at, feedback, raw } => {
-                let mut buf = vec![0u8; raw as usize];
-                let ssd = &mut self.ssd;
-                let n = self.cpu.device(|| ssd.decompressed_read(at, feedback, &mut buf))?;
-                buf.truncate(n);
-                Ok(buf)
-            }
-            Block::Host { at, stored, raw } => {
-                let bytes = self.stored_bytes(at, stored as usize)?;
-                self.decompress(&bytes, raw as usize)
-            }
-        }
+    /// Writes every dirty page back (the end of a phase: its write volume is all on flash).
+    pub fn flush(&mut self) -> Result<(), DriverError> {
+        Ok(self.db.checkpoint()?)
     }
 
-    /// `len` stored bytes from byte `at`: the part on the device by a plain read of its LBAs,
-    /// the part still in the write buffer from there.
-    fn stored_bytes(&mut self, at: u64, len: usize) -> Result<Vec<u8>, DriverError> {
-        let end = at + len as u64;
-        let mut bytes = Vec::with_capacity(len);
-        if at < self.out_at {
-            let first = at / LBA_BYTES;
-            let last = end.min(self.out_at).div_ceil(LBA_BYTES);
-            let mut buf = vec![0u8; ((last - first) * LBA_BYTES) as usize];
-            let ssd = &mut self.ssd;
-            self.cpu.device(|| ssd.read(first, &mut buf))?;
-            let from = (at - first * LBA_BYTES) as usize;
-            let on_device = (end.min(self.out_at) - at) as usize;
-            bytes.extend_from_slice(&buf[from..from + on_device]);
-        }
-        if end > self.out_at {
-            let from = at.max(self.out_at) - self.out_at;
-            bytes.extend_from_slice(&self.out[from as usize..(end - self.out_at) as usize]);
-        }
-        Ok(bytes)
+    pub fn restart_timing_window(&mut self) {
+        self.emu.ssd().restart_timing_window();
     }
 
-    fn decompress(&mut self, stored: &[u8], raw: usize) -> Result<Vec<u8>, DriverError> {
-        if stored.len() == raw {
-            return Ok(stored.to_vec());
-        }
-        let scheme = self.scheme;
-        let unzstd = &mut self.unzstd;
-        self.cpu.codec(|| match scheme {
-            Scheme::Lz4 => lz4_flex::block::decompress(stored, raw)
-                .map_err(|e| DriverError::Codec(e.to_string())),
-            Scheme::Zstd => {
-                unzstd.decompress(stored, raw).map_err(|e| DriverError::Codec(e.to_string()))
-            }
-            Scheme::None | Scheme::Device => {
-                Err(DriverError::Codec("a compressed block without a codec".into()))
-            }
-        })
+    pub fn timing_report(&self) -> Option<TimingReport> {
+        self.emu.ssd().timing_report()
+    }
+
+    /// The SSD's flash counters (data zones only).
+    pub fn ssd_counters(&self) -> Counters {
+        self.emu.ssd().counters()
+    }
+
+    /// Bytes written to the metadata device (superblock, snapshots, map journal).
+    pub fn metadata_bytes(&self) -> u64 {
+        let all = self.volume.flash_counters().map_or(0, |c| c.host_write_bytes);
+        all.saturating_sub(self.ssd_counters().host_write_bytes)
+    }
+
+    /// Raw page bytes the engine handed its store (the same page stream for every scheme but
+    /// for eviction order) and the host's compression time, seconds.
+    pub fn engine_figures(&self) -> (u64, f64) {
+        let stats = self.db.stats();
+        let pages = stats.logical.by_purpose.iter().sum::<u64>();
+        let codec = stats.out_of_place.map_or(0, |o| o.codec.compress_ns + o.codec.decompress_ns);
+        (pages, codec as f64 / 1e9)
     }
 }
