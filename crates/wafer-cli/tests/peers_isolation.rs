@@ -66,7 +66,7 @@ fn smoke_on_the_emulated_ssd() {
     assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     assert_eq!(report.rows.len(), 1 + c.workloads.len() * c.distributions.len());
-    let settings = &report.engines["wafer-out-of-place"];
+    let settings = &report.engines["wafer-out-of-place on emu:ent"];
     let footprint = settings["emu_sizing_footprint_bytes"].as_u64().unwrap();
     assert!(footprint > 0, "{settings}");
     let filler = settings["emu_filler_bytes"].as_u64().unwrap();

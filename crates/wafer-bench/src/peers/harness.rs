@@ -15,7 +15,7 @@ use crate::runner::Stop;
 use crate::ycsb::{KeyFormat, Workload, WorkloadSpec};
 
 pub const PEERS_SCHEMA: &str = "wafer-bench/peers";
-pub const PEERS_VERSION: u32 = 2;
+pub const PEERS_VERSION: u32 = 3;
 /// Bound on rounds: each runs every engine through every phase.
 pub const ROUNDS_MAX: u32 = 100;
 
@@ -340,7 +340,7 @@ pub struct PeersReport {
     pub schema: String,
     pub version: u32,
     pub config: serde_json::Value,
-    /// Each engine's settings as it reported them after opening.
+    /// Each engine's settings as it reported them after opening, by [`settings_key`].
     pub engines: serde_json::Map<String, serde_json::Value>,
     pub rows: Vec<Row>,
     /// Engines that failed part way (`ENGINE on DEVICE, round R: error`): the run goes on
@@ -418,7 +418,7 @@ fn run_rounds(
                 }
                 match outcome {
                     Ok(settings) => {
-                        report.engines.insert(engine.name().to_string(), settings);
+                        report.engines.insert(settings_key(engine, device), settings);
                     }
                     Err(e @ PeerError::Missing { .. }) => return Err(e),
                     Err(e) => report.failures.push(format!(
@@ -431,6 +431,15 @@ fn run_rounds(
         }
     }
     Ok(())
+}
+
+/// Where an engine's settings go in [`PeersReport::engines`]: its name on a file, `ENGINE on
+/// DEVICE` on an emulated SSD (whose settings add the device's size and fill).
+pub fn settings_key(engine: EngineKind, device: &PeerDevice) -> String {
+    match device {
+        PeerDevice::File => engine.name().to_string(),
+        PeerDevice::Emu(d) => format!("{} on {}", engine.name(), d.name),
+    }
 }
 
 /// One engine on one device: on an emulated SSD, the device is set up first and torn down
