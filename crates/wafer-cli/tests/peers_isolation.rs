@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use wafer_bench::peers::emu_device::EmuSpace;
 use wafer_bench::peers::worker::WorkerFault;
-use wafer_bench::peers::{harness, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale};
+use wafer_bench::peers::{
+    harness, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale, WriteVolume,
+};
 use wafer_bench::progress::Silent;
 use wafer_bench::runner::spec::Stop;
 
@@ -56,18 +58,28 @@ fn smoke_on_the_emulated_ssd() {
         return;
     }
     // The default sizing: a load on the host measures the engine's files first.
-    let c = config("smoke", vec![EngineKind::WaferOutOfPlace], EmuSpace::DEFAULT, 0.5);
+    let mut c = config("smoke", vec![EngineKind::WaferOutOfPlace], EmuSpace::DEFAULT, 0.5);
+    // The write phases (A, F) end at a volume of writes: 2% of the device, or 20 s.
+    let volume = WriteVolume { capacities: 0.02, limit: Duration::from_secs(20) };
+    c.emu_write_phases = Some(volume);
     let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
     assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     assert_eq!(report.rows.len(), 1 + c.workloads.len() * c.distributions.len());
-    let settings = &report.engines["wafer-out-of-place"];
+    let settings = &report.engines["wafer-out-of-place on emu:ent"];
     let footprint = settings["emu_sizing_footprint_bytes"].as_u64().unwrap();
     assert!(footprint > 0, "{settings}");
     let filler = settings["emu_filler_bytes"].as_u64().unwrap();
     let fs_bytes = settings["emu_fs_bytes"].as_u64().unwrap();
     let loaded = settings["emu_used_after_load_bytes"].as_u64().unwrap();
     assert!(filler > 0 && loaded + filler >= fs_bytes / 2, "{settings}");
+    let capacity = settings["emu_capacity_bytes"].as_u64().unwrap();
+    let peak = settings["dir_used_peak_bytes"].as_u64().unwrap();
+    assert!(peak >= settings["dir_used_after_load_bytes"].as_u64().unwrap(), "{settings}");
+    for r in report.rows.iter().filter(|r| r.phase == "ycsb-a" || r.phase == "ycsb-f") {
+        let reached = r.host_write_bytes as f64 >= volume.capacities * capacity as f64;
+        assert!(reached || r.elapsed_s >= 20.0, "{r:?} of a {capacity}-byte device");
+    }
     let totals = &settings["emu_device_totals"];
     let flash = totals["flash_bytes"].as_u64().unwrap();
     let per_row: f64 =

@@ -9,12 +9,14 @@
 //!  worker:  DIR/fs/db (the engine), DIR/fs/filler (only with --fill); counters: DIR/emu/stats
 //! ```
 //!
-//! How large the device is ([`EmuSpace`]): by default sized per engine so that the engine's own
-//! files after its load take a stated share of it (`own:0.8`; the files measured by a load of
-//! the same records into a directory on the host first), as 000 Figure 1's SSD is 90% full
-//! of each database; or a multiple of the records' bytes, the same device for every engine
-//! (`dataset:2.5`); or the preset's geometry. Sizes round up to whole blocks per chip (at
-//! least 128 MiB). What
+//! How large the device is ([`EmuSpace`]): by default sized per engine so that the most space
+//! the engine's files take at any time takes a stated share of it (`own:0.8`; the peak
+//! measured by a sizing pass on the host first: the load of the same records and one update
+//! of each, so logs at their bound, checkpoints, compactions and dead tuples are in it), as
+//! 000 Figure 1's SSD is 90% full of each database; or a multiple of the records' bytes, the
+//! same device for every engine (`dataset:2.5`); or the preset's geometry. Sizes round up to
+//! whole blocks per chip (at least 128 MiB), blocks made smaller on small devices so GC's
+//! reserve stays a few percent of them. What
 //! an engine needs beyond the device is a row error ("No space left on device"), not a device
 //! made to fit.
 
@@ -33,18 +35,37 @@ const FILL_CHUNK_BYTES: usize = 1 << 20;
 /// The smallest device sizing gives: ext4's journal and inode tables, Wafer's 64 MiB file
 /// minimum and its 16 MiB WAL must fit beside a tiny dataset.
 const LOGICAL_MIN_BYTES: u64 = 128 << 20;
+/// Sizing makes blocks smaller until a device has this many superblocks (the 4 GiB presets
+/// have 256).
+const SUPERBLOCKS_MIN: u32 = 128;
+/// The smallest block sizing goes to: 8 flash pages (128 KiB of 16 KiB pages).
+const PAGES_PER_BLOCK_MIN: u32 = 8;
 /// Bound on the blocks-per-chip search (the emulator's 2^32-slot maps end it sooner).
 const BLOCKS_PER_CHIP_MAX: u32 = 1 << 16;
 /// How long the server may take to mount, and each stop step to act.
 const SERVER_READY_TIMEOUT: Duration = Duration::from_secs(30);
 const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The fewest blocks per chip of `config`'s geometry whose logical capacity holds `want`.
+fn fewest_blocks_holding(config: &Config, want: u64) -> Option<Config> {
+    let mut config = config.clone();
+    for blocks in 1..=BLOCKS_PER_CHIP_MAX {
+        config.geometry.blocks_per_chip = blocks;
+        if config.validate().is_ok() && config.layout().logical_blocks * flashemu::LBA_BYTES >= want
+        {
+            return Some(config);
+        }
+    }
+    None
+}
+
 /// Which emulated SSD, how large and how full.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EmuDevice {
     /// `emu:PRESET`, as rows name the device.
     pub name: String,
-    /// The preset with the user's overrides; sizing may change its blocks per chip.
+    /// The preset with the user's overrides; sizing may change its blocks per chip and pages
+    /// per block.
     pub config: Config,
     pub space: EmuSpace,
     /// Fraction of the filesystem's blocks in use once the engine has loaded, made up by a
@@ -102,23 +123,35 @@ impl EmuDevice {
         self.config_holding(want as u64)
     }
 
-    /// The fewest blocks per chip whose logical capacity holds `want` bytes (at least 128 MiB).
+    /// The fewest blocks per chip whose logical capacity holds `want` bytes (at least 128 MiB),
+    /// with blocks made smaller (pages per block halved, down to [`PAGES_PER_BLOCK_MIN`]) until
+    /// the device has [`SUPERBLOCKS_MIN`] superblocks: GC's reserve of free superblocks and
+    /// the open ones are then a few percent of the device, as on the preset's 4 GiB, not most
+    /// of its over-provisioning (a 400 MiB `ent` device of 16 MiB superblocks had 7 blocks per
+    /// chip at least, and 4 of its 28 superblocks held back).
     fn config_holding(&self, want: u64) -> Result<Config, PeerError> {
         let want = want.max(LOGICAL_MIN_BYTES);
         let mut config = self.config.clone();
-        for blocks in 1..=BLOCKS_PER_CHIP_MAX {
-            config.geometry.blocks_per_chip = blocks;
-            if config.validate().is_err() {
-                continue;
+        let mut best = None;
+        for _ in 0..16 {
+            if let Some(sized) = fewest_blocks_holding(&config, want) {
+                let enough = sized.layout().superblock_count >= SUPERBLOCKS_MIN;
+                best = Some(sized);
+                if enough {
+                    break;
+                }
             }
-            if config.layout().logical_blocks * flashemu::LBA_BYTES >= want {
-                return Ok(config);
+            if config.geometry.pages_per_block / 2 < PAGES_PER_BLOCK_MIN {
+                break;
             }
+            config.geometry.pages_per_block /= 2;
         }
-        Err(PeerError::Config(format!(
-            "{}: no geometry of this preset holds {want} bytes",
-            self.name
-        )))
+        best.ok_or_else(|| {
+            PeerError::Config(format!(
+                "{}: no geometry of this preset holds {want} bytes",
+                self.name
+            ))
+        })
     }
 
     pub fn describe(&self, dataset_bytes: u64) -> serde_json::Value {
@@ -129,8 +162,9 @@ impl EmuDevice {
             map.insert("fill".into(), self.fill.into());
             if self.space != EmuSpace::Preset {
                 // Sized per run: each engine's settings give its own device.
-                for key in
-                    ["blocks_per_chip", "logical_bytes", "physical_bytes", "logical_per_dataset"]
+                for key in ["blocks_per_chip", "pages_per_block", "superblock_bytes", "superblocks"]
+                    .into_iter()
+                    .chain(["logical_bytes", "physical_bytes", "logical_per_dataset"])
                 {
                     map.remove(key);
                 }
@@ -147,7 +181,8 @@ pub enum EmuSpace {
     Preset,
     /// Logical bytes per byte of records: one size for every engine.
     PerDataset(f64),
-    /// Per engine: its files after the load take this share of the filesystem.
+    /// Per engine: the peak of its files in a sizing pass (load, then one update of each
+    /// record on the host) takes this share of the filesystem.
     Own(f64),
 }
 
@@ -158,7 +193,7 @@ const EXT4_USABLE_SHARE: f64 = 0.98;
 const EXT4_JOURNAL_BYTES: u64 = 16 << 20;
 
 impl EmuSpace {
-    /// The default: each engine's own files take 80% of its device after the load.
+    /// The default: each engine's files at their peak take 80% of its device's filesystem.
     pub const DEFAULT: EmuSpace = EmuSpace::Own(0.8);
 
     /// `own:SHARE`, `dataset:FACTOR` or `preset`.
@@ -209,6 +244,9 @@ pub(crate) fn describe_config(config: &Config, dataset_bytes: u64) -> serde_json
     let logical_bytes = layout.logical_blocks * flashemu::LBA_BYTES;
     serde_json::json!({
         "blocks_per_chip": config.geometry.blocks_per_chip,
+        "pages_per_block": config.geometry.pages_per_block,
+        "superblock_bytes": u64::from(layout.slots_per_superblock) * flashemu::LBA_BYTES,
+        "superblocks": layout.superblock_count,
         "logical_bytes": logical_bytes,
         "physical_bytes": layout.physical_slots * flashemu::LBA_BYTES,
         "logical_per_dataset": logical_bytes as f64 / dataset_bytes.max(1) as f64,
@@ -243,7 +281,9 @@ impl Staged {
             .map_err(emu_error)?;
         let fs_dir = dir.join("fs");
         let fs = LoopFs::create(&server.device_path(), &fs_dir).map_err(emu_error)?;
-        let view = EmuView { fs_dir, stats_path: server.stats_path(), fill: device.fill };
+        let capacity_bytes = config.layout().logical_blocks * flashemu::LBA_BYTES;
+        let view =
+            EmuView { fs_dir, stats_path: server.stats_path(), fill: device.fill, capacity_bytes };
         Ok(Staged { fs: Some(fs), server, view })
     }
 
@@ -277,6 +317,8 @@ pub(crate) struct EmuView {
     pub fs_dir: PathBuf,
     pub stats_path: PathBuf,
     pub fill: f64,
+    /// The device's logical bytes: the unit of a write phase's volume.
+    pub capacity_bytes: u64,
 }
 
 impl EmuView {

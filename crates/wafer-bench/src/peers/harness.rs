@@ -15,7 +15,7 @@ use crate::runner::Stop;
 use crate::ycsb::{KeyFormat, Workload, WorkloadSpec};
 
 pub const PEERS_SCHEMA: &str = "wafer-bench/peers";
-pub const PEERS_VERSION: u32 = 2;
+pub const PEERS_VERSION: u32 = 3;
 /// Bound on rounds: each runs every engine through every phase.
 pub const ROUNDS_MAX: u32 = 100;
 
@@ -67,6 +67,12 @@ impl Scale {
             Scale::Small => (200_000, 24 << 20, Stop::Duration(Duration::from_secs(15))),
             Scale::Full => (1_000_000, 128 << 20, Stop::Duration(Duration::from_secs(60))),
         };
+        let volume = |limit_s| WriteVolume { capacities: 1.0, limit: Duration::from_secs(limit_s) };
+        let emu_write_phases = match self {
+            Scale::Tiny => None,
+            Scale::Small => Some(volume(45)),
+            Scale::Full => Some(volume(300)),
+        };
         PeersConfig {
             scale: self.name().to_string(),
             engines: EngineKind::ALL.to_vec(),
@@ -77,6 +83,7 @@ impl Scale {
             threads: 2,
             durability: Durability::Lazy,
             stop,
+            emu_write_phases,
             distributions: vec![Distribution::YCSB_ZIPFIAN, Distribution::Uniform],
             workloads: vec![Workload::A, Workload::B, Workload::C, Workload::F],
             rounds: 1,
@@ -89,6 +96,21 @@ impl Scale {
             phase_timeout: self.phase_timeout(),
             fault: None,
         }
+    }
+}
+
+/// When a write phase (A, F: half their operations write) ends on an emulated SSD: once the
+/// engine's processes have written `capacities` times its device's logical bytes (000 runs
+/// until 4x; the four write phases make 4x), or after `limit`, whichever comes first.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WriteVolume {
+    pub capacities: f64,
+    pub limit: Duration,
+}
+
+impl WriteVolume {
+    pub fn stop(&self) -> Stop {
+        Stop::DbWritesWithin { capacities: self.capacities, limit: self.limit }
     }
 }
 
@@ -129,8 +151,12 @@ pub struct PeersConfig {
     pub cache_bytes: u64,
     pub threads: u32,
     pub durability: Durability,
-    /// When each run phase (A, B, C, F) ends.
+    /// When each run phase (A, B, C, F) ends, except the write phases on an emulated SSD when
+    /// `emu_write_phases` is set.
     pub stop: Stop,
+    /// On an emulated SSD: write phases end at a volume of writes (see [`WriteVolume`]).
+    #[serde(default)]
+    pub emu_write_phases: Option<WriteVolume>,
     pub distributions: Vec<Distribution>,
     pub workloads: Vec<Workload>,
     pub rounds: u32,
@@ -194,6 +220,14 @@ impl PeersConfig {
         }) {
             return Err(e);
         }
+        if let Some(v) = self.emu_write_phases {
+            if !(v.capacities.is_finite() && v.capacities > 0.0) || v.limit.is_zero() {
+                return bad(format!(
+                    "write phases until {}x or {:?}: both must be positive",
+                    v.capacities, v.limit
+                ));
+            }
+        }
         if self.workloads.iter().any(|w| matches!(w, Workload::D | Workload::E)) {
             return bad("the comparison runs A, B, C and F (D and E insert or scan)".into());
         }
@@ -248,6 +282,7 @@ impl PeersConfig {
             "threads": self.threads,
             "durability": self.durability,
             "phase_stop": self.stop.describe(),
+            "emu_write_phase_stop": self.emu_write_phases.map(|v| v.stop().describe()),
             "distributions": self.distributions.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
             "workloads": self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>(),
             "rounds": self.rounds,
@@ -305,7 +340,7 @@ pub struct PeersReport {
     pub schema: String,
     pub version: u32,
     pub config: serde_json::Value,
-    /// Each engine's settings as it reported them after opening.
+    /// Each engine's settings as it reported them after opening, by [`settings_key`].
     pub engines: serde_json::Map<String, serde_json::Value>,
     pub rows: Vec<Row>,
     /// Engines that failed part way (`ENGINE on DEVICE, round R: error`): the run goes on
@@ -383,7 +418,7 @@ fn run_rounds(
                 }
                 match outcome {
                     Ok(settings) => {
-                        report.engines.insert(engine.name().to_string(), settings);
+                        report.engines.insert(settings_key(engine, device), settings);
                     }
                     Err(e @ PeerError::Missing { .. }) => return Err(e),
                     Err(e) => report.failures.push(format!(
@@ -396,6 +431,15 @@ fn run_rounds(
         }
     }
     Ok(())
+}
+
+/// Where an engine's settings go in [`PeersReport::engines`]: its name on a file, `ENGINE on
+/// DEVICE` on an emulated SSD (whose settings add the device's size and fill).
+pub fn settings_key(engine: EngineKind, device: &PeerDevice) -> String {
+    match device {
+        PeerDevice::File => engine.name().to_string(),
+        PeerDevice::Emu(d) => format!("{} on {}", engine.name(), d.name),
+    }
 }
 
 /// One engine on one device: on an emulated SSD, the device is set up first and torn down
@@ -466,9 +510,12 @@ fn run_on_device(
     }
 }
 
-/// The bytes `engine`'s files take on the host's filesystem once it has loaded the records
-/// (a load alone, in a worker, in `dir/sizing`, removed after): what its emulated SSD is sized
-/// by under [`EmuSpace::Own`].
+/// The most bytes `engine`'s files took on the host's filesystem in a sizing pass: the load,
+/// then YCSB-A uniform for twice the record count (about one update of every record: enough
+/// for its logs to reach their bound, its checkpoints, compactions and vacuums to cycle), in a
+/// worker, in `dir/sizing`, removed after. What its emulated SSD is sized by under
+/// [`EmuSpace::Own`]: the run phase's growth (logs, checkpoints keeping old pages, dead
+/// tuples, compaction outputs) is in it, not only the loaded data.
 fn footprint(
     config: &PeersConfig,
     engine: EngineKind,
@@ -479,17 +526,19 @@ fn footprint(
     let sizing = dir.join("sizing");
     std::fs::create_dir_all(&sizing).map_err(|e| PeerError::io(&sizing, e))?;
     let mut job = WorkerJob::new(config, engine, "file", round, &sizing, None);
-    job.config.workloads.clear();
+    job.config.workloads = vec![Workload::A];
+    job.config.distributions = vec![Distribution::Uniform];
+    job.config.stop = Stop::Ops(config.record_count.saturating_mul(2));
     job.config.fault = None;
     let log = dir.join("sizing.log");
     let outcome = worker::run_isolated(exe, &job, config.phase_timeout, &log, None, &mut |_| {});
     let _ = std::fs::remove_dir_all(&sizing);
     let settings = outcome.map_err(|e| PeerError::Run {
         engine: engine.name().into(),
-        phase: "sizing load on the host".into(),
+        phase: "sizing pass on the host".into(),
         message: e.to_string(),
     })?;
-    settings["dir_used_after_load_bytes"].as_u64().ok_or_else(|| {
-        PeerError::Config(format!("{}: the sizing load reported no footprint", engine.name()))
+    settings["dir_used_peak_bytes"].as_u64().ok_or_else(|| {
+        PeerError::Config(format!("{}: the sizing pass reported no footprint", engine.name()))
     })
 }

@@ -28,6 +28,7 @@ mod rocksdb;
 pub mod speed;
 pub mod table;
 mod wafer_peer;
+mod watch;
 mod wiredtiger;
 pub mod worker;
 
@@ -37,7 +38,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 pub use emu_device::EmuDevice;
-pub use harness::{run, PeerDevice, PeersConfig, PeersReport, Row, Scale};
+pub use harness::{run, PeerDevice, PeersConfig, PeersReport, Row, Scale, WriteVolume};
 
 use crate::runner::{KvTarget, TargetError};
 use procio::{HostIo, ProcIoError};

@@ -9,11 +9,12 @@ use flashemu::Counters;
 use super::emu_device::EmuView;
 use super::harness::{PeersConfig, Row};
 use super::procio::HostIo;
+use super::watch::{self, Gauged, Watch};
 use super::{EngineKind, Peer, PeerError, PeerSetup};
 use crate::dist::Distribution;
 use crate::metrics::HistogramSummary;
 use crate::progress::Progress;
-use crate::runner::{self, RunSpec, Stop, Warmup};
+use crate::runner::{self, KvTarget, RunSpec, Stop, Warmup};
 use crate::ycsb::Workload;
 
 /// Which engine, device and round a row belongs to.
@@ -39,7 +40,9 @@ struct Measured {
 
 /// Runs the engine; returns its settings. `emu` is the emulated SSD the engine's directory is
 /// on (with the utilization to fill it to after the load); the settings then add how much of
-/// its filesystem was in use before the load, after it and at the end.
+/// its filesystem was in use before the load, after it and at the end. Every run states the
+/// most space the engine's files took at any time (`dir_used_peak_bytes`, read by a watcher
+/// thread every half second and at each phase's end).
 pub(crate) fn run_engine(
     config: &PeersConfig,
     at: &Placement<'_>,
@@ -48,90 +51,148 @@ pub(crate) fn run_engine(
     progress: &mut dyn Progress,
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<serde_json::Value, PeerError> {
-    let engine = at.engine;
-    let peer = engine.open(setup)?;
+    let peer = at.engine.open(setup)?;
     let mut settings = peer.target().describe();
-    let staged = emu;
     let mut space = serde_json::Map::new();
     if let Some(view) = emu {
         let (total, used) = view.usage()?;
         space.insert("emu_fs_bytes".into(), total.into());
         space.insert("emu_used_before_load_bytes".into(), used.into());
     }
-    let failed = |phase: &str, e: &dyn std::fmt::Display| PeerError::Run {
-        engine: engine.name().into(),
-        phase: phase.into(),
-        message: e.to_string(),
-    };
-    let mut spec = RunSpec {
-        label: format!("{} load", engine.name()),
-        workload: config.workload(Workload::A, Distribution::Uniform),
-        threads: config.threads,
-        seed: config.seed,
-        load: true,
-        fill_target_bytes: None,
-        stop: Stop::Ops(1),
-        warmup: Warmup::None,
-        interval: Duration::from_secs(1),
-    };
-    let (figures, io, flash) = measure(peer.as_ref(), staged, || {
-        runner::load_open(peer.target(), &spec, progress).map_err(|e| failed("load", &e))
-    })?;
-    let (ops, elapsed_s) = (figures.ops, figures.elapsed_s);
-    let load = Measured {
-        phase: "load".into(),
-        distribution: "-".into(),
-        ops,
-        elapsed_s,
-        latency: None,
-        record_writes: ops,
-        io,
-        flash,
-    };
-    on_row(&row(at, setup, &load));
-    space.insert("dir_used_after_load_bytes".into(), dir_usage(&setup.dir)?.into());
-    if let Some(view) = emu {
-        space.insert("emu_used_after_load_bytes".into(), view.usage()?.1.into());
-        space.insert("emu_filler_bytes".into(), view.fill_to(view.fill)?.into());
-    }
-    spec.load = false;
-    spec.stop = config.stop;
-    for (d, distribution) in config.distributions.iter().enumerate() {
-        for (w, workload) in config.workloads.iter().enumerate() {
-            spec.workload = config.workload(*workload, *distribution);
-            spec.label = format!("{} {} {distribution}", engine.name(), workload.name());
-            spec.seed = config.seed ^ ((d * 16 + w + 1) as u64);
-            let (report, io, flash) = measure(peer.as_ref(), staged, || {
-                runner::run_open(peer.target(), &spec, serde_json::Value::Null, progress)
-                    .map_err(|e| failed(workload.name(), &e))
-            })?;
-            let writes = ["insert", "update", "read_modify_write"];
-            let measured = Measured {
-                phase: workload.name().into(),
-                distribution: distribution_name(distribution),
-                ops: report.summary.ops,
-                elapsed_s: report.summary.elapsed_s,
-                latency: report.latency.get("all").copied(),
-                record_writes: writes
-                    .iter()
-                    .filter_map(|k| report.latency.get(*k))
-                    .map(|h| h.count)
-                    .sum(),
-                io,
-                flash,
-            };
-            on_row(&row(at, setup, &measured));
+    let peak = watch::watching(peer.as_ref(), &setup.dir, |watch| {
+        let run = Run { config, at, setup, emu, peer: peer.as_ref(), watch };
+        run.load(progress, on_row)?;
+        space.insert("dir_used_after_load_bytes".into(), dir_usage(&setup.dir)?.into());
+        if let Some(view) = emu {
+            space.insert("emu_used_after_load_bytes".into(), view.usage()?.1.into());
+            space.insert("emu_filler_bytes".into(), view.fill_to(view.fill)?.into());
         }
-    }
-    peer.target().close().map_err(|e| failed("close", &e))?;
+        run.phases(progress, on_row)?;
+        watch.read(peer.as_ref(), &setup.dir);
+        Ok::<_, PeerError>(watch.peak_dir_bytes())
+    })?;
+    space.insert("dir_used_peak_bytes".into(), peak.into());
+    peer.target().close().map_err(|e| failed(at.engine, "close", &e))?;
     drop(peer);
     if let Some(view) = emu {
         space.insert("emu_used_at_end_bytes".into(), view.usage()?.1.into());
+        space.insert("emu_capacity_bytes".into(), view.capacity_bytes.into());
     }
     if let Some(map) = settings.as_object_mut() {
         map.extend(space);
     }
     Ok(settings)
+}
+
+fn failed(engine: EngineKind, phase: &str, e: &dyn std::fmt::Display) -> PeerError {
+    PeerError::Run { engine: engine.name().into(), phase: phase.into(), message: e.to_string() }
+}
+
+/// One engine's run in progress.
+struct Run<'a> {
+    config: &'a PeersConfig,
+    at: &'a Placement<'a>,
+    setup: &'a PeerSetup,
+    emu: Option<&'a EmuView>,
+    peer: &'a dyn Peer,
+    watch: &'a Watch,
+}
+
+impl Run<'_> {
+    fn spec(&self, workload: Workload, distribution: Distribution) -> RunSpec {
+        RunSpec {
+            label: format!("{} {} {distribution}", self.at.engine.name(), workload.name()),
+            workload: self.config.workload(workload, distribution),
+            threads: self.config.threads,
+            seed: self.config.seed,
+            load: false,
+            fill_target_bytes: None,
+            stop: self.config.stop,
+            warmup: Warmup::None,
+            interval: Duration::from_secs(1),
+        }
+    }
+
+    fn load(
+        &self,
+        progress: &mut dyn Progress,
+        on_row: &mut dyn FnMut(&Row),
+    ) -> Result<(), PeerError> {
+        let mut spec = self.spec(Workload::A, Distribution::Uniform);
+        spec.label = format!("{} load", self.at.engine.name());
+        spec.load = true;
+        spec.stop = Stop::Ops(1);
+        let (figures, io, flash) = measure(self.peer, self.emu, || {
+            runner::load_open(self.peer.target(), &spec, progress)
+                .map_err(|e| failed(self.at.engine, "load", &e))
+        })?;
+        let load = Measured {
+            phase: "load".into(),
+            distribution: "-".into(),
+            ops: figures.ops,
+            elapsed_s: figures.elapsed_s,
+            latency: None,
+            record_writes: figures.ops,
+            io,
+            flash,
+        };
+        on_row(&row(self.at, self.setup, &load));
+        Ok(())
+    }
+
+    /// A B C F per distribution. On an emulated SSD with a write volume set, the phases that
+    /// write on half their operations or more (A, F) end once the engine has written that many
+    /// device capacities (or at the time limit); the others end by `config.stop`.
+    fn phases(
+        &self,
+        progress: &mut dyn Progress,
+        on_row: &mut dyn FnMut(&Row),
+    ) -> Result<(), PeerError> {
+        let gauged = self.emu.zip(self.config.emu_write_phases).map(|(view, volume)| {
+            let target = Gauged {
+                inner: self.peer.target(),
+                watch: self.watch,
+                capacity_bytes: view.capacity_bytes,
+            };
+            (target, volume)
+        });
+        for (d, distribution) in self.config.distributions.iter().enumerate() {
+            for (w, workload) in self.config.workloads.iter().enumerate() {
+                let mut spec = self.spec(*workload, *distribution);
+                spec.seed = self.config.seed ^ ((d * 16 + w + 1) as u64);
+                let m = &spec.workload.mix;
+                let target: &dyn KvTarget = match &gauged {
+                    Some((target, volume)) if m.update + m.insert + m.read_modify_write >= 0.5 => {
+                        spec.stop = volume.stop();
+                        target
+                    }
+                    _ => self.peer.target(),
+                };
+                let (report, io, flash) = measure(self.peer, self.emu, || {
+                    runner::run_open(target, &spec, serde_json::Value::Null, progress)
+                        .map_err(|e| failed(self.at.engine, workload.name(), &e))
+                })?;
+                self.watch.read(self.peer, &self.setup.dir);
+                let writes = ["insert", "update", "read_modify_write"];
+                let measured = Measured {
+                    phase: workload.name().into(),
+                    distribution: distribution_name(distribution),
+                    ops: report.summary.ops,
+                    elapsed_s: report.summary.elapsed_s,
+                    latency: report.latency.get("all").copied(),
+                    record_writes: writes
+                        .iter()
+                        .filter_map(|k| report.latency.get(*k))
+                        .map(|h| h.count)
+                        .sum(),
+                    io,
+                    flash,
+                };
+                on_row(&row(self.at, self.setup, &measured));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs `phase` between two readings of the peer's host I/O and, on an emulated SSD, of the
@@ -197,7 +258,7 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
 const DIR_ENTRIES_MAX: usize = 1 << 20;
 
 /// Bytes allocated to the files under `dir` (as `du` counts them: sparse parts are free).
-fn dir_usage(dir: &std::path::Path) -> Result<u64, PeerError> {
+pub(crate) fn dir_usage(dir: &std::path::Path) -> Result<u64, PeerError> {
     use std::os::unix::fs::MetadataExt;
     let (mut stack, mut bytes) = (vec![dir.to_path_buf()], 0u64);
     for _ in 0..DIR_ENTRIES_MAX {

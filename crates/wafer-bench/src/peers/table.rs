@@ -126,12 +126,54 @@ pub fn markdown(report: &PeersReport) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&device_table(report));
     if !report.failures.is_empty() {
         // A failure is a result too (an engine out of space on its device): said, not dropped.
         out.push_str("\nFailed (the rows each measured before are above):\n\n");
         for f in &report.failures {
             out.push_str(&format!("- {f}\n"));
         }
+    }
+    out
+}
+
+/// Each emulated SSD's size and how full its engine kept it (empty without one): the sizing
+/// pass's peak, the files after the load and at their peak in the run as shares of the
+/// filesystem, and the device's host writes over the whole run in device capacities.
+fn device_table(report: &PeersReport) -> String {
+    let mib = |v: &serde_json::Value| v.as_u64().map(|b| b as f64 / f64::from(1u32 << 20));
+    let mut out = String::new();
+    for (key, s) in &report.engines {
+        let Some(device) = s.get("emu_device") else { continue };
+        if out.is_empty() {
+            out.push_str(
+                "\n| engine on device | superblock MiB | flash / logical MiB | filesystem MiB | \
+                 sizing peak MiB | files after load MiB (% of fs) | files at peak MiB (% of fs) \
+                 | written, device capacities |\n|---|--:|--:|--:|--:|--:|--:|--:|\n",
+            );
+        }
+        let fs = mib(&s["emu_fs_bytes"]);
+        let share = |v: Option<f64>| match (v, fs) {
+            (Some(v), Some(fs)) if fs > 0.0 => format!("{v:.0} ({:.0}%)", 100.0 * v / fs),
+            _ => "-".into(),
+        };
+        let written = match (
+            s["emu_device_totals"]["counters"]["host_write_bytes"].as_u64(),
+            device["logical_bytes"].as_u64(),
+        ) {
+            (Some(w), Some(l)) if l > 0 => format!("{:.1}", w as f64 / l as f64),
+            _ => "-".into(),
+        };
+        out.push_str(&format!(
+            "| {key} | {} | {} / {} | {} | {} | {} | {} | {written} |\n",
+            opt(mib(&device["superblock_bytes"]), 1),
+            opt(mib(&device["physical_bytes"]), 0),
+            opt(mib(&device["logical_bytes"]), 0),
+            opt(fs, 0),
+            opt(mib(&s["emu_sizing_footprint_bytes"]), 0),
+            share(mib(&s["dir_used_after_load_bytes"])),
+            share(mib(&s["dir_used_peak_bytes"])),
+        ));
     }
     out
 }

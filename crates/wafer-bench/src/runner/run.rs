@@ -40,7 +40,7 @@ pub fn run_phase(
     shared.measuring.store(spec.warmup == Warmup::None, Ordering::Release);
     let ops_limit = match spec.stop {
         Stop::Ops(n) => Some(n),
-        Stop::Duration(_) | Stop::DbWrites { .. } => None,
+        Stop::Duration(_) | Stop::DbWrites { .. } | Stop::DbWritesWithin { .. } => None,
     };
     let capacity_bytes = target.data_device_capacity_bytes();
     assert!(capacity_bytes > 0, "target without capacity");
@@ -55,7 +55,9 @@ pub fn run_phase(
             Warmup::None | Warmup::Duration(_) => None,
         },
         stop_at_bytes: match spec.stop {
-            Stop::DbWrites { capacities } => Some(bytes_at(capacities)),
+            Stop::DbWrites { capacities } | Stop::DbWritesWithin { capacities, .. } => {
+                Some(bytes_at(capacities))
+            }
             Stop::Duration(_) | Stop::Ops(_) => None,
         },
         warm_claimed: AtomicBool::new(false),
@@ -63,7 +65,9 @@ pub fn run_phase(
     };
     let (label, total) = match spec.stop {
         Stop::Duration(d) => ("run", d.as_millis() as u64),
-        Stop::DbWrites { capacities } => ("run", (capacities * capacity_bytes as f64) as u64),
+        Stop::DbWrites { capacities } | Stop::DbWritesWithin { capacities, .. } => {
+            ("run", (capacities * capacity_bytes as f64) as u64)
+        }
         Stop::Ops(n) => ("run", n),
     };
     progress.start(if spec.warmup == Warmup::None { label } else { "warm-up" }, total);
@@ -226,7 +230,9 @@ fn coordinate(
                 progress.finish();
                 let total = match spec.stop {
                     Stop::Duration(d) => d.as_millis() as u64,
-                    Stop::DbWrites { capacities } => (capacities * capacity) as u64,
+                    Stop::DbWrites { capacities } | Stop::DbWritesWithin { capacities, .. } => {
+                        (capacities * capacity) as u64
+                    }
                     Stop::Ops(n) => n,
                 };
                 progress.start("run", total);
@@ -252,11 +258,15 @@ fn coordinate(
         let stop = match spec.stop {
             Stop::Duration(d) => measuring.is_some() && measured_ns >= d.as_nanos() as u64,
             Stop::DbWrites { capacities } => db_capacities >= capacities,
+            Stop::DbWritesWithin { capacities, limit } => {
+                db_capacities >= capacities
+                    || (measuring.is_some() && measured_ns >= limit.as_nanos() as u64)
+            }
             Stop::Ops(_) => false, // The workers stop themselves at the ticket limit.
         };
         let done = match spec.stop {
             Stop::Duration(_) => measured_ns / 1_000_000,
-            Stop::DbWrites { .. } => since_start.db_issued_bytes(),
+            Stop::DbWrites { .. } | Stop::DbWritesWithin { .. } => since_start.db_issued_bytes(),
             Stop::Ops(_) => since_start.ops,
         };
         let figures = Figures::from_delta(&since_start);

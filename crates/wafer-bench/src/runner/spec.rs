@@ -23,6 +23,9 @@ pub enum Stop {
     /// Cumulative DB-issued bytes since the run phase began (warm-up included) reach this
     /// multiple of the data device's capacity: 000 sec. 7.1 measures after 4x.
     DbWrites { capacities: f64 },
+    /// As `DbWrites`, or `limit` of measured time, whichever comes first: a volume target
+    /// with a bound on a slow target's time (the peers on an emulated SSD).
+    DbWritesWithin { capacities: f64, limit: Duration },
     /// This many operations in the run phase (warm-up included); exact, for tests and scripts.
     Ops(u64),
 }
@@ -101,6 +104,9 @@ impl Stop {
         match self {
             Stop::Duration(d) => format!("{}s", d.as_secs_f64()),
             Stop::DbWrites { capacities } => format!("{capacities}x"),
+            Stop::DbWritesWithin { capacities, limit } => {
+                format!("{capacities}x or {}s", limit.as_secs_f64())
+            }
             Stop::Ops(n) => format!("{n} ops"),
         }
     }
@@ -158,6 +164,13 @@ impl RunSpec {
                  condition; use a duration",
                 self.workload.name
             )));
+        }
+        if let Stop::DbWritesWithin { capacities, limit } = self.stop {
+            if !(capacities.is_finite() && capacities > 0.0) || limit.is_zero() {
+                return Err(SpecError(format!(
+                    "stop at {capacities}x or {limit:?}: both must be positive"
+                )));
+            }
         }
         if matches!(self.stop, Stop::Ops(0)) {
             return Err(SpecError("the run needs at least one operation".into()));

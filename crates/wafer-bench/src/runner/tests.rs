@@ -151,6 +151,30 @@ fn until_stops_after_n_capacities_of_db_writes() {
     assert!(written_capacities(&report).unwrap() >= 1.5);
 }
 
+/// A volume target with a time limit ends at whichever comes first: the volume on a fast
+/// writer, the limit on a read-only mix that never writes.
+#[test]
+fn a_volume_target_within_a_limit_ends_at_the_first() {
+    let capacity = 2_000_000u64;
+    let target = MemTarget::new(capacity);
+    let within = Stop::DbWritesWithin { capacities: 1.0, limit: Duration::from_secs(600) };
+    let mut s = spec(Workload::A, 500, within);
+    s.workload.mix = crate::ycsb::OperationMix { update: 1.0, ..crate::ycsb::OperationMix::ZERO };
+    let report = run(&target, &s, serde_json::json!({}), &mut Silent).unwrap();
+    check_report(&report);
+    assert!(report.summary.bytes.db_issued >= capacity, "{:?}", report.summary.bytes);
+    let target = MemTarget::new(capacity);
+    let limit = Duration::from_millis(200);
+    let mut s = spec(Workload::C, 500, Stop::DbWritesWithin { capacities: 1.0, limit });
+    s.load = true;
+    let report = run(&target, &s, serde_json::json!({}), &mut Silent).unwrap();
+    check_report(&report);
+    assert_eq!(report.summary.bytes.db_issued, 0);
+    assert!(report.summary.elapsed_s >= limit.as_secs_f64(), "{}", report.summary.elapsed_s);
+    let bad = spec(Workload::A, 500, Stop::DbWritesWithin { capacities: 0.0, limit });
+    assert!(bad.validate().is_err());
+}
+
 /// Writes that take a while, so a warm-up and a run span several of the runner's polls.
 #[derive(Debug)]
 struct Slow(MemTarget);

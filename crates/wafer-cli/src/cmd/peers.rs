@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use wafer_bench::peers::emu_device::EmuSpace;
 use wafer_bench::peers::{
-    self, harness, Durability, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale,
+    self, harness, Durability, EmuDevice, EngineKind, PeerDevice, PeersConfig, Scale, WriteVolume,
 };
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::runner::spec::{parse_duration, Stop};
@@ -15,8 +15,9 @@ use super::CliError;
 /// Flags override the scale's preset.
 #[derive(Debug, Args)]
 pub struct PeersArgs {
-    /// tiny (CI's smoke test), small (dataset 8x the cache, 15 s per phase) or full (1 GB of
-    /// records, 8x the cache, 60 s per phase).
+    /// tiny (CI's smoke test), small (dataset 8x the cache, 15 s per phase; on the emulated
+    /// SSD A and F until 1x its capacity is written, at most 45 s) or full (1 GB of records,
+    /// 8x the cache, 60 s per phase; on the emulated SSD A and F until 1x, at most 5 min).
     #[arg(long, default_value = "tiny")]
     scale: String,
     /// Engines, comma-separated [default: all]: wafer-in-place, wafer-out-of-place,
@@ -32,8 +33,9 @@ pub struct PeersArgs {
     /// gc-policy=cost-benefit.
     #[arg(long = "emu-set", value_name = "KEY=VALUE")]
     emu_set: Vec<String>,
-    /// Emulated SSD size: `own:SHARE`, per engine, its files after the load (measured by a
-    /// load on the host first) take SHARE of the filesystem; `dataset:FACTOR`, every engine's
+    /// Emulated SSD size: `own:SHARE`, per engine, its files at their peak (measured by a
+    /// sizing pass on the host first: the load, then one update of each record) take SHARE of
+    /// the filesystem; `dataset:FACTOR`, every engine's
     /// device FACTOR x the records' bytes; `preset`, the preset's geometry (with --emu-set).
     /// Rounded up to whole blocks per chip, at least 128 MiB [default: own:0.8].
     #[arg(long, value_name = "own:SHARE|dataset:FACTOR|preset")]
@@ -42,6 +44,14 @@ pub struct PeersArgs {
     /// by a filler file [default: 0, none: the engine's own files fill the device].
     #[arg(long, value_name = "FRACTION")]
     fill: Option<f64>,
+    /// Emulated SSD: the write phases (A, F) end once the engine has written this many times
+    /// its device's logical bytes, e.g. 1x [default: small and full 1x; tiny: by --ops].
+    #[arg(long, value_name = "Nx")]
+    emu_phase_writes: Option<String>,
+    /// Emulated SSD: the longest a write phase may run before its volume is reached, e.g. 45s
+    /// [default: small 45s, full 5m].
+    #[arg(long, value_name = "DURATION")]
+    emu_phase_limit: Option<String>,
     /// How long an engine may go without finishing a phase (the load included) before its
     /// process is killed and the failure reported, e.g. 20m [default: tiny 5m, small 10m,
     /// full 40m].
@@ -135,6 +145,19 @@ impl PeersArgs {
         }
         if let Some(n) = self.ops {
             c.stop = Stop::Ops(n);
+        }
+        if self.emu_phase_writes.is_some() || self.emu_phase_limit.is_some() {
+            let mut volume = c.emu_write_phases.unwrap_or(WriteVolume {
+                capacities: 1.0,
+                limit: std::time::Duration::from_secs(45),
+            });
+            if let Some(w) = &self.emu_phase_writes {
+                volume.capacities = wafer_bench::runner::spec::parse_capacities(w)?;
+            }
+            if let Some(l) = &self.emu_phase_limit {
+                volume.limit = parse_duration(l)?;
+            }
+            c.emu_write_phases = Some(volume);
         }
         if let Some(r) = self.rounds {
             c.rounds = r;
