@@ -101,6 +101,13 @@ impl EmuDevice {
             return Err(bad(format!("fill {fill}: expected a fraction in 0..0.99")));
         }
         space.check()?;
+        if matches!(space, EmuSpace::Own(_)) && fill > 0.0 {
+            // The filler goes in after the load, into room the engine was sized with: Wafer
+            // out of place sizes its file from the free room at open and then runs out of it.
+            return Err(bad(format!(
+                "fill {fill} with space own:SHARE: the device is already sized by the engine's                  own peak; a filler would take the room it was sized with (use preset or                  dataset:FACTOR with a fill)"
+            )));
+        }
         Ok(EmuDevice { name: spec.to_string(), config, space, fill })
     }
 

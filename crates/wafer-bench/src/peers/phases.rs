@@ -169,6 +169,7 @@ impl Run<'_> {
                     _ => self.peer.target(),
                 };
                 let (report, io, flash) = measure(self.peer, self.emu, || {
+                    self.watch.read_writes(self.peer);
                     runner::run_open(target, &spec, serde_json::Value::Null, progress)
                         .map_err(|e| failed(self.at.engine, workload.name(), &e))
                 })?;

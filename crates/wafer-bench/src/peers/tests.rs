@@ -31,6 +31,7 @@ fn device_specs_are_checked() {
 #[test]
 fn the_emulated_ssd_is_sized_to_the_dataset() {
     let logical = |c: &flashemu::Config| c.layout().logical_blocks * flashemu::LBA_BYTES;
+    assert!(EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.8), 0.5).is_err(), "own and a fill");
     let own = EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.8), 0.0).unwrap();
     let footprint = 300_000_000u64;
     let sized = own.sized_config(1, Some(footprint)).unwrap();

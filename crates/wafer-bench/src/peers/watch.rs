@@ -57,7 +57,10 @@ impl Watch {
         }
     }
 
-    fn read_writes(&self, peer: &dyn Peer) {
+    /// Reads the host writes now: a phase that ends at a volume of writes starts from this
+    /// reading, not from the last poll's (up to [`POLL`] old: a fast engine writes more than a
+    /// small volume in that time, and the phase would end at once).
+    pub(crate) fn read_writes(&self, peer: &dyn Peer) {
         if let Ok(io) = peer.host_io() {
             self.written_bytes.fetch_max(io.net_write_bytes(), Ordering::AcqRel);
         }
