@@ -72,6 +72,10 @@ pub struct BenchConfig {
     pub distribution: Option<String>,
     /// Shorthand for `distribution = "zipf:THETA"` (keys are hashed, so hot keys scatter).
     pub zipf_theta: Option<f64>,
+    /// YCSB `insertorder`: `hashed` (the default: key numbers pass through fnvhash64, so keys
+    /// close in rank scatter over the key space) or `ordered` (key number = key, so the hot
+    /// ranks of a zipfian sit side by side in the tree, as in ZLeanStore's YCSB).
+    pub insert_order: Option<String>,
     pub threads: Option<u32>,
     /// Buffer pool: `0.1` or `10%` of the dataset (on-device size), or `64MiB`.
     pub buffer: Option<String>,
@@ -127,6 +131,7 @@ impl BenchConfig {
             compression_ratio,
             distribution,
             zipf_theta,
+            insert_order,
             threads,
             buffer,
             duration,
@@ -313,6 +318,13 @@ fn workload_spec(c: &BenchConfig, record_count: u64) -> Result<WorkloadSpec, Set
     }
     if let Some(r) = c.compression_ratio {
         spec.value_compression_ratio = r;
+    }
+    match c.insert_order.as_deref() {
+        None | Some("hashed") => {}
+        Some("ordered") => spec.key_format.hashed = false,
+        Some(other) => {
+            return Err(invalid(format!("insert order `{other}` (expected hashed or ordered)")))
+        }
     }
     match (&c.distribution, c.zipf_theta) {
         (Some(_), Some(_)) => return Err(invalid("give distribution or zipf_theta, not both")),
@@ -753,5 +765,18 @@ mod tests {
         };
         let e = prepare(&c).unwrap_err().to_string();
         assert!(e.contains("unknown write mode"), "{e}");
+    }
+
+    #[test]
+    fn insert_order_picks_the_key_format_and_refuses_others() {
+        let with = |order: &str| BenchConfig {
+            insert_order: Some(order.into()),
+            ..BenchConfig::default()
+        };
+        assert!(!workload_spec(&with("ordered"), 10).unwrap().key_format.hashed);
+        assert!(workload_spec(&with("hashed"), 10).unwrap().key_format.hashed);
+        assert!(workload_spec(&BenchConfig::default(), 10).unwrap().key_format.hashed);
+        let e = workload_spec(&with("sideways"), 10).unwrap_err().to_string();
+        assert!(e.contains("insert order `sideways`"), "{e}");
     }
 }

@@ -198,6 +198,10 @@ pub struct YcsbArgs {
     /// Shorthand for --distribution zipf:THETA.
     #[arg(long, value_name = "THETA")]
     zipf_theta: Option<f64>,
+    /// YCSB insertorder: hashed (default; hot keys scatter over the tree) or ordered (key
+    /// numbers in key order, so a zipfian's hot keys share leaves, as ZLeanStore's YCSB).
+    #[arg(long, value_name = "ORDER")]
+    insert_order: Option<String>,
     /// Worker threads [default: cores].
     #[arg(long)]
     threads: Option<u32>,
@@ -253,6 +257,7 @@ impl YcsbArgs {
             compression_ratio: self.compression_ratio,
             distribution: self.distribution.clone(),
             zipf_theta: self.zipf_theta,
+            insert_order: self.insert_order.clone(),
             threads: self.threads,
             buffer: self.buffer.clone(),
             duration: self.duration.clone(),

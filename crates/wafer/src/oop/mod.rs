@@ -17,6 +17,8 @@ mod store;
 mod model_device;
 #[cfg(test)]
 mod sim_tests;
+#[cfg(test)]
+mod gdt_bound_tests;
 
 pub use layout::{journal_bytes_on_log, metadata_device_bytes, Layout};
 pub use options::{GcZoneCounts, GcZones, OutOfPlaceOptions};
