@@ -33,6 +33,20 @@ pub struct GcZoneCounts {
     pub reserve: u32,
 }
 
+impl GcZoneCounts {
+    /// The thresholds raised by `zones`: with NoWA, GC keeps a GC unit's worth of zones free
+    /// beyond its own target, so a compensation always has room to move what is left of the
+    /// unit it takes (without it, a dense database such as Table 1's "- comp." row has one
+    /// or two empty zones, compensation finds no room most of the time, and the SSD copies).
+    pub fn with_room(self, zones: u32) -> GcZoneCounts {
+        GcZoneCounts {
+            free_low: self.free_low.saturating_add(zones),
+            free_high: self.free_high.saturating_add(zones),
+            reserve: self.reserve,
+        }
+    }
+}
+
 impl GcZones {
     pub fn resolve(self, zone_count: u32) -> GcZoneCounts {
         match self {
