@@ -452,8 +452,9 @@ mod tests {
             ..OutOfPlaceOptions::production()
         };
         let plain = Layout::compute(capacity, 1 << 20, &o, false).unwrap();
-        let nowa = Layout::compute(capacity, 1 << 20, &OutOfPlaceOptions { nowa: true, ..o }, false)
-            .unwrap();
+        let nowa =
+            Layout::compute(capacity, 1 << 20, &OutOfPlaceOptions { nowa: true, ..o }, false)
+                .unwrap();
         assert!(plain.space.nowa.is_none());
         assert_eq!(nowa.space.gc_free_zones_low, plain.space.gc_free_zones_low + 16);
         assert_eq!(nowa.space.gc_free_zones_high, plain.space.gc_free_zones_high + 16);

@@ -14,11 +14,11 @@ mod state;
 mod store;
 
 #[cfg(test)]
+mod gdt_bound_tests;
+#[cfg(test)]
 mod model_device;
 #[cfg(test)]
 mod sim_tests;
-#[cfg(test)]
-mod gdt_bound_tests;
 
 pub use layout::{journal_bytes_on_log, metadata_device_bytes, Layout};
 pub use options::{GcZoneCounts, GcZones, OutOfPlaceOptions};
