@@ -356,6 +356,31 @@ fn engine_time_is_bytes_over_throughput_plus_latency() {
     assert!(report.device_ns >= 4096 + 5000 + 8192 + 5000);
 }
 
+/// A DR senses the flash page its chunk sits in once, even when the chunk crosses a 4 KiB
+/// slot: tR, one transfer per slot, then the decompressor.
+#[test]
+fn a_dr_across_a_slot_in_one_flash_page_is_one_sense() {
+    let mut config = config();
+    config.set("timing", "chips").unwrap();
+    config.set("cczns.decompress-bytes-per-s", "1e9").unwrap();
+    config.set("cczns.decompress-latency-ns", "5000").unwrap();
+    let mut ssd = Ssd::new(config).unwrap();
+    let timing = ssd.config().timing;
+    let first = ssd.compressed_write(0, &[&noise(1, 3500)]).unwrap().chunks[0];
+    let chunk = ssd.compressed_write(wp(&ssd, 0), &[&text(2, 4096)]).unwrap().chunks[0];
+    let end = chunk.byte_address + u64::from(chunk.feedback_bytes);
+    assert!(chunk.byte_address < LBA_BYTES && end > LBA_BYTES && end < PAGE, "{chunk:?}");
+    ssd.restart_timing_window();
+    assert_eq!(dr(&mut ssd, chunk.byte_address, chunk.feedback_bytes).unwrap(), text(2, 4096));
+    let one_sense = timing.read_ns + 2 * timing.transfer_ns + 4096 + 5000;
+    assert_eq!(ssd.timing_report().unwrap().device_ns, one_sense);
+    // The chunk in one slot: one sense, one transfer.
+    ssd.restart_timing_window();
+    dr(&mut ssd, first.byte_address, first.feedback_bytes).unwrap();
+    let one_slot = timing.read_ns + timing.transfer_ns + 3500 + 5000;
+    assert_eq!(ssd.timing_report().unwrap().device_ns, one_slot);
+}
+
 fn chunk_strategy() -> impl Strategy<Value = (u64, usize, bool)> {
     (any::<u64>(), 2000usize..20_000, any::<bool>())
 }

@@ -3,7 +3,7 @@
 //! the SSD WAF, and timing changes no counter. All on device time, which is deterministic.
 #![allow(clippy::unwrap_used)]
 use flashemu::rng::SplitMix64;
-use flashemu::{Config, Counters, Placement, Ssd, StoreKind, TimingReport};
+use flashemu::{Config, Counters, Placement, Ssd, StoreKind, TimingReport, LBA_BYTES};
 
 const PROGRAM_NS: f64 = 700_000.0;
 const READ_NS: f64 = 90_000.0;
@@ -205,4 +205,62 @@ fn timing_is_left_out_of_the_toml_while_off() {
     assert_eq!(Config::from_toml(&text).unwrap(), on);
     let mut bad = config("chips", 1);
     assert!(bad.set("queue-depth", "0").is_ok() && bad.validate().is_err());
+}
+
+const TRANSFER_NS: u64 = 5_000;
+
+/// `config`'s geometry with `channels` x `chips` (every superblock spans them all) as ZNS, so
+/// an LBA is its physical slot and page p of a zone sits on block p % (channels x chips),
+/// channel fastest. Zone 0 holds `pages` full 16 KiB flash pages (4 slots each), written at
+/// queue depth 1, so every program has ended when the first read is issued.
+fn zns_written(channels: u32, chips: u32, pages: u32) -> Ssd {
+    let mut config = config("chips", 1);
+    for (key, value) in [
+        ("channels", channels.to_string()),
+        ("chips-per-channel", chips.to_string()),
+        ("superblock-chips-per-channel", chips.to_string()),
+        ("interface", "zns".into()),
+        ("max-open-zones", "2".into()),
+        ("max-active-zones", "2".into()),
+    ] {
+        config.set(key, &value).unwrap();
+    }
+    config.validate().unwrap();
+    let mut ssd = Ssd::new(config).unwrap();
+    assert_eq!(ssd.layout().slots_per_page, 4);
+    ssd.write(0, 4 * pages, None, Placement::None).unwrap();
+    ssd
+}
+
+/// Device time of one read of `blocks` at `lba`, alone on idle chips.
+fn read_ns(ssd: &mut Ssd, lba: u64, blocks: u64) -> u64 {
+    ssd.restart_timing_window();
+    let mut buf = vec![0u8; (blocks * LBA_BYTES) as usize];
+    ssd.read(lba, &mut buf).unwrap();
+    let report = ssd.timing_report().unwrap();
+    assert_eq!(report.read_latency.count, 1);
+    assert_eq!(report.read_latency.max_ns, report.device_ns);
+    report.device_ns
+}
+
+/// A sense loads the whole flash page into the page register: the slots of one page cost one
+/// tR and a transfer each; different pages on one chip are sensed one after the other, pages
+/// on different chips at once, and a channel moves one slot at a time.
+#[test]
+fn a_read_senses_each_flash_page_once_and_transfers_the_slots_asked_for() {
+    let tr = READ_NS as u64;
+    let t = TRANSFER_NS;
+    let mut ssd = zns_written(4, 4, 17);
+    assert_eq!(read_ns(&mut ssd, 0, 1), tr + t);
+    assert_eq!(read_ns(&mut ssd, 0, 4), tr + 4 * t, "one page: one sense");
+    assert_eq!(read_ns(&mut ssd, 1, 2), tr + 2 * t);
+    // Slots 2-5 straddle pages 0 and 1, on different chips and channels: in parallel.
+    assert_eq!(read_ns(&mut ssd, 2, 4), tr + 2 * t);
+    // 17 pages on 16 chips: channel 0 moves pages 0, 4, 8, 12 (16 slots) after the first
+    // sense; page 16 shares page 0's chip, so its sense ends at 2 tR, then 4 transfers.
+    assert_eq!(read_ns(&mut ssd, 0, 68), (2 * tr + 4 * t).max(tr + 16 * t));
+    // One chip: pages 0 and 1 are sensed in turn, each moving its slots when sensed.
+    let mut one = zns_written(1, 1, 2);
+    assert_eq!(read_ns(&mut one, 2, 4), 2 * tr + 2 * t);
+    assert_eq!(read_ns(&mut one, 0, 8), 2 * tr + 4 * t);
 }

@@ -68,10 +68,11 @@ pub struct DrOutcome {
     pub filled_bytes: usize,
 }
 
-/// One chunk after the engine: its stored bytes and whether they are compressed.
+/// One chunk after the engine: where its stored bytes sit in the CW's frame buffer and whether
+/// they are compressed.
 #[derive(Debug)]
 pub(crate) struct Compressed {
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) range: std::ops::Range<usize>,
     pub(crate) raw_bytes: u32,
     pub(crate) compressed: bool,
 }
@@ -82,6 +83,11 @@ pub(crate) struct Engine {
     compressor: zstd::bulk::Compressor<'static>,
     decompressor: zstd::bulk::Decompressor<'static>,
     pub(crate) oob: OobArea,
+    /// Scratch kept between commands: a CW's stored chunks back to back, and a DR's stored
+    /// bytes. The emulator shares the host's heap; allocating these per command would churn
+    /// it, which a real device's buffers never do.
+    pub(crate) frames: Vec<u8>,
+    pub(crate) read_buf: Vec<u8>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -99,18 +105,31 @@ impl Engine {
             compressor: zstd::bulk::Compressor::new(config.zstd_level)?,
             decompressor: zstd::bulk::Decompressor::new()?,
             oob: OobArea::new(oob_bytes),
+            frames: Vec::new(),
+            read_buf: Vec::new(),
         })
     }
 
-    /// Compresses one chunk; keeps it raw when the frame would not be smaller (pass-through).
-    pub(crate) fn compress(&mut self, raw: &[u8]) -> Result<Compressed, EmuError> {
+    /// Compresses one chunk onto the end of `frames`; keeps it raw when the frame would not be
+    /// smaller (pass-through).
+    pub(crate) fn compress_onto(
+        &mut self,
+        raw: &[u8],
+        frames: &mut Vec<u8>,
+    ) -> Result<Compressed, EmuError> {
+        let start = frames.len();
         let raw_bytes = raw.len() as u32;
-        let frame = self.compressor.compress(raw)?;
-        if frame.len() < raw.len() {
-            Ok(Compressed { bytes: frame, raw_bytes, compressed: true })
+        frames.resize(start + zstd::zstd_safe::compress_bound(raw.len()), 0);
+        let frame_bytes = self.compressor.compress_to_buffer(raw, &mut frames[start..])?;
+        let compressed = frame_bytes < raw.len();
+        if compressed {
+            frames.truncate(start + frame_bytes);
         } else {
-            Ok(Compressed { bytes: raw.to_vec(), raw_bytes, compressed: false })
+            frames.truncate(start);
+            frames.extend_from_slice(raw);
         }
+        debug_assert!(frames.len() > start);
+        Ok(Compressed { range: start..frames.len(), raw_bytes, compressed })
     }
 
     /// Bytes a stored chunk decompresses to, from its frame header.

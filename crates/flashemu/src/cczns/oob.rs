@@ -36,7 +36,8 @@ pub(crate) struct ChunkEntry {
 }
 
 impl ChunkEntry {
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut [u8]) {
+        debug_assert_eq!(out.len(), ENTRY_BYTES);
         let mut flags = 0u8;
         if self.raw {
             flags |= FLAG_RAW;
@@ -44,11 +45,11 @@ impl ChunkEntry {
         if self.feedback_bytes != self.stored_bytes {
             flags |= FLAG_PADDED;
         }
-        out.extend_from_slice(&self.offset_in_page.to_le_bytes());
-        out.push(flags);
-        out.push(0);
-        out.extend_from_slice(&self.stored_bytes.to_le_bytes());
-        out.extend_from_slice(&self.feedback_bytes.to_le_bytes());
+        out[0..2].copy_from_slice(&self.offset_in_page.to_le_bytes());
+        out[2] = flags;
+        out[3] = 0;
+        out[4..8].copy_from_slice(&self.stored_bytes.to_le_bytes());
+        out[8..12].copy_from_slice(&self.feedback_bytes.to_le_bytes());
     }
 
     fn decode(bytes: &[u8]) -> Result<ChunkEntry, String> {
@@ -75,7 +76,13 @@ impl ChunkEntry {
 }
 
 /// Decodes one page's OOB bytes.
+#[cfg(test)]
 pub(crate) fn decode_page(bytes: &[u8]) -> Result<Vec<ChunkEntry>, String> {
+    checked_body(bytes)?.chunks_exact(ENTRY_BYTES).map(ChunkEntry::decode).collect()
+}
+
+/// The entry bytes of one page's OOB once its header and checksum hold.
+fn checked_body(bytes: &[u8]) -> Result<&[u8], String> {
     if bytes.len() < HEADER_BYTES {
         return Err(format!("{} bytes is shorter than the header", bytes.len()));
     }
@@ -94,30 +101,54 @@ pub(crate) fn decode_page(bytes: &[u8]) -> Result<Vec<ChunkEntry>, String> {
     if crc32c::crc32c(body) != crc {
         return Err("checksum mismatch".into());
     }
-    body.chunks_exact(ENTRY_BYTES).map(ChunkEntry::decode).collect()
+    Ok(body)
 }
 
+/// Seals a page's OOB after its entries changed: version, count and the entries' checksum.
+fn seal_page(page: &mut [u8], count: usize) {
+    assert!(count <= usize::from(u8::MAX) && page.len() >= HEADER_BYTES + count * ENTRY_BYTES);
+    page[0] = OOB_VERSION;
+    page[1] = count as u8;
+    page[2..4].copy_from_slice(&0u16.to_le_bytes());
+    let crc = crc32c::crc32c(&page[HEADER_BYTES..HEADER_BYTES + count * ENTRY_BYTES]);
+    page[4..8].copy_from_slice(&crc.to_le_bytes());
+}
+
+#[cfg(test)]
 fn encode_page(entries: &[ChunkEntry]) -> Vec<u8> {
-    assert!(entries.len() <= usize::from(u8::MAX));
-    let mut body = Vec::with_capacity(entries.len() * ENTRY_BYTES);
-    for entry in entries {
-        entry.encode(&mut body);
+    let mut out = vec![0u8; HEADER_BYTES + entries.len() * ENTRY_BYTES];
+    for (entry, at) in entries.iter().zip(out[HEADER_BYTES..].chunks_exact_mut(ENTRY_BYTES)) {
+        entry.encode(at);
     }
-    let mut out = Vec::with_capacity(HEADER_BYTES + body.len());
-    out.push(OOB_VERSION);
-    out.push(entries.len() as u8);
-    out.extend_from_slice(&0u16.to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+    seal_page(&mut out, entries.len());
     out
 }
 
+/// Flash pages whose OOB one allocation holds (a 16 MiB zone of 16 KiB pages). The emulator
+/// runs in the host's process: a small allocation per page, reallocated at every entry, would
+/// scatter long-lived chunks through the heap the engine allocates from and slow the host's
+/// allocator (measured: issue 17's host CPU of the device scheme), which a real device's
+/// metadata never does. One zeroed block per group, OOB areas at a fixed stride, keeps them
+/// out of the way.
+const GROUP_PAGES: u64 = 1024;
+
 /// The OOB of every flash page that holds chunk starts, by device-wide flash page index.
-#[derive(Debug)]
 pub(crate) struct OobArea {
-    pages: BTreeMap<u64, Vec<u8>>,
+    /// Group index -> the OOB of its `GROUP_PAGES` pages, `stride` bytes each (zero: none).
+    groups: BTreeMap<u64, Box<[u8]>>,
+    stride: usize,
     /// Entries one page's OOB can hold.
     entries_per_page: u32,
+}
+
+impl std::fmt::Debug for OobArea {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OobArea")
+            .field("groups", &self.groups.len())
+            .field("stride", &self.stride)
+            .field("entries_per_page", &self.entries_per_page)
+            .finish()
+    }
 }
 
 impl OobArea {
@@ -126,54 +157,117 @@ impl OobArea {
         let fit = (oob_bytes as usize).saturating_sub(HEADER_BYTES) / ENTRY_BYTES;
         let entries_per_page = fit.min(usize::from(u8::MAX)) as u32;
         assert!(entries_per_page >= 1, "OOB too small for one chunk entry");
-        OobArea { pages: BTreeMap::new(), entries_per_page }
+        let stride = HEADER_BYTES + entries_per_page as usize * ENTRY_BYTES;
+        OobArea { groups: BTreeMap::new(), stride, entries_per_page }
     }
 
     pub(crate) fn entries_per_page(&self) -> u32 {
         self.entries_per_page
     }
 
+    /// `page`'s OOB bytes, if its group was ever written.
+    fn page(&self, page: u64) -> Option<&[u8]> {
+        let group = self.groups.get(&(page / GROUP_PAGES))?;
+        let at = (page % GROUP_PAGES) as usize * self.stride;
+        Some(&group[at..at + self.stride])
+    }
+
+    fn page_mut(&mut self, page: u64) -> &mut [u8] {
+        let bytes = GROUP_PAGES as usize * self.stride;
+        let group =
+            self.groups.entry(page / GROUP_PAGES).or_insert_with(|| vec![0u8; bytes].into());
+        let at = (page % GROUP_PAGES) as usize * self.stride;
+        &mut group[at..at + self.stride]
+    }
+
     /// Entries already in `page`'s OOB.
     pub(crate) fn count(&self, page: u64) -> u32 {
-        self.pages.get(&page).map_or(0, |bytes| u32::from(bytes[1]))
+        self.page(page).map_or(0, |bytes| u32::from(bytes[1]))
+    }
+
+    /// The checked entry bytes of `page` (empty if it holds no chunk start).
+    fn body(&self, page: u64) -> Result<&[u8], EmuError> {
+        let Some(bytes) = self.page(page) else { return Ok(&[]) };
+        if bytes[..HEADER_BYTES].iter().all(|&b| b == 0) {
+            return Ok(&[]);
+        }
+        let used = HEADER_BYTES + usize::from(bytes[1]) * ENTRY_BYTES;
+        checked_body(&bytes[..used.min(bytes.len())]).map_err(|reason| corrupt(page, reason))
     }
 
     /// The decoded entries of `page` (empty if it holds no chunk start).
+    #[cfg(test)]
     pub(crate) fn entries(&self, page: u64) -> Result<Vec<ChunkEntry>, EmuError> {
-        match self.pages.get(&page) {
-            None => Ok(Vec::new()),
-            Some(bytes) => decode_page(bytes).map_err(|reason| EmuError::CorruptChunk {
-                byte: page,
-                reason: format!("OOB of flash page {page}: {reason}"),
-            }),
+        let body = self.body(page)?;
+        body.chunks_exact(ENTRY_BYTES)
+            .map(ChunkEntry::decode)
+            .collect::<Result<_, _>>()
+            .map_err(|reason| corrupt(page, reason))
+    }
+
+    /// The entry of the chunk starting `offset_in_page` into `page`, if one does (decoded
+    /// where it lies: a DR's lookup allocates nothing).
+    pub(crate) fn find(
+        &self,
+        page: u64,
+        offset_in_page: u16,
+    ) -> Result<Option<ChunkEntry>, EmuError> {
+        for bytes in self.body(page)?.chunks_exact(ENTRY_BYTES) {
+            let entry = ChunkEntry::decode(bytes).map_err(|reason| corrupt(page, reason))?;
+            if entry.offset_in_page == offset_in_page {
+                return Ok(Some(entry));
+            }
         }
+        Ok(None)
     }
 
     /// Appends an entry to `page` (the caller checked the room with `count`).
     pub(crate) fn push(&mut self, page: u64, entry: ChunkEntry) -> Result<(), EmuError> {
-        let mut entries = self.entries(page)?;
-        assert!((entries.len() as u32) < self.entries_per_page, "OOB room checked before");
-        debug_assert!(entries.iter().all(|e| e.offset_in_page < entry.offset_in_page));
-        entries.push(entry);
-        self.pages.insert(page, encode_page(&entries));
+        // What is there must check out (checksum included) before it is extended.
+        let body = self.body(page)?;
+        let count = body.len() / ENTRY_BYTES;
+        assert!((count as u32) < self.entries_per_page, "OOB room checked before");
+        debug_assert!(body.chunks_exact(ENTRY_BYTES).all(|e| {
+            ChunkEntry::decode(e).is_ok_and(|e| e.offset_in_page < entry.offset_in_page)
+        }));
+        let bytes = self.page_mut(page);
+        let at = HEADER_BYTES + count * ENTRY_BYTES;
+        entry.encode(&mut bytes[at..at + ENTRY_BYTES]);
+        seal_page(bytes, count + 1);
         Ok(())
     }
 
     /// Forgets the OOB of pages `first..end` (a zone reset erases them).
     pub(crate) fn erase(&mut self, first: u64, end: u64) {
-        let doomed: Vec<u64> = self.pages.range(first..end).map(|(&page, _)| page).collect();
-        for page in doomed {
-            self.pages.remove(&page);
+        let groups: Vec<u64> = self
+            .groups
+            .range(first / GROUP_PAGES..end.div_ceil(GROUP_PAGES))
+            .map(|(&g, _)| g)
+            .collect();
+        for group in groups {
+            let (start, stop) = (group * GROUP_PAGES, (group + 1) * GROUP_PAGES);
+            if first <= start && stop <= end {
+                self.groups.remove(&group);
+                continue;
+            }
+            for page in first.max(start)..end.min(stop) {
+                self.page_mut(page).fill(0);
+            }
         }
+        debug_assert!((first..end).all(|page| self.count(page) == 0));
     }
 
     /// For tests: overwrites one byte of a page's OOB (bit rot).
     #[cfg(test)]
     pub(crate) fn corrupt(&mut self, page: u64, at: usize) {
-        if let Some(bytes) = self.pages.get_mut(&page) {
-            bytes[at] ^= 0xff;
+        if self.page(page).is_some() {
+            self.page_mut(page)[at] ^= 0xff;
         }
     }
+}
+
+fn corrupt(page: u64, reason: String) -> EmuError {
+    EmuError::CorruptChunk { byte: page, reason: format!("OOB of flash page {page}: {reason}") }
 }
 
 #[cfg(test)]
@@ -211,6 +305,9 @@ mod tests {
         }
         assert_eq!(area.count(7), 42);
         assert_eq!(area.entries(7).unwrap().len(), 42);
+        assert_eq!(area.find(7, 50).unwrap(), Some(entry(50, 10, 10, false)));
+        assert_eq!(area.find(7, 51).unwrap(), None);
+        assert_eq!(area.find(8, 0).unwrap(), None);
         area.corrupt(7, 20);
         assert!(matches!(area.entries(7), Err(EmuError::CorruptChunk { .. })));
         area.erase(0, 8);

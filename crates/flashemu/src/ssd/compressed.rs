@@ -43,12 +43,29 @@ impl Ssd {
         chunks: &[&[u8]],
     ) -> Result<CwOutcome, EmuError> {
         let zone = self.check_cw(at_byte, chunks)?;
+        let (engine, _) = self.engine_and_zns()?;
+        let mut frames = std::mem::take(&mut engine.frames);
+        frames.clear();
+        let done = self.compress_and_apply(zone, chunks, &mut frames);
+        if let Some(engine) = self.cczns.as_deref_mut() {
+            engine.frames = frames;
+        }
+        done
+    }
+
+    /// The CW after its checks: compresses `chunks` into `frames`, lays them out, stores them.
+    fn compress_and_apply(
+        &mut self,
+        zone: u32,
+        chunks: &[&[u8]],
+        frames: &mut Vec<u8>,
+    ) -> Result<CwOutcome, EmuError> {
         let (engine, zns) = self.engine_and_zns()?;
         let mut compressed = Vec::with_capacity(chunks.len());
         let mut stored = Vec::with_capacity(chunks.len());
         for chunk in chunks {
-            let one = engine.compress(chunk)?;
-            stored.push(one.bytes.len() as u64);
+            let one = engine.compress_onto(chunk, frames)?;
+            stored.push(one.range.len() as u64);
             compressed.push(one);
             // The device compresses no further than the first chunk that does not fit.
             let used: u64 = stored.iter().sum();
@@ -63,7 +80,7 @@ impl Ssd {
         let zone_start_byte = u64::from(zone) * zns.zone_bytes();
         let page_bytes = zns.flash_page_bytes();
         check_oob_room(engine, zone_start_byte, page_bytes, &layout)?;
-        self.apply_cw(zone, zone_start_byte, &compressed, &layout)
+        self.apply_cw(zone, zone_start_byte, (frames, &compressed), &layout)
     }
 
     /// Everything about a CW that can be refused without compressing; returns the zone.
@@ -112,7 +129,7 @@ impl Ssd {
         &mut self,
         zone: u32,
         zone_start_byte: u64,
-        compressed: &[Compressed],
+        (frames, compressed): (&[u8], &[Compressed]),
         layout: &Layout,
     ) -> Result<CwOutcome, EmuError> {
         let page_bytes = u64::from(self.layout.flash_page_bytes);
@@ -121,7 +138,7 @@ impl Ssd {
         for (one, &(offset, stored_bytes, feedback_bytes)) in compressed.iter().zip(&layout.placed)
         {
             let byte_address = zone_start_byte + offset;
-            self.store.write_bytes(byte_address, &one.bytes)?;
+            self.store.write_bytes(byte_address, &frames[one.range.clone()])?;
             let entry = ChunkEntry {
                 offset_in_page: (byte_address % page_bytes) as u16,
                 raw: !one.compressed,
@@ -192,10 +209,9 @@ impl Ssd {
             return Err(illegal(byte, "beyond the device"));
         }
         let within = (byte % page_bytes) as u16;
-        let entries = engine.oob.entries(byte / page_bytes)?;
-        entries
-            .into_iter()
-            .find(|e| e.offset_in_page == within)
+        engine
+            .oob
+            .find(byte / page_bytes, within)?
             .ok_or_else(|| illegal(byte, "no chunk starts here"))
     }
 
@@ -218,16 +234,36 @@ impl Ssd {
             );
             return Err(EmuError::IllegalRead { byte: at_byte, reason });
         }
-        let mut stored = vec![0u8; entry.stored_bytes as usize];
-        self.store.read_bytes(at_byte, &mut stored)?;
-        let raw_len = Engine::raw_len(&entry, &stored, at_byte)?;
+        let (engine, _) = self.engine_and_zns()?;
+        let mut stored = std::mem::take(&mut engine.read_buf);
+        stored.clear();
+        stored.resize(entry.stored_bytes as usize, 0);
+        let read = self.decompress_stored(at_byte, entry, &mut stored, buf);
+        if let Some(engine) = self.cczns.as_deref_mut() {
+            engine.read_buf = stored;
+        }
+        let raw_len = read?;
+        self.count_and_time_dr(at_byte, u64::from(entry.feedback_bytes), raw_len);
+        Ok(raw_len as usize)
+    }
+
+    /// Reads the chunk `entry` at `at_byte` into `stored` (its stored size) and decompresses
+    /// it into the front of `buf`; returns its raw length.
+    fn decompress_stored(
+        &mut self,
+        at_byte: u64,
+        entry: ChunkEntry,
+        stored: &mut [u8],
+        buf: &mut [u8],
+    ) -> Result<u64, EmuError> {
+        self.store.read_bytes(at_byte, stored)?;
+        let raw_len = Engine::raw_len(&entry, stored, at_byte)?;
         if (buf.len() as u64) < raw_len {
             return Err(EmuError::BufferTooSmall { needed: raw_len, len: buf.len() });
         }
         let (engine, _) = self.engine_and_zns()?;
-        engine.decompress(&entry, &stored, &mut buf[..raw_len as usize], at_byte)?;
-        self.count_and_time_dr(at_byte, u64::from(entry.feedback_bytes), raw_len);
-        Ok(raw_len as usize)
+        engine.decompress(&entry, stored, &mut buf[..raw_len as usize], at_byte)?;
+        Ok(raw_len)
     }
 
     /// Multi-chunk decompressed read: the `len_bytes` from `at_byte` must be whole chunks of

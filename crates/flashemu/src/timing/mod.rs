@@ -6,7 +6,9 @@
 //! the in-flight commands completes; each of its flash operations waits for its chip and
 //! channel to be free. Writes move each 4 KiB over the channel into the chip's page register
 //! and complete then, except the write that fills a flash page, which waits for the program.
-//! Reads wait for the array read and the transfer out. GC runs where the FTL runs it, inside
+//! A read senses each flash page it touches once (tR loads the whole page into the chip's page
+//! register), then moves each 4 KiB slot it asked for over the channel, pages whose sense ends
+//! first going first. GC runs where the FTL runs it, inside
 //! the host write that needed a free superblock: its reads, programs and erases are charged
 //! to the chips at that command's issue, so host commands behind them wait: GC steals chip
 //! time in proportion to the copies it makes (SSD WAF - 1 per host page).
@@ -18,13 +20,14 @@
 //! A CCZNS device (002) adds its compression engine: a compressed write first passes the
 //! compressor (one device-wide pipelined engine: busy for bytes / throughput, result after a
 //! further fixed latency), then its compressed bytes go to flash as a write; a decompressed
-//! read senses its pages, then passes the decompressor. Engine time queues like chip time.
+//! read senses its pages (once each, as any read), then passes the decompressor. Engine time queues like chip time.
 //!
 //! MQSSD mode replaces the chips by 001's fitted costs at k = queue depth: one device-wide
 //! server, a setup s(k) or t(k) per random command plus beta(k) or alpha(k) per page. The
 //! fitted device does its own GC, so the emulator's GC costs nothing there.
 pub mod config;
 mod histogram;
+mod pages;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -38,6 +41,7 @@ use crate::config::Config;
 use crate::layout::Layout;
 use crate::Counters;
 use histogram::Histogram;
+use pages::{group_by_page, PageRead};
 
 /// Where the flash is: what maps a slot to its chip and channel.
 #[derive(Debug, Clone, Copy)]
@@ -96,6 +100,8 @@ pub(crate) struct Timing {
     /// When the device's compressor and decompressor are next free (CCZNS).
     compressor_free_ns: u64,
     decompressor_free_ns: u64,
+    /// Scratch for the flash pages of the read being timed (kept to allocate nothing per read).
+    read_pages: Vec<PageRead>,
     stats: Stats,
 }
 
@@ -207,6 +213,7 @@ impl Timing {
             cursor_next: 0,
             compressor_free_ns: 0,
             decompressor_free_ns: 0,
+            read_pages: Vec::new(),
             stats: Stats::new(),
         }))
     }
@@ -343,21 +350,48 @@ impl Timing {
         let Io { lba, blocks, host_bytes, engine } = io;
         self.stats.read_bytes += host_bytes;
         let issued = self.issue();
-        let mut done = issued;
-        if self.config.mode == TimingMode::Mqssd {
-            done = self.mqssd_command(issued, lba, blocks, false);
+        let mut done = if self.config.mode == TimingMode::Mqssd {
+            self.mqssd_command(issued, lba, blocks, false)
         } else {
-            for offset in 0..blocks {
-                let Some(slot) = slot_of(lba + offset) else { continue };
-                let (chip, channel) = self.geometry.place(u64::from(slot));
-                let sensed = self.on_chip(chip, issued, self.config.read_ns);
-                done = done.max(self.on_channel(channel, sensed));
-            }
-        }
+            self.read_chips(issued, lba, blocks, slot_of)
+        };
         if let Some(work) = engine {
             done = self.on_engine(false, done, work);
         }
         self.complete(issued, done, false);
+    }
+
+    /// Chip mode's read of `blocks` from `lba` issued at `issued_ns`: one sense per flash page
+    /// on its chip, then the slots asked for over the channel, the page sensed first moving
+    /// first (a controller transfers what is ready). Returns when the last byte is out.
+    fn read_chips(
+        &mut self,
+        issued_ns: u64,
+        lba: u64,
+        blocks: u64,
+        slot_of: &dyn Fn(u64) -> Option<u32>,
+    ) -> u64 {
+        let mut pages = std::mem::take(&mut self.read_pages);
+        let slots_per_page = self.geometry.slots_per_page;
+        group_by_page(&mut pages, blocks, slots_per_page, |offset| {
+            slot_of(lba + offset).map(u64::from)
+        });
+        for page in &mut pages {
+            let (chip, channel) = self.geometry.place(page.page * slots_per_page);
+            page.sensed_ns = self.on_chip(chip, issued_ns, self.config.read_ns);
+            page.channel = channel;
+        }
+        // Stable: pages sensed at the same time keep the order the command touched them.
+        pages.sort_by_key(|page| page.sensed_ns);
+        let mut done = issued_ns;
+        for page in &pages {
+            for _ in 0..page.slots {
+                done = done.max(self.on_channel(page.channel, page.sensed_ns));
+            }
+        }
+        debug_assert!(done >= issued_ns);
+        self.read_pages = pages;
+        done
     }
 
     /// MQSSD: one device-wide server; a command not continuing a recent one pays the setup.

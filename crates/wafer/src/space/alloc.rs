@@ -4,7 +4,7 @@
 //! in a freshly opened zone, so one batch becomes a few contiguous runs (one sequential device
 //! write each). Reservation and commit are apart because the page data must be durable before
 //! the map record that points at it (000 sec. 6.2): reserve, write, sync, log, commit.
-use super::map::{Location, PageId, SharedSlot, SlotEntry};
+use super::map::{Location, PageId, SharedSlot, SlotEntry, SlotPages};
 use super::placement::WritePlan;
 use super::zone::{Lsn, ZoneId, ZoneState};
 use super::{Space, SpaceError};
@@ -290,7 +290,7 @@ impl Space {
     pub fn share_slot(&mut self, zone: ZoneId, slot: u32, pages: u16) {
         assert!(pages >= 1, "a shared slot holds a page");
         assert_eq!(self.reverse.get(zone, slot), SlotEntry::Reserved, "share of {zone}/{slot}");
-        self.reverse.set_shared(zone, slot, SharedSlot { pages: Vec::new(), pending: pages });
+        self.reverse.set_shared(zone, slot, SharedSlot { pages: SlotPages::new(), pending: pages });
     }
 
     /// Points `pid` at the reserved slot(s) of `loc` (its data is durable and the map record at

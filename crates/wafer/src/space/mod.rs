@@ -68,8 +68,8 @@ pub use alloc::SlotRun;
 pub use error::{SnapshotError, SpaceError};
 pub use gc::{GcPlan, SpaceView, VictimChoice, VictimPolicy, VictimPolicyKind};
 pub use map::{
-    Location, PageId, PageMap, ReverseMap, SharedSlot, SlotEntry, PACK_ALIGN_BYTES, PAGE_ID_LIMIT,
-    SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
+    Location, PageId, PageMap, ReverseMap, SharedSlot, SlotEntry, SlotPages, PACK_ALIGN_BYTES,
+    PAGE_ID_LIMIT, SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
 };
 pub use options::{SpaceOptions, ZONE_BYTES_DEFAULT};
 pub use placement::{

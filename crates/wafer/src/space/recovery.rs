@@ -80,7 +80,7 @@ impl Space {
         assert!(loc.slots().contains(&slot));
         match self.reverse.get(loc.zone, slot) {
             SlotEntry::Free if loc.crosses() => {
-                let shared = SharedSlot { pages: vec![pid], pending: 0 };
+                let shared = SharedSlot { pages: smallvec::smallvec![pid], pending: 0 };
                 self.reverse.set_shared(loc.zone, slot, shared);
                 self.zones.get_mut(loc.zone).valid_slots += 1;
             }
@@ -91,7 +91,7 @@ impl Space {
             // A packed slot: its pages arrive one by one, none may overlap another.
             SlotEntry::Page(first) => {
                 overlap_check(map, pid, loc, slot, &[first])?;
-                let shared = SharedSlot { pages: vec![first, pid], pending: 0 };
+                let shared = SharedSlot { pages: smallvec::smallvec![first, pid], pending: 0 };
                 self.reverse.set_shared(loc.zone, slot, shared);
             }
             SlotEntry::Shared => {
