@@ -79,17 +79,77 @@ pub struct SchemeSpec {
     pub name: &'static str,
     pub scheme: &'static str,
     pub small_chips_per_channel: u32,
+    /// Every superblock, GC's too, this many chips a channel wide; 0: the scheme's widths.
+    pub all_chips_per_channel: u32,
 }
 
+/// Not 004's: what PLAN-Pred could reach with a perfect predictor. Each job's data in its own
+/// superblocks (multi-stream: the job is all there is to know of a uniform file's lifetimes)
+/// and every superblock 1/4 or 1/8 wide, GC's too (PLAN keeps GC's full width).
+pub const BOUNDS: [SchemeSpec; 2] = [
+    SchemeSpec {
+        name: "multi-stream, all 1/4",
+        scheme: "multi-stream",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 2,
+    },
+    SchemeSpec {
+        name: "multi-stream, all 1/8",
+        scheme: "multi-stream",
+        small_chips_per_channel: 1,
+        all_chips_per_channel: 1,
+    },
+];
+
 pub const SCHEMES: [SchemeSpec; 8] = [
-    SchemeSpec { name: "plain", scheme: "plain", small_chips_per_channel: 2 },
-    SchemeSpec { name: "partial GC", scheme: "partial-gc", small_chips_per_channel: 2 },
-    SchemeSpec { name: "multi-stream", scheme: "multi-stream", small_chips_per_channel: 2 },
-    SchemeSpec { name: "AutoStream", scheme: "autostream", small_chips_per_channel: 2 },
-    SchemeSpec { name: "PLAN-NoPred-1/4", scheme: "plan-nopred", small_chips_per_channel: 2 },
-    SchemeSpec { name: "PLAN-NoPred-1/8", scheme: "plan-nopred", small_chips_per_channel: 1 },
-    SchemeSpec { name: "PLAN-Pred-1/4", scheme: "plan-pred", small_chips_per_channel: 2 },
-    SchemeSpec { name: "PLAN-Pred-1/8", scheme: "plan-pred", small_chips_per_channel: 1 },
+    SchemeSpec {
+        name: "plain",
+        scheme: "plain",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "partial GC",
+        scheme: "partial-gc",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "multi-stream",
+        scheme: "multi-stream",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "AutoStream",
+        scheme: "autostream",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "PLAN-NoPred-1/4",
+        scheme: "plan-nopred",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "PLAN-NoPred-1/8",
+        scheme: "plan-nopred",
+        small_chips_per_channel: 1,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "PLAN-Pred-1/4",
+        scheme: "plan-pred",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "PLAN-Pred-1/8",
+        scheme: "plan-pred",
+        small_chips_per_channel: 1,
+        all_chips_per_channel: 0,
+    },
 ];
 
 /// What of 004's FEMU the device models beyond its FTL (see `PlanConfig`): the map unit, the
@@ -160,6 +220,8 @@ pub struct PlanReport {
     pub random_map: bool,
     pub time_unit_host_writes: u64,
     pub schemes: Vec<SchemeResult>,
+    /// `BOUNDS`: not 004's schemes; what a perfect predictor could reach.
+    pub bounds: Vec<SchemeResult>,
     pub figure1: Vec<ParallelismResult>,
 }
 
@@ -195,6 +257,9 @@ fn scheme_config(base: &Config, spec: &SchemeSpec) -> Result<Config, flashemu::C
     let mut config = base.clone();
     config.set("plan.scheme", spec.scheme)?;
     config.set("plan.small-chips-per-channel", &spec.small_chips_per_channel.to_string())?;
+    if spec.all_chips_per_channel > 0 {
+        config.set("plan.big-chips-per-channel", &spec.all_chips_per_channel.to_string())?;
+    }
     if spec.scheme == "multi-stream" {
         // Stream 0 for the aging writes, one per job.
         config.set("streams", &(FILE_RATIO.len() + 1).to_string())?;
@@ -314,6 +379,23 @@ fn run_mix(config: Config, mix: &FioMix) -> Result<(Counters, f64), EmuError> {
     Ok((window, throughput))
 }
 
+/// One scheme on a fresh device of `base`: the measured window's figures.
+fn run_scheme(base: &Config, spec: &SchemeSpec, mix: &FioMix) -> Result<SchemeResult, PlanError> {
+    let config = scheme_config(base, spec)
+        .map_err(|source| PlanError::Config { scheme: spec.name.into(), source })?;
+    let (window, _) = run_mix(config, mix)
+        .map_err(|source| PlanError::Emulator { scheme: spec.name.into(), source })?;
+    Ok(SchemeResult {
+        name: spec.name.to_string(),
+        waf: window.programmed_waf().unwrap_or(0.0),
+        ssd_waf: window.waf().unwrap_or(0.0),
+        host_write_bytes: window.host_write_bytes,
+        gc_copied_blocks: window.gc_copied_blocks,
+        block_erases: window.block_erases,
+        victim_valid_mean: window.victim_valid_mean(),
+    })
+}
+
 /// How full the aged device is: cold data first, then the four files, as fractions of the
 /// logical space (004 states neither).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -372,21 +454,15 @@ pub fn run(
     };
     let base = device_config(scale, trigger, model).map_err(config_error("plan preset"))?;
     let mut schemes = Vec::with_capacity(SCHEMES.len());
-    for spec in &SCHEMES {
-        let config = scheme_config(&base, spec).map_err(config_error(spec.name))?;
-        let (window, _) = run_mix(config, &mix)
-            .map_err(|source| PlanError::Emulator { scheme: spec.name.into(), source })?;
-        let result = SchemeResult {
-            name: spec.name.to_string(),
-            waf: window.programmed_waf().unwrap_or(0.0),
-            ssd_waf: window.waf().unwrap_or(0.0),
-            host_write_bytes: window.host_write_bytes,
-            gc_copied_blocks: window.gc_copied_blocks,
-            block_erases: window.block_erases,
-            victim_valid_mean: window.victim_valid_mean(),
-        };
+    let mut bounds = Vec::with_capacity(BOUNDS.len());
+    for (index, spec) in SCHEMES.iter().chain(&BOUNDS).enumerate() {
+        let result = run_scheme(&base, spec, &mix)?;
         on_result(&format!("{}: WAF {:.3}", result.name, result.waf));
-        schemes.push(result);
+        if index < SCHEMES.len() {
+            schemes.push(result)
+        } else {
+            bounds.push(result)
+        }
     }
     let mut figure1 = Vec::with_capacity(FIGURE1_CHIPS.len());
     for chips in FIGURE1_CHIPS {
@@ -415,6 +491,7 @@ pub fn run(
         random_map: mix.random_map,
         time_unit_host_writes: base.plan.map_or(0, |p| p.time_unit),
         schemes,
+        bounds,
         figure1,
     })
 }
@@ -459,7 +536,7 @@ pub fn render_markdown(report: &PlanReport) -> String {
         if report.random_map { "on" } else { "off" }
     );
     let plain = report.schemes.first().map_or(0.0, |s| s.waf);
-    for s in &report.schemes {
+    for s in report.schemes.iter().chain(&report.bounds) {
         let change = if plain > 0.0 { (s.waf / plain - 1.0) * 100.0 } else { 0.0 };
         let valid = s.victim_valid_mean.map_or("-".into(), |v| format!("{:.0}%", v * 100.0));
         out.push_str(&format!(
@@ -564,7 +641,8 @@ mod tests {
         let expected: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
         assert_eq!(names, expected);
         assert!(report.schemes.iter().all(|s| s.waf > 1.0 && s.gc_copied_blocks > 0));
-        assert_eq!(lines.len(), SCHEMES.len() + FIGURE1_CHIPS.len());
+        assert_eq!(lines.len(), SCHEMES.len() + BOUNDS.len() + FIGURE1_CHIPS.len());
+        assert_eq!(report.bounds.len(), BOUNDS.len());
         // 004 Figure 1's trend, as this emulator measures it at this scale: the narrowest
         // superblocks (1/8) copy less than full-width ones on the FIO mix.
         let waf_of = |chips: u32| {
