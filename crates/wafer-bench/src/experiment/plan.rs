@@ -7,12 +7,12 @@
 //! logical space and the four files 50% (70% full; `Fill`, `--cold`, `--files`). Why not fuller:
 //! under 004's FEMU trigger (`PlanGcTrigger::PerChip`) a device whose valid data leaves no chip
 //! 25% free collects every superblock the moment 1/8 of it is stale, so every scheme's WAF is 8
-//! (measured 7.98-8.02 at 80% and 90%) and partial GC, which FEMU runs without that floor,
-//! takes blocks with next to nothing stale (WAF 16 at 90%); 004 reports neither, so its device
-//! was emptier than that. Each file is
-//! laid out sequentially by its job in 256 KiB writes (big requests), then the random phase
-//! writes `WARMUP_FILE_WRITES` times the files' size before the measured window of
-//! `MEASURED_FILE_WRITES` times more: WAF is the window's.
+//! (measured 8.00 from 80% on) and partial GC, which FEMU runs without that floor, takes
+//! blocks with next to nothing stale (WAF 15.8); 004 reports neither, so its device was
+//! emptier than that. Each file is laid out sequentially by its job in 256 KiB writes (big
+//! requests), then the random phase writes `WARMUP_FILE_WRITES` times the files' size before
+//! the measured window of `MEASURED_FILE_WRITES` times more: WAF is the window's. Each job
+//! draws its offsets as FIO does (`fio::FioFile`: its random map by default).
 //!
 //! The device is 004's FEMU as far as its fork's code shows (`DeviceModel`): 16 KiB pages
 //! mapped whole, so a 4 KiB write programs a page, and WAF counted in pages as FEMU counts it
