@@ -13,7 +13,7 @@ mod keys;
 mod plan;
 mod presets;
 pub use cczns::CcznsConfig;
-pub use plan::{PlanConfig, PlanGcTrigger, PlanScheme};
+pub use plan::{PlanConfig, PlanGcTrigger, PlanMapUnit, PlanScheme};
 pub use presets::PRESET_NAMES;
 
 /// Physical layout of the flash.

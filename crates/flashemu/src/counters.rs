@@ -60,6 +60,18 @@ impl Counters {
         }
     }
 
+    /// Flash bytes programmed / flash bytes programmed for host writes: WAF as 004's FEMU
+    /// counts it (`(pages_from_host + pages_from_gc) / pages_from_host`). It leaves out what a
+    /// write smaller than a mapped page adds (a 4 KiB write rewriting a 16 KiB page counts as
+    /// one host page), which `waf` includes. None before any page is programmed for the host.
+    pub fn programmed_waf(&self) -> Option<f64> {
+        if self.flash_host_bytes == 0 {
+            None
+        } else {
+            Some(self.flash_bytes() as f64 / self.flash_host_bytes as f64)
+        }
+    }
+
     /// The counts accumulated since `earlier` (a snapshot of the same device taken before).
     pub fn since(&self, earlier: &Counters) -> Counters {
         let mut hist = [0u64; VALID_RATIO_BUCKETS];

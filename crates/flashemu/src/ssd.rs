@@ -50,7 +50,7 @@ impl Ssd {
         let layout = config.layout();
         let (backend, handles) = match (config.interface, &config.plan) {
             (Interface::Conventional { streams }, Some(plan)) => {
-                (Backend::Plan(Box::new(PlanFtl::new(&config, plan, &layout))), streams)
+                (Backend::Plan(Box::new(PlanFtl::new(&config, plan, &layout)?)), streams)
             }
             (Interface::Conventional { streams }, None) => {
                 (Backend::Ftl(Box::new(Ftl::new(&config, &layout))), streams)
@@ -164,7 +164,13 @@ impl Ssd {
                     plan_now_units(&self.config, self.timing.as_deref(), &self.counters);
                 plan.write(lba, count, handle, now_units, &mut self.counters)?;
                 if let Some(timing) = &mut self.timing {
-                    timing.write(lba, count, &|l| plan.timing_slot_of(l), &self.counters);
+                    let end = lba + count;
+                    timing.write(
+                        lba,
+                        count,
+                        &|l| plan.timing_write_slot_of(l, end),
+                        &self.counters,
+                    );
                 }
                 plan.after_command(&mut self.counters)?;
             }

@@ -10,8 +10,15 @@
 //!   the open superblocks, a = log / data, X = exp(-a (1 - X)), WAF = 1 / (1 - X); greedy comes
 //!   in below it with a finite number of superblocks.
 //!
-//! Geometry: 2 channels x 4 chips x 256 blocks x 16 pages of 4 KiB: a full-width superblock is
-//! 8 blocks, 128 slots; 256 of them, 32768 slots.
+//!
+//! 004's FEMU also keeps every stream's superblock open from the start (`plan.device_streams`):
+//! the idle ones' blocks leave the log, and the model with them out must hold. And it maps
+//! 16 KiB pages whole (`plan.map_unit = page`): uniform 4 KiB writes are then uniform page
+//! writes over a quarter as many units, the model in pages must hold for the page-counted WAF,
+//! and every 4 KiB write programs a page, four times its bytes.
+//!
+//! Geometry: 2 channels x 4 chips x 256 blocks x 16 pages of 4 KiB (or 16 KiB): a full-width
+//! superblock is 8 blocks, 128 pages; 256 of them, 32768 pages.
 #![allow(clippy::unwrap_used)]
 mod common;
 
@@ -31,6 +38,8 @@ fn device(sets: &[(&str, &str)]) -> Ssd {
         ("pages-per-block", "16"),
         ("flash-page-bytes", "4096"),
         ("plan.scheme", "plain"),
+        ("plan.map-unit", "slot"),
+        ("plan.device-streams", "0"),
     ] {
         config.set(key, value).unwrap();
     }
@@ -83,4 +92,42 @@ fn lazy_regime_is_greedy_over_three_quarters_of_the_flash_at_any_width() {
             assert!(waf > model * 0.9, "greedy {waf:.4} implausibly far below {model:.4}");
         }
     }
+}
+
+/// The lazy regime with FEMU's 16 idle stream superblocks open (`plan.device_streams = 16`):
+/// they hold 16 x 128 slots out of the log, and greedy must sit just under the model with the
+/// log that much shorter, above the model without them (idle superblocks cost WAF).
+#[test]
+fn idle_stream_superblocks_shorten_the_log() {
+    // 18 open superblocks are 7% of this small device's blocks (1.8% on 004's 1024 blocks a
+    // chip): more OP so that the logical space fits beside them.
+    let fraction = 0.5;
+    let mut ssd = device(&[("plan.device-streams", "16"), ("op", "0.15")]);
+    let (window, data) = steady_state(&mut ssd, fraction, 4, 4);
+    let waf = window.waf().unwrap();
+    let model = |log: f64| 1.0 / (1.0 - lru_valid_fraction(log / data as f64));
+    // 16 idle superblocks out, and the host's and GC's open ones as before.
+    let (with, without) = (model(0.75 * SLOTS - 16.0 * 128.0 - 128.0), model(0.75 * SLOTS - 128.0));
+    println!("18 open: greedy {waf:.4}, model {with:.4} (2 open: {without:.4})");
+    assert!(waf <= with * 1.01, "greedy {waf:.4} above the model {with:.4}");
+    assert!(waf > with * 0.9, "greedy {waf:.4} implausibly far below {with:.4}");
+    assert!(waf > without, "idle superblocks cost nothing: {waf:.4} <= {without:.4}");
+}
+
+/// 16 KiB pages mapped whole, uniform 4 KiB writes: in pages the model holds as with 4 KiB
+/// pages (a quarter as many units, the same share of the flash), and each write programs one
+/// page, so flash bytes over host bytes are four times the page-counted WAF.
+#[test]
+fn page_map_is_the_model_in_pages_and_four_times_in_bytes() {
+    let sets = [("flash-page-bytes", "16384"), ("plan.map-unit", "page")];
+    let mut ssd = device(&sets);
+    let (window, data) = steady_state(&mut ssd, 0.5, 4, 4);
+    let pages_waf = window.programmed_waf().unwrap();
+    let bytes_waf = window.waf().unwrap();
+    let a = (0.75 * SLOTS - 128.0) / (data as f64 / 4.0);
+    let model = 1.0 / (1.0 - lru_valid_fraction(a));
+    println!("page map: a {a:.4}, model {model:.4}, greedy {pages_waf:.4}, bytes {bytes_waf:.4}");
+    assert!(pages_waf <= model * 1.01, "greedy {pages_waf:.4} above the model {model:.4}");
+    assert!(pages_waf > model * 0.9, "greedy {pages_waf:.4} implausibly far below {model:.4}");
+    assert!((bytes_waf / pages_waf - 4.0).abs() < 1e-9, "{bytes_waf} is not 4 x {pages_waf}");
 }

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use crate::config::{
-    CcznsConfig, Config, FdpIsolation, GcPolicy, Interface, PlanConfig, PlanGcTrigger, PlanScheme,
-    StoreKind,
+    CcznsConfig, Config, FdpIsolation, GcPolicy, Interface, PlanConfig, PlanGcTrigger, PlanMapUnit,
+    PlanScheme, StoreKind,
 };
 use crate::ConfigError;
 
@@ -230,6 +230,12 @@ fn set_plan(config: &mut Config, normalized: &str, value: &str) -> Result<(), Co
         "autostream-streams" => {
             plan.autostream_streams = parse_u32("plan.autostream_streams", value)?;
         }
+        "map-unit" => {
+            plan.map_unit = PlanMapUnit::parse(value).ok_or_else(|| {
+                invalid("plan.map_unit", format!("`{value}` is not slot or page"))
+            })?;
+        }
+        "device-streams" => plan.device_streams = parse_u32("plan.device_streams", value)?,
         "autostream-decay-units" => {
             plan.autostream_decay_units = parse_u64("plan.autostream_decay_units", value)?;
         }

@@ -87,6 +87,33 @@ impl PlanGcTrigger {
     }
 }
 
+/// What one entry of the PLAN FTL's map covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanMapUnit {
+    /// A 4 KiB LBA: writes fill flash pages four slots at a time.
+    Slot,
+    /// A whole flash page, as 004's FEMU maps (its logical page is its 16 KiB flash page:
+    /// `lpn = sector / secs_per_pg`). A write programs every page it touches, all of it: a
+    /// 4 KiB write into a 16 KiB page rewrites the page (the other 12 KiB are the page's
+    /// current data; FEMU keeps data in host DRAM and charges no flash read for it).
+    Page,
+}
+
+impl PlanMapUnit {
+    pub fn name(self) -> &'static str {
+        match self {
+            PlanMapUnit::Slot => "slot",
+            PlanMapUnit::Page => "page",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<PlanMapUnit> {
+        let normalized = text.trim().to_ascii_lowercase();
+        [PlanMapUnit::Slot, PlanMapUnit::Page].into_iter().find(|u| u.name() == normalized)
+    }
+}
+
 /// 004's settings are the defaults (sec. 3, 4).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -122,6 +149,15 @@ pub struct PlanConfig {
     /// Per-chip trigger: background GC skips a victim with less than this fraction of its
     /// slots stale (0.125, FEMU's `pgs_per_line / 8`).
     pub gc_background_min_invalid: f64,
+    /// What a map entry covers (004's FEMU: the 16 KiB page).
+    pub map_unit: PlanMapUnit,
+    /// 004's FEMU `max_streams` (16): when > 0, every scheme opens at start, and keeps open,
+    /// the superblocks FEMU creates for its streams whether written or not: one more host
+    /// superblock than streams (stream 0 is the default) and GC's, or with two widths (PLAN)
+    /// half of that many big and as many small and GC's (FEMU's `ssd_init_write_pointer`).
+    /// 004: "the same number of concurrently opened superblocks" for every scheme. 0: a
+    /// scheme opens only the superblocks it writes.
+    pub device_streams: u32,
 }
 
 /// Bounds that keep the 4-byte predictor state and the open-superblock table small.
@@ -146,6 +182,8 @@ impl Default for PlanConfig {
             gc_background_free: 0.25,
             gc_foreground_free: 0.05,
             gc_background_min_invalid: 0.125,
+            map_unit: PlanMapUnit::Page,
+            device_streams: 16,
         }
     }
 }
@@ -208,6 +246,12 @@ impl PlanConfig {
             return Some((
                 "plan.autostream_streams",
                 format!("{} is not in 1..={STREAMS_MAX}", self.autostream_streams),
+            ));
+        }
+        if self.device_streams > STREAMS_MAX {
+            return Some((
+                "plan.device_streams",
+                format!("{} is not in 0..={STREAMS_MAX}", self.device_streams),
             ));
         }
         if self.autostream_decay_units == 0 {

@@ -95,7 +95,8 @@ pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
 /// 0.0625 and greedy GC, and its ~1024 full-width superblocks, so that the 19 superblocks PLAN
 /// keeps open take about the same 1.2% of the flash as in 004. To fit 8 GiB instead of 256 GiB,
 /// 4 channels (not 8) and 16 pages per block (not 256): 4 x 8 chips x 1024 blocks x 16 pages
-/// of 16 KiB; a big superblock is 32 blocks = 8 MiB. PLAN-Pred-1/4 with 004's settings.
+/// of 16 KiB; a big superblock is 32 blocks = 8 MiB. PLAN-Pred-1/4 with 004's settings and
+/// its FEMU fork's page map and open streams (`PlanConfig` defaults).
 fn plan_preset() -> Config {
     Config {
         geometry: Geometry {

@@ -7,22 +7,34 @@
 //! logical space and the four files 50% (70% full; `Fill`, `--cold`, `--files`). Why not fuller:
 //! under 004's FEMU trigger (`PlanGcTrigger::PerChip`) a device whose valid data leaves no chip
 //! 25% free collects every superblock the moment 1/8 of it is stale, so every scheme's WAF is 8
-//! (measured 7.98-8.02 at 80% and 90%) and partial GC, which FEMU runs without that floor,
-//! takes blocks with next to nothing stale (WAF 16 at 90%); 004 reports neither, so its device
-//! was emptier than that. Each file is
-//! laid out sequentially by its job in 256 KiB writes (big requests), then the random phase
-//! writes `WARMUP_FILE_WRITES` times the files' size before the measured window of
-//! `MEASURED_FILE_WRITES` times more: WAF is the window's.
+//! (measured 8.00 from 80% on) and partial GC, which FEMU runs without that floor, takes
+//! blocks with next to nothing stale (WAF 15.8); 004 reports neither, so its device was
+//! emptier than that. Each file is laid out sequentially by its job in 256 KiB writes (big
+//! requests), then the random phase writes `WARMUP_FILE_WRITES` times the files' size before
+//! the measured window of `MEASURED_FILE_WRITES` times more: WAF is the window's. Each job
+//! draws its offsets as FIO does (`fio::FioFile`: its random map by default).
+//!
+//! The device is 004's FEMU as far as its fork's code shows (`DeviceModel`): 16 KiB pages
+//! mapped whole, so a 4 KiB write programs a page, and WAF counted in pages as FEMU counts it
+//! (`waf`; `ssd_waf` is flash bytes over host bytes); every scheme keeps FEMU's 18 (PLAN: 19)
+//! superblocks open from the start whether it writes them or not. Files start on 1 MiB
+//! boundaries, as partitions do.
 //!
 //! Multi-stream tags each job's writes with its own stream (004: "by the issuing process") and
 //! the aging writes with stream 0. The predictor's clock is the host-write clock with a unit of
 //! 1/1024 of the logical capacity: 004's unit is the second, and a second of 004's FIO writes
 //! is of that order on its 240 GiB device.
 use flashemu::rng::SplitMix64;
-use flashemu::{Config, Counters, EmuError, Placement, PlanGcTrigger, Ssd, StoreKind};
+use flashemu::{
+    Config, Counters, EmuError, Placement, PlanConfig, PlanGcTrigger, PlanMapUnit, Ssd, StoreKind,
+};
 use serde::Serialize;
 
 use super::Scale;
+
+mod fio;
+
+use fio::FioFile;
 
 /// File size ratio of the four FIO jobs (004 sec. 4, after AutoStream).
 pub const FILE_RATIO: [u64; 4] = [1, 10, 30, 64];
@@ -31,6 +43,8 @@ pub const COLD_FRACTION: f64 = 0.2;
 pub const FILES_FRACTION: f64 = 0.5;
 /// Aging and file layout request size: 64 LBAs = 256 KiB, 16 flash pages (a big request).
 const LAYOUT_BLOCKS: u64 = 64;
+/// Files start on 1 MiB boundaries (256 LBAs), as partitions do.
+const FILE_ALIGN_BLOCKS: u64 = 256;
 const WARMUP_FILE_WRITES: f64 = 2.0;
 const MEASURED_FILE_WRITES: f64 = 2.0;
 /// Predictor time unit as a fraction of the logical capacity in host writes.
@@ -39,6 +53,14 @@ const TIME_UNIT_DIVISOR: u64 = 1024;
 pub const FIGURE1_CHIPS: [u32; 4] = [8, 4, 2, 1];
 /// Host commands in flight for Figure 1's throughput: 4 jobs at iodepth 32 (004 sec. 4).
 const QUEUE_DEPTH: u32 = 128;
+/// Chip latencies of 004's FEMU fork (bbssd/ftl.h): read 40 us, program 200 us, erase 2 ms,
+/// and no channel transfer time (its `ch_xfer_lat` is 0).
+const FEMU_TIMING: [(&str, &str); 4] = [
+    ("timing.read-ns", "40000"),
+    ("timing.program-ns", "200000"),
+    ("timing.erase-ns", "2000000"),
+    ("timing.transfer-ns", "0"),
+];
 const SEED: u64 = 0x0000_4F10;
 
 #[derive(Debug, thiserror::Error)]
@@ -57,24 +79,115 @@ pub struct SchemeSpec {
     pub name: &'static str,
     pub scheme: &'static str,
     pub small_chips_per_channel: u32,
+    /// Every superblock, GC's too, this many chips a channel wide; 0: the scheme's widths.
+    pub all_chips_per_channel: u32,
 }
 
-pub const SCHEMES: [SchemeSpec; 8] = [
-    SchemeSpec { name: "plain", scheme: "plain", small_chips_per_channel: 2 },
-    SchemeSpec { name: "partial GC", scheme: "partial-gc", small_chips_per_channel: 2 },
-    SchemeSpec { name: "multi-stream", scheme: "multi-stream", small_chips_per_channel: 2 },
-    SchemeSpec { name: "AutoStream", scheme: "autostream", small_chips_per_channel: 2 },
-    SchemeSpec { name: "PLAN-NoPred-1/4", scheme: "plan-nopred", small_chips_per_channel: 2 },
-    SchemeSpec { name: "PLAN-NoPred-1/8", scheme: "plan-nopred", small_chips_per_channel: 1 },
-    SchemeSpec { name: "PLAN-Pred-1/4", scheme: "plan-pred", small_chips_per_channel: 2 },
-    SchemeSpec { name: "PLAN-Pred-1/8", scheme: "plan-pred", small_chips_per_channel: 1 },
+/// Not 004's: what PLAN-Pred could reach with a perfect predictor. Each job's data in its own
+/// superblocks (multi-stream: the job is all there is to know of a uniform file's lifetimes)
+/// and every superblock 1/4 or 1/8 wide, GC's too (PLAN keeps GC's full width).
+pub const BOUNDS: [SchemeSpec; 2] = [
+    SchemeSpec {
+        name: "multi-stream, all 1/4",
+        scheme: "multi-stream",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 2,
+    },
+    SchemeSpec {
+        name: "multi-stream, all 1/8",
+        scheme: "multi-stream",
+        small_chips_per_channel: 1,
+        all_chips_per_channel: 1,
+    },
 ];
+
+pub const SCHEMES: [SchemeSpec; 8] = [
+    SchemeSpec {
+        name: "plain",
+        scheme: "plain",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "partial GC",
+        scheme: "partial-gc",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "multi-stream",
+        scheme: "multi-stream",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "AutoStream",
+        scheme: "autostream",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "PLAN-NoPred-1/4",
+        scheme: "plan-nopred",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "PLAN-NoPred-1/8",
+        scheme: "plan-nopred",
+        small_chips_per_channel: 1,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "PLAN-Pred-1/4",
+        scheme: "plan-pred",
+        small_chips_per_channel: 2,
+        all_chips_per_channel: 0,
+    },
+    SchemeSpec {
+        name: "PLAN-Pred-1/8",
+        scheme: "plan-pred",
+        small_chips_per_channel: 1,
+        all_chips_per_channel: 0,
+    },
+];
+
+/// What of 004's FEMU the device models beyond its FTL (see `PlanConfig`): the map unit, the
+/// streams whose superblocks are open from the start, and whether the geometry is 004 Table 1
+/// itself instead of the scale's.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct DeviceModel {
+    pub map_unit: PlanMapUnit,
+    pub device_streams: u32,
+    /// 004 Table 1 unscaled: 8 channels x 8 chips x 1024 blocks x 256 pages of 16 KiB
+    /// (256 GiB; superblocks of 004's size in pages). Ignores the scale's geometry.
+    pub table1_geometry: bool,
+}
+
+impl Default for DeviceModel {
+    /// 004's FEMU: pages mapped whole, 16 streams; the scale's geometry.
+    fn default() -> DeviceModel {
+        let plan = PlanConfig::default();
+        DeviceModel {
+            map_unit: plan.map_unit,
+            device_streams: plan.device_streams,
+            table1_geometry: false,
+        }
+    }
+}
+
+/// 004 Table 1 on the `plan` preset (which has its 8 chips a channel, 1024 blocks a chip,
+/// 16 KiB pages and OP 0.0625 already).
+const TABLE1_GEOMETRY: [(&str, &str); 2] = [("channels", "8"), ("pages-per-block", "256")];
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SchemeResult {
     pub name: String,
-    /// SSD WAF of the measured window.
+    /// WAF of the measured window as 004's FEMU counts it: flash pages programmed over pages
+    /// programmed for the host.
     pub waf: f64,
+    /// Flash bytes over host bytes: above `waf` by what sub-page writes rewrite.
+    pub ssd_waf: f64,
     pub host_write_bytes: u64,
     pub gc_copied_blocks: u64,
     pub block_erases: u64,
@@ -86,7 +199,9 @@ pub struct SchemeResult {
 pub struct ParallelismResult {
     pub chips_per_channel: u32,
     pub parallelism: String,
+    /// As `SchemeResult::waf` and `ssd_waf`.
     pub waf: f64,
+    pub ssd_waf: f64,
     /// Device-time throughput of the measured window, reads and writes, MB/s.
     pub throughput_mb_s: f64,
 }
@@ -99,9 +214,14 @@ pub struct PlanReport {
     pub logical_bytes: u64,
     /// `per-chip` (004's FEMU) or `on-demand`.
     pub gc_trigger: &'static str,
+    pub model: DeviceModel,
     pub fill: Fill,
+    /// FIO's random map (every block once a pass) or independent draws.
+    pub random_map: bool,
     pub time_unit_host_writes: u64,
     pub schemes: Vec<SchemeResult>,
+    /// `BOUNDS`: not 004's schemes; what a perfect predictor could reach.
+    pub bounds: Vec<SchemeResult>,
     pub figure1: Vec<ParallelismResult>,
 }
 
@@ -110,10 +230,12 @@ pub struct PlanReport {
 pub fn device_config(
     scale: Scale,
     trigger: PlanGcTrigger,
+    model: DeviceModel,
 ) -> Result<Config, flashemu::ConfigError> {
     let mut config = Config::preset("plan")?;
     config.store = StoreKind::None;
     let overrides: &[(&str, &str)] = match scale {
+        _ if model.table1_geometry => &TABLE1_GEOMETRY,
         Scale::Tiny => &[("channels", "2"), ("blocks-per-chip", "512"), ("pages-per-block", "2")],
         Scale::Demo => &[("pages-per-block", "4")],
         Scale::Small => &[("pages-per-block", "8")],
@@ -125,6 +247,8 @@ pub fn device_config(
     let unit = (config.layout().logical_blocks / TIME_UNIT_DIVISOR).max(1);
     config.set("plan.time-unit", &unit.to_string())?;
     config.set("plan.gc-trigger", trigger.name())?;
+    config.set("plan.map-unit", model.map_unit.name())?;
+    config.set("plan.device-streams", &model.device_streams.to_string())?;
     config.validate()?;
     Ok(config)
 }
@@ -133,6 +257,9 @@ fn scheme_config(base: &Config, spec: &SchemeSpec) -> Result<Config, flashemu::C
     let mut config = base.clone();
     config.set("plan.scheme", spec.scheme)?;
     config.set("plan.small-chips-per-channel", &spec.small_chips_per_channel.to_string())?;
+    if spec.all_chips_per_channel > 0 {
+        config.set("plan.big-chips-per-channel", &spec.all_chips_per_channel.to_string())?;
+    }
     if spec.scheme == "multi-stream" {
         // Stream 0 for the aging writes, one per job.
         config.set("streams", &(FILE_RATIO.len() + 1).to_string())?;
@@ -143,7 +270,8 @@ fn scheme_config(base: &Config, spec: &SchemeSpec) -> Result<Config, flashemu::C
 
 /// Figure 1's device: the plain scheme (one open host superblock, greedy by superblock) with
 /// every superblock, GC's too, `chips` per channel wide, as 004's FEMU sets its default
-/// width; same GC trigger as the schemes; timed by the chip model at 004's queue depth.
+/// width; same GC trigger as the schemes; timed by the chip model with FEMU's latencies at
+/// 004's queue depth.
 fn parallelism_config(base: &Config, chips: u32) -> Result<Config, flashemu::ConfigError> {
     let mut config = base.clone();
     config.set("plan.scheme", "plain")?;
@@ -151,6 +279,9 @@ fn parallelism_config(base: &Config, chips: u32) -> Result<Config, flashemu::Con
     config.set("plan.small-chips-per-channel", &chips.to_string())?;
     config.set("timing", "chips")?;
     config.set("queue-depth", &QUEUE_DEPTH.to_string())?;
+    for (key, value) in FEMU_TIMING {
+        config.set(key, value)?;
+    }
     config.validate()?;
     Ok(config)
 }
@@ -159,13 +290,14 @@ fn parallelism_config(base: &Config, chips: u32) -> Result<Config, flashemu::Con
 fn files(logical_blocks: u64, fill: &Fill) -> Vec<(u64, u64)> {
     let total: u64 = FILE_RATIO.iter().sum();
     let files_blocks = (logical_blocks as f64 * fill.files_fraction) as u64;
-    let mut start = (logical_blocks as f64 * fill.cold_fraction) as u64;
+    let align = |lba: u64| lba.div_ceil(FILE_ALIGN_BLOCKS) * FILE_ALIGN_BLOCKS;
+    let mut start = align((logical_blocks as f64 * fill.cold_fraction) as u64);
     FILE_RATIO
         .iter()
         .map(|&share| {
             let blocks = (files_blocks * share / total).max(1);
             let file = (start, blocks);
-            start += blocks;
+            start = align(start + blocks);
             file
         })
         .collect()
@@ -197,10 +329,11 @@ fn write_sequential(
     Ok(())
 }
 
-/// The random phase: `writes` host writes and as many reads, jobs drawn at equal rates.
+/// The random phase: `writes` host writes and as many reads, jobs drawn at equal rates, each
+/// job's offsets as FIO draws them (`FioFile`).
 fn fio_mix(
     ssd: &mut Ssd,
-    files: &[(u64, u64)],
+    files: &mut [FioFile],
     writes: u64,
     rng: &mut SplitMix64,
 ) -> Result<(), EmuError> {
@@ -213,9 +346,9 @@ fn fio_mix(
             break;
         }
         let job = rng.below(files.len() as u64) as usize;
-        let (start, blocks) = files[job];
-        let lba = start + rng.below(blocks);
-        if rng.below(2) == 0 {
+        let read = rng.below(2) == 0;
+        let lba = files[job].next_lba(rng);
+        if read {
             ssd.read(lba, &mut buf)?;
         } else {
             ssd.write(lba, 1, None, Placement::Stream(job as u16 + 1))?;
@@ -227,22 +360,42 @@ fn fio_mix(
 
 /// Ages a fresh device, warms it up and returns the measured window's counters and device
 /// throughput (MB/s, 0 without timing).
-fn run_mix(config: Config, fill: &Fill) -> Result<(Counters, f64), EmuError> {
+fn run_mix(config: Config, mix: &FioMix) -> Result<(Counters, f64), EmuError> {
     let mut ssd = Ssd::new(config)?;
-    let files = files(ssd.logical_blocks(), fill);
+    let files = files(ssd.logical_blocks(), &mix.fill);
     age(&mut ssd, &files)?;
     let file_blocks: u64 = files.iter().map(|f| f.1).sum();
+    let mut jobs: Vec<FioFile> =
+        files.iter().map(|&(start, blocks)| FioFile::new(start, blocks, mix.random_map)).collect();
     let mut rng = SplitMix64::new(SEED);
-    fio_mix(&mut ssd, &files, (file_blocks as f64 * WARMUP_FILE_WRITES) as u64, &mut rng)?;
+    let warmup = (file_blocks as f64 * WARMUP_FILE_WRITES) as u64;
+    fio_mix(&mut ssd, &mut jobs, warmup, &mut rng)?;
     let before = ssd.counters();
     ssd.restart_timing_window();
-    fio_mix(&mut ssd, &files, (file_blocks as f64 * MEASURED_FILE_WRITES) as u64, &mut rng)?;
+    let measured = (file_blocks as f64 * MEASURED_FILE_WRITES) as u64;
+    fio_mix(&mut ssd, &mut jobs, measured, &mut rng)?;
     let window = ssd.counters().since(&before);
     let throughput = ssd.timing_report().map_or(0.0, |t| t.bytes_per_s / 1e6);
     Ok((window, throughput))
 }
 
-/// Runs every scheme and Figure 1; `on_result` sees each line as it finishes.
+/// One scheme on a fresh device of `base`: the measured window's figures.
+fn run_scheme(base: &Config, spec: &SchemeSpec, mix: &FioMix) -> Result<SchemeResult, PlanError> {
+    let config = scheme_config(base, spec)
+        .map_err(|source| PlanError::Config { scheme: spec.name.into(), source })?;
+    let (window, _) = run_mix(config, mix)
+        .map_err(|source| PlanError::Emulator { scheme: spec.name.into(), source })?;
+    Ok(SchemeResult {
+        name: spec.name.to_string(),
+        waf: window.programmed_waf().unwrap_or(0.0),
+        ssd_waf: window.waf().unwrap_or(0.0),
+        host_write_bytes: window.host_write_bytes,
+        gc_copied_blocks: window.gc_copied_blocks,
+        block_erases: window.block_erases,
+        victim_valid_mean: window.victim_valid_mean(),
+    })
+}
+
 /// How full the aged device is: cold data first, then the four files, as fractions of the
 /// logical space (004 states neither).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -269,71 +422,91 @@ impl Fill {
     }
 }
 
+/// The FIO mix's settings 004 leaves open or FIO decides: the aging fill, and whether the
+/// jobs draw offsets with FIO's default random map (every block once a pass) or
+/// independently (`norandommap`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct FioMix {
+    pub fill: Fill,
+    pub random_map: bool,
+}
+
+impl Default for FioMix {
+    fn default() -> FioMix {
+        FioMix { fill: Fill::default(), random_map: true }
+    }
+}
+
+/// Runs every scheme and Figure 1; `on_result` sees each line as it finishes.
 pub fn run(
     scale: Scale,
     trigger: PlanGcTrigger,
-    fill: Fill,
+    model: DeviceModel,
+    mix: FioMix,
     on_result: &mut dyn FnMut(&str),
 ) -> Result<PlanReport, PlanError> {
-    if let Some(reason) = fill.problem() {
+    if let Some(reason) = mix.fill.problem() {
         return Err(PlanError::Fill(reason));
     }
     let config_error = |scheme: &str| {
         let scheme = scheme.to_string();
         move |source| PlanError::Config { scheme: scheme.clone(), source }
     };
-    let base = device_config(scale, trigger).map_err(config_error("plan preset"))?;
+    let base = device_config(scale, trigger, model).map_err(config_error("plan preset"))?;
     let mut schemes = Vec::with_capacity(SCHEMES.len());
-    for spec in &SCHEMES {
-        let config = scheme_config(&base, spec).map_err(config_error(spec.name))?;
-        let (window, _) = run_mix(config, &fill)
-            .map_err(|source| PlanError::Emulator { scheme: spec.name.into(), source })?;
-        let result = SchemeResult {
-            name: spec.name.to_string(),
-            waf: window.waf().unwrap_or(0.0),
-            host_write_bytes: window.host_write_bytes,
-            gc_copied_blocks: window.gc_copied_blocks,
-            block_erases: window.block_erases,
-            victim_valid_mean: window.victim_valid_mean(),
-        };
+    let mut bounds = Vec::with_capacity(BOUNDS.len());
+    for (index, spec) in SCHEMES.iter().chain(&BOUNDS).enumerate() {
+        let result = run_scheme(&base, spec, &mix)?;
         on_result(&format!("{}: WAF {:.3}", result.name, result.waf));
-        schemes.push(result);
+        if index < SCHEMES.len() {
+            schemes.push(result)
+        } else {
+            bounds.push(result)
+        }
     }
     let mut figure1 = Vec::with_capacity(FIGURE1_CHIPS.len());
     for chips in FIGURE1_CHIPS {
         let label = parallelism_label(chips, base.geometry.chips_per_channel);
         let config = parallelism_config(&base, chips).map_err(config_error(&label))?;
-        let (window, throughput_mb_s) = run_mix(config, &fill)
+        let (window, throughput_mb_s) = run_mix(config, &mix)
             .map_err(|source| PlanError::Emulator { scheme: label.clone(), source })?;
-        let waf = window.waf().unwrap_or(0.0);
+        let waf = window.programmed_waf().unwrap_or(0.0);
         on_result(&format!("Figure 1, {label}: WAF {waf:.3}, {throughput_mb_s:.1} MB/s"));
         figure1.push(ParallelismResult {
             chips_per_channel: chips,
             parallelism: label,
             waf,
+            ssd_waf: window.waf().unwrap_or(0.0),
             throughput_mb_s,
         });
     }
-    let g = base.geometry;
     Ok(PlanReport {
         experiment: "plan",
-        scale: scale.name(),
-        device: format!(
-            "{} channels x {} chips x {} blocks x {} pages of {} KiB, OP {}",
-            g.channels,
-            g.chips_per_channel,
-            g.blocks_per_chip,
-            g.pages_per_block,
-            g.flash_page_bytes / 1024,
-            base.op
-        ),
+        scale: if model.table1_geometry { "table1" } else { scale.name() },
+        device: device_label(&base),
         logical_bytes: base.layout().logical_blocks * flashemu::LBA_BYTES,
         gc_trigger: trigger.name(),
-        fill,
+        model,
+        fill: mix.fill,
+        random_map: mix.random_map,
         time_unit_host_writes: base.plan.map_or(0, |p| p.time_unit),
         schemes,
+        bounds,
         figure1,
     })
+}
+
+fn device_label(config: &Config) -> String {
+    let g = config.geometry;
+    format!(
+        "{} channels x {} chips x {} blocks x {} pages of {} KiB, OP {}",
+        g.channels,
+        g.chips_per_channel,
+        g.blocks_per_chip,
+        g.pages_per_block,
+        g.flash_page_bytes / 1024,
+        config.op
+    )
 }
 
 fn parallelism_label(chips: u32, chips_per_channel: u32) -> String {
@@ -348,28 +521,37 @@ fn parallelism_label(chips: u32, chips_per_channel: u32) -> String {
 /// Figure 1's rows.
 pub fn render_markdown(report: &PlanReport) -> String {
     let mut out = format!(
-        "004 FIO mix, scale {} ({}; {:.2} GiB logical); GC trigger {}; aged with {:.0}% cold \
-         data and {:.0}% files\n\n| scheme | WAF | vs plain | victims' valid |\n|---|---:|---:|---:|\n",
+        "004 FIO mix, scale {} ({}; {:.2} GiB logical); GC trigger {}; map unit {}, {} device \
+         streams; aged with {:.0}% cold data and {:.0}% files; FIO random map {}\n\n\
+         | scheme | WAF (pages) | vs plain | SSD WAF (bytes) | victims' valid |\n\
+         |---|---:|---:|---:|---:|\n",
         report.scale,
         report.device,
         report.logical_bytes as f64 / (1u64 << 30) as f64,
         report.gc_trigger,
+        report.model.map_unit.name(),
+        report.model.device_streams,
         report.fill.cold_fraction * 100.0,
-        report.fill.files_fraction * 100.0
+        report.fill.files_fraction * 100.0,
+        if report.random_map { "on" } else { "off" }
     );
     let plain = report.schemes.first().map_or(0.0, |s| s.waf);
-    for s in &report.schemes {
+    for s in report.schemes.iter().chain(&report.bounds) {
         let change = if plain > 0.0 { (s.waf / plain - 1.0) * 100.0 } else { 0.0 };
         let valid = s.victim_valid_mean.map_or("-".into(), |v| format!("{:.0}%", v * 100.0));
-        out.push_str(&format!("| {} | {:.3} | {change:+.0}% | {valid} |\n", s.name, s.waf));
+        out.push_str(&format!(
+            "| {} | {:.3} | {change:+.0}% | {:.3} | {valid} |\n",
+            s.name, s.waf, s.ssd_waf
+        ));
     }
     out.push_str(
-        "\n| parallelism (chips per channel) | WAF | throughput MB/s |\n|---|---:|---:|\n",
+        "\n| parallelism (chips per channel) | WAF (pages) | SSD WAF (bytes) | throughput MB/s \
+         |\n|---|---:|---:|---:|\n",
     );
     for f in &report.figure1 {
         out.push_str(&format!(
-            "| {} ({}) | {:.3} | {:.1} |\n",
-            f.parallelism, f.chips_per_channel, f.waf, f.throughput_mb_s
+            "| {} ({}) | {:.3} | {:.3} | {:.1} |\n",
+            f.parallelism, f.chips_per_channel, f.waf, f.ssd_waf, f.throughput_mb_s
         ));
     }
     out
@@ -449,15 +631,18 @@ mod tests {
     #[test]
     fn tiny_run_reports_every_scheme_and_figure1() {
         let mut lines = Vec::new();
-        let report = run(Scale::Tiny, PlanGcTrigger::PerChip, Fill::default(), &mut |line| {
-            lines.push(line.to_string())
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
+        let model = DeviceModel::default();
+        let report =
+            run(Scale::Tiny, PlanGcTrigger::PerChip, model, FioMix::default(), &mut |line| {
+                lines.push(line.to_string())
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
         let names: Vec<&str> = report.schemes.iter().map(|s| s.name.as_str()).collect();
         let expected: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
         assert_eq!(names, expected);
         assert!(report.schemes.iter().all(|s| s.waf > 1.0 && s.gc_copied_blocks > 0));
-        assert_eq!(lines.len(), SCHEMES.len() + FIGURE1_CHIPS.len());
+        assert_eq!(lines.len(), SCHEMES.len() + BOUNDS.len() + FIGURE1_CHIPS.len());
+        assert_eq!(report.bounds.len(), BOUNDS.len());
         // 004 Figure 1's trend, as this emulator measures it at this scale: the narrowest
         // superblocks (1/8) copy less than full-width ones on the FIO mix.
         let waf_of = |chips: u32| {

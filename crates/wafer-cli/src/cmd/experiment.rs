@@ -181,6 +181,22 @@ struct PlanArgs {
     /// Aging: the four files' total, as a fraction of the logical space.
     #[arg(long, default_value_t = plan::FILES_FRACTION)]
     files: f64,
+    /// What a map entry covers: page (004's FEMU: a 4 KiB write programs its 16 KiB page
+    /// whole) or slot (4 KiB).
+    #[arg(long, default_value = "page")]
+    map_unit: String,
+    /// 004's FEMU max_streams: every scheme keeps that many streams' superblocks (18, PLAN 19)
+    /// open from the start; 0 opens only those a scheme writes.
+    #[arg(long, default_value_t = 16)]
+    device_streams: u32,
+    /// 004 Table 1's geometry unscaled (8 channels x 8 chips x 1024 blocks x 256 pages of
+    /// 16 KiB, 256 GiB) instead of the scale's; the scale still names the run. Tens of minutes.
+    #[arg(long)]
+    table1_geometry: bool,
+    /// Draw each job's offsets independently (FIO's norandommap) instead of FIO's default
+    /// random map, which covers every block of a file once a pass.
+    #[arg(long)]
+    norandommap: bool,
 }
 
 #[derive(Debug, Args)]
@@ -466,11 +482,19 @@ fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
         CliError(format!("--gc-trigger {}: not per-chip or on-demand", args.gc_trigger))
     })?;
     let fill = plan::Fill { cold_fraction: args.cold, files_fraction: args.files };
+    let mix = plan::FioMix { fill, random_map: !args.norandommap };
+    let map_unit = flashemu::PlanMapUnit::parse(&args.map_unit)
+        .ok_or_else(|| CliError(format!("--map-unit {}: not page or slot", args.map_unit)))?;
+    let model = plan::DeviceModel {
+        map_unit,
+        device_streams: args.device_streams,
+        table1_geometry: args.table1_geometry,
+    };
     run_paper(
         "plan",
         &args.scale,
         &args.out,
-        |scale, on_line| Ok(plan::run(scale, trigger, fill, on_line)?),
+        |scale, on_line| Ok(plan::run(scale, trigger, model, mix, on_line)?),
         plan::render_markdown,
         plan::write_figures,
     )

@@ -59,7 +59,7 @@ impl PlanFtl {
     /// Forms a group of `chips_per_channel` chips in every channel from free blocks: big takes
     /// every chip; small the next chip group in turn. A chip without a free block (partial GC
     /// frees blocks unevenly) is replaced by the chip of the same channel with the most.
-    fn open_group(&mut self, chips_per_channel: u32) -> Result<u32, EmuError> {
+    pub(super) fn open_group(&mut self, chips_per_channel: u32) -> Result<u32, EmuError> {
         let width = self.channels * chips_per_channel;
         if self.free_blocks < u64::from(width) {
             return Err(EmuError::NoSpace);
@@ -310,7 +310,8 @@ impl PlanFtl {
         if (open.next_offset + 1) & self.page_mask == 0 {
             counters.flash_gc_bytes += self.flash_page_bytes;
         }
-        counters.gc_copied_blocks += 1;
+        // In 4 KiB blocks, as the counter is named: a page-sized slot is several.
+        counters.gc_copied_blocks += 1 << self.lba_shift;
         self.clock += 1;
         slot
     }

@@ -9,14 +9,16 @@
 //! valid ratio, so small and big superblocks compete fairly), except under partial GC, whose
 //! victims are single blocks and whose groups dissolve as their blocks are erased.
 //!
-//! Physical slot `s` is in block `s / slots_per_block`; block `b` is on chip
-//! `b / blocks_per_chip`, chip-major as `Ssd::block_erase_counts` numbers them.
+//! A "slot" below is the map's unit (`plan.map_unit`): a 4 KiB LBA, or a whole flash page as
+//! 004's FEMU maps, when a write programs every page it touches whole. Physical slot `s` is in
+//! block `s / slots_per_block`; block `b` is on chip `b / blocks_per_chip`, chip-major as
+//! `Ssd::block_erase_counts` numbers them.
 use std::collections::VecDeque;
 
 use super::buckets::ValidBuckets;
 use super::valid_bits::ValidBits;
 use super::{SuperblockState, UNMAPPED};
-use crate::config::{Config, PlanConfig, PlanGcTrigger, PlanScheme};
+use crate::config::{Config, PlanConfig, PlanGcTrigger, PlanMapUnit, PlanScheme};
 use crate::layout::Layout;
 use crate::{Counters, EmuError};
 
@@ -67,18 +69,99 @@ fn background_free_blocks(plan: &PlanConfig, blocks_per_chip: u32) -> usize {
     (plan.gc_background_free * f64::from(blocks_per_chip)) as usize
 }
 
-/// Open host superblocks (big, small) a scheme keeps.
+/// Open host superblocks (big, small) a scheme keeps: those it writes, or with
+/// `plan.device_streams` at least FEMU's per-stream set (see `PlanConfig::device_streams`).
 fn host_points(config: &Config, plan: &PlanConfig) -> (u32, u32) {
     let streams = match config.interface {
         crate::Interface::Conventional { streams } => streams,
         _ => 1,
     };
-    match plan.scheme {
+    let used = match plan.scheme {
         PlanScheme::Plain | PlanScheme::PartialGc => (1, 0),
         PlanScheme::MultiStream => (streams, 0),
         PlanScheme::AutoStream => (plan.autostream_streams, 0),
         PlanScheme::PlanNoPred => (1, 1),
         PlanScheme::PlanPred => (1 + plan.lifetime_classes, 1 + plan.lifetime_classes),
+    };
+    if plan.device_streams == 0 {
+        return used;
+    }
+    // FEMU: stream 0 (default) and one per stream; with two widths, even streams small and
+    // odd ones big, so half of `device_streams + 2` each.
+    let femu = if plan.scheme.flexible() {
+        (plan.device_streams / 2 + 1, plan.device_streams / 2 + 1)
+    } else {
+        (plan.device_streams + 1, 0)
+    };
+    (used.0.max(femu.0), used.1.max(femu.1))
+}
+
+/// The open points, none formed yet: host points big then small (see `point_of`), GC's last.
+fn open_points(config: &Config, plan: &PlanConfig) -> Vec<OpenPoint> {
+    let big_chips = plan.big_chips(config.geometry.chips_per_channel);
+    let point =
+        |chips_per_channel| OpenPoint { group: NONE, next_offset: u32::MAX, chips_per_channel };
+    let (big_points, small_points) = host_points(config, plan);
+    let mut open = Vec::with_capacity((big_points + small_points + 1) as usize);
+    open.extend((0..big_points).map(|_| point(big_chips)));
+    open.extend((0..small_points).map(|_| point(plan.small_chips_per_channel)));
+    open.push(point(big_chips));
+    open
+}
+
+/// The sealed-group bucket sets by width and chip group (big, small), and under partial GC the
+/// sealed-block sets, one per chip (see `PlanFtl::big_buckets`).
+type BucketSets = (Vec<ValidBuckets>, Vec<ValidBuckets>, Option<Vec<ValidBuckets>>);
+
+fn bucket_sets(
+    plan: &PlanConfig,
+    geometry: &crate::Geometry,
+    slots_per_block: u32,
+    groups: usize,
+) -> BucketSets {
+    let g = geometry;
+    // One set per aligned chip group of a width, holding groups of that width's slots.
+    let sets = |chips_per_group: u32| -> Vec<ValidBuckets> {
+        let group_slots = g.channels * chips_per_group * slots_per_block;
+        (0..g.chips_per_channel / chips_per_group)
+            .map(|_| ValidBuckets::new(group_slots, groups as u32))
+            .collect()
+    };
+    let chips = g.channels * g.chips_per_channel;
+    let per_chip = (plan.scheme == PlanScheme::PartialGc).then(|| {
+        (0..chips).map(|_| ValidBuckets::new(slots_per_block, g.blocks_per_chip)).collect()
+    });
+    (sets(plan.big_chips(g.chips_per_channel)), sets(plan.small_chips_per_channel), per_chip)
+}
+
+/// The map's unit against the 4 KiB LBA and the flash (`PlanConfig::map_unit`).
+struct MapUnits {
+    /// log2 of LBAs per slot.
+    lba_shift: u32,
+    slots_per_page: u32,
+    slots_per_block: u32,
+    physical_slots: u64,
+    logical_slots: u64,
+}
+
+impl MapUnits {
+    fn of(plan: &PlanConfig, pages_per_block: u32, layout: &Layout) -> MapUnits {
+        let lbas_per_page = layout.slots_per_page;
+        assert!(lbas_per_page.is_power_of_two());
+        let lba_shift = match plan.map_unit {
+            PlanMapUnit::Slot => 0,
+            PlanMapUnit::Page => lbas_per_page.trailing_zeros(),
+        };
+        let slots_per_page = lbas_per_page >> lba_shift;
+        let physical_slots = layout.physical_slots >> lba_shift;
+        assert!(physical_slots < u64::from(UNMAPPED));
+        MapUnits {
+            lba_shift,
+            slots_per_page,
+            slots_per_block: pages_per_block * slots_per_page,
+            physical_slots,
+            logical_slots: layout.logical_blocks.div_ceil(1 << lba_shift),
+        }
     }
 }
 
@@ -90,11 +173,16 @@ pub(crate) struct PlanFtl {
     /// Chips per channel of a big superblock (and GC's).
     big_chips: u32,
     blocks_per_chip: u32,
+    pages_per_block: u32,
     slots_per_block: u32,
-    /// slots_per_page - 1.
+    /// Slots (map units) per flash page - 1: 0 when the map unit is the page.
     page_mask: u32,
+    /// 4 KiB LBAs per slot, as a shift: 0, or log2(LBAs per flash page) for `PlanMapUnit::Page`.
+    lba_shift: u32,
+    /// 4 KiB LBAs per flash page.
+    lbas_per_page: u32,
     flash_page_bytes: u64,
-    /// 4 KiB LBAs per predictor chunk (a power of two) as a shift.
+    /// Slots per predictor chunk (a power of two) as a shift.
     chunk_shift: u32,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
@@ -140,45 +228,48 @@ pub(crate) struct PlanFtl {
 }
 
 impl PlanFtl {
-    pub(crate) fn new(config: &Config, plan: &PlanConfig, layout: &Layout) -> PlanFtl {
+    /// The FTL with every open superblock `plan.device_streams` asks for already formed.
+    pub(crate) fn new(
+        config: &Config,
+        plan: &PlanConfig,
+        layout: &Layout,
+    ) -> Result<PlanFtl, EmuError> {
         let g = &config.geometry;
-        let chips = (g.channels * g.chips_per_channel) as usize;
-        let blocks = chips * g.blocks_per_chip as usize;
-        let slots_per_block = g.pages_per_block * layout.slots_per_page;
-        assert_eq!(blocks as u64 * u64::from(slots_per_block), layout.physical_slots);
-        assert!(layout.physical_slots < u64::from(UNMAPPED));
+        let blocks = (g.channels * g.chips_per_channel * g.blocks_per_chip) as usize;
+        let MapUnits { lba_shift, slots_per_page, slots_per_block, physical_slots, logical_slots } =
+            MapUnits::of(plan, g.pages_per_block, layout);
+        assert_eq!(blocks as u64 * u64::from(slots_per_block), physical_slots);
         let big_chips = plan.big_chips(g.chips_per_channel);
         let big_blocks = g.channels * big_chips;
         let small_blocks = g.channels * plan.small_chips_per_channel;
         let groups = (blocks as u32 / small_blocks.min(big_blocks)) as usize;
-        let (big_points, small_points) = host_points(config, plan);
-        let mut open = Vec::new();
-        open.extend((0..big_points).map(|_| Self::point(big_chips)));
-        open.extend((0..small_points).map(|_| Self::point(plan.small_chips_per_channel)));
-        open.push(Self::point(big_chips));
-        let chunk_lbas = plan.chunk_pages * layout.slots_per_page;
-        let chunks = layout.logical_blocks.div_ceil(u64::from(chunk_lbas)) as usize;
-        let free_by_chip = (0..chips as u32)
-            .map(|chip| (chip * g.blocks_per_chip..(chip + 1) * g.blocks_per_chip).collect())
-            .collect();
-        PlanFtl {
+        let (big_buckets, small_buckets, block_buckets) =
+            bucket_sets(plan, g, slots_per_block, groups);
+        let chunk_slots = plan.chunk_pages * slots_per_page;
+        let chunks = logical_slots.div_ceil(u64::from(chunk_slots)) as usize;
+        let mut ftl = PlanFtl {
             plan: *plan,
             channels: g.channels,
             chips_per_channel: g.chips_per_channel,
             big_chips,
             blocks_per_chip: g.blocks_per_chip,
+            pages_per_block: g.pages_per_block,
             slots_per_block,
-            page_mask: layout.slots_per_page - 1,
+            page_mask: slots_per_page - 1,
+            lba_shift,
+            lbas_per_page: layout.slots_per_page,
             flash_page_bytes: u64::from(layout.flash_page_bytes),
-            chunk_shift: chunk_lbas.trailing_zeros(),
-            l2p: vec![UNMAPPED; layout.logical_blocks as usize],
-            p2l: vec![UNMAPPED; layout.physical_slots as usize],
-            valid_bits: ValidBits::new(layout.physical_slots),
+            chunk_shift: chunk_slots.trailing_zeros(),
+            l2p: vec![UNMAPPED; logical_slots as usize],
+            p2l: vec![UNMAPPED; physical_slots as usize],
+            valid_bits: ValidBits::new(physical_slots),
             block_valid: vec![0; blocks],
             block_group: vec![NONE; blocks],
             block_sealed_at: vec![0; blocks],
             block_erases: vec![0; blocks],
-            free_by_chip,
+            free_by_chip: (0..g.channels * g.chips_per_channel)
+                .map(|chip| (chip * g.blocks_per_chip..(chip + 1) * g.blocks_per_chip).collect())
+                .collect(),
             free_blocks: blocks as u64,
             group_blocks: vec![NONE; groups * big_blocks as usize],
             group_width: vec![0; groups],
@@ -188,16 +279,10 @@ impl PlanFtl {
             group_state: vec![SuperblockState::Free; groups],
             group_sealed_at: vec![0; groups],
             free_groups: (0..groups as u32).rev().collect(),
-            big_buckets: (0..g.chips_per_channel / big_chips)
-                .map(|_| ValidBuckets::new(big_blocks * slots_per_block, groups as u32))
-                .collect(),
-            small_buckets: (0..g.chips_per_channel / plan.small_chips_per_channel)
-                .map(|_| ValidBuckets::new(small_blocks * slots_per_block, groups as u32))
-                .collect(),
-            block_buckets: (plan.scheme == PlanScheme::PartialGc).then(|| {
-                (0..chips).map(|_| ValidBuckets::new(slots_per_block, g.blocks_per_chip)).collect()
-            }),
-            open,
+            big_buckets,
+            small_buckets,
+            block_buckets,
+            open: open_points(config, plan),
             predictor: (plan.scheme == PlanScheme::PlanPred).then(|| {
                 LifetimePredictor::new(chunks, plan.history_weight, plan.lifetime_classes)
             }),
@@ -211,11 +296,21 @@ impl PlanFtl {
             next_gc_chip: 0,
             next_chip_group: 0,
             clock: 0,
+        };
+        if plan.device_streams > 0 {
+            ftl.form_every_point()?;
         }
+        Ok(ftl)
     }
 
-    fn point(chips_per_channel: u32) -> OpenPoint {
-        OpenPoint { group: NONE, next_offset: u32::MAX, chips_per_channel }
+    /// FEMU forms every stream's line, GC's too, when the device starts.
+    fn form_every_point(&mut self) -> Result<(), EmuError> {
+        for point in 0..self.open.len() {
+            let group = self.open_group(self.open[point].chips_per_channel)?;
+            self.open[point].group = group;
+            self.open[point].next_offset = 0;
+        }
+        Ok(())
     }
 
     pub(crate) fn block_erase_counts(&self) -> &[u32] {
@@ -233,11 +328,15 @@ impl PlanFtl {
         counters: &mut Counters,
     ) -> Result<(), EmuError> {
         self.before_write(counters)?;
-        let spp = u64::from(self.page_mask) + 1;
-        let pages = (lba + blocks).div_ceil(spp) - lba / spp;
+        if blocks == 0 {
+            return Ok(());
+        }
+        let lpp = u64::from(self.lbas_per_page);
+        let pages = (lba + blocks).div_ceil(lpp) - lba / lpp;
         let big = pages >= u64::from(self.plan.big_request_pages);
-        let end = lba + blocks;
-        let mut at = lba;
+        // The slots the request touches: a partly written page is a whole slot in page mode.
+        let end = ((lba + blocks - 1) >> self.lba_shift) + 1;
+        let mut at = lba >> self.lba_shift;
         // Bound: one pass per chunk the request touches.
         while at < end {
             let chunk = at >> self.chunk_shift;
@@ -245,7 +344,7 @@ impl PlanFtl {
             let point = self.point_of(chunk as usize, at, chunk_end - at, big, handle, now_units);
             assert!(point < self.open.len() - 1, "host point {point} is GC's");
             for each in at..chunk_end {
-                self.write_lba(each, point, counters)?;
+                self.write_slot(each, point, counters)?;
             }
             at = chunk_end;
         }
@@ -280,13 +379,14 @@ impl PlanFtl {
         }
     }
 
-    fn write_lba(
+    /// Maps logical slot `logical` to a fresh slot of `point`'s superblock.
+    fn write_slot(
         &mut self,
-        lba: u64,
+        logical: u64,
         point: usize,
         counters: &mut Counters,
     ) -> Result<(), EmuError> {
-        let index = lba as usize;
+        let index = logical as usize;
         let old = self.l2p[index];
         if old != UNMAPPED {
             self.invalidate(old);
@@ -299,14 +399,18 @@ impl PlanFtl {
             }
         };
         self.l2p[index] = slot;
-        self.p2l[slot as usize] = lba as u32;
+        self.p2l[slot as usize] = logical as u32;
         self.valid_bits.set(slot);
         Ok(())
     }
 
-    /// Deallocates `blocks` LBAs; the predictor learns that their chunks' data died.
+    /// Deallocates `blocks` LBAs; the predictor learns that their chunks' data died. In page
+    /// mode only the pages the range covers whole are unmapped: a page with one live LBA left
+    /// stays (FEMU unmaps every page a trim touches, which loses that LBA's data).
     pub(crate) fn trim(&mut self, lba: u64, blocks: u64, now_units: u64) {
-        for index in lba..lba + blocks {
+        let first = lba.div_ceil(1 << self.lba_shift);
+        let end = (lba + blocks) >> self.lba_shift;
+        for index in first..end.max(first) {
             let old = self.l2p[index as usize];
             if old != UNMAPPED {
                 self.invalidate(old);
@@ -314,8 +418,8 @@ impl PlanFtl {
             }
         }
         if let Some(predictor) = &mut self.predictor {
-            let first = lba >> self.chunk_shift;
-            let last = (lba + blocks.max(1) - 1) >> self.chunk_shift;
+            let first = (lba >> self.lba_shift) >> self.chunk_shift;
+            let last = ((lba + blocks.max(1) - 1) >> self.lba_shift) >> self.chunk_shift;
             for chunk in first..=last {
                 predictor.on_trim(chunk as usize, now_units);
             }
@@ -388,11 +492,11 @@ impl PlanFtl {
         Ok(slot)
     }
 
-    /// Where `lba`'s data is, as the timing model's slot numbering for full-width superblocks
-    /// (span = chips_per_channel) would name that chip, page and slot: the timing model then
-    /// charges the right chip and channel.
+    /// Where `lba`'s data is, as the timing model's 4 KiB slot numbering for full-width
+    /// superblocks (span = chips_per_channel) would name that chip, page and slot: the timing
+    /// model then charges the right chip and channel.
     pub(crate) fn timing_slot_of(&self, lba: u64) -> Option<u32> {
-        let slot = self.l2p[lba as usize];
+        let slot = self.l2p[(lba >> self.lba_shift) as usize];
         if slot == UNMAPPED {
             return None;
         }
@@ -402,12 +506,30 @@ impl PlanFtl {
             (chip_index / self.chips_per_channel, chip_index % self.chips_per_channel);
         let in_block = slot % self.slots_per_block;
         let slots_per_page = self.page_mask + 1;
+        let offset = if self.lba_shift == 0 {
+            in_block & self.page_mask
+        } else {
+            (lba & u64::from(self.lbas_per_page - 1)) as u32
+        };
         let device_width = self.channels * self.chips_per_channel;
         let page = (in_block / slots_per_page) * device_width + chip * self.channels + channel;
-        let superblock_slots = device_width * self.slots_per_block;
+        let superblock_slots = device_width * self.pages_per_block * self.lbas_per_page;
         let fake = u64::from(block % self.blocks_per_chip) * u64::from(superblock_slots)
-            + u64::from(page * slots_per_page + (in_block & self.page_mask));
+            + u64::from(page * self.lbas_per_page + offset);
         u32::try_from(fake).ok()
+    }
+
+    /// `timing_slot_of` for LBA `lba` of a write ending before `end`: in page mode the
+    /// request's last LBA in each page names the page's last slot, so the timing model charges
+    /// one program for every page the write touches (it programs when a page's last slot is
+    /// written).
+    pub(crate) fn timing_write_slot_of(&self, lba: u64, end: u64) -> Option<u32> {
+        let slot = self.timing_slot_of(lba)?;
+        if self.lba_shift > 0 && lba + 1 == end {
+            Some(slot | (self.lbas_per_page - 1))
+        } else {
+            Some(slot)
+        }
     }
 }
 
@@ -415,7 +537,7 @@ impl PlanFtl {
 mod tests {
     use super::*;
 
-    fn ftl(scheme: &str) -> PlanFtl {
+    fn ftl_with(scheme: &str, sets: &[(&str, &str)]) -> PlanFtl {
         let mut config = Config::preset("plan").unwrap_or_else(|e| panic!("{e}"));
         for (key, value) in
             [("channels", "2"), ("blocks-per-chip", "512"), ("pages-per-block", "2")]
@@ -423,9 +545,21 @@ mod tests {
             config.set(key, value).unwrap_or_else(|e| panic!("{e}"));
         }
         config.set("plan.scheme", scheme).unwrap_or_else(|e| panic!("{e}"));
+        for (key, value) in sets {
+            config.set(key, value).unwrap_or_else(|e| panic!("{e}"));
+        }
         config.validate().unwrap_or_else(|e| panic!("{e}"));
         let plan = config.plan.unwrap_or_default();
-        PlanFtl::new(&config, &plan, &config.layout())
+        PlanFtl::new(&config, &plan, &config.layout()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// 4 KiB map entries, and only the superblocks a scheme writes open: the routing and
+    /// victim tests below count slots and open points.
+    const SLOTS_AS_USED: [(&str, &str); 2] =
+        [("plan.map-unit", "slot"), ("plan.device-streams", "0")];
+
+    fn ftl(scheme: &str) -> PlanFtl {
+        ftl_with(scheme, &SLOTS_AS_USED)
     }
 
     #[test]
@@ -468,6 +602,58 @@ mod tests {
         assert_eq!(auto.open.len(), 8 + 1);
         assert_eq!(auto.point_of(0, 0, 1, false, 0, 0), 0);
         assert_eq!(auto.point_of(0, 50, 1, false, 0, 0), 1, "second write of the chunk: count 2");
+    }
+
+    #[test]
+    fn page_map_programs_every_page_a_write_touches_whole() {
+        let sets = [("plan.map-unit", "page"), ("plan.device-streams", "0")];
+        let mut f = ftl_with("plain", &sets);
+        let mut counters = Counters::new(1);
+        let page = 16384;
+        // One 4 KiB LBA of page 1: the page is written whole.
+        f.write(5, 1, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(counters.flash_host_bytes, page);
+        assert!(f.l2p[1] != UNMAPPED && f.l2p[0] == UNMAPPED);
+        // Another LBA of the same page rewrites it: one valid page, two programmed.
+        f.write(4, 1, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(counters.flash_host_bytes, 2 * page);
+        assert_eq!(f.group_valid.iter().sum::<u32>(), 1);
+        // Four aligned LBAs are one page; four from LBA 14 touch two.
+        f.write(8, 4, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(counters.flash_host_bytes, 3 * page);
+        f.write(14, 4, 0, 0, &mut counters).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(counters.flash_host_bytes, 5 * page);
+        assert_eq!(f.group_valid.iter().sum::<u32>(), 4, "pages 1, 2, 3, 4");
+        // The timing model sees one program per page: the request's last LBA in it.
+        let last = |slot: Option<u32>| slot.map(|s| s % 4 == 3);
+        assert_eq!(last(f.timing_write_slot_of(5, 6)), Some(true));
+        let programs = (8..12).filter(|&l| last(f.timing_write_slot_of(l, 12)) == Some(true));
+        assert_eq!(programs.count(), 1);
+        // A trim unmaps only the pages it covers whole.
+        f.trim(4, 2, 0);
+        assert!(f.l2p[1] != UNMAPPED);
+        f.trim(4, 4, 0);
+        assert_eq!(f.l2p[1], UNMAPPED);
+        f.check().unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn femu_streams_open_their_superblocks_at_start_written_or_not() {
+        let blocks = 2 * 8 * 512;
+        let plain = ftl_with("plain", &[("plan.device-streams", "16")]);
+        // Default stream, 16 streams, GC: 18 full-width (16-block) superblocks.
+        assert_eq!(plain.open.len(), 18);
+        assert!(plain.open.iter().all(|p| p.group != NONE));
+        assert_eq!(plain.free_blocks, blocks - 18 * 16);
+        // PLAN: 9 big and 9 small (2 channels x 2 chips) host superblocks and GC's.
+        let pred = ftl_with("plan-pred", &[("plan.device-streams", "16")]);
+        assert_eq!(pred.open.len(), 19);
+        assert_eq!(pred.free_blocks, blocks - 10 * 16 - 9 * 4);
+        let nopred = ftl_with("plan-nopred", &[("plan.device-streams", "16")]);
+        assert_eq!(nopred.free_blocks, pred.free_blocks, "the same superblocks open");
+        // Without FEMU's set, a scheme opens only what it writes, when it first writes.
+        let used = ftl_with("plain", &[("plan.device-streams", "0")]);
+        assert_eq!((used.open.len(), used.free_blocks), (2, blocks));
     }
 
     #[test]

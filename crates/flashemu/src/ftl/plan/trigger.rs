@@ -117,12 +117,15 @@ mod tests {
             config.set(key, value).unwrap_or_else(|e| panic!("{e}"));
         }
         config.set("plan.scheme", scheme).unwrap_or_else(|e| panic!("{e}"));
-        for (key, value) in sets {
+        // 4 KiB map entries and only the written superblocks open: the counts below are
+        // slots and free blocks with one host and one GC superblock.
+        let as_used = [("plan.map-unit", "slot"), ("plan.device-streams", "0")];
+        for (key, value) in as_used.iter().chain(sets) {
             config.set(key, value).unwrap_or_else(|e| panic!("{e}"));
         }
         config.validate().unwrap_or_else(|e| panic!("{e}"));
         let plan = config.plan.unwrap_or_default();
-        PlanFtl::new(&config, &plan, &config.layout())
+        PlanFtl::new(&config, &plan, &config.layout()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Writes `groups` big superblocks' worth of LBAs from 0 in big requests, sealing them.
