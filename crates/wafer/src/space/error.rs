@@ -46,6 +46,11 @@ pub enum SnapshotError {
     BadChecksum { block: u32 },
     #[error("snapshot block {block}: {reason}")]
     BadBlock { block: u32, reason: &'static str },
+    #[error(
+        "snapshot block {block} belongs to the snapshot at LSN {lsn}, not {expected}: the \
+         snapshot was torn"
+    )]
+    ForeignBlock { block: u32, lsn: u64, expected: u64 },
     #[error("snapshot header: {reason}")]
     BadHeader { reason: &'static str },
     #[error(

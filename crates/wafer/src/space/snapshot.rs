@@ -1,30 +1,37 @@
 //! Checkpoint snapshot of the page map: explicit little-endian 4 KiB blocks, each with magic,
-//! version, kind, index, count, payload length and a crc32c, so a large map is written as many
-//! blocks and any damaged block is detected on its own. Decoding never panics on bytes.
+//! version, kind, index, count, payload length, a crc32c and the snapshot's LSN, so a large map
+//! is written as many blocks, any damaged block is detected on its own, and a block left over
+//! from the area's previous snapshot is refused. Decoding never panics on bytes.
 //!
 //! ```text
 //! every block (4096 bytes):
-//!   0  u32 magic "WMAP" (0x50414d57 LE)    4  u16 version (2)     6  u16 kind (0 header,
+//!   0  u32 magic "WMAP" (0x50414d57 LE)    4  u16 version (3)     6  u16 kind (0 header,
 //!                                                                    1 entries, 2 NoWA spans)
 //!   8  u32 block_index                     12 u32 block_count     16 u32 payload_len
-//!   20 u32 crc32c of the block with these 4 bytes zeroed          24 payload (4072 bytes, zero tail)
+//!   20 u32 crc32c of the block with these 4 bytes zeroed
+//!   24 u64 snapshot LSN (the header's; every block of one snapshot carries the same)
+//!   32 payload (4064 bytes, zero tail)
 //! header payload (block 0, 48 bytes):
 //!   0 u64 lsn   8 u64 pid_span   16 u64 mapped_count   24 u32 zone_count   28 u32 slots_per_zone
 //!   32 u64 NoWA stream slots (u64::MAX: NoWA off)   40 u32 NoWA span count   44 u32 zero
 //! entries payload (blocks 1..): packed locations (u64, map.rs) of page ids
-//!   (block_index - 1) * 509 .. , 509 per block, UNMAPPED for none; the last block may be short.
+//!   (block_index - 1) * 508 .. , 508 per block, UNMAPPED for none; the last block may be short.
 //! NoWA payload (the blocks after the entries, 203 spans each, the last may be short): per
 //!   zone holding data, by increasing zone id: u32 zone, u64 first unit, u64 last unit
 //!   (space/nowa.rs: the SSD units its current incarnation spans).
 //! ```
-//! Version 1 (no NoWA fields or blocks) is refused with `BadVersion`.
+//! The LSN in every block is what makes a torn snapshot detectable: a snapshot overwrites the
+//! older of two areas, and a power cut can keep some of its blocks and lose others; without the
+//! LSN a kept new header with an old entries block decodes as a valid map that points into
+//! zones reset since (the compressed crash test found it, seed 10, under background
+//! write-back). Versions 1 and 2 (no LSN in each block) are refused with `BadVersion`.
 use super::error::SnapshotError;
 use super::map::{Location, PageMap, PAGE_ID_LIMIT, UNMAPPED};
 use super::zone::Lsn;
 
 pub const BLOCK_BYTES: usize = 4096;
 pub const MAGIC: u32 = u32::from_le_bytes(*b"WMAP");
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 const KIND_HEADER: u16 = 0;
 const KIND_ENTRIES: u16 = 1;
 const KIND_NOWA: u16 = 2;
@@ -34,12 +41,16 @@ const SPAN_BYTES: usize = 20;
 pub const SPANS_PER_BLOCK: usize = PAYLOAD_BYTES / SPAN_BYTES;
 /// The header's NoWA stream field when NoWA is off.
 const NOWA_OFF: u64 = u64::MAX;
-const HEAD_BYTES: usize = 24;
+const HEAD_BYTES: usize = 32;
 const PAYLOAD_BYTES: usize = BLOCK_BYTES - HEAD_BYTES;
 /// Page-map entries per entries block.
 pub const ENTRIES_PER_BLOCK: usize = PAYLOAD_BYTES / 8;
+// The layout docs/design.md and the module comment give: pinned.
+const _: () = assert!(ENTRIES_PER_BLOCK == 508 && SPANS_PER_BLOCK == 203);
+const _: () = assert!(LSN_AT + 8 == HEAD_BYTES && CRC_AT + 4 == LSN_AT);
 const HEADER_PAYLOAD_BYTES: usize = 48;
 const CRC_AT: usize = 20;
+const LSN_AT: usize = 24;
 
 /// What the header block says; enough for a reader to know how many blocks follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +122,7 @@ pub fn encode(
     header[40..44].copy_from_slice(&(spans.len() as u32).to_le_bytes());
     let mut chunks = out.chunks_exact_mut(BLOCK_BYTES);
     if let Some(block) = chunks.next() {
-        seal(block, KIND_HEADER, 0, blocks, &header);
+        seal(block, KIND_HEADER, 0, blocks, lsn, &header);
     }
     let mut index = 1u32;
     // Entries first in each zip: a zip pulls its first iterator before it finds the second
@@ -121,7 +132,7 @@ pub fn encode(
         for (j, raw) in part.iter().enumerate() {
             payload[j * 8..j * 8 + 8].copy_from_slice(&raw.to_le_bytes());
         }
-        seal(block, KIND_ENTRIES, index, blocks, &payload[..part.len() * 8]);
+        seal(block, KIND_ENTRIES, index, blocks, lsn, &payload[..part.len() * 8]);
         index += 1;
     }
     for (part, block) in spans.chunks(SPANS_PER_BLOCK).zip(chunks) {
@@ -132,14 +143,14 @@ pub fn encode(
             payload[at + 4..at + 12].copy_from_slice(&first.to_le_bytes());
             payload[at + 12..at + 20].copy_from_slice(&last.to_le_bytes());
         }
-        seal(block, KIND_NOWA, index, blocks, &payload[..part.len() * SPAN_BYTES]);
+        seal(block, KIND_NOWA, index, blocks, lsn, &payload[..part.len() * SPAN_BYTES]);
         index += 1;
     }
     assert_eq!(index, blocks, "every block sealed");
     out
 }
 
-fn seal(block: &mut [u8], kind: u16, index: u32, count: u32, payload: &[u8]) {
+fn seal(block: &mut [u8], kind: u16, index: u32, count: u32, lsn: Lsn, payload: &[u8]) {
     assert_eq!(block.len(), BLOCK_BYTES);
     assert!(payload.len() <= PAYLOAD_BYTES);
     block[0..4].copy_from_slice(&MAGIC.to_le_bytes());
@@ -148,6 +159,7 @@ fn seal(block: &mut [u8], kind: u16, index: u32, count: u32, payload: &[u8]) {
     block[8..12].copy_from_slice(&index.to_le_bytes());
     block[12..16].copy_from_slice(&count.to_le_bytes());
     block[16..20].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    block[LSN_AT..LSN_AT + 8].copy_from_slice(&lsn.to_le_bytes());
     block[HEAD_BYTES..HEAD_BYTES + payload.len()].copy_from_slice(payload);
     let crc = block_crc(block);
     block[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
@@ -171,8 +183,16 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(v)
 }
 
-/// Checks one block's frame; returns (kind, block_count, payload).
-fn open_block(block: &[u8], index: u32) -> Result<(u16, u32, &[u8]), SnapshotError> {
+/// One block's frame, checked.
+struct Block<'a> {
+    kind: u16,
+    block_count: u32,
+    payload: &'a [u8],
+}
+
+/// Checks one block's frame: magic, checksum, version, index, and that it belongs to the
+/// snapshot at `lsn` (None for the header block, which names the LSN).
+fn open_block(block: &[u8], index: u32, lsn: Option<Lsn>) -> Result<Block<'_>, SnapshotError> {
     assert_eq!(block.len(), BLOCK_BYTES);
     if u32_at(block, 0) != MAGIC {
         return Err(SnapshotError::BadMagic { block: index });
@@ -191,7 +211,15 @@ fn open_block(block: &[u8], index: u32) -> Result<(u16, u32, &[u8]), SnapshotErr
     if payload_len > PAYLOAD_BYTES {
         return Err(SnapshotError::BadBlock { block: index, reason: "payload length too large" });
     }
-    Ok((u16_at(block, 6), u32_at(block, 12), &block[HEAD_BYTES..HEAD_BYTES + payload_len]))
+    let found = u64_at(block, LSN_AT);
+    if let Some(expected) = lsn.filter(|l| *l != found) {
+        return Err(SnapshotError::ForeignBlock { block: index, lsn: found, expected });
+    }
+    Ok(Block {
+        kind: u16_at(block, 6),
+        block_count: u32_at(block, 12),
+        payload: &block[HEAD_BYTES..HEAD_BYTES + payload_len],
+    })
 }
 
 /// Reads the header block (the first 4096 bytes of a snapshot).
@@ -199,7 +227,7 @@ pub fn decode_header(block: &[u8]) -> Result<SnapshotHeader, SnapshotError> {
     if block.len() != BLOCK_BYTES {
         return Err(SnapshotError::BadLength { len: block.len() });
     }
-    let (kind, block_count_found, payload) = open_block(block, 0)?;
+    let Block { kind, block_count: block_count_found, payload } = open_block(block, 0, None)?;
     if kind != KIND_HEADER {
         return Err(SnapshotError::BadBlock { block: 0, reason: "first block is not a header" });
     }
@@ -216,6 +244,11 @@ pub fn decode_header(block: &[u8]) -> Result<SnapshotHeader, SnapshotError> {
         nowa_stream_slots: Some(u64_at(payload, 32)).filter(|s| *s != NOWA_OFF),
         nowa_span_count: u32_at(payload, 40),
     };
+    if u64_at(block, LSN_AT) != header.lsn {
+        return Err(SnapshotError::BadHeader {
+            reason: "the block's LSN differs from the header's",
+        });
+    }
     if header.nowa_span_count > header.zone_count {
         return Err(SnapshotError::BadHeader { reason: "more NoWA spans than zones" });
     }
@@ -266,7 +299,8 @@ pub fn decode(
     let entry_blocks = block_count(header.pid_span) as usize;
     for (i, block) in bytes.chunks_exact(BLOCK_BYTES).enumerate().take(entry_blocks).skip(1) {
         let index = i as u32;
-        let (kind, count, payload) = open_block(block, index)?;
+        let Block { kind, block_count: count, payload } =
+            open_block(block, index, Some(header.lsn))?;
         if kind != KIND_ENTRIES {
             return Err(SnapshotError::BadBlock { block: index, reason: "not an entries block" });
         }
@@ -321,7 +355,8 @@ fn decode_spans(
     let mut spans: Vec<(u32, u64, u64)> = Vec::with_capacity(count);
     for (i, block) in bytes.chunks_exact(BLOCK_BYTES).enumerate().skip(entry_blocks) {
         let index = i as u32;
-        let (kind, blocks, payload) = open_block(block, index)?;
+        let Block { kind, block_count: blocks, payload } =
+            open_block(block, index, Some(header.lsn))?;
         if kind != KIND_NOWA || blocks != header.block_count {
             return Err(SnapshotError::BadBlock { block: index, reason: "not a NoWA block" });
         }
@@ -382,7 +417,7 @@ mod tests {
 
     #[test]
     fn round_trip_of_empty_small_and_multi_block_maps() {
-        for pids in [0, 1, 508, 509, 510, 2000] {
+        for pids in [0, 1, 507, 508, 509, 2000] {
             let map = sample_map(pids);
             let bytes = encode(&map, 77, 8, 1024, None);
             assert_eq!(bytes.len() as u64, block_count(map.pid_span()) * 4096);
@@ -427,10 +462,53 @@ mod tests {
         // geometry fields forged to match (re-sealed header).
         let mut forged = bytes.clone();
         let mut header = [0u8; HEADER_PAYLOAD_BYTES];
-        header.copy_from_slice(&forged[24..24 + HEADER_PAYLOAD_BYTES]);
+        header.copy_from_slice(&forged[HEAD_BYTES..HEAD_BYTES + HEADER_PAYLOAD_BYTES]);
         header[24..28].copy_from_slice(&4u32.to_le_bytes());
-        seal(&mut forged[..4096], KIND_HEADER, 0, block_count(1200) as u32, &header);
+        seal(&mut forged[..4096], KIND_HEADER, 0, block_count(1200) as u32, 5, &header);
         assert!(matches!(decode(&forged, 4, 1024), Err(SnapshotError::BadLocation { .. })));
+    }
+
+    /// A power cut during a snapshot can keep some of its blocks and lose others, leaving the
+    /// area's previous snapshot in them: every mix of the two is refused, never decoded as a
+    /// map (the previous snapshot's entries point into zones reset since).
+    #[test]
+    fn a_torn_snapshot_mixing_two_snapshots_is_refused() {
+        let nowa = sample_nowa(8);
+        let old = encode(&sample_map(1200), 5, 8, 1024, Some(&nowa));
+        let mut new_map = sample_map(1200);
+        new_map.set(3, Location::new(6, 1, 823));
+        let new = encode(&new_map, 9, 8, 1024, Some(&nowa));
+        assert_eq!(old.len(), new.len());
+        let blocks = old.len() / BLOCK_BYTES;
+        assert!(blocks >= 4, "header, entries blocks and a NoWA block");
+        // Each block from either snapshot (bit b of `mix`: block b from the new one).
+        for mix in 1u32..(1 << blocks) - 1 {
+            let mut torn = old.clone();
+            for b in (0..blocks).filter(|b| mix & (1 << b) != 0) {
+                let range = b * BLOCK_BYTES..(b + 1) * BLOCK_BYTES;
+                torn[range.clone()].copy_from_slice(&new[range]);
+            }
+            let r = decode(&torn, 8, 1024);
+            assert!(
+                matches!(r, Err(SnapshotError::ForeignBlock { .. })),
+                "blocks {mix:#b} from the new snapshot: {r:?}"
+            );
+        }
+        assert_eq!(decode(&new, 8, 1024).unwrap().map, new_map);
+    }
+
+    /// An older version's blocks (no LSN in each) are refused by version, not misread.
+    #[test]
+    fn version_2_snapshots_are_refused() {
+        let mut bytes = encode(&sample_map(10), 5, 8, 1024, None);
+        let block = &mut bytes[..4096];
+        block[4..6].copy_from_slice(&2u16.to_le_bytes());
+        let crc = block_crc(block);
+        block[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+        assert!(matches!(
+            decode(&bytes, 8, 1024),
+            Err(SnapshotError::BadVersion { block: 0, version: 2 })
+        ));
     }
 
     #[test]
