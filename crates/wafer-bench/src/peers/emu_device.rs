@@ -105,7 +105,9 @@ impl EmuDevice {
             // The filler goes in after the load, into room the engine was sized with: Wafer
             // out of place sizes its file from the free room at open and then runs out of it.
             return Err(bad(format!(
-                "fill {fill} with space own:SHARE: the device is already sized by the engine's                  own peak; a filler would take the room it was sized with (use preset or                  dataset:FACTOR with a fill)"
+                "fill {fill} with space own:SHARE: the device is already sized by the engine's \
+                 own peak; a filler would take the room it was sized with (use preset or \
+                 dataset:FACTOR with a fill)"
             )));
         }
         Ok(EmuDevice { name: spec.to_string(), config, space, fill })
@@ -337,6 +339,16 @@ impl EmuView {
     /// The device's counters once everything the filesystem holds dirty has reached it.
     pub(crate) fn counters(&self) -> Result<Counters, PeerError> {
         sync_fs(&self.fs_dir)?;
+        self.counters_now()
+    }
+
+    /// The bytes the device has received from the host so far, without a sync: what the
+    /// kernel has written back by now (a write phase's volume, read every 100 ms).
+    pub(crate) fn device_write_bytes(&self) -> Result<u64, PeerError> {
+        Ok(self.counters_now()?.host_write_bytes)
+    }
+
+    fn counters_now(&self) -> Result<Counters, PeerError> {
         let text = std::fs::read_to_string(&self.stats_path)
             .map_err(|e| PeerError::io(&self.stats_path, e))?;
         let stats = Stats::from_json(&text).map_err(emu_error)?;

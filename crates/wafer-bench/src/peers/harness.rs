@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::emu_device::{describe_config, EmuDevice, EmuSpace, Staged};
-use super::phases;
 use super::worker::{self, WorkerJob};
 use super::{Durability, EngineKind, PeerError, PeerSetup};
 use crate::dist::Distribution;
@@ -100,8 +99,11 @@ impl Scale {
 }
 
 /// When a write phase (A, F: half their operations write) ends on an emulated SSD: once the
-/// engine's processes have written `capacities` times its device's logical bytes (000 runs
-/// until 4x; the four write phases make 4x), or after `limit`, whichever comes first.
+/// device has received `capacities` times its logical bytes of host writes, counted by the
+/// device itself (000 runs until 4x; the four write phases make 4x), or after `limit`,
+/// whichever comes first. Not the engine's host writes from `/proc`: they overstate buffered
+/// writers (whole folios, pages rewritten before writeback), so phases counted there put
+/// unequal multiples of their capacities on the devices (see `watch`).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WriteVolume {
     pub capacities: f64,
@@ -171,10 +173,13 @@ pub struct PeersConfig {
     /// Engines that can bypass the page cache do (Wafer: O_DIRECT; RocksDB: direct reads and
     /// direct flush/compaction); LMDB maps its file and cannot.
     pub direct_io: bool,
-    /// The `wafer` binary: when given, each engine runs in a worker process of its own
-    /// (`wafer bench peers-worker`) and each emulated SSD is served by a child `wafer emu
-    /// serve`, so an engine that aborts or hangs is an error in its rows; the emulated SSD
-    /// needs it. Without it, engines run in this process (on files only).
+    /// The `wafer` binary, required: each engine runs in a worker process of its own (`wafer
+    /// bench peers-worker`) and each emulated SSD is served by a child `wafer emu serve`. So
+    /// an engine that aborts or hangs is an error in its rows, and its host bytes
+    /// (`/proc/PID/io` of its process) are its own: in the caller's process they would be
+    /// every thread's, and another thread's deleted dirty files would cancel them (a test
+    /// beside the smoke tests once made a load report 0 bytes). None is refused by
+    /// [`PeersConfig::validate`]; it is an Option because a preset cannot know the binary.
     pub wafer_exe: Option<PathBuf>,
     /// How long an engine may go without finishing a phase (worker processes only) before it
     /// is killed and reported as failed: a panicked library that stops making progress ends
@@ -208,10 +213,10 @@ impl PeersConfig {
                 wafer::page::node::MAX_VALUE_BYTES
             ));
         }
-        if self.wafer_exe.is_none() && self.devices.iter().any(|d| matches!(d, PeerDevice::Emu(_)))
-        {
-            return bad("the emulated SSD is served by a child `wafer emu serve`: give the \
-                        wafer binary (wafer_exe)"
+        if self.wafer_exe.is_none() {
+            return bad("each engine runs in a worker process (`wafer bench peers-worker`, so \
+                        its host bytes are its own) and each emulated SSD is served by a child \
+                        `wafer emu serve`: give the wafer binary (wafer_exe)"
                 .into());
         }
         if let Some(e) = self.devices.iter().find_map(|d| match d {
@@ -290,7 +295,7 @@ impl PeersConfig {
             "seed": self.seed,
             "key_format": self.key_format,
             "direct_io": self.direct_io,
-            "isolation": if self.wafer_exe.is_some() { "a worker process per engine" } else { "in process" },
+            "isolation": "a worker process per engine",
             "phase_timeout_s": self.phase_timeout.as_secs(),
         })
     }
@@ -454,11 +459,8 @@ fn run_on_device(
     progress: &mut dyn Progress,
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<serde_json::Value, PeerError> {
-    let at = phases::Placement { device: device.name(), engine, round };
     let Some(exe) = &config.wafer_exe else {
-        // In process (validated: files only).
-        let setup = config.setup(dir.to_path_buf());
-        return phases::run_engine(config, &at, &setup, None, progress, on_row);
+        return Err(PeerError::Config("no wafer binary to run the engine's worker".into()));
     };
     // The worker draws no progress bar: rows are reported as they come.
     let _ = progress;
