@@ -11,7 +11,7 @@
 //!
 //! How large the device is ([`EmuSpace`]): by default sized per engine so that the most space
 //! the engine's files take at any time takes a stated share of it (`own:0.8`; the peak
-//! measured by a sizing pass on the host first: the load of the same records and one update
+//! measured by a sizing pass on the host first: the load of the same records and three updates
 //! of each, so logs at their bound, checkpoints, compactions and dead tuples are in it), as
 //! 000 Figure 1's SSD is 90% full of each database; or a multiple of the records' bytes, the
 //! same device for every engine (`dataset:2.5`); or the preset's geometry. Sizes round up to
@@ -190,7 +190,7 @@ pub enum EmuSpace {
     Preset,
     /// Logical bytes per byte of records: one size for every engine.
     PerDataset(f64),
-    /// Per engine: the peak of its files in a sizing pass (load, then one update of each
+    /// Per engine: the peak of its files in a sizing pass (load, then three updates of each
     /// record on the host) takes this share of the filesystem.
     Own(f64),
 }

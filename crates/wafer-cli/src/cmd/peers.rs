@@ -34,7 +34,7 @@ pub struct PeersArgs {
     #[arg(long = "emu-set", value_name = "KEY=VALUE")]
     emu_set: Vec<String>,
     /// Emulated SSD size: `own:SHARE`, per engine, its files at their peak (measured by a
-    /// sizing pass on the host first: the load, then one update of each record) take SHARE of
+    /// sizing pass on the host first: the load, then three updates of each record) take SHARE of
     /// the filesystem; `dataset:FACTOR`, every engine's
     /// device FACTOR x the records' bytes; `preset`, the preset's geometry (with --emu-set).
     /// Rounded up to whole blocks per chip, at least 128 MiB [default: own:0.8].
