@@ -11,7 +11,7 @@
 //!
 //! How large the device is ([`EmuSpace`]): by default sized per engine so that the most space
 //! the engine's files take at any time takes a stated share of it (`own:0.8`; the peak
-//! measured by a sizing pass on the host first: the load of the same records and one update
+//! measured by a sizing pass on the host first: the load of the same records and three updates
 //! of each, so logs at their bound, checkpoints, compactions and dead tuples are in it), as
 //! 000 Figure 1's SSD is 90% full of each database; or a multiple of the records' bytes, the
 //! same device for every engine (`dataset:2.5`); or the preset's geometry. Sizes round up to
@@ -105,7 +105,9 @@ impl EmuDevice {
             // The filler goes in after the load, into room the engine was sized with: Wafer
             // out of place sizes its file from the free room at open and then runs out of it.
             return Err(bad(format!(
-                "fill {fill} with space own:SHARE: the device is already sized by the engine's                  own peak; a filler would take the room it was sized with (use preset or                  dataset:FACTOR with a fill)"
+                "fill {fill} with space own:SHARE: the device is already sized by the engine's \
+                 own peak; a filler would take the room it was sized with (use preset or \
+                 dataset:FACTOR with a fill)"
             )));
         }
         Ok(EmuDevice { name: spec.to_string(), config, space, fill })
@@ -188,7 +190,7 @@ pub enum EmuSpace {
     Preset,
     /// Logical bytes per byte of records: one size for every engine.
     PerDataset(f64),
-    /// Per engine: the peak of its files in a sizing pass (load, then one update of each
+    /// Per engine: the peak of its files in a sizing pass (load, then three updates of each
     /// record on the host) takes this share of the filesystem.
     Own(f64),
 }
@@ -337,6 +339,16 @@ impl EmuView {
     /// The device's counters once everything the filesystem holds dirty has reached it.
     pub(crate) fn counters(&self) -> Result<Counters, PeerError> {
         sync_fs(&self.fs_dir)?;
+        self.counters_now()
+    }
+
+    /// The bytes the device has received from the host so far, without a sync: what the
+    /// kernel has written back by now (a write phase's volume, read every 100 ms).
+    pub(crate) fn device_write_bytes(&self) -> Result<u64, PeerError> {
+        Ok(self.counters_now()?.host_write_bytes)
+    }
+
+    fn counters_now(&self) -> Result<Counters, PeerError> {
         let text = std::fs::read_to_string(&self.stats_path)
             .map_err(|e| PeerError::io(&self.stats_path, e))?;
         let stats = Stats::from_json(&text).map_err(emu_error)?;

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::emu_device::{describe_config, EmuDevice, EmuSpace, Staged};
-use super::phases;
 use super::worker::{self, WorkerJob};
 use super::{Durability, EngineKind, PeerError, PeerSetup};
 use crate::dist::Distribution;
@@ -100,8 +99,11 @@ impl Scale {
 }
 
 /// When a write phase (A, F: half their operations write) ends on an emulated SSD: once the
-/// engine's processes have written `capacities` times its device's logical bytes (000 runs
-/// until 4x; the four write phases make 4x), or after `limit`, whichever comes first.
+/// device has received `capacities` times its logical bytes of host writes, counted by the
+/// device itself (000 runs until 4x; the four write phases make 4x), or after `limit`,
+/// whichever comes first. Not the engine's host writes from `/proc`: they overstate buffered
+/// writers (whole folios, pages rewritten before writeback), so phases counted there put
+/// unequal multiples of their capacities on the devices (see `watch`).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WriteVolume {
     pub capacities: f64,
@@ -171,10 +173,13 @@ pub struct PeersConfig {
     /// Engines that can bypass the page cache do (Wafer: O_DIRECT; RocksDB: direct reads and
     /// direct flush/compaction); LMDB maps its file and cannot.
     pub direct_io: bool,
-    /// The `wafer` binary: when given, each engine runs in a worker process of its own
-    /// (`wafer bench peers-worker`) and each emulated SSD is served by a child `wafer emu
-    /// serve`, so an engine that aborts or hangs is an error in its rows; the emulated SSD
-    /// needs it. Without it, engines run in this process (on files only).
+    /// The `wafer` binary, required: each engine runs in a worker process of its own (`wafer
+    /// bench peers-worker`) and each emulated SSD is served by a child `wafer emu serve`. So
+    /// an engine that aborts or hangs is an error in its rows, and its host bytes
+    /// (`/proc/PID/io` of its process) are its own: in the caller's process they would be
+    /// every thread's, and another thread's deleted dirty files would cancel them (a test
+    /// beside the smoke tests once made a load report 0 bytes). None is refused by
+    /// [`PeersConfig::validate`]; it is an Option because a preset cannot know the binary.
     pub wafer_exe: Option<PathBuf>,
     /// How long an engine may go without finishing a phase (worker processes only) before it
     /// is killed and reported as failed: a panicked library that stops making progress ends
@@ -208,10 +213,10 @@ impl PeersConfig {
                 wafer::page::node::MAX_VALUE_BYTES
             ));
         }
-        if self.wafer_exe.is_none() && self.devices.iter().any(|d| matches!(d, PeerDevice::Emu(_)))
-        {
-            return bad("the emulated SSD is served by a child `wafer emu serve`: give the \
-                        wafer binary (wafer_exe)"
+        if self.wafer_exe.is_none() {
+            return bad("each engine runs in a worker process (`wafer bench peers-worker`, so \
+                        its host bytes are its own) and each emulated SSD is served by a child \
+                        `wafer emu serve`: give the wafer binary (wafer_exe)"
                 .into());
         }
         if let Some(e) = self.devices.iter().find_map(|d| match d {
@@ -290,7 +295,7 @@ impl PeersConfig {
             "seed": self.seed,
             "key_format": self.key_format,
             "direct_io": self.direct_io,
-            "isolation": if self.wafer_exe.is_some() { "a worker process per engine" } else { "in process" },
+            "isolation": "a worker process per engine",
             "phase_timeout_s": self.phase_timeout.as_secs(),
         })
     }
@@ -454,11 +459,8 @@ fn run_on_device(
     progress: &mut dyn Progress,
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<serde_json::Value, PeerError> {
-    let at = phases::Placement { device: device.name(), engine, round };
     let Some(exe) = &config.wafer_exe else {
-        // In process (validated: files only).
-        let setup = config.setup(dir.to_path_buf());
-        return phases::run_engine(config, &at, &setup, None, progress, on_row);
+        return Err(PeerError::Config("no wafer binary to run the engine's worker".into()));
     };
     // The worker draws no progress bar: rows are reported as they come.
     let _ = progress;
@@ -510,12 +512,18 @@ fn run_on_device(
     }
 }
 
+/// Updates of each record in the sizing pass. With one, the pass's peak fell 17-28% short of
+/// what WiredTiger's and RocksDB's files reached in the run (WiredTiger 513 and 546 MiB in two
+/// passes, 651 on the file and 696 on the emulator in runs; it then ran out of space on its
+/// device); with three, 665 and 248 MiB, the runs' peaks within a few percent.
+const SIZING_UPDATES_PER_RECORD: u64 = 3;
+
 /// The most bytes `engine`'s files took on the host's filesystem in a sizing pass: the load,
-/// then YCSB-A uniform for twice the record count (about one update of every record: enough
-/// for its logs to reach their bound, its checkpoints, compactions and vacuums to cycle), in a
-/// worker, in `dir/sizing`, removed after. What its emulated SSD is sized by under
-/// [`EmuSpace::Own`]: the run phase's growth (logs, checkpoints keeping old pages, dead
-/// tuples, compaction outputs) is in it, not only the loaded data.
+/// then YCSB-A uniform (half updates) until about [`SIZING_UPDATES_PER_RECORD`] updates of
+/// every record (enough for its logs to reach their bound, its checkpoints, compactions and
+/// vacuums to cycle), in a worker, in `dir/sizing`, removed after. What its emulated SSD is
+/// sized by under [`EmuSpace::Own`]: the run phase's growth (logs, checkpoints keeping old
+/// pages, dead tuples, compaction outputs) is in it, not only the loaded data.
 fn footprint(
     config: &PeersConfig,
     engine: EngineKind,
@@ -528,7 +536,7 @@ fn footprint(
     let mut job = WorkerJob::new(config, engine, "file", round, &sizing, None);
     job.config.workloads = vec![Workload::A];
     job.config.distributions = vec![Distribution::Uniform];
-    job.config.stop = Stop::Ops(config.record_count.saturating_mul(2));
+    job.config.stop = Stop::Ops(config.record_count.saturating_mul(2 * SIZING_UPDATES_PER_RECORD));
     job.config.fault = None;
     let log = dir.join("sizing.log");
     let outcome = worker::run_isolated(exe, &job, config.phase_timeout, &log, None, &mut |_| {});

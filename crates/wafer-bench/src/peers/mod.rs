@@ -10,12 +10,11 @@
 //! ```
 //!
 //! Every peer is driven through its C library (opened at run time, so the build needs none
-//! installed) behind the runner's [`KvTarget`], in a worker process of its own when the
-//! harness is given the `wafer` binary (the CLI always is; see `worker`), else in this
-//! process; PostgreSQL runs as a server the engine's process starts, and its host bytes are those of its whole process tree. Host bytes are
-//! what each process caused to be read from or written to storage, so they include each
-//! engine's log, compaction, checkpoints and background writeback, whatever its own counters
-//! call them.
+//! installed) behind the runner's [`KvTarget`], in a worker process of its own (`wafer bench
+//! peers-worker`; see `worker`); PostgreSQL runs as a server the worker starts, and its host
+//! bytes are those of its whole process tree. Host bytes are what each process caused to be
+//! read from or written to storage, so they include each engine's log, compaction,
+//! checkpoints and background writeback, whatever its own counters call them.
 
 mod dl;
 pub mod emu_device;
@@ -197,7 +196,8 @@ impl EngineKind {
 /// An engine under comparison: the runner's target plus where its host bytes are counted.
 pub(crate) trait Peer: Send + Sync {
     fn target(&self) -> &dyn KvTarget;
-    /// Cumulative host I/O of every process doing this engine's work (this one by default).
+    /// Cumulative host I/O of every process doing this engine's work (by default this one: the
+    /// engine's worker, where nothing else does I/O).
     fn host_io(&self) -> Result<HostIo, ProcIoError> {
         procio::of_pid(std::process::id())
     }

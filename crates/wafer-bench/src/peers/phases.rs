@@ -59,7 +59,7 @@ pub(crate) fn run_engine(
         space.insert("emu_fs_bytes".into(), total.into());
         space.insert("emu_used_before_load_bytes".into(), used.into());
     }
-    let peak = watch::watching(peer.as_ref(), &setup.dir, |watch| {
+    let peak = watch::watching(peer.as_ref(), &setup.dir, emu, |watch| {
         let run = Run { config, at, setup, emu, peer: peer.as_ref(), watch };
         run.load(progress, on_row)?;
         space.insert("dir_used_after_load_bytes".into(), dir_usage(&setup.dir)?.into());
@@ -68,7 +68,7 @@ pub(crate) fn run_engine(
             space.insert("emu_filler_bytes".into(), view.fill_to(view.fill)?.into());
         }
         run.phases(progress, on_row)?;
-        watch.read(peer.as_ref(), &setup.dir);
+        watch.read();
         Ok::<_, PeerError>(watch.peak_dir_bytes())
     })?;
     space.insert("dir_used_peak_bytes".into(), peak.into());
@@ -95,7 +95,7 @@ struct Run<'a> {
     setup: &'a PeerSetup,
     emu: Option<&'a EmuView>,
     peer: &'a dyn Peer,
-    watch: &'a Watch,
+    watch: &'a Watch<'a>,
 }
 
 impl Run<'_> {
@@ -141,8 +141,9 @@ impl Run<'_> {
     }
 
     /// A B C F per distribution. On an emulated SSD with a write volume set, the phases that
-    /// write on half their operations or more (A, F) end once the engine has written that many
-    /// device capacities (or at the time limit); the others end by `config.stop`.
+    /// write on half their operations or more (A, F) end once the device has received that
+    /// many capacities of host writes (its own counter; or at the time limit); the others end
+    /// by `config.stop`.
     fn phases(
         &self,
         progress: &mut dyn Progress,
@@ -169,11 +170,11 @@ impl Run<'_> {
                     _ => self.peer.target(),
                 };
                 let (report, io, flash) = measure(self.peer, self.emu, || {
-                    self.watch.read_writes(self.peer);
+                    self.watch.read_writes();
                     runner::run_open(target, &spec, serde_json::Value::Null, progress)
                         .map_err(|e| failed(self.at.engine, workload.name(), &e))
                 })?;
-                self.watch.read(self.peer, &self.setup.dir);
+                self.watch.read();
                 let writes = ["insert", "update", "read_modify_write"];
                 let measured = Measured {
                     phase: workload.name().into(),

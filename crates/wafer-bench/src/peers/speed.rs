@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Each suite is one [`PeersConfig`] run through the peers harness for one round at a time, so
-//! every engine gets the same directory kind, threads and durability as in `bench peers`.
+//! every engine gets the same directory kind, threads and durability as in `bench peers`, and
+//! runs as there in a worker process of its own (the caller gives the `wafer` binary).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -122,6 +123,14 @@ pub fn run(
             config.dir = suite.config.dir.join(format!("r{round}"));
             config.seed ^= u64::from(round) << 32;
             let report = harness::run(&config, progress, &mut |_| {})?;
+            if !report.failures.is_empty() {
+                // A ratio over a missing engine's rows would compare nothing.
+                return Err(PeerError::Config(format!(
+                    "suite {}: {}",
+                    suite.name,
+                    report.failures.join("; ")
+                )));
+            }
             for mut row in report.rows {
                 row.round = round;
                 row.phase = format!("{}/{}", suite.name, row.phase);
@@ -291,7 +300,11 @@ mod tests {
         // 16-byte keys in memory.
         assert_eq!(KEY_16_BYTES.key(499_999).as_bytes().len(), 16);
         for suite in &s {
-            suite.config.validate().unwrap();
+            // Engines run in worker processes only: the CLI gives its own binary.
+            assert!(suite.config.validate().is_err());
+            let mut config = suite.config.clone();
+            config.wafer_exe = Some("/nonexistent/wafer".into());
+            config.validate().unwrap();
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The harness's configuration, sizing and table arithmetic on made-up rows. Every engine end
 //! to end (each starts, loads, runs and reports nonzero figures) is wafer-cli's
-//! tests/peers_smoke.rs: each in a worker process of its own, as the CLI runs them, so its host
-//! bytes are its own and not those of the other tests' threads in this process.
+//! tests/peers_smoke.rs: each in a worker process of its own (the harness runs engines nowhere
+//! else), so its host bytes are its own and not those of the other tests' threads.
 
 use super::emu_device::EmuSpace;
 use super::harness::{run, Row, Scale};
@@ -31,7 +31,8 @@ fn device_specs_are_checked() {
 #[test]
 fn the_emulated_ssd_is_sized_to_the_dataset() {
     let logical = |c: &flashemu::Config| c.layout().logical_blocks * flashemu::LBA_BYTES;
-    assert!(EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.8), 0.5).is_err(), "own and a fill");
+    let e = EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.8), 0.5).unwrap_err().to_string();
+    assert!(e.contains("own:SHARE") && !e.contains("  "), "own and a fill: {e}");
     let own = EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.8), 0.0).unwrap();
     let footprint = 300_000_000u64;
     let sized = own.sized_config(1, Some(footprint)).unwrap();
@@ -125,7 +126,13 @@ fn names_parse_and_bad_ones_say_what_is_known() {
 #[test]
 fn bad_configurations_are_refused_before_anything_runs() {
     let dir = std::env::temp_dir().join("wafer-peers-never-created");
-    let base = Scale::Tiny.config(dir.clone());
+    let mut base = Scale::Tiny.config(dir.clone());
+    // Engines run in worker processes only: in this one, their host bytes would be every
+    // thread's (another test's deleted dirty files cancelled a load's bytes to 0).
+    assert!(matches!(base.validate(), Err(PeerError::Config(m)) if m.contains("wafer_exe")));
+    assert!(run(&base, &mut crate::progress::Silent, &mut |_| {}).is_err());
+    base.wafer_exe = Some("/nonexistent/wafer".into());
+    base.validate().unwrap();
     let mut c = base.clone();
     c.workloads = vec![crate::ycsb::Workload::E];
     assert!(matches!(c.validate(), Err(PeerError::Config(_))));

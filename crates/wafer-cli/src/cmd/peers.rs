@@ -34,7 +34,7 @@ pub struct PeersArgs {
     #[arg(long = "emu-set", value_name = "KEY=VALUE")]
     emu_set: Vec<String>,
     /// Emulated SSD size: `own:SHARE`, per engine, its files at their peak (measured by a
-    /// sizing pass on the host first: the load, then one update of each record) take SHARE of
+    /// sizing pass on the host first: the load, then three updates of each record) take SHARE of
     /// the filesystem; `dataset:FACTOR`, every engine's
     /// device FACTOR x the records' bytes; `preset`, the preset's geometry (with --emu-set).
     /// Rounded up to whole blocks per chip, at least 128 MiB [default: own:0.8].
@@ -44,8 +44,9 @@ pub struct PeersArgs {
     /// by a filler file [default: 0, none: the engine's own files fill the device].
     #[arg(long, value_name = "FRACTION")]
     fill: Option<f64>,
-    /// Emulated SSD: the write phases (A, F) end once the engine has written this many times
-    /// its device's logical bytes, e.g. 1x [default: small and full 1x; tiny: by --ops].
+    /// Emulated SSD: the write phases (A, F) end once the device has received this many
+    /// times its logical bytes of host writes (its own counter), e.g. 1x [default: small and
+    /// full 1x; tiny: by --ops].
     #[arg(long, value_name = "Nx")]
     emu_phase_writes: Option<String>,
     /// Emulated SSD: the longest a write phase may run before its volume is reached, e.g. 45s
@@ -287,6 +288,10 @@ pub fn speed(args: &SpeedArgs) -> Result<(), CliError> {
         let stop = Stop::Duration(parse_duration(d)?);
         suites.iter_mut().for_each(|s| s.config.stop = stop);
     }
+    // Each engine in a worker process, as `bench peers` runs them: this binary.
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError(format!("finding the wafer binary to re-run: {e}")))?;
+    suites.iter_mut().for_each(|s| s.config.wafer_exe = Some(exe.clone()));
     for s in &suites {
         s.config.validate()?;
         eprintln!("speed {}: {}", s.name, s.config.describe());
