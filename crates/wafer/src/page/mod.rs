@@ -7,6 +7,7 @@
 pub mod change;
 pub mod meta;
 pub mod node;
+pub mod racy;
 
 pub use change::{NoopLogger, PageChange, PageLogger};
 

@@ -61,9 +61,11 @@ fn set_slot(p: &mut PageBuf, i: usize, off: usize) {
 /// The first 8 key bytes as a big-endian number, zero-padded: head order agrees with key order
 /// whenever heads differ (8 bytes, not 4: integer keys share their high bytes).
 pub fn key_head(k: &[u8]) -> u64 {
+    if let Some(first) = k.first_chunk::<8>() {
+        return u64::from_be_bytes(*first);
+    }
     let mut b = [0u8; 8];
-    let n = k.len().min(8);
-    b[..n].copy_from_slice(&k[..n]);
+    b[..k.len()].copy_from_slice(k);
     u64::from_be_bytes(b)
 }
 
@@ -133,14 +135,53 @@ pub fn child(p: &PageBuf, i: usize) -> PageId {
     get_u64(p, slot(p, i) + 2)
 }
 
+/// Reads of a node's bytes, so one search serves a latched page (`&PageBuf`: verified when
+/// read from the store, so plain indexing cannot fail) and an optimistic reader's view
+/// (`super::racy::RacyPage`: every read clamped into the page, trusted only after validation).
+pub trait NodeRead: Copy {
+    fn u8_at(self, off: usize) -> u8;
+    fn u16_at(self, off: usize) -> u16;
+    fn u64_at(self, off: usize) -> u64;
+    /// Compares the `len` bytes at `off` with `k`.
+    fn cmp_bytes(self, off: usize, len: usize, k: &[u8]) -> Ordering;
+}
+
+impl NodeRead for &PageBuf {
+    fn u8_at(self, off: usize) -> u8 {
+        self[off]
+    }
+    fn u16_at(self, off: usize) -> u16 {
+        get_u16(self, off)
+    }
+    fn u64_at(self, off: usize) -> u64 {
+        get_u64(self, off)
+    }
+    fn cmp_bytes(self, off: usize, len: usize, k: &[u8]) -> Ordering {
+        self[off..off + len].cmp(k)
+    }
+}
+
 /// Binary search: Ok(slot) when found, Err(insertion slot) otherwise.
 pub fn search(p: &PageBuf, k: &[u8]) -> Result<usize, usize> {
+    search_in(p, k)
+}
+
+/// [`search`] on any [`NodeRead`]. At most 17 probes (slot counts are u16), whatever the bytes.
+pub fn search_in<P: NodeRead>(p: P, k: &[u8]) -> Result<usize, usize> {
     let head = key_head(k);
-    let (mut lo, mut hi) = (0usize, slot_count(p));
+    let overhead = match p.u8_at(OFF_KIND) == PageKind::Leaf as u8 {
+        true => LEAF_CELL_OVERHEAD,
+        false => INNER_CELL_OVERHEAD,
+    };
+    let (mut lo, mut hi) = (0usize, p.u16_at(OFF_SLOT_COUNT) as usize);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        let order = match slot_head(p, mid).cmp(&head) {
-            Ordering::Equal => key(p, mid).cmp(k),
+        let slot_at = HEADER_BYTES + SLOT_BYTES * mid;
+        let order = match p.u64_at(slot_at + 2).cmp(&head) {
+            Ordering::Equal => {
+                let off = p.u16_at(slot_at) as usize;
+                p.cmp_bytes(off + overhead, p.u16_at(off) as usize, k)
+            }
             decided => decided,
         };
         match order {
@@ -154,7 +195,12 @@ pub fn search(p: &PageBuf, k: &[u8]) -> Result<usize, usize> {
 
 /// Inner node: child position for `k` (0 = aux, i + 1 = slot i): number of separators <= k.
 pub fn child_pos_for(p: &PageBuf, k: &[u8]) -> usize {
-    match search(p, k) {
+    child_pos_for_in(p, k)
+}
+
+/// [`child_pos_for`] on any [`NodeRead`].
+pub fn child_pos_for_in<P: NodeRead>(p: P, k: &[u8]) -> usize {
+    match search_in(p, k) {
         Ok(i) => i + 1,
         Err(i) => i,
     }
@@ -169,11 +215,24 @@ pub fn child_pos_below(p: &PageBuf, k: &[u8]) -> usize {
 
 /// Inner node: child page at position `pos` (0 = aux).
 pub fn child_at_pos(p: &PageBuf, pos: usize) -> PageId {
+    child_at_pos_in(p, pos)
+}
+
+/// [`child_at_pos`] on any [`NodeRead`].
+pub fn child_at_pos_in<P: NodeRead>(p: P, pos: usize) -> PageId {
     if pos == 0 {
-        super::aux(p)
+        p.u64_at(super::OFF_AUX)
     } else {
-        child(p, pos - 1)
+        let off = p.u16_at(HEADER_BYTES + SLOT_BYTES * (pos - 1)) as usize;
+        p.u64_at(off + 2)
     }
+}
+
+/// Leaf: where slot `i`'s value lies, as (offset, length).
+pub fn value_span<P: NodeRead>(p: P, i: usize) -> (usize, usize) {
+    let off = p.u16_at(HEADER_BYTES + SLOT_BYTES * i) as usize;
+    let klen = p.u16_at(off) as usize;
+    (off + LEAF_CELL_OVERHEAD + klen, p.u16_at(off + 2) as usize)
 }
 
 fn write_leaf_cell(p: &mut PageBuf, off: usize, k: &[u8], v: &[u8]) {
