@@ -116,6 +116,9 @@ impl Entry {
         let step = if old & LOCKED != 0 { LOCKED } else { 2 * LOCKED };
         let version = (old & !FRAME_MASK).wrapping_add(step);
         self.0.store(version | FRAME_MASK, Ordering::Release);
+        // As in `lock`: the new word is visible before whatever the frame receives next (loom
+        // found a reader validating the next page's bytes without this fence).
+        fence(Ordering::Release);
         debug_assert_eq!(version & LOCKED, 0);
     }
 }
