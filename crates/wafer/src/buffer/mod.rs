@@ -110,7 +110,7 @@ pub struct BufferPool {
     /// GC may load pages into without writing anything back. 0: no reserve.
     reserve_frames: usize,
     /// Wakes the background write-back thread, when one runs (`cleaner.rs`).
-    cleaner: cleaner::Signal,
+    cleaner: crate::wakeup::Wakeup,
 }
 
 /// A page latched shared.
@@ -311,7 +311,7 @@ impl BufferPool {
             logger,
             dirty_frames: AtomicUsize::new(0),
             reserve_frames: 0,
-            cleaner: cleaner::Signal::default(),
+            cleaner: Default::default(),
         })
     }
 
@@ -571,13 +571,13 @@ impl BufferPool {
         st: MutexGuard<'a, MissState>,
     ) -> Result<(MutexGuard<'a, MissState>, Option<u32>)> {
         let mut st = if st.free.is_empty() {
-            self.cleaner.on_take(0, self.low_frames());
+            self.on_take(0);
             self.evict_batch(st, WritePurpose::UserEviction)?
         } else {
             st
         };
         let f = st.free.pop();
-        self.cleaner.on_take(st.free.len(), self.low_frames());
+        self.on_take(st.free.len());
         Ok((st, f))
     }
 
