@@ -164,7 +164,8 @@ impl BufferPool {
             return Ok(Source::Pool);
         }
         let freed = page::kind(g.bytes()) == Some(PageKind::Free);
-        if freed || page::lsn(g.bytes()) > limit {
+        // A page a flush is writing: its copy goes through the store after (or before) this one.
+        if freed || g.g.writing || page::lsn(g.bytes()) > limit {
             // Freed pages leave through write_batch (unmapped); a batch in progress holds the
             // other: the valid version on the device is copied instead.
             return Ok(Source::Device { load: false });

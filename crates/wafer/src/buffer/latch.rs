@@ -90,6 +90,18 @@ impl Entry {
         assert_eq!(old & LOCKED, 0, "entry locked twice");
     }
 
+    /// The word the entry will hold once its holder unlocks it (the holder has it locked).
+    pub fn word_after_unlock(&self) -> u64 {
+        let word = self.0.load(Ordering::Acquire);
+        assert_ne!(word & LOCKED, 0, "the entry is not locked");
+        word.wrapping_add(LOCKED)
+    }
+
+    /// Whether the entry holds `word`: no writer locked it since (caller holds the frame).
+    pub fn holds(&self, word: u64) -> bool {
+        self.0.load(Ordering::Acquire) == word
+    }
+
     /// Ends a change begun by [`Entry::lock`] or [`Entry::map_locked`].
     pub fn unlock(&self) {
         let old = self.0.fetch_add(LOCKED, Ordering::Release);

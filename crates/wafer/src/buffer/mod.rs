@@ -18,6 +18,7 @@
 mod cleaner;
 mod counters;
 pub mod doublewrite;
+mod flush;
 mod gc;
 mod latch;
 mod reserve;
@@ -68,6 +69,9 @@ impl std::fmt::Debug for PageCell {
 struct FrameMeta {
     pid: PageId,
     dirty: bool,
+    /// A copy of the page is being written by a flush (`flush.rs`); the page stays dirty until
+    /// the write is done, and no other write-back takes it meanwhile.
+    writing: bool,
 }
 
 /// One cache line per frame: the latch word and the page id checked after latching are read
@@ -182,6 +186,7 @@ impl FrameMut<'_> {
     /// Drops the page from this frame (eviction, a failed load); the frame is free afterwards.
     fn unmap(&mut self) {
         assert_ne!(self.g.pid, NO_PAGE, "unmapping a free frame");
+        assert!(!self.g.writing, "unmapping a page being written");
         self.pool.table[self.g.pid as usize].unmap(self.frame);
         self.g.pid = NO_PAGE;
         self.g.dirty = false;
@@ -288,7 +293,10 @@ impl BufferPool {
         let table_len = usize::try_from(page_capacity)
             .map_err(|_| Error::InvalidOptions(format!("{page_capacity} pages")))?;
         let frames: Box<[Frame]> = (0..frame_count)
-            .map(|_| Frame { latch: RwLock::new(FrameMeta { pid: NO_PAGE, dirty: false }) })
+            .map(|_| {
+                let meta = FrameMeta { pid: NO_PAGE, dirty: false, writing: false };
+                Frame { latch: RwLock::new(meta) }
+            })
             .collect();
         let pages: Box<[PageCell]> =
             (0..frame_count).map(|_| PageCell(UnsafeCell::new([0u8; PAGE_SIZE]))).collect();
@@ -629,7 +637,8 @@ impl BufferPool {
                 continue;
             }
             if let Some(g) = self.try_latch_exclusive(i as u32) {
-                if g.pid() != NO_PAGE && !(g.g.dirty && page::lsn(g.bytes()) > limit) {
+                let pinned = g.g.dirty && (g.g.writing || page::lsn(g.bytes()) > limit);
+                if g.pid() != NO_PAGE && !pinned {
                     victims.push(g);
                 }
             }
@@ -687,38 +696,6 @@ impl BufferPool {
             )));
         }
         Ok(())
-    }
-
-    /// Writes back every dirty page the logger allows (`page_lsn <= write_back_limit()`), in
-    /// batches; returns how many dirty pages it had to skip (a batch in progress holds them).
-    pub fn flush_dirty(&self, purpose: WritePurpose) -> Result<u64> {
-        let limit = self.logger.write_back_limit();
-        let mut skipped = 0u64;
-        let mut batch: Vec<FrameMut<'_>> = Vec::new();
-        for i in 0..self.frames.len() as u32 {
-            // Block only while holding nothing, so a flusher never waits in a latch cycle.
-            let g = match self.try_latch_exclusive(i) {
-                Some(g) => g,
-                None => {
-                    self.write_back(&mut batch, purpose)?;
-                    batch.clear();
-                    self.latch_exclusive(i)
-                }
-            };
-            if g.pid() != NO_PAGE && g.g.dirty {
-                if page::lsn(g.bytes()) > limit {
-                    skipped += 1;
-                } else {
-                    batch.push(g);
-                }
-            }
-            if batch.len() >= self.batch_pages {
-                self.write_back(&mut batch, purpose)?;
-                batch.clear();
-            }
-        }
-        self.write_back(&mut batch, purpose)?;
-        Ok(skipped)
     }
 }
 

@@ -53,7 +53,8 @@ impl BufferPool {
             }
             // The victims are latched by us already: try_write skips them.
             if let Some(g) = self.try_latch_exclusive(i as u32) {
-                if g.pid() != NO_PAGE && g.g.dirty && page::lsn(g.bytes()) <= limit {
+                let writable = !g.g.writing && page::lsn(g.bytes()) <= limit;
+                if g.pid() != NO_PAGE && g.g.dirty && writable {
                     picked.push(g);
                 }
             }
