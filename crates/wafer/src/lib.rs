@@ -14,6 +14,7 @@ pub mod page;
 pub mod pagestore;
 pub mod space;
 pub mod stats;
+mod wakeup;
 pub mod wal;
 
 #[doc(hidden)]

@@ -83,6 +83,10 @@ pub struct Options {
     /// eviction runs in the miss that needs a frame (deterministic I/O order, for tests that
     /// pin it).
     pub background_write_back: bool,
+    /// With a WAL, a background thread runs the checkpoints that writers find due (it flushes
+    /// the pool while they go on: `db/checkpoint.rs`). Off: the writer whose commit finds one
+    /// due runs it (deterministic, for tests that pin the order of writes).
+    pub background_checkpoint: bool,
     /// How long a commit waits when the caller does not say (`Tree::put`, `Db::write`).
     pub durability: Durability,
     /// WAL buffer, group commit and recovery settings.
@@ -117,6 +121,7 @@ impl Options {
             doublewrite: true,
             append_split: true,
             background_write_back: true,
+            background_checkpoint: true,
             durability: Durability::Sync,
             // No trim: the log file stays allocated, so commits never allocate extents.
             wal: WalOptions { trim: false, ..WalOptions::production() },
@@ -145,6 +150,8 @@ impl Options {
             append_split: false,
             // Unit tests count evictions and writes; the crash, model and kill tests turn it on.
             background_write_back: false,
+            // As background write-back: the crash, model and kill tests turn it on.
+            background_checkpoint: false,
             durability: Durability::None,
             wal: WalOptions::test_min(),
             wal_capacity_bytes: 4 << 20,

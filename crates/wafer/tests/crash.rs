@@ -222,8 +222,9 @@ fn data_bytes() -> u64 {
 
 fn options() -> Options {
     let mut o = Options::test_min().with_buffer_pool_bytes(12 * 4096);
-    // Power cuts land inside background write-backs too.
+    // Power cuts land inside background write-backs and checkpoints too.
     o.background_write_back = true;
+    o.background_checkpoint = true;
     if OUT_OF_PLACE.get() {
         o = o.out_of_place();
     }

@@ -16,6 +16,7 @@ fn options(out_of_place: bool) -> Options {
     o.file = wafer::device::FileOptions::URING;
     o.append_split = true;
     o.background_write_back = true;
+    o.background_checkpoint = true;
     if out_of_place {
         o = o.out_of_place();
     }

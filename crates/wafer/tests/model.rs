@@ -251,6 +251,7 @@ fn model_out_of_place_compressed_and_concatenated() {
 fn model_run_with(seed: u64, steps: u64, space: u64, mut options: Options, device_bytes: u64) {
     // Evictions race the workload from the write-back thread, as in production.
     options.background_write_back = true;
+    options.background_checkpoint = true;
     eprintln!("model seed {seed} (rerun with WAFER_SEED={seed}), {:?}", options.write_mode);
     let dev = Arc::new(MemoryDevice::new(device_bytes));
     let db = Db::open_on(dev.clone(), options.clone()).unwrap();

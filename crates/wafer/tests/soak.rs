@@ -42,12 +42,15 @@ impl Rng {
 }
 
 /// Every feature on: direct I/O through io_uring (each falls back where refused), timed
-/// checkpoints besides the log-size ones, doublewrite in place, background GC out of place.
+/// checkpoints besides the log-size ones, run by the checkpoint thread, background write-back,
+/// doublewrite in place, background GC out of place.
 fn kill_options(out_of_place: bool) -> Options {
     let mut o = Options::test_min().with_buffer_pool_bytes(48 * 4096);
     o.durability = Durability::Sync;
     o.file = FileOptions::DIRECT_URING;
     o.checkpoint_interval = Some(Duration::from_millis(40));
+    o.background_checkpoint = true;
+    o.background_write_back = true;
     if out_of_place {
         o = o.out_of_place();
         o.out_of_place.background_gc = true;

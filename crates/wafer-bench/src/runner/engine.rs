@@ -114,6 +114,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "doublewrite" => options.doublewrite = flag(value)?,
         "append_split" => options.append_split = flag(value)?,
         "background_write_back" => options.background_write_back = flag(value)?,
+        "background_checkpoint" => options.background_checkpoint = flag(value)?,
         "background_gc" => options.out_of_place.background_gc = flag(value)?,
         "durability" => options.durability = parse_durability(value)?,
         "wal_capacity_bytes" => options.wal_capacity_bytes = bytes(value)?,
@@ -143,10 +144,11 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
-                 doublewrite, append_split, background_write_back, background_gc, durability, \
-                 wal_capacity_bytes, checkpoint_log_bytes, zone_bytes, zones_per_gc_unit, \
-                 open_zones, max_fill_percent, placement, gc_policy, gc_zones, compression, \
-                 packing, nowa, fdp, gc_unit_bytes, ssd_spare_bytes)"
+                 doublewrite, append_split, background_write_back, background_checkpoint, \
+                 background_gc, durability, wal_capacity_bytes, checkpoint_log_bytes, \
+                 zone_bytes, zones_per_gc_unit, open_zones, max_fill_percent, placement, \
+                 gc_policy, gc_zones, compression, packing, nowa, fdp, gc_unit_bytes, \
+                 ssd_spare_bytes)"
             ))
         }
     }
@@ -238,6 +240,7 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "doublewrite": options.doublewrite,
         "append_split": options.append_split,
         "background_write_back": options.background_write_back,
+        "background_checkpoint": options.background_checkpoint,
         "background_gc": options.out_of_place.background_gc,
         "max_fill_percent": options.out_of_place.max_fill_percent,
         "durability": format!("{:?}", options.durability),

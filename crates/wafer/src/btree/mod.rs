@@ -1,11 +1,15 @@
 //! B+tree over buffer-pool pages. Root page ids never change (a root split moves the root's
 //! contents into new children), so the catalog records a root once.
 //!
-//! Concurrency: each tree has a structure latch (`smo`). Point operations hold it shared: inner
-//! nodes cannot change then, so a descent latches one node at a time (shared) and a leaf write
-//! latches the leaf exclusive; readers and leaf writers of a tree run in parallel. A structure
+//! Concurrency: each tree has a structure latch (`smo`). Writes hold it shared: inner nodes
+//! cannot change then, so a descent latches one node at a time (shared) and a leaf write
+//! latches the leaf exclusive; leaf writers of a tree run in parallel. A structure
 //! modification (split, removal of an empty node) drops everything and redoes the operation
 //! holding the structure latch exclusive. Batches hold the latches of all their trees exclusive.
+//! Point lookups take no latch (`lookup.rs`): they validate page versions and the tree's
+//! structure version (odd while an `Exclusive` lives) instead, and latch only when that keeps
+//! failing or a page must be read.
+mod lookup;
 mod scan;
 mod smo;
 
@@ -41,25 +45,32 @@ pub struct TreeCore {
     pub id: u32,
     pub root: PageId,
     smo: RwLock<()>,
+    /// Odd while a structure modification runs (optimistic lookups validate it).
+    structure: lookup::StructureVersion,
 }
 
-/// Proof that the caller holds a tree's structure latch exclusive.
+/// Proof that the caller holds a tree's structure latch exclusive. It also holds the tree's
+/// structure version odd (`lookup.rs`), so no optimistic lookup validates while it lives: a
+/// split, a rebalance or a batch is seen whole or not at all, as by latched readers.
 #[derive(Debug)]
 pub struct Exclusive<'a> {
     core: &'a TreeCore,
+    /// Dropped before the latch: the next holder's change never overlaps this one.
+    _change: lookup::StructureChange<'a>,
     _g: RwLockWriteGuard<'a, ()>,
 }
 
 impl TreeCore {
     pub fn new(id: u32, root: PageId) -> TreeCore {
-        TreeCore { id, root, smo: RwLock::new(()) }
+        TreeCore { id, root, smo: RwLock::new(()), structure: Default::default() }
     }
 
     pub fn shared(&self) -> RwLockReadGuard<'_, ()> {
         self.smo.read().unwrap_or_else(|e| e.into_inner())
     }
     pub fn exclusive(&self) -> Exclusive<'_> {
-        Exclusive { core: self, _g: self.smo.write().unwrap_or_else(|e| e.into_inner()) }
+        let g = self.smo.write().unwrap_or_else(|e| e.into_inner());
+        Exclusive { core: self, _change: self.structure.change(), _g: g }
     }
 
     fn check_page(&self, pid: PageId, p: &page::PageBuf) -> Result<PageKind> {
@@ -130,19 +141,6 @@ impl TreeCore {
 
     pub fn get(&self, env: Env<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.get_with(env, key, <[u8]>::to_vec)
-    }
-
-    /// Calls `f` on the value of `key` in place (the leaf latched shared meanwhile): a lookup
-    /// that allocates nothing.
-    pub fn get_with<R>(
-        &self,
-        env: Env<'_>,
-        key: &[u8],
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Result<Option<R>> {
-        let _s = self.shared();
-        let g = self.leaf_read(env, key)?;
-        Ok(node::search(g.bytes(), key).ok().map(|i| f(node::value(g.bytes(), i))))
     }
 
     /// Brings the pages on the way to `key`'s leaf into the pool, holding each latch only for

@@ -13,63 +13,17 @@
 //! thread stops: foreground operations then fail with `Poisoned`.
 use super::BufferPool;
 use crate::device::WritePurpose;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 /// Batches one wake-up evicts at most before it checks for a stop again.
 const BATCHES_PER_WAKE_MAX: usize = 64;
 
-/// The wake-up the foreground and the thread share (a field of the pool).
-#[derive(Debug, Default)]
-pub(super) struct Signal {
-    /// Set when a thread runs: misses only wake it then.
-    enabled: AtomicBool,
-    /// A wake-up is pending (checked without the mutex, so a miss above the low mark and a
-    /// miss below it while one is pending cost one atomic load).
-    requested: AtomicBool,
-    state: Mutex<State>,
-    wake: Condvar,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    requested: bool,
-    stop: bool,
-}
-
-impl Signal {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Called by a miss that left `free` free frames.
-    pub(super) fn on_take(&self, free: usize, low_frames: usize) {
-        if free >= low_frames
-            || !self.enabled.load(Ordering::Relaxed)
-            || self.requested.load(Ordering::Relaxed)
-        {
-            return;
+impl BufferPool {
+    /// Called by a miss that left `free` free frames: wakes the thread below the low mark.
+    pub(super) fn on_take(&self, free: usize) {
+        if free < self.low_frames() && self.cleaner.enabled() {
+            self.cleaner.request();
         }
-        self.requested.store(true, Ordering::Relaxed);
-        self.lock().requested = true;
-        self.wake.notify_one();
-    }
-
-    /// Blocks until a wake-up or a stop; true to stop.
-    fn wait(&self) -> bool {
-        let mut s = self.lock();
-        while !s.requested && !s.stop {
-            s = self.wake.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-        // Cleared before the work: a miss during it asks again and the loop runs once more.
-        s.requested = false;
-        self.requested.store(false, Ordering::Relaxed);
-        s.stop
-    }
-
-    fn stop(&self) {
-        self.lock().stop = true;
-        self.wake.notify_one();
     }
 }
 
@@ -87,7 +41,7 @@ impl Drop for CleanerHandle {
             // A panic in the thread was already reported on stderr; the pool stays usable.
             let _ = t.join();
         }
-        self.pool.cleaner.enabled.store(false, Ordering::Relaxed);
+        self.pool.cleaner.set_enabled(false);
     }
 }
 
@@ -101,11 +55,11 @@ impl BufferPool {
     /// Starts the background write-back thread of `pool`.
     pub fn start_cleaner(pool: &Arc<BufferPool>) -> std::io::Result<CleanerHandle> {
         let weak = Arc::downgrade(pool);
-        pool.cleaner.enabled.store(true, Ordering::Relaxed);
+        pool.cleaner.set_enabled(true);
         let thread = std::thread::Builder::new()
             .name("wafer-write-back".into())
             .spawn(move || run(weak))
-            .inspect_err(|_| pool.cleaner.enabled.store(false, Ordering::Relaxed))?;
+            .inspect_err(|_| pool.cleaner.set_enabled(false))?;
         Ok(CleanerHandle { pool: pool.clone(), thread: Some(thread) })
     }
 

@@ -66,7 +66,10 @@ fn shard() -> usize {
 
 impl PoolCounters {
     pub fn hit(&self) {
-        self.hits[shard()].0.fetch_add(1, Ordering::Relaxed);
+        self.hits(1);
+    }
+    pub fn hits(&self, n: u64) {
+        self.hits[shard()].0.fetch_add(n, Ordering::Relaxed);
     }
     pub fn miss(&self) {
         self.misses.fetch_add(1, Ordering::Relaxed);

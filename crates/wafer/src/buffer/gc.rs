@@ -28,13 +28,12 @@
 //! thread only `try_` latches frames or latches a frame just taken off the free list, which
 //! nobody else holds (GC keeps latches only on frames off the free list). Device reads happen
 //! before a frame is claimed, so no frame is held latched across a GC read.
-use super::{try_read_latch, try_write_latch, BufferPool, FrameData, NO_FRAME, NO_PAGE};
+use super::{BufferPool, FrameMut, MissState, NO_PAGE};
 use crate::device::AlignedBuf;
 use crate::page::{self, PageBuf, PageId, PageKind, PAGE_SIZE};
 use crate::pagestore::{GcCopyCounts, GcIo, GcPage, GcPageCache};
 use crate::{Error, Result};
 use std::sync::atomic::Ordering;
-use std::sync::RwLockWriteGuard;
 
 /// Frames GC looks at for a clean one to load a page into, per page: bounds its time under the
 /// miss mutex (a full turn of a large pool per page would stall every miss).
@@ -45,7 +44,7 @@ enum Source<'a> {
     /// Copied from a clean frame.
     Pool,
     /// The dirty frame's version, latched exclusive until the copy is committed.
-    Dirty(RwLockWriteGuard<'a, FrameData>),
+    Dirty(FrameMut<'a>),
     /// The device version; `load`: not resident, keep it in a frame afterwards.
     Device { load: bool },
 }
@@ -81,7 +80,7 @@ impl GcPageCache for BufferPool {
             if let Source::Dirty(g) = s {
                 let lsn = self.stamp_and_seal(g);
                 max_lsn = max_lsn.max(Some(lsn));
-                out.copy_from_slice(&g.bytes.0);
+                out.copy_from_slice(g.bytes());
             }
         }
         if let Some(lsn) = max_lsn {
@@ -118,7 +117,7 @@ impl GcPageCache for BufferPool {
             if let Source::Dirty(g) = s {
                 if all_committed {
                     // Its version is the mapped one now: nothing left to write back.
-                    g.dirty = false;
+                    g.g.dirty = false;
                     self.dirty_frames.fetch_sub(1, Ordering::Relaxed);
                     counts.dirty_from_pool += 1;
                 } else {
@@ -140,34 +139,33 @@ impl BufferPool {
         out: &mut [u8],
     ) -> Result<Source<'a>> {
         let idx = self.check_pid(pid)?;
-        let f = self.table[idx].load(Ordering::Acquire);
-        if f == NO_FRAME {
+        let Some(f) = self.table[idx].frame() else {
             return Ok(Source::Device { load: true });
-        }
-        let frame = &self.frames[f as usize];
-        match try_read_latch(&frame.latch) {
-            Some(g) if g.pid == pid && !g.dirty => {
-                out.copy_from_slice(&g.bytes.0);
+        };
+        match self.try_latch_shared(f) {
+            Some(g) if g.pid() == pid && !g.g.dirty => {
+                out.copy_from_slice(g.bytes());
                 return Ok(Source::Pool);
             }
             // Dirty: needs the exclusive latch, tried below.
-            Some(g) if g.pid == pid => drop(g),
+            Some(g) if g.pid() == pid => drop(g),
             // Latched (maybe being loaded or evicted), or the table entry was stale.
             Some(_) | None => return Ok(Source::Device { load: false }),
         }
-        let Some(g) = try_write_latch(&frame.latch) else {
+        let Some(g) = self.try_latch_exclusive(f) else {
             return Ok(Source::Device { load: false });
         };
-        if g.pid != pid {
+        if g.pid() != pid {
             return Ok(Source::Device { load: false });
         }
-        if !g.dirty {
+        if !g.g.dirty {
             // Written back between the two latches.
-            out.copy_from_slice(&g.bytes.0);
+            out.copy_from_slice(g.bytes());
             return Ok(Source::Pool);
         }
-        let freed = page::kind(&g.bytes.0) == Some(PageKind::Free);
-        if freed || page::lsn(&g.bytes.0) > limit {
+        let freed = page::kind(g.bytes()) == Some(PageKind::Free);
+        // A page a flush is writing: its copy goes through the store after (or before) this one.
+        if freed || g.g.writing || page::lsn(g.bytes()) > limit {
             // Freed pages leave through write_batch (unmapped); a batch in progress holds the
             // other: the valid version on the device is copied instead.
             return Ok(Source::Device { load: false });
@@ -185,46 +183,46 @@ impl BufferPool {
     fn gc_load(&self, pid: PageId, bytes: &PageBuf, ahead: &mut usize) -> bool {
         let idx = pid as usize;
         let mut st = self.lock_miss();
-        if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+        if self.table[idx].frame().is_some() {
             return false;
         }
-        let n = self.frames.len();
-        let mut claimed = None;
+        let Some(mut g) = self.gc_claim_frame(&mut st, ahead) else { return false };
+        // Mapped under the miss mutex, as a miss maps its frame: nobody maps the page meanwhile.
+        g.map(pid);
+        drop(st);
+        g.bytes_mut().copy_from_slice(bytes);
+        // A prefetched page earns its reference bit when it is used.
+        self.referenced[g.frame as usize].store(false, Ordering::Relaxed);
+        true
+    }
+
+    /// A free frame, or a clean, unlatched, unreferenced one at least `ahead` frames past the
+    /// hand (its page dropped), latched exclusive and free; None when none is found. The caller
+    /// holds the miss mutex (`st`).
+    fn gc_claim_frame(&self, st: &mut MissState, ahead: &mut usize) -> Option<FrameMut<'_>> {
         if let Some(f) = st.free.pop() {
-            match try_write_latch(&self.frames[f as usize].latch) {
-                Some(g) => claimed = Some((f, g)),
+            match self.try_latch_exclusive(f) {
+                Some(g) => return Some(g),
                 // A reader with a stale table entry is checking it: leave the frame be.
                 None => st.free.push(f),
             }
         }
+        let n = self.frames.len();
         // Bound: LOAD_SCAN_FRAMES_MAX frames, and never a second turn.
         for k in 0..LOAD_SCAN_FRAMES_MAX.min(n.saturating_sub(*ahead)) {
-            if claimed.is_some() {
-                break;
-            }
             let i = (st.hand + *ahead + k) % n;
-            let frame = &self.frames[i];
-            if frame.referenced.load(Ordering::Relaxed) {
+            if self.referenced[i].load(Ordering::Relaxed) {
                 continue;
             }
-            if let Some(g) = try_write_latch(&frame.latch) {
-                if g.pid != NO_PAGE && !g.dirty {
+            if let Some(mut g) = self.try_latch_exclusive(i as u32) {
+                if g.pid() != NO_PAGE && !g.g.dirty {
                     // Waiters with the old page's table entry see the pid change and retry.
-                    self.table[g.pid as usize].store(NO_FRAME, Ordering::Release);
-                    claimed = Some((i as u32, g));
+                    g.unmap();
                     *ahead += k + 1;
+                    return Some(g);
                 }
             }
         }
-        let Some((f, mut g)) = claimed else { return false };
-        g.bytes.0.copy_from_slice(bytes);
-        g.pid = pid;
-        g.dirty = false;
-        // A prefetched page earns its reference bit when it is used.
-        self.frames[f as usize].referenced.store(false, Ordering::Relaxed);
-        self.table[idx].store(f, Ordering::Release);
-        drop(g);
-        drop(st);
-        true
+        None
     }
 }

@@ -1,21 +1,26 @@
 //! The buffer pool: 4 KiB frames, a direct page table (page id -> frame), clock eviction, dirty
 //! pages written back in batches through one [`PageStore::write_batch`] call.
 //!
-//! Latching: each frame is a `RwLock` (shared/exclusive), so readers of a page never block each
-//! other. A page-table entry is only a hint: after latching a frame the caller checks that the
-//! frame still holds the page it wanted (eviction may have reused it) and restarts otherwise.
+//! Latching: each frame is a `RwLock` (shared/exclusive) for the latched paths (writers, scans,
+//! loads, evictions). A page-table entry found before latching is only a hint: after latching a
+//! frame the caller checks that the frame still holds the page it wanted (eviction may have
+//! reused it) and restarts otherwise. Point lookups take no latch at all: each page-table entry
+//! is also the page's optimistic version latch (`latch.rs`), which every exclusive holder locks
+//! before changing the page's bytes, so a reader reads the bytes and validates the version
+//! (LeanStore's optimistic latches; [`BufferPool::optimistic`]).
 //! Frame assignment is serialized by one mutex; device reads and eviction write-backs happen
 //! outside it (a loading frame is published latched and waiters block on its latch; victims stay
 //! latched while they are written). The evictor only ever `try_write`s frames, so a thread
 //! holding frame latches while it waits for that mutex cannot deadlock with it.
-//! This is the pessimistic design the brief allows instead of optimistic version latches.
 //!
 //! The pool is also DB GC's page cache (`gc.rs`) and keeps a reserve of clean frames for it
 //! (`reserve.rs`): docs/design.md §9, GC.
 mod cleaner;
 mod counters;
 pub mod doublewrite;
+mod flush;
 mod gc;
+mod latch;
 mod reserve;
 
 pub use crate::pagestore::{InPlaceStore, PageStore, StoreRecovery};
@@ -25,42 +30,57 @@ pub use doublewrite::DoublewriteStore;
 pub use reserve::CLEAN_RESERVE_PERCENT_MAX;
 
 use crate::device::WritePurpose;
+use crate::page::racy::RacyPage;
 use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};
 use crate::{Error, Result};
 use counters::PoolCounters;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use latch::{Entry, Probe};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
-const NO_FRAME: u32 = u32::MAX;
 const NO_PAGE: PageId = PageId::MAX;
 /// Restarts of one fetch before giving up; each restart means eviction raced us or every frame
 /// was latched, both transient unless the pool is far too small for the thread count.
 const FETCH_ATTEMPTS_MAX: usize = 100_000;
 
-/// A page buffer aligned to 4 KiB, so O_DIRECT devices can use it without a bounce copy.
-#[derive(Debug)]
+/// One frame's page bytes, 4 KiB-aligned so O_DIRECT devices can use them without a bounce
+/// copy. All frames' pages are one array, so a page's address is computed from its frame index
+/// (no pointer to load on a lookup).
 #[repr(C, align(4096))]
-struct AlignedPage(PageBuf);
-const _: () = assert!(std::mem::size_of::<AlignedPage>() == PAGE_SIZE);
-const _: () = assert!(std::mem::align_of::<AlignedPage>() == PAGE_SIZE);
+struct PageCell(UnsafeCell<PageBuf>);
+const _: () = assert!(std::mem::size_of::<PageCell>() == PAGE_SIZE);
+const _: () = assert!(std::mem::align_of::<PageCell>() == PAGE_SIZE);
 const _: () = assert!(std::mem::size_of::<Frame>() == 64);
 
-#[derive(Debug)]
-struct FrameData {
-    pid: PageId,
-    dirty: bool,
-    bytes: Box<AlignedPage>,
+// SAFETY: a frame's bytes are shared under its latch: `&PageBuf` only while the frame's latch
+// is held shared or exclusive (`PageRef`, `FrameMut::bytes`), `&mut PageBuf` only while it is
+// held exclusive (`FrameMut::bytes_mut`). Optimistic readers take no latch and read the bytes
+// only through `RacyPage` (raw, clamped reads validated against the page's version afterwards).
+unsafe impl Sync for PageCell {}
+
+impl std::fmt::Debug for PageCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PageCell")
+    }
 }
 
-/// One cache line per frame: the latch word, the page id checked after latching, the pointer
-/// to the page bytes and the clock bit are read together on every hit, and neighbouring frames
-/// never share (and bounce) a line between threads latching them.
+#[derive(Debug)]
+struct FrameMeta {
+    pid: PageId,
+    dirty: bool,
+    /// A copy of the page is being written by a flush (`flush.rs`); the page stays dirty until
+    /// the write is done, and no other write-back takes it meanwhile.
+    writing: bool,
+}
+
+/// One cache line per frame: the latch word and the page id checked after latching are read
+/// together on a latched hit, and neighbouring frames never share (and bounce) a line between
+/// threads latching them. Optimistic readers never touch it.
 #[derive(Debug)]
 #[repr(align(64))]
 struct Frame {
-    latch: RwLock<FrameData>,
-    /// Clock reference bit: set on access, cleared by the sweeping hand.
-    referenced: AtomicBool,
+    latch: RwLock<FrameMeta>,
 }
 
 #[derive(Debug)]
@@ -73,7 +93,12 @@ struct MissState {
 pub struct BufferPool {
     store: std::sync::Arc<dyn PageStore>,
     frames: Box<[Frame]>,
-    table: Box<[AtomicU32]>,
+    pages: Box<[PageCell]>,
+    /// Clock reference bits, one per frame: set on access, cleared by the sweeping hand. Apart
+    /// from the frames, so a lookup that finds its bit set reads one byte of a dense array.
+    referenced: Box<[AtomicBool]>,
+    /// Page id -> frame and version (`latch.rs`).
+    table: Box<[Entry]>,
     miss: Mutex<MissState>,
     batch_pages: usize,
     /// Logical write-back clock stamped into each page's write history.
@@ -89,19 +114,14 @@ pub struct BufferPool {
     /// GC may load pages into without writing anything back. 0: no reserve.
     reserve_frames: usize,
     /// Wakes the background write-back thread, when one runs (`cleaner.rs`).
-    cleaner: cleaner::Signal,
+    cleaner: crate::wakeup::Wakeup,
 }
 
 /// A page latched shared.
 #[derive(Debug)]
 pub struct PageRef<'a> {
-    g: RwLockReadGuard<'a, FrameData>,
-}
-/// A page latched exclusive. Any mutable access marks it dirty.
-#[derive(Debug)]
-pub struct PageMut<'a> {
-    g: RwLockWriteGuard<'a, FrameData>,
-    dirty_frames: &'a AtomicUsize,
+    g: RwLockReadGuard<'a, FrameMeta>,
+    page: &'a PageCell,
 }
 
 impl PageRef<'_> {
@@ -109,44 +129,146 @@ impl PageRef<'_> {
         self.g.pid
     }
     pub fn bytes(&self) -> &PageBuf {
-        &self.g.bytes.0
-    }
-}
-impl PageMut<'_> {
-    pub fn pid(&self) -> PageId {
-        self.g.pid
-    }
-    pub fn bytes(&self) -> &PageBuf {
-        &self.g.bytes.0
-    }
-    pub fn bytes_mut(&mut self) -> &mut PageBuf {
-        if !self.g.dirty {
-            self.g.dirty = true;
-            self.dirty_frames.fetch_add(1, Ordering::Relaxed);
-        }
-        &mut self.g.bytes.0
+        // SAFETY: the frame's latch is held shared: its bytes change only under it exclusive.
+        unsafe { &*self.page.0.get() }
     }
 }
 
-fn read_latch(l: &RwLock<FrameData>) -> RwLockReadGuard<'_, FrameData> {
+/// A frame latched exclusive: the pool's own handle (loads, evictions, flushes, GC) and the
+/// inside of [`PageMut`]. The first change of a cached page's bytes locks the page's table
+/// entry and the drop unlocks it, so an optimistic reader never validates across a change.
+pub(crate) struct FrameMut<'a> {
+    pool: &'a BufferPool,
+    frame: u32,
+    g: RwLockWriteGuard<'a, FrameMeta>,
+    /// The entry of `g.pid` is locked by this guard.
+    entry_locked: bool,
+}
+
+impl std::fmt::Debug for FrameMut<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameMut").field("frame", &self.frame).field("meta", &*self.g).finish()
+    }
+}
+
+impl FrameMut<'_> {
+    fn pid(&self) -> PageId {
+        self.g.pid
+    }
+    fn bytes(&self) -> &PageBuf {
+        // SAFETY: the frame's latch is held exclusive.
+        unsafe { &*self.pool.pages[self.frame as usize].0.get() }
+    }
+    fn bytes_mut(&mut self) -> &mut PageBuf {
+        if !self.entry_locked && self.g.pid != NO_PAGE {
+            self.pool.table[self.g.pid as usize].lock(self.frame);
+            self.entry_locked = true;
+        }
+        // SAFETY: the frame's latch is held exclusive, so no other `&`/`&mut` exists; a cached
+        // page's entry is locked, so optimistic readers (raw reads) fail to validate.
+        unsafe { &mut *self.pool.pages[self.frame as usize].0.get() }
+    }
+    fn mark_dirty(&mut self) {
+        if !self.g.dirty {
+            self.g.dirty = true;
+            self.pool.dirty_frames.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    /// Publishes this free frame as page `pid`'s, locked until the guard drops (its bytes are
+    /// about to be loaded or formatted). The caller holds the miss mutex.
+    fn map(&mut self, pid: PageId) {
+        assert_eq!(self.g.pid, NO_PAGE, "mapping a frame that holds a page");
+        assert!(!self.g.dirty && !self.entry_locked);
+        self.pool.table[pid as usize].map_locked(self.frame);
+        self.g.pid = pid;
+        self.entry_locked = true;
+    }
+    /// Drops the page from this frame (eviction, a failed load); the frame is free afterwards.
+    fn unmap(&mut self) {
+        assert_ne!(self.g.pid, NO_PAGE, "unmapping a free frame");
+        assert!(!self.g.writing, "unmapping a page being written");
+        self.pool.table[self.g.pid as usize].unmap(self.frame);
+        self.g.pid = NO_PAGE;
+        self.g.dirty = false;
+        self.entry_locked = false;
+    }
+}
+
+impl Drop for FrameMut<'_> {
+    fn drop(&mut self) {
+        if self.entry_locked {
+            self.pool.table[self.g.pid as usize].unlock();
+        }
+    }
+}
+
+/// A page latched exclusive. Any mutable access marks it dirty.
+#[derive(Debug)]
+pub struct PageMut<'a> {
+    f: FrameMut<'a>,
+}
+
+impl PageMut<'_> {
+    pub fn pid(&self) -> PageId {
+        self.f.pid()
+    }
+    pub fn bytes(&self) -> &PageBuf {
+        self.f.bytes()
+    }
+    pub fn bytes_mut(&mut self) -> &mut PageBuf {
+        self.f.mark_dirty();
+        self.f.bytes_mut()
+    }
+}
+
+/// A page read without a latch: its bytes through a [`RacyPage`], trusted only once
+/// [`OptimisticPage::validate`] says no writer touched the page since it was found.
+#[derive(Debug, Clone, Copy)]
+pub struct OptimisticPage<'a> {
+    entry: &'a Entry,
+    seen: u64,
+    bytes: RacyPage<'a>,
+}
+
+impl<'a> OptimisticPage<'a> {
+    pub fn bytes(&self) -> RacyPage<'a> {
+        self.bytes
+    }
+    pub fn validate(&self) -> bool {
+        self.entry.validate(self.seen)
+    }
+}
+
+/// What [`BufferPool::optimistic`] finds.
+#[derive(Debug, Clone, Copy)]
+pub enum Optimistic<'a> {
+    Page(OptimisticPage<'a>),
+    /// A writer holds the page (changing, loading or writing it back): retry or latch.
+    Locked,
+    /// Not cached: only a latched fetch reads it.
+    Missing,
+}
+
+/// A latched page: what `fix` checks after latching.
+trait Holds {
+    fn held_pid(&self) -> PageId;
+}
+impl Holds for PageRef<'_> {
+    fn held_pid(&self) -> PageId {
+        self.g.pid
+    }
+}
+impl Holds for FrameMut<'_> {
+    fn held_pid(&self) -> PageId {
+        self.g.pid
+    }
+}
+
+fn read_latch(l: &RwLock<FrameMeta>) -> RwLockReadGuard<'_, FrameMeta> {
     l.read().unwrap_or_else(|e| e.into_inner())
 }
-fn write_latch(l: &RwLock<FrameData>) -> RwLockWriteGuard<'_, FrameData> {
+fn write_latch(l: &RwLock<FrameMeta>) -> RwLockWriteGuard<'_, FrameMeta> {
     l.write().unwrap_or_else(|e| e.into_inner())
-}
-fn try_write_latch(l: &RwLock<FrameData>) -> Option<RwLockWriteGuard<'_, FrameData>> {
-    match l.try_write() {
-        Ok(g) => Some(g),
-        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(TryLockError::WouldBlock) => None,
-    }
-}
-fn try_read_latch(l: &RwLock<FrameData>) -> Option<RwLockReadGuard<'_, FrameData>> {
-    match l.try_read() {
-        Ok(g) => Some(g),
-        Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(TryLockError::WouldBlock) => None,
-    }
 }
 
 impl BufferPool {
@@ -158,9 +280,10 @@ impl BufferPool {
         logger: std::sync::Arc<dyn PageLogger>,
     ) -> Result<BufferPool> {
         let frame_count = capacity_bytes / PAGE_SIZE as u64;
-        if frame_count < 8 || frame_count >= NO_FRAME as u64 {
+        if !(8..=latch::FRAMES_MAX).contains(&frame_count) {
             return Err(Error::InvalidOptions(format!(
-                "buffer pool of {capacity_bytes} bytes: need 8 to 2^32-1 frames of {PAGE_SIZE}"
+                "buffer pool of {capacity_bytes} bytes: need 8 to {} frames of {PAGE_SIZE}",
+                latch::FRAMES_MAX
             )));
         }
         if batch_pages == 0 {
@@ -170,21 +293,23 @@ impl BufferPool {
         let table_len = usize::try_from(page_capacity)
             .map_err(|_| Error::InvalidOptions(format!("{page_capacity} pages")))?;
         let frames: Box<[Frame]> = (0..frame_count)
-            .map(|_| Frame {
-                latch: RwLock::new(FrameData {
-                    pid: NO_PAGE,
-                    dirty: false,
-                    bytes: Box::new(AlignedPage([0u8; PAGE_SIZE])),
-                }),
-                referenced: AtomicBool::new(false),
+            .map(|_| {
+                let meta = FrameMeta { pid: NO_PAGE, dirty: false, writing: false };
+                Frame { latch: RwLock::new(meta) }
             })
             .collect();
-        let table: Box<[AtomicU32]> = (0..table_len).map(|_| AtomicU32::new(NO_FRAME)).collect();
+        let pages: Box<[PageCell]> =
+            (0..frame_count).map(|_| PageCell(UnsafeCell::new([0u8; PAGE_SIZE]))).collect();
+        let referenced: Box<[AtomicBool]> =
+            (0..frame_count).map(|_| AtomicBool::new(false)).collect();
+        let table: Box<[Entry]> = (0..table_len).map(|_| Entry::new()).collect();
         // Pop order hands out low frames first (only cosmetic).
         let free: Vec<u32> = (0..frame_count as u32).rev().collect();
         Ok(BufferPool {
             store,
             frames,
+            pages,
+            referenced,
             table,
             miss: Mutex::new(MissState { free, hand: 0 }),
             batch_pages,
@@ -194,7 +319,7 @@ impl BufferPool {
             logger,
             dirty_frames: AtomicUsize::new(0),
             reserve_frames: 0,
-            cleaner: cleaner::Signal::default(),
+            cleaner: Default::default(),
         })
     }
 
@@ -244,16 +369,65 @@ impl BufferPool {
         }
     }
 
-    fn touch(&self, frame: &Frame) {
+    fn touch(&self, frame: u32) {
+        let r = &self.referenced[frame as usize];
         // Load first: a store on every hit would bounce the cache line between readers.
-        if !frame.referenced.load(Ordering::Relaxed) {
-            frame.referenced.store(true, Ordering::Relaxed);
+        if !r.load(Ordering::Relaxed) {
+            r.store(true, Ordering::Relaxed);
         }
+    }
+
+    fn latch_shared(&self, frame: u32) -> PageRef<'_> {
+        let f = frame as usize;
+        PageRef { g: read_latch(&self.frames[f].latch), page: &self.pages[f] }
+    }
+    fn try_latch_shared(&self, frame: u32) -> Option<PageRef<'_>> {
+        let f = frame as usize;
+        let g = match self.frames[f].latch.try_read() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        Some(PageRef { g, page: &self.pages[f] })
+    }
+    fn latch_exclusive(&self, frame: u32) -> FrameMut<'_> {
+        let g = write_latch(&self.frames[frame as usize].latch);
+        FrameMut { pool: self, frame, g, entry_locked: false }
+    }
+    fn try_latch_exclusive(&self, frame: u32) -> Option<FrameMut<'_>> {
+        let g = match self.frames[frame as usize].latch.try_write() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        Some(FrameMut { pool: self, frame, g, entry_locked: false })
+    }
+
+    /// Finds page `pid` without latching it, for a reader that validates what it reads
+    /// (`latch.rs`). Writes nothing shared but a clock bit found clear.
+    pub fn optimistic(&self, pid: PageId) -> Result<Optimistic<'_>> {
+        let entry = &self.table[self.check_pid(pid)?];
+        Ok(match entry.optimistic() {
+            Probe::Cached { frame, seen } => {
+                self.touch(frame);
+                let cell = &self.pages[frame as usize];
+                // SAFETY: the cell is one of the pool's pages, allocated as long as the pool.
+                let bytes = unsafe { RacyPage::new(cell.0.get().cast::<u8>().cast_const()) };
+                Optimistic::Page(OptimisticPage { entry, seen, bytes })
+            }
+            Probe::Locked => Optimistic::Locked,
+            Probe::Missing => Optimistic::Missing,
+        })
+    }
+
+    /// Counts `pages` hits of an optimistic descent (once per lookup, not per page).
+    pub fn count_hits(&self, pages: u64) {
+        self.counters.hits(pages);
     }
 
     /// Latches page `pid` shared, loading it on a miss.
     pub fn read(&self, pid: PageId) -> Result<PageRef<'_>> {
-        self.fix(pid, read_latch).map(|g| PageRef { g })
+        self.fix(pid, BufferPool::latch_shared)
     }
 
     /// Latches page `pid` shared if it is in the pool; Ok(None) without any device read when it
@@ -262,41 +436,31 @@ impl BufferPool {
     /// there (they read outside the mutex and retry).
     pub fn read_cached(&self, pid: PageId) -> Result<Option<PageRef<'_>>> {
         let idx = self.check_pid(pid)?;
-        let f = self.table[idx].load(Ordering::Acquire);
-        if f == NO_FRAME {
-            return Ok(None);
-        }
-        let frame = &self.frames[f as usize];
-        let g = read_latch(&frame.latch);
-        if g.pid != pid {
+        let Some(f) = self.table[idx].frame() else { return Ok(None) };
+        let g = self.latch_shared(f);
+        if g.pid() != pid {
             return Ok(None); // Evicted between the table lookup and the latch.
         }
-        self.touch(frame);
+        self.touch(f);
         self.counters.hit();
-        Ok(Some(PageRef { g }))
+        Ok(Some(g))
     }
 
     /// Latches page `pid` exclusive, loading it on a miss.
     pub fn write(&self, pid: PageId) -> Result<PageMut<'_>> {
-        self.fix(pid, write_latch).map(|g| PageMut { g, dirty_frames: &self.dirty_frames })
+        self.fix(pid, BufferPool::latch_exclusive).map(|f| PageMut { f })
     }
 
     /// Finds page `pid`'s frame (loading it on a miss) and latches it with `latch`: the one
     /// lookup both latch modes share.
-    fn fix<'a, G: std::ops::Deref<Target = FrameData>>(
-        &'a self,
-        pid: PageId,
-        latch: fn(&'a RwLock<FrameData>) -> G,
-    ) -> Result<G> {
+    fn fix<'a, G: Holds>(&'a self, pid: PageId, latch: fn(&'a BufferPool, u32) -> G) -> Result<G> {
         let idx = self.check_pid(pid)?;
         let mut missed = false;
         for _ in 0..FETCH_ATTEMPTS_MAX {
-            let f = self.table[idx].load(Ordering::Acquire);
-            if f != NO_FRAME {
-                let frame = &self.frames[f as usize];
-                let g = latch(&frame.latch);
-                if g.pid == pid {
-                    self.touch(frame);
+            if let Some(f) = self.table[idx].frame() {
+                let g = latch(self, f);
+                if g.held_pid() == pid {
+                    self.touch(f);
                     if !missed {
                         self.counters.hit();
                     }
@@ -320,44 +484,39 @@ impl BufferPool {
 
     fn miss_load(&self, pid: PageId, idx: usize) -> Result<()> {
         let st = self.lock_miss();
-        if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+        if self.table[idx].frame().is_some() {
             return Ok(()); // Another thread loaded it while we waited.
         }
-        let (st, f) = self.take_frame(st)?;
+        let (mut st, f) = self.take_frame(st)?;
         let Some(f) = f else {
             drop(st);
             std::thread::yield_now();
             return Ok(());
         };
-        if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+        if self.table[idx].frame().is_some() {
             // Loaded by another thread while our eviction ran unlocked.
-            let mut st = st;
             st.free.push(f);
             return Ok(());
         }
-        let frame = &self.frames[f as usize];
-        let mut g = write_latch(&frame.latch);
-        debug_assert_eq!(g.pid, NO_PAGE);
+        let mut g = self.latch_exclusive(f);
         // Publish the frame before reading: other threads wanting this page find it and wait on
         // its latch instead of loading it twice, and the read happens outside the miss mutex.
-        g.pid = pid;
-        g.dirty = false;
-        self.table[idx].store(f, Ordering::Release);
+        // Optimistic readers find the entry locked until the bytes are in.
+        g.map(pid);
         drop(st);
         self.counters.miss();
-        let loaded = self.store.read_page(pid, &mut g.bytes.0).and_then(|()| {
-            page::verify(&g.bytes.0, pid)
+        let loaded = self.store.read_page(pid, g.bytes_mut()).and_then(|()| {
+            page::verify(g.bytes(), pid)
                 .map_err(|reason| Error::CorruptPage { page_id: pid, reason })
         });
         if let Err(e) = loaded {
             // Waiters see the pid change and retry (and meet the same error themselves).
-            g.pid = NO_PAGE;
-            self.table[idx].store(NO_FRAME, Ordering::Release);
+            g.unmap();
             drop(g);
             self.lock_miss().free.push(f);
             return Err(e);
         }
-        frame.referenced.store(true, Ordering::Relaxed);
+        self.referenced[f as usize].store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -370,18 +529,16 @@ impl BufferPool {
     pub fn create(&self, pid: PageId) -> Result<PageMut<'_>> {
         let idx = self.check_pid(pid)?;
         for _ in 0..FETCH_ATTEMPTS_MAX {
-            let cached = self.table[idx].load(Ordering::Acquire);
-            if cached != NO_FRAME {
+            if let Some(cached) = self.table[idx].frame() {
                 // A blocking latch, without the miss mutex: nobody uses an orphan, so only GC
                 // (which waits for no latch, nor for the allocator) or a reader with a stale
                 // table entry can hold it.
-                let frame = &self.frames[cached as usize];
-                let g = write_latch(&frame.latch);
-                if g.pid != pid {
+                let g = self.latch_exclusive(cached);
+                if g.pid() != pid {
                     continue; // Evicted meanwhile.
                 }
-                assert!(!g.dirty, "create: page {pid} is cached dirty");
-                return Ok(self.created(frame, g));
+                assert!(!g.g.dirty, "create: page {pid} is cached dirty");
+                return Ok(self.created(g));
             }
             let st = self.lock_miss();
             let (mut st, f) = self.take_frame(st)?;
@@ -390,28 +547,25 @@ impl BufferPool {
                 std::thread::yield_now();
                 continue;
             };
-            if self.table[idx].load(Ordering::Acquire) != NO_FRAME {
+            if self.table[idx].frame().is_some() {
                 // GC loaded it while our eviction ran unlocked.
                 st.free.push(f);
                 continue;
             }
-            let frame = &self.frames[f as usize];
-            let mut g = write_latch(&frame.latch);
-            g.pid = pid;
-            self.table[idx].store(f, Ordering::Release);
-            return Ok(self.created(frame, g));
+            let mut g = self.latch_exclusive(f);
+            g.map(pid);
+            return Ok(self.created(g));
         }
         Err(self.exhausted(pid))
     }
 
-    /// Zeroes page `g.pid` (clean) in `frame` and hands it out dirty.
-    fn created<'a>(&'a self, frame: &Frame, mut g: RwLockWriteGuard<'a, FrameData>) -> PageMut<'a> {
-        debug_assert!(!g.dirty);
-        g.bytes.0.fill(0);
-        g.dirty = true;
-        self.dirty_frames.fetch_add(1, Ordering::Relaxed);
-        frame.referenced.store(true, Ordering::Relaxed);
-        PageMut { g, dirty_frames: &self.dirty_frames }
+    /// Zeroes page `g`'s bytes (clean) and hands it out dirty.
+    fn created<'a>(&'a self, mut g: FrameMut<'a>) -> PageMut<'a> {
+        debug_assert!(!g.g.dirty);
+        g.bytes_mut().fill(0);
+        g.mark_dirty();
+        self.referenced[g.frame as usize].store(true, Ordering::Relaxed);
+        PageMut { f: g }
     }
 
     fn lock_miss(&self) -> MutexGuard<'_, MissState> {
@@ -425,13 +579,13 @@ impl BufferPool {
         st: MutexGuard<'a, MissState>,
     ) -> Result<(MutexGuard<'a, MissState>, Option<u32>)> {
         let mut st = if st.free.is_empty() {
-            self.cleaner.on_take(0, self.low_frames());
+            self.on_take(0);
             self.evict_batch(st, WritePurpose::UserEviction)?
         } else {
             st
         };
         let f = st.free.pop();
-        self.cleaner.on_take(st.free.len(), self.low_frames());
+        self.on_take(st.free.len());
         Ok((st, f))
     }
 
@@ -454,20 +608,19 @@ impl BufferPool {
         // Cleaned frames are released here; the evicted ones are freed below.
         victims.truncate(evicted);
         self.counters.evicted(victims.len() as u64);
-        for (_, g) in victims.iter_mut() {
-            // Waiters holding a stale table entry see the pid change and retry.
-            self.table[g.pid as usize].store(NO_FRAME, Ordering::Release);
-            g.pid = NO_PAGE;
-            g.dirty = false;
+        for g in victims.iter_mut() {
+            // Waiters holding a stale table entry see the pid change and retry; optimistic
+            // readers of the page fail to validate.
+            g.unmap();
         }
         let mut st = self.lock_miss();
-        st.free.extend(victims.iter().map(|(f, _)| *f));
+        st.free.extend(victims.iter().map(|g| g.frame));
         drop(victims);
         Ok(st)
     }
 
     /// Clock sweep: up to `batch_pages` unreferenced frames that nobody has latched.
-    fn pick_victims(&self, st: &mut MissState) -> Vec<(u32, RwLockWriteGuard<'_, FrameData>)> {
+    fn pick_victims(&self, st: &mut MissState) -> Vec<FrameMut<'_>> {
         let n = self.frames.len();
         let want = self.batch_pages.min(n / 4).max(1);
         let mut victims = Vec::with_capacity(want);
@@ -480,13 +633,13 @@ impl BufferPool {
             }
             let i = st.hand;
             st.hand = (st.hand + 1) % n;
-            let frame = &self.frames[i];
-            if frame.referenced.swap(false, Ordering::Relaxed) {
+            if self.referenced[i].swap(false, Ordering::Relaxed) {
                 continue;
             }
-            if let Some(g) = try_write_latch(&frame.latch) {
-                if g.pid != NO_PAGE && !(g.dirty && page::lsn(&g.bytes.0) > limit) {
-                    victims.push((i as u32, g));
+            if let Some(g) = self.try_latch_exclusive(i as u32) {
+                let pinned = g.g.dirty && (g.g.writing || page::lsn(g.bytes()) > limit);
+                if g.pid() != NO_PAGE && !pinned {
+                    victims.push(g);
                 }
             }
         }
@@ -494,14 +647,10 @@ impl BufferPool {
     }
 
     /// Stamps the write history, seals, and writes the dirty pages among `frames` in one batch.
-    fn write_back(
-        &self,
-        frames: &mut [(u32, RwLockWriteGuard<'_, FrameData>)],
-        purpose: WritePurpose,
-    ) -> Result<()> {
+    fn write_back(&self, frames: &mut [FrameMut<'_>], purpose: WritePurpose) -> Result<()> {
         let mut count = 0u64;
         let mut max_lsn = 0;
-        for (_, g) in frames.iter_mut().filter(|(_, g)| g.dirty) {
+        for g in frames.iter_mut().filter(|g| g.g.dirty) {
             max_lsn = max_lsn.max(self.stamp_and_seal(g));
             count += 1;
         }
@@ -513,7 +662,7 @@ impl BufferPool {
             return Err(e);
         }
         let pages: Vec<(PageId, &PageBuf)> =
-            frames.iter().filter(|(_, g)| g.dirty).map(|(_, g)| (g.pid, &g.bytes.0)).collect();
+            frames.iter().filter(|g| g.g.dirty).map(|g| (g.pid(), g.bytes())).collect();
         if let Err(e) = self.store.write_batch(&pages, purpose) {
             // The pages stay cached and dirty; the caller sees the error and the DB refuses
             // writes from now on (state after a failed write is unknown).
@@ -521,8 +670,8 @@ impl BufferPool {
             return Err(e);
         }
         self.counters.written(count);
-        for (_, g) in frames.iter_mut() {
-            g.dirty = false;
+        for g in frames.iter_mut() {
+            g.g.dirty = false;
         }
         self.dirty_frames.fetch_sub(count as usize, Ordering::Relaxed);
         Ok(())
@@ -530,11 +679,12 @@ impl BufferPool {
 
     /// Stamps the next write-clock tick into a dirty page's write history and seals it for the
     /// store; returns its LSN (what the log must be durable to before it goes out).
-    fn stamp_and_seal(&self, g: &mut FrameData) -> page::Lsn {
+    fn stamp_and_seal(&self, g: &mut FrameMut<'_>) -> page::Lsn {
         let ts = self.write_clock.fetch_add(1, Ordering::Relaxed) + 1;
-        page::push_write_history(&mut g.bytes.0, ts);
-        page::seal(&mut g.bytes.0);
-        page::lsn(&g.bytes.0)
+        let bytes = g.bytes_mut();
+        page::push_write_history(bytes, ts);
+        page::seal(bytes);
+        page::lsn(bytes)
     }
 
     /// Writes every dirty page back (batches of `batch_pages`); pages stay cached.
@@ -546,38 +696,6 @@ impl BufferPool {
             )));
         }
         Ok(())
-    }
-
-    /// Writes back every dirty page the logger allows (`page_lsn <= write_back_limit()`), in
-    /// batches; returns how many dirty pages it had to skip (a batch in progress holds them).
-    pub fn flush_dirty(&self, purpose: WritePurpose) -> Result<u64> {
-        let limit = self.logger.write_back_limit();
-        let mut skipped = 0u64;
-        let mut batch: Vec<(u32, RwLockWriteGuard<'_, FrameData>)> = Vec::new();
-        for (i, frame) in self.frames.iter().enumerate() {
-            // Block only while holding nothing, so a flusher never waits in a latch cycle.
-            let g = match try_write_latch(&frame.latch) {
-                Some(g) => g,
-                None => {
-                    self.write_back(&mut batch, purpose)?;
-                    batch.clear();
-                    write_latch(&frame.latch)
-                }
-            };
-            if g.pid != NO_PAGE && g.dirty {
-                if page::lsn(&g.bytes.0) > limit {
-                    skipped += 1;
-                } else {
-                    batch.push((i as u32, g));
-                }
-            }
-            if batch.len() >= self.batch_pages {
-                self.write_back(&mut batch, purpose)?;
-                batch.clear();
-            }
-        }
-        self.write_back(&mut batch, purpose)?;
-        Ok(skipped)
     }
 }
 
@@ -617,6 +735,71 @@ mod tests {
         assert!(s.write_calls * 2 <= s.page_writes, "pages must go out in batches: {s:?}");
         let written = dev.stats().snapshot().bytes(WritePurpose::UserEviction);
         assert_eq!(written, s.page_writes * PAGE_SIZE as u64);
+    }
+
+    /// Writers rewrite a whole value while a pool of 16 frames evicts and reloads 64 pages:
+    /// a reader that validates saw one page, whole (its own id; every value byte equal to the
+    /// version in `aux`), never a torn change nor another page loaded into the frame.
+    #[test]
+    fn optimistic_readers_validate_only_whole_pages_of_their_own() {
+        use crate::page::node::{self, NodeRead};
+        const PAGES: u64 = 64;
+        const VALUE_BYTES: usize = 1500;
+        const WRITES: u32 = 400;
+        let (_dev, pool) = pool(16, PAGES);
+        for pid in 0..PAGES {
+            let mut g = pool.create(pid).unwrap();
+            page::format(g.bytes_mut(), pid, PageKind::Leaf, 1, 0);
+            assert!(node::leaf_put(g.bytes_mut(), b"k", &[0u8; VALUE_BYTES]));
+        }
+        let writes_done = AtomicUsize::new(0);
+        let (validated, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|s| {
+            for t in 0..2u64 {
+                let (pool, done) = (&pool, &writes_done);
+                s.spawn(move || {
+                    let mut x = t * 7919 + 1;
+                    for _ in 0..WRITES {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        let mut g = pool.write((x >> 33) % PAGES).unwrap();
+                        let v = page::aux(g.bytes()) + 1;
+                        page::set_aux(g.bytes_mut(), v);
+                        // Half-changed: let a reader run now (on 2 busy cores it rarely would).
+                        std::thread::yield_now();
+                        assert!(node::leaf_put(g.bytes_mut(), b"k", &[v as u8; VALUE_BYTES]));
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            for t in 0..2u64 {
+                let (pool, done, ok, bad) = (&pool, &writes_done, &validated, &failed);
+                s.spawn(move || {
+                    let mut value = vec![0u8; VALUE_BYTES];
+                    let mut pid = t;
+                    while done.load(Ordering::Relaxed) < 2 {
+                        pid = (pid * 31 + 17) % PAGES;
+                        let Optimistic::Page(p) = pool.optimistic(pid).unwrap() else { continue };
+                        let b = p.bytes();
+                        let (id, aux) = (b.u64_at(page::OFF_PAGE_ID), b.u64_at(page::OFF_AUX));
+                        let found = node::search_in(b, b"k").map(|i| node::value_span(b, i));
+                        if let Ok((off, _)) = found {
+                            b.copy_out(off, &mut value);
+                        }
+                        if !p.validate() {
+                            bad.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                        assert_eq!(id, pid, "validated another page's bytes");
+                        assert!(found.is_ok() && value.iter().all(|&v| v == aux as u8), "torn");
+                        ok.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        let (ok, bad) = (validated.into_inner(), failed.into_inner());
+        eprintln!("{ok} reads validated, {bad} failed");
+        assert!(ok > 0, "no read validated ({bad} failed)");
+        assert!(pool.stats().evictions > 0, "the pool must evict meanwhile");
     }
 
     #[test]

@@ -10,10 +10,9 @@
 //! store call that follows, and only ever `try_` latches, so the frames being cleaned are just
 //! skipped by it), and the pool is full exactly when evictions happen, which is when the
 //! reserve can run short. Checkpoints clean every frame anyway.
-use super::{try_write_latch, BufferPool, FrameData, MissState, NO_PAGE};
+use super::{BufferPool, FrameMut, MissState, NO_PAGE};
 use crate::page;
 use std::sync::atomic::Ordering;
-use std::sync::RwLockWriteGuard;
 
 /// Upper bound of `Options::clean_reserve_percent`: half the pool kept clean would turn every
 /// eviction into a flush.
@@ -25,13 +24,13 @@ impl BufferPool {
     pub(super) fn pick_to_clean<'a>(
         &'a self,
         st: &MissState,
-        victims: &[(u32, RwLockWriteGuard<'a, FrameData>)],
-    ) -> Vec<(u32, RwLockWriteGuard<'a, FrameData>)> {
+        victims: &[FrameMut<'a>],
+    ) -> Vec<FrameMut<'a>> {
         if self.reserve_frames == 0 {
             return Vec::new();
         }
         let n = self.frames.len();
-        let dirty_victims = victims.iter().filter(|(_, g)| g.dirty).count();
+        let dirty_victims = victims.iter().filter(|g| g.g.dirty).count();
         // Relaxed counts: a heuristic, off by the few transitions in flight.
         let dirty_after =
             self.dirty_frames.load(Ordering::Relaxed).saturating_sub(dirty_victims).min(n);
@@ -49,14 +48,14 @@ impl BufferPool {
                 break;
             }
             let i = (st.hand + k) % n;
-            let frame = &self.frames[i];
-            if frame.referenced.load(Ordering::Relaxed) {
+            if self.referenced[i].load(Ordering::Relaxed) {
                 continue;
             }
             // The victims are latched by us already: try_write skips them.
-            if let Some(g) = try_write_latch(&frame.latch) {
-                if g.pid != NO_PAGE && g.dirty && page::lsn(&g.bytes.0) <= limit {
-                    picked.push((i as u32, g));
+            if let Some(g) = self.try_latch_exclusive(i as u32) {
+                let writable = !g.g.writing && page::lsn(g.bytes()) <= limit;
+                if g.pid() != NO_PAGE && g.g.dirty && writable {
+                    picked.push(g);
                 }
             }
         }

@@ -1,26 +1,17 @@
 //! The database's durable write path: batches under the writer mutex ending in a commit record,
-//! the durability wait after the mutex (so group commit gathers writers), fuzzy checkpoints and
-//! their triggers. Protocols: docs/design.md §7.
+//! the durability wait after the mutex (so group commit gathers writers), room in the log, and
+//! the stop-the-world flush of a database without a WAL (fuzzy checkpoints: `checkpoint.rs`).
+//! Protocols: docs/design.md §7.
 use super::DbInner;
 use crate::btree::Env;
 use crate::device::WritePurpose;
-use crate::durable::{EngineState, WalLogger};
+use crate::durable::WalLogger;
 use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::PAGE_SIZE;
-use crate::wal::{Durability, Lsn, WalError};
+use crate::wal::{Durability, WalError};
 use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
-use std::time::Instant;
-
-/// Checkpoint bookkeeping (under `DbInner::ckpt`).
-#[derive(Debug)]
-pub(super) struct CkptState {
-    /// Redo start of the last complete checkpoint.
-    pub last_lsn: u64,
-    pub last_at: Instant,
-    pub count: u64,
-}
 
 /// Log bytes a batch may need in the worst case: its records twice over (puts that split log
 /// images too) plus room for a few structure changes.
@@ -35,14 +26,6 @@ impl DbInner {
 
     fn lock_writer(&self) -> MutexGuard<'_, ()> {
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(super) fn engine_state(&self) -> EngineState {
-        EngineState {
-            alloc: self.alloc.state(),
-            next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
-            write_clock: self.pool.write_clock(),
-        }
     }
 
     fn poison(&self) {
@@ -72,7 +55,7 @@ impl DbInner {
         estimate_bytes: u64,
         apply: impl FnOnce(Env<'_>) -> Result<Option<T>>,
     ) -> Result<Option<T>> {
-        let Some(logger) = self.wal_logger() else {
+        let (Some(logger), Some(cp)) = (self.wal_logger(), self.checkpointer.as_deref()) else {
             return apply(self.env());
         };
         let wal = logger.wal()?;
@@ -108,7 +91,7 @@ impl DbInner {
             }
         };
         let lsn = if logged {
-            logger.append_commit(&self.engine_state()).inspect_err(|_| self.poison())?
+            logger.append_commit(&cp.engine_state()).inspect_err(|_| self.poison())?
         } else {
             // Nothing changed, but a Sync caller still expects every batch before its own to be
             // durable when it returns (acknowledgement covers the log prefix).
@@ -119,7 +102,7 @@ impl DbInner {
         }
         drop(guard);
         logger.commit(lsn, durability).inspect_err(|_| self.poison())?;
-        self.maybe_checkpoint(logger);
+        cp.after_commit();
         Ok(Some(value))
     }
 
@@ -141,7 +124,11 @@ impl DbInner {
         if free(wal) >= needed {
             return Ok(());
         }
-        self.checkpoint()?;
+        // Waits for a checkpoint in progress, which may free enough; runs one otherwise.
+        match &self.checkpointer {
+            Some(cp) => cp.run_unless(|| free(wal) >= needed)?,
+            None => self.checkpoint()?,
+        }
         let room = free(wal);
         if room < needed {
             return Err(Error::Wal(WalError::LogFull {
@@ -160,89 +147,13 @@ impl DbInner {
         Ok(wal.capacity_bytes().saturating_sub(used + log_slack_bytes(wal)))
     }
 
-    /// Starts a checkpoint when the log grew past the trigger or the interval passed, unless
-    /// one is running (then this writer just goes on).
-    fn maybe_checkpoint(&self, logger: &WalLogger) {
-        let Ok(wal) = logger.wal() else { return };
-        let Ok(mut ck) = self.ckpt.try_lock() else { return };
-        let grown =
-            wal.next_lsn().0.saturating_sub(ck.last_lsn) >= self.options.checkpoint_log_bytes;
-        let due = self.options.checkpoint_interval.is_some_and(|i| ck.last_at.elapsed() >= i);
-        if grown || due {
-            // An error poisons the database (inside); the writer's own batch is already durable
-            // as it asked, so it does not fail for the checkpoint's sake.
-            let _ = self.checkpoint_locked(logger, &mut ck);
-        }
-    }
-
-    /// A fuzzy checkpoint (WAL) or a stop-the-world flush (no WAL; callers hold every tree's
-    /// structure latch then).
+    /// A fuzzy checkpoint (WAL: `checkpoint.rs`, after the one in progress if any) or a
+    /// stop-the-world flush (no WAL; callers hold every tree's structure latch then).
     pub(super) fn checkpoint(&self) -> Result<()> {
-        match self.wal_logger() {
-            Some(logger) => {
-                let mut ck = self.ckpt.lock().unwrap_or_else(|e| e.into_inner());
-                self.checkpoint_locked(logger, &mut ck)
-            }
+        match &self.checkpointer {
+            Some(cp) => cp.run(),
             None => self.flush_stop_the_world(),
         }
-    }
-
-    /// The fuzzy checkpoint: (1) under the writer mutex (between batches) append a CHECKPOINT
-    /// record L carrying the engine state; (2) write back every dirty page, the workload going
-    /// on (pages of a batch in progress are skipped, then written in a second pass under the
-    /// writer mutex); (3) sync the store; (4) make the log durable through L; (5) write and sync
-    /// the superblock naming L as the redo start; (6) truncate the log before L.
-    fn checkpoint_locked(&self, logger: &WalLogger, ck: &mut CkptState) -> Result<()> {
-        let r = self.checkpoint_steps(logger, ck);
-        if r.is_err() {
-            self.poison();
-        }
-        r
-    }
-
-    fn checkpoint_steps(&self, logger: &WalLogger, ck: &mut CkptState) -> Result<()> {
-        if self.poisoned.load(Ordering::Relaxed) || self.pool.is_poisoned() || logger.failed() {
-            return Err(Error::Poisoned);
-        }
-        let wal = logger.wal()?;
-        let (l, state) = {
-            let _w = self.lock_writer();
-            let state = self.engine_state();
-            (logger.append_checkpoint(&state)?, state)
-        };
-        let skipped = self.pool.flush_dirty(WritePurpose::UserCheckpoint)?;
-        if skipped > 0 {
-            // No batch is in progress under the mutex: every dirty page is committed.
-            let _w = self.lock_writer();
-            if self.pool.flush_dirty(WritePurpose::UserCheckpoint)? > 0 {
-                // Only a failed append leaves such pages (the logger refuses them).
-                return Err(Error::Poisoned);
-            }
-        }
-        let store = self.pool.store();
-        store.sync()?;
-        // Out of place: the page map, after the pages it points to are durable.
-        store.checkpoint()?;
-        logger.commit(l, Durability::Sync)?;
-        let meta = Meta {
-            write_mode: self.options.write_mode as u8,
-            catalog_root: self.catalog.root,
-            high_water: state.alloc.high_water,
-            free_head: state.alloc.free_head,
-            free_count: state.alloc.free_count,
-            last_lsn: l,
-            next_tree_id: state.next_tree_id,
-            page_capacity: self.pool.page_capacity(),
-            write_clock: self.pool.write_clock(),
-            wal: true,
-            checkpoint_lsn: l,
-        };
-        write_meta(store.as_ref(), &meta)?;
-        wal.truncate_before(Lsn(l))?;
-        ck.last_lsn = l;
-        ck.last_at = Instant::now();
-        ck.count += 1;
-        Ok(())
     }
 
     /// Dirty pages, sync, superblock, sync (no WAL). Callers hold every tree's structure latch.
@@ -270,7 +181,7 @@ impl DbInner {
     }
 
     pub(super) fn checkpoint_count(&self) -> u64 {
-        self.ckpt.lock().unwrap_or_else(|e| e.into_inner()).count
+        self.checkpointer.as_ref().map_or(0, |cp| cp.count())
     }
 }
 

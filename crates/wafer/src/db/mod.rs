@@ -8,6 +8,7 @@
 mod batch;
 pub(crate) mod catalog;
 mod check;
+mod checkpoint;
 mod durability;
 mod iter;
 mod locks;
@@ -33,7 +34,8 @@ use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
 use crate::wal::{Durability, Lsn, Wal, WalError, WalStatsSnapshot};
 use crate::{Error, Result};
-use durability::{log_estimate_bytes, CkptState};
+use checkpoint::{CheckpointThread, Checkpointer};
+use durability::log_estimate_bytes;
 use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
@@ -47,13 +49,14 @@ struct DbInner {
     /// In an `Arc` so the out-of-place store can hold it weakly as GC's page cache.
     pool: Arc<BufferPool>,
     logger: Arc<dyn PageLogger>,
-    alloc: Allocator,
+    /// Shared with the checkpointer (as are `next_tree_id`, `poisoned` and `writer`).
+    alloc: Arc<Allocator>,
     catalog: TreeCore,
     trees: RwLock<HashMap<String, Arc<TreeCore>>>,
     /// Changed only under the `trees` write lock.
-    next_tree_id: AtomicU32,
+    next_tree_id: Arc<AtomicU32>,
     closed: AtomicBool,
-    poisoned: AtomicBool,
+    poisoned: Arc<AtomicBool>,
     /// Per-purpose I/O counters when the database counted its own device (`Db::open(path)`).
     io_stats: Option<Arc<IoStats>>,
     wal_io_stats: Option<Arc<IoStats>>,
@@ -62,8 +65,11 @@ struct DbInner {
     /// Batches apply one at a time under this mutex (WAL mode only), so the log is a sequence
     /// of whole batches each ended by a commit record. Lock order: `trees` -> `writer` ->
     /// tree structure latches -> page latches.
-    writer: Mutex<()>,
-    ckpt: Mutex<CkptState>,
+    writer: Arc<Mutex<()>>,
+    /// Fuzzy checkpoints (WAL mode; `checkpoint.rs`).
+    checkpointer: Option<Arc<Checkpointer>>,
+    /// The checkpoint thread (`Options::background_checkpoint`); stopped at close and drop.
+    checkpoint_thread: Mutex<Option<CheckpointThread>>,
     recovery: Option<RecoveryStats>,
     doublewrite: Option<Arc<DoublewriteStore>>,
     /// The data device as given, for the emulator's flash counters in `stats()`.
@@ -143,6 +149,9 @@ impl DbInner {
             poisoned: &self.poisoned,
             append_split: self.options.append_split,
         }
+    }
+    fn lock_checkpoint_thread(&self) -> std::sync::MutexGuard<'_, Option<CheckpointThread>> {
+        self.checkpoint_thread.lock().unwrap_or_else(|e| e.into_inner())
     }
     fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
@@ -420,7 +429,7 @@ impl Db {
                 });
             }
         }
-        let alloc = Allocator::new(state.alloc, page_capacity);
+        let alloc = Arc::new(Allocator::new(state.alloc, page_capacity));
         let (io, wal_io) = match io_stats {
             Some((d, w)) => (Some(d), Some(w)),
             None => (None, None),
@@ -432,6 +441,21 @@ impl Db {
             })?),
             false => None,
         };
+        let next_tree_id = Arc::new(AtomicU32::new(state.next_tree_id));
+        let poisoned = Arc::new(AtomicBool::new(false));
+        let writer = Arc::new(Mutex::new(()));
+        let checkpointer = wal_logger.as_ref().map(|wl| {
+            Arc::new(Checkpointer::new(
+                pool.clone(),
+                wl.clone(),
+                alloc.clone(),
+                next_tree_id.clone(),
+                poisoned.clone(),
+                writer.clone(),
+                &options,
+                meta.checkpoint_lsn,
+            ))
+        });
         let inner = DbInner {
             options,
             pool,
@@ -439,18 +463,15 @@ impl Db {
             alloc,
             catalog: TreeCore::new(catalog::CATALOG_TREE_ID, meta.catalog_root),
             trees: RwLock::new(HashMap::new()),
-            next_tree_id: AtomicU32::new(state.next_tree_id),
+            next_tree_id,
             closed: AtomicBool::new(false),
-            poisoned: AtomicBool::new(false),
+            poisoned,
             io_stats: io,
             wal_io_stats: wal_io,
             wal: wal_logger,
-            writer: Mutex::new(()),
-            ckpt: Mutex::new(CkptState {
-                last_lsn: meta.checkpoint_lsn,
-                last_at: Instant::now(),
-                count: 0,
-            }),
+            writer,
+            checkpointer,
+            checkpoint_thread: Mutex::new(None),
             recovery,
             doublewrite,
             data_device,
@@ -477,6 +498,12 @@ impl Db {
             db.inner.checkpoint()?;
         }
         db.load_catalog()?;
+        if let (Some(cp), true) = (&db.inner.checkpointer, db.inner.options.background_checkpoint) {
+            let thread = CheckpointThread::start(cp).map_err(|e| {
+                Error::InvalidOptions(format!("background_checkpoint: no thread: {e}"))
+            })?;
+            *db.inner.lock_checkpoint_thread() = Some(thread);
+        }
         Ok(db)
     }
 
@@ -722,6 +749,8 @@ impl Db {
             return Err(Error::Poisoned);
         }
         if let Some(logger) = &inner.wal {
+            // No checkpoint after close's own: the thread stops first (finishing one it runs).
+            inner.lock_checkpoint_thread().take();
             // Writers that got past their `closed` check finish first (checkpoint takes the
             // writer mutex); later ones see `closed`.
             inner.checkpoint()?;
@@ -738,8 +767,9 @@ impl Drop for DbInner {
     /// right after (same process) sees no write from the old one. GC's thread may hold the pool,
     /// and with it the store, a little longer.
     fn drop(&mut self) {
-        // Stopped and joined first: it writes through the store, and nothing may be written
-        // once the last handle is gone.
+        // Stopped and joined first: they write through the store, and nothing may be written
+        // once the last handle is gone (a checkpoint in progress finishes).
+        self.lock_checkpoint_thread().take();
         self.cleaner = None;
         self.pool.store().stop_background();
     }

@@ -1,0 +1,257 @@
+//! Fuzzy checkpoints (docs/design.md §7) and the thread that runs them. A writer whose commit
+//! finds a checkpoint due only asks for one ([`Checkpointer::after_commit`]); the checkpoint
+//! thread flushes the pool while the writers go on, so no writer pays for it. A writer still
+//! waits for a checkpoint when the log lacks room for its batch (`DbInner::ensure_log_room`):
+//! then it waits for the running one and runs another only if that did not free enough.
+//!
+//! A checkpoint's state and everything it touches (pool, log, allocator, the writer mutex, the
+//! poison flag) live in [`Checkpointer`], which the database and the thread share. The thread
+//! never holds the database itself, so the last handle's drop stops and joins it before the
+//! database goes ([`CheckpointThread`]): a dropped database writes nothing afterwards.
+use super::durability::write_meta;
+use crate::alloc::Allocator;
+use crate::buffer::BufferPool;
+use crate::device::WritePurpose;
+use crate::durable::{EngineState, WalLogger};
+use crate::options::WriteMode;
+use crate::page::meta::Meta;
+use crate::page::PageId;
+use crate::wakeup::Wakeup;
+use crate::wal::{Durability, Lsn};
+use crate::{Error, Result};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Bookkeeping of completed checkpoints (under `Checkpointer::state`).
+#[derive(Debug)]
+pub(super) struct CkptState {
+    pub last_at: Instant,
+    pub count: u64,
+}
+
+/// What a checkpoint needs, shared by the database and its checkpoint thread.
+#[derive(Debug)]
+pub(super) struct Checkpointer {
+    pub pool: Arc<BufferPool>,
+    pub logger: Arc<WalLogger>,
+    pub alloc: Arc<Allocator>,
+    pub next_tree_id: Arc<AtomicU32>,
+    pub poisoned: Arc<AtomicBool>,
+    /// The database's writer mutex: the checkpoint record goes in between batches.
+    pub writer: Arc<Mutex<()>>,
+    pub write_mode: WriteMode,
+    pub catalog_root: PageId,
+    /// `Options::checkpoint_log_bytes` and `checkpoint_interval`.
+    pub log_bytes: u64,
+    pub interval: Option<Duration>,
+    /// Held while a checkpoint runs.
+    pub state: Mutex<CkptState>,
+    /// Redo start of the last complete checkpoint (read without `state` by the due check).
+    pub last_lsn: AtomicU64,
+    /// Wakes the checkpoint thread, when one runs.
+    signal: Wakeup,
+}
+
+impl Checkpointer {
+    #[allow(clippy::too_many_arguments)] // The shared parts, each named.
+    pub fn new(
+        pool: Arc<BufferPool>,
+        logger: Arc<WalLogger>,
+        alloc: Arc<Allocator>,
+        next_tree_id: Arc<AtomicU32>,
+        poisoned: Arc<AtomicBool>,
+        writer: Arc<Mutex<()>>,
+        options: &crate::Options,
+        last_lsn: u64,
+    ) -> Checkpointer {
+        Checkpointer {
+            pool,
+            logger,
+            alloc,
+            next_tree_id,
+            poisoned,
+            writer,
+            write_mode: options.write_mode,
+            catalog_root: super::catalog::CATALOG_ROOT,
+            log_bytes: options.checkpoint_log_bytes,
+            interval: options.checkpoint_interval,
+            state: Mutex::new(CkptState { last_at: Instant::now(), count: 0 }),
+            last_lsn: AtomicU64::new(last_lsn),
+            signal: Wakeup::default(),
+        }
+    }
+
+    fn lock_state(&self) -> MutexGuard<'_, CkptState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn lock_writer(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn engine_state(&self) -> EngineState {
+        EngineState {
+            alloc: self.alloc.state(),
+            next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
+            write_clock: self.pool.write_clock(),
+        }
+    }
+
+    /// The log grew past the trigger since the last checkpoint.
+    fn grown(&self) -> bool {
+        let Ok(wal) = self.logger.wal() else { return false };
+        let since = wal.next_lsn().0.saturating_sub(self.last_lsn.load(Ordering::Acquire));
+        since >= self.log_bytes
+    }
+
+    fn due(&self, st: &CkptState) -> bool {
+        self.grown() || self.interval.is_some_and(|i| st.last_at.elapsed() >= i)
+    }
+
+    /// Called by a writer after its commit: a due checkpoint is asked of the thread, or, without
+    /// one, run here unless one is running (then this writer just goes on).
+    pub fn after_commit(&self) {
+        let threaded = self.signal.enabled();
+        if threaded && self.interval.is_none() {
+            // The usual case costs an atomic load or two, no mutex.
+            if self.grown() {
+                self.signal.request();
+            }
+            return;
+        }
+        let Ok(mut st) = self.state.try_lock() else { return };
+        if !self.due(&st) {
+            return;
+        }
+        if threaded {
+            drop(st);
+            self.signal.request();
+        } else {
+            // An error poisons the database (inside); the writer's own batch is already durable
+            // as it asked, so it does not fail for the checkpoint's sake.
+            let _ = self.checkpoint_locked(&mut st);
+        }
+    }
+
+    /// Runs a checkpoint now, after the one in progress if any.
+    pub fn run(&self) -> Result<()> {
+        let mut st = self.lock_state();
+        self.checkpoint_locked(&mut st)
+    }
+
+    /// Runs a checkpoint unless `enough()` holds once the one in progress, if any, is done
+    /// (a writer short of log room: the running checkpoint may free what it needs).
+    pub fn run_unless(&self, enough: impl Fn() -> bool) -> Result<()> {
+        let mut st = self.lock_state();
+        if enough() {
+            return Ok(());
+        }
+        self.checkpoint_locked(&mut st)
+    }
+
+    pub fn count(&self) -> u64 {
+        self.lock_state().count
+    }
+
+    fn checkpoint_locked(&self, st: &mut CkptState) -> Result<()> {
+        let r = self.checkpoint_steps(st);
+        if r.is_err() {
+            self.poisoned.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// The fuzzy checkpoint: (1) under the writer mutex (between batches) append a CHECKPOINT
+    /// record L carrying the engine state; (2) write back every dirty page, the workload going
+    /// on (pages of a batch in progress are skipped, then written in a second pass under the
+    /// writer mutex); (3) sync the store; (4) make the log durable through L; (5) write and sync
+    /// the superblock naming L as the redo start; (6) truncate the log before L.
+    fn checkpoint_steps(&self, st: &mut CkptState) -> Result<()> {
+        let logger = &self.logger;
+        if self.poisoned.load(Ordering::Relaxed) || self.pool.is_poisoned() || logger.failed() {
+            return Err(Error::Poisoned);
+        }
+        let wal = logger.wal()?;
+        let (l, state) = {
+            let _w = self.lock_writer();
+            let state = self.engine_state();
+            (logger.append_checkpoint(&state)?, state)
+        };
+        let skipped = self.pool.flush_dirty(WritePurpose::UserCheckpoint)?;
+        if skipped > 0 {
+            // No batch is in progress under the mutex: every dirty page is committed.
+            let _w = self.lock_writer();
+            if self.pool.flush_dirty(WritePurpose::UserCheckpoint)? > 0 {
+                // Only a failed append leaves such pages (the logger refuses them).
+                return Err(Error::Poisoned);
+            }
+        }
+        let store = self.pool.store();
+        store.sync()?;
+        // Out of place: the page map, after the pages it points to are durable.
+        store.checkpoint()?;
+        logger.commit(l, Durability::Sync)?;
+        let meta = Meta {
+            write_mode: self.write_mode as u8,
+            catalog_root: self.catalog_root,
+            high_water: state.alloc.high_water,
+            free_head: state.alloc.free_head,
+            free_count: state.alloc.free_count,
+            last_lsn: l,
+            next_tree_id: state.next_tree_id,
+            page_capacity: self.pool.page_capacity(),
+            write_clock: self.pool.write_clock(),
+            wal: true,
+            checkpoint_lsn: l,
+        };
+        write_meta(store.as_ref(), &meta)?;
+        wal.truncate_before(Lsn(l))?;
+        self.last_lsn.store(l, Ordering::Release);
+        st.last_at = Instant::now();
+        st.count += 1;
+        Ok(())
+    }
+}
+
+/// The running checkpoint thread; dropping the handle stops and joins it (a checkpoint in
+/// progress finishes first).
+#[derive(Debug)]
+pub(super) struct CheckpointThread {
+    cp: Arc<Checkpointer>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CheckpointThread {
+    pub fn start(cp: &Arc<Checkpointer>) -> std::io::Result<CheckpointThread> {
+        let shared = cp.clone();
+        let thread = std::thread::Builder::new()
+            .name("wafer-checkpoint".into())
+            .spawn(move || run(&shared))?;
+        cp.signal.set_enabled(true);
+        Ok(CheckpointThread { cp: cp.clone(), thread: Some(thread) })
+    }
+}
+
+impl Drop for CheckpointThread {
+    fn drop(&mut self) {
+        self.cp.signal.set_enabled(false);
+        self.cp.signal.stop();
+        if let Some(t) = self.thread.take() {
+            // A panic in the thread was already reported on stderr.
+            let _ = t.join();
+        }
+    }
+}
+
+fn run(cp: &Checkpointer) {
+    while !cp.signal.wait() {
+        let mut st = cp.lock_state();
+        // A foreground checkpoint (a writer short of log room, `Db::checkpoint`) may have run
+        // since the request.
+        if cp.due(&st) {
+            // An error poisons the database (inside): writers see it on their next batch.
+            let _ = cp.checkpoint_locked(&mut st);
+        }
+    }
+}
