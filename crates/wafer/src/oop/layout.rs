@@ -359,10 +359,10 @@ mod tests {
             let areas_end = l.snapshot_offsets_bytes[1] + l.snapshot_area_bytes;
             assert!(areas_end <= l.space.data_offset_bytes);
             assert!(l.free_section_offset_bytes < l.snapshot_area_bytes);
-            // Map sections of 1959 blocks (95% of the slots) and 2 of NoWA spans (256 zones),
+            // Map sections of 1962 blocks (95% of the slots) and 2 of NoWA spans (256 zones),
             // free-page sections for 5% of those page ids (197 blocks).
-            assert_eq!(l.free_section_offset_bytes, (1959 + 2) * 4096);
-            assert_eq!(l.snapshot_area_bytes, (1959 + 2 + 197) * 4096);
+            assert_eq!(l.free_section_offset_bytes, (1962 + 2) * 4096);
+            assert_eq!(l.snapshot_area_bytes, (1962 + 2 + 197) * 4096);
             if journal_on_data {
                 assert!(l.journal_offset_bytes + l.journal_bytes <= l.space.data_offset_bytes);
             }
