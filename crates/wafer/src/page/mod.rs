@@ -8,7 +8,6 @@ pub mod change;
 pub mod meta;
 pub mod node;
 pub mod racy;
-pub mod search;
 
 pub use change::{NoopLogger, PageChange, PageLogger};
 
@@ -38,8 +37,7 @@ pub const OFF_HEAP_START: usize = 28; // u16, lowest byte of the cell heap
 pub const OFF_FRAG_BYTES: usize = 30; // u16, dead bytes inside the heap
 pub const OFF_AUX: usize = 32; // u64, inner: leftmost child; free: next free page
 pub const OFF_HISTORY_NEXT: usize = 40; // u8, ring index of the next history slot
-pub const OFF_PREFIX_LEN: usize = 41; // u16, node: bytes every key shares (slot heads after them)
-pub const OFF_RESERVED: usize = 43; // 5 bytes, zero
+pub const OFF_RESERVED: usize = 41; // 7 bytes, zero
 pub const OFF_HISTORY: usize = 48; // [u64; 4] write timestamps
 pub const HEADER_BYTES: usize = 80; // slot array starts here
 
@@ -47,7 +45,7 @@ const _: () = assert!(OFF_VERSION == OFF_CHECKSUM + 4);
 const _: () = assert!(
     OFF_LSN.is_multiple_of(8) && OFF_PAGE_ID.is_multiple_of(8) && OFF_AUX.is_multiple_of(8)
 );
-const _: () = assert!(OFF_PREFIX_LEN + 2 == OFF_RESERVED && OFF_RESERVED + 5 == OFF_HISTORY);
+const _: () = assert!(OFF_RESERVED + 7 == OFF_HISTORY);
 const _: () = assert!(OFF_HISTORY + HISTORY_LEN * 8 == HEADER_BYTES);
 const _: () = assert!(HEADER_BYTES == 80);
 const _: () = assert!(PAGE_SIZE <= u16::MAX as usize + 1, "u16 offsets must address the page");

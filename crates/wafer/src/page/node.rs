@@ -9,12 +9,9 @@
 //! (page, operation, arguments) can be redone on the page image it was made on.
 use super::{
     get_u16, get_u64, put_u16, put_u64, PageBuf, PageId, PageKind, HEADER_BYTES, OFF_FRAG_BYTES,
-    OFF_HEAP_START, OFF_KIND, OFF_PREFIX_LEN, OFF_SLOT_COUNT, PAGE_SIZE,
+    OFF_HEAP_START, OFF_KIND, OFF_SLOT_COUNT, PAGE_SIZE,
 };
-
-pub use super::search::{
-    child_at_pos_in, child_pos_for_in, key_head, prefix_len, search_in, value_span, NodeRead,
-};
+use std::cmp::Ordering;
 
 pub const MAX_KEY_BYTES: usize = 1024;
 /// Values up to this size are stored inline; larger ones are rejected (no overflow pages).
@@ -54,38 +51,22 @@ fn slot_head(p: &PageBuf, i: usize) -> u64 {
 fn set_slot_offset(p: &mut PageBuf, i: usize, off: usize) {
     put_u16(p, HEADER_BYTES + SLOT_BYTES * i, off as u16);
 }
-/// Points slot `i` at the cell at `off` and records that cell's key head (of the key's bytes
-/// after the node's prefix).
+/// Points slot `i` at the cell at `off` and records that cell's key head.
 fn set_slot(p: &mut PageBuf, i: usize, off: usize) {
     set_slot_offset(p, i, off);
-    let head = key_head(&key_at_offset(p, off)[prefix_len(p)..]);
+    let head = key_head(key_at_offset(p, off));
     put_u64(p, HEADER_BYTES + SLOT_BYTES * i + 2, head);
 }
 
-fn set_prefix_len(p: &mut PageBuf, n: usize) {
-    assert!(n <= MAX_KEY_BYTES);
-    put_u16(p, OFF_PREFIX_LEN, n as u16);
-}
-
-/// Shrinks the node's prefix to what `k` shares with it, recomputing every head, before `k` is
-/// put in (keys never lengthen a prefix: only `build` sets one).
-fn admit_key(p: &mut PageBuf, k: &[u8]) {
-    let plen = prefix_len(p);
-    let n = slot_count(p);
-    if plen == 0 || (n > 0 && k.starts_with(&key(p, 0)[..plen])) {
-        return;
+/// The first 8 key bytes as a big-endian number, zero-padded: head order agrees with key order
+/// whenever heads differ (8 bytes, not 4: integer keys share their high bytes).
+pub fn key_head(k: &[u8]) -> u64 {
+    if let Some(first) = k.first_chunk::<8>() {
+        return u64::from_be_bytes(*first);
     }
-    let shared = if n == 0 { 0 } else { common_prefix_len(k, &key(p, 0)[..plen]) };
-    set_prefix_len(p, shared);
-    for i in 0..n {
-        set_slot(p, i, slot(p, i));
-    }
-    debug_assert!(prefix_len(p) < plen);
-}
-
-/// Bytes `a` and `b` share at their start.
-fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    let mut b = [0u8; 8];
+    b[..k.len()].copy_from_slice(k);
+    u64::from_be_bytes(b)
 }
 
 fn key_at_offset(p: &PageBuf, off: usize) -> &[u8] {
@@ -154,14 +135,75 @@ pub fn child(p: &PageBuf, i: usize) -> PageId {
     get_u64(p, slot(p, i) + 2)
 }
 
+/// Reads of a node's bytes, so one search serves a latched page (`&PageBuf`: verified when
+/// read from the store, so plain indexing cannot fail) and an optimistic reader's view
+/// (`super::racy::RacyPage`: every read clamped into the page, trusted only after validation).
+pub trait NodeRead: Copy {
+    fn u8_at(self, off: usize) -> u8;
+    fn u16_at(self, off: usize) -> u16;
+    fn u64_at(self, off: usize) -> u64;
+    /// Compares the `len` bytes at `off` with `k`.
+    fn cmp_bytes(self, off: usize, len: usize, k: &[u8]) -> Ordering;
+}
+
+impl NodeRead for &PageBuf {
+    fn u8_at(self, off: usize) -> u8 {
+        self[off]
+    }
+    fn u16_at(self, off: usize) -> u16 {
+        get_u16(self, off)
+    }
+    fn u64_at(self, off: usize) -> u64 {
+        get_u64(self, off)
+    }
+    fn cmp_bytes(self, off: usize, len: usize, k: &[u8]) -> Ordering {
+        self[off..off + len].cmp(k)
+    }
+}
+
 /// Binary search: Ok(slot) when found, Err(insertion slot) otherwise.
 pub fn search(p: &PageBuf, k: &[u8]) -> Result<usize, usize> {
     search_in(p, k)
 }
 
+/// [`search`] on any [`NodeRead`]. At most 17 probes (slot counts are u16), whatever the bytes.
+pub fn search_in<P: NodeRead>(p: P, k: &[u8]) -> Result<usize, usize> {
+    let head = key_head(k);
+    let overhead = match p.u8_at(OFF_KIND) == PageKind::Leaf as u8 {
+        true => LEAF_CELL_OVERHEAD,
+        false => INNER_CELL_OVERHEAD,
+    };
+    let (mut lo, mut hi) = (0usize, p.u16_at(OFF_SLOT_COUNT) as usize);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let slot_at = HEADER_BYTES + SLOT_BYTES * mid;
+        let order = match p.u64_at(slot_at + 2).cmp(&head) {
+            Ordering::Equal => {
+                let off = p.u16_at(slot_at) as usize;
+                p.cmp_bytes(off + overhead, p.u16_at(off) as usize, k)
+            }
+            decided => decided,
+        };
+        match order {
+            Ordering::Less => lo = mid + 1,
+            Ordering::Greater => hi = mid,
+            Ordering::Equal => return Ok(mid),
+        }
+    }
+    Err(lo)
+}
+
 /// Inner node: child position for `k` (0 = aux, i + 1 = slot i): number of separators <= k.
 pub fn child_pos_for(p: &PageBuf, k: &[u8]) -> usize {
     child_pos_for_in(p, k)
+}
+
+/// [`child_pos_for`] on any [`NodeRead`].
+pub fn child_pos_for_in<P: NodeRead>(p: P, k: &[u8]) -> usize {
+    match search_in(p, k) {
+        Ok(i) => i + 1,
+        Err(i) => i,
+    }
 }
 
 /// Inner node: child position for the largest keys strictly below `k`.
@@ -174,6 +216,23 @@ pub fn child_pos_below(p: &PageBuf, k: &[u8]) -> usize {
 /// Inner node: child page at position `pos` (0 = aux).
 pub fn child_at_pos(p: &PageBuf, pos: usize) -> PageId {
     child_at_pos_in(p, pos)
+}
+
+/// [`child_at_pos`] on any [`NodeRead`].
+pub fn child_at_pos_in<P: NodeRead>(p: P, pos: usize) -> PageId {
+    if pos == 0 {
+        p.u64_at(super::OFF_AUX)
+    } else {
+        let off = p.u16_at(HEADER_BYTES + SLOT_BYTES * (pos - 1)) as usize;
+        p.u64_at(off + 2)
+    }
+}
+
+/// Leaf: where slot `i`'s value lies, as (offset, length).
+pub fn value_span<P: NodeRead>(p: P, i: usize) -> (usize, usize) {
+    let off = p.u16_at(HEADER_BYTES + SLOT_BYTES * i) as usize;
+    let klen = p.u16_at(off) as usize;
+    (off + LEAF_CELL_OVERHEAD + klen, p.u16_at(off + 2) as usize)
 }
 
 fn write_leaf_cell(p: &mut PageBuf, off: usize, k: &[u8], v: &[u8]) {
@@ -242,7 +301,6 @@ pub fn leaf_put(p: &mut PageBuf, k: &[u8], v: &[u8]) -> bool {
             if free_bytes(p) < new_len + SLOT_BYTES {
                 return false;
             }
-            admit_key(p, k);
             i
         }
     };
@@ -283,8 +341,7 @@ pub fn entries(p: &PageBuf) -> Vec<Entry> {
 }
 
 /// Replaces the body with `entries` (sorted, fitting); header fields other than slot count,
-/// heap start, fragmentation and prefix length are kept. The prefix is what the first and last
-/// key share: the longest every key shares.
+/// heap start and fragmentation are kept.
 pub fn build(p: &mut PageBuf, entries: &[Entry]) {
     let leaf = is_leaf(p);
     let kind = if leaf { PageKind::Leaf } else { PageKind::Inner };
@@ -293,12 +350,6 @@ pub fn build(p: &mut PageBuf, entries: &[Entry]) {
     p[HEADER_BYTES..].fill(0);
     set_slot_count(p, 0);
     set_frag(p, 0);
-    // Sorted keys share what their first and last share.
-    let shared = match (entries.first(), entries.last()) {
-        (Some((first, _)), Some((last, _))) => common_prefix_len(first, last),
-        _ => 0,
-    };
-    set_prefix_len(p, shared);
     let mut top = PAGE_SIZE;
     for (i, (k, v)) in entries.iter().enumerate() {
         debug_assert!(i == 0 || entries[i - 1].0 < *k, "build: entries must be sorted");
@@ -376,8 +427,10 @@ pub fn check_structure(p: &PageBuf, kind: PageKind) -> Result<(), String> {
         if i > 0 && key(p, i - 1) >= key(p, i) {
             return Err(format!("keys out of order at slot {i}"));
         }
+        if slot_head(p, i) != key_head(key(p, i)) {
+            return Err(format!("slot {i} key head does not match its key"));
+        }
     }
-    check_heads(p)?;
     // Live cells and dead bytes share the heap without overlapping, so their sum fits in it;
     // free_bytes and used_bytes rely on this (else used_bytes underflows).
     if live_bytes + frag(p) > PAGE_SIZE - heap {
@@ -386,25 +439,6 @@ pub fn check_structure(p: &PageBuf, kind: PageKind) -> Result<(), String> {
             frag(p),
             PAGE_SIZE - heap
         ));
-    }
-    Ok(())
-}
-
-/// Every key shares the node's prefix (so is at least as long) and its slot's head is that of
-/// its bytes after the prefix. The cells are known to lie inside the page.
-fn check_heads(p: &PageBuf) -> Result<(), String> {
-    let plen = prefix_len(p);
-    if plen > MAX_KEY_BYTES {
-        return Err(format!("prefix of {plen} bytes is longer than any key"));
-    }
-    for i in 0..slot_count(p) {
-        let k = key(p, i);
-        if k.len() < plen || k[..plen] != key(p, 0)[..plen] {
-            return Err(format!("slot {i} key does not share the node's {plen}-byte prefix"));
-        }
-        if slot_head(p, i) != key_head(&k[plen..]) {
-            return Err(format!("slot {i} key head does not match its key"));
-        }
     }
     Ok(())
 }
@@ -471,57 +505,6 @@ mod tests {
         }
         let got: BTreeMap<_, _> = entries(&p).into_iter().collect();
         assert_eq!(got, model);
-    }
-
-    /// A node built from keys sharing a long prefix, then given keys inside and outside it
-    /// (shorter, smaller, larger, empty): the prefix shrinks as needed, heads stay those of the
-    /// keys after it, and searches agree with a model at every step.
-    #[test]
-    fn prefix_shrinks_for_keys_outside_it_and_searches_agree() {
-        let mut p = leaf();
-        let start: Vec<Entry> =
-            (0..20u32).map(|i| (format!("user0000{i:04}").into_bytes(), vec![1; 8])).collect();
-        build(&mut p, &start);
-        assert_eq!(prefix_len(&p), 10);
-        let mut model: BTreeMap<Vec<u8>, Vec<u8>> = start.into_iter().collect();
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let probes = ["", "u", "user", "user0000", "user00000001", "user00009999", "v", "zzz"];
-        for step in 0..3_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let k = match x % 5 {
-                0 => format!("user0000{:04}", x % 64),
-                1 => format!("user000{:05}", x % 300),
-                2 => format!("us{}", x % 10),
-                3 => "user".chars().take((x % 5) as usize).collect(),
-                _ => format!("x{}", x % 7),
-            }
-            .into_bytes();
-            if x.is_multiple_of(7) {
-                assert_eq!(leaf_delete(&mut p, &k), model.remove(&k).is_some(), "step {step}");
-            } else if leaf_put(&mut p, &k, &[step as u8; 8]) {
-                model.insert(k, vec![step as u8; 8]);
-            }
-            check_structure(&p, PageKind::Leaf).unwrap();
-            for probe in probes.iter().map(|s| s.as_bytes()).chain(model.keys().map(|k| &k[..])) {
-                let want = model.keys().position(|m| m.as_slice() == probe);
-                let below = model.keys().filter(|m| m.as_slice() < probe).count();
-                assert_eq!(search(&p, probe), want.ok_or(below), "step {step} {probe:?}");
-            }
-        }
-        assert!(prefix_len(&p) < 10, "keys outside the prefix must have shrunk it");
-    }
-
-    #[test]
-    fn a_head_that_ignores_the_prefix_is_rejected() {
-        let mut p = leaf();
-        build(&mut p, &[(b"abc1".to_vec(), vec![]), (b"abc2".to_vec(), vec![])]);
-        assert_eq!(check_structure(&p, PageKind::Leaf), Ok(()));
-        set_prefix_len(&mut p, 2);
-        assert!(check_structure(&p, PageKind::Leaf).unwrap_err().contains("head"));
-        set_prefix_len(&mut p, 5);
-        assert!(check_structure(&p, PageKind::Leaf).unwrap_err().contains("prefix"));
     }
 
     #[test]
