@@ -31,6 +31,9 @@ fn config(engine: EngineKind, name: &str) -> PeersConfig {
     config.engines = vec![engine];
     config.record_count = 1500;
     config.stop = Stop::Ops(400);
+    // Loads through each engine's batch path (WriteBatch, one transaction); the run phases'
+    // reads then find every record or fail. Single-insert loads: the speed and CLI tests.
+    config.load_batch = 32;
     config.wafer_exe = Some(PathBuf::from(env!("CARGO_BIN_EXE_wafer")));
     config
 }

@@ -91,6 +91,7 @@ impl Scale {
             keep: false,
             key_format: KeyFormat::default(),
             direct_io: false,
+            load_batch: 1,
             wafer_exe: None,
             phase_timeout: self.phase_timeout(),
             fault: None,
@@ -173,6 +174,11 @@ pub struct PeersConfig {
     /// Engines that can bypass the page cache do (Wafer: O_DIRECT; RocksDB: direct reads and
     /// direct flush/compaction); LMDB maps its file and cannot.
     pub direct_io: bool,
+    /// Records per atomic batch in the load (Wafer and RocksDB: a `WriteBatch`; LMDB: one
+    /// transaction; WiredTiger and PostgreSQL have no batch path here and insert singly); 1
+    /// loads by single inserts.
+    #[serde(default = "one")]
+    pub load_batch: u32,
     /// The `wafer` binary, required: each engine runs in a worker process of its own (`wafer
     /// bench peers-worker`) and each emulated SSD is served by a child `wafer emu serve`. So
     /// an engine that aborts or hangs is an error in its rows, and its host bytes
@@ -203,6 +209,10 @@ impl PeersConfig {
         }
         if !(1..=ROUNDS_MAX).contains(&self.rounds) {
             return bad(format!("rounds must be in 1..={ROUNDS_MAX}"));
+        }
+        let batch_max = crate::runner::LOAD_BATCH_MAX;
+        if !(1..=batch_max).contains(&self.load_batch) {
+            return bad(format!("load batch must be in 1..={batch_max} records"));
         }
         if self.record_count < 2 || self.cache_bytes < (64 << 10) {
             return bad("need at least 2 records and a 64 KiB cache".into());
@@ -295,10 +305,15 @@ impl PeersConfig {
             "seed": self.seed,
             "key_format": self.key_format,
             "direct_io": self.direct_io,
+            "load_batch": self.load_batch,
             "isolation": "a worker process per engine",
             "phase_timeout_s": self.phase_timeout.as_secs(),
         })
     }
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// One engine in one phase of one round.

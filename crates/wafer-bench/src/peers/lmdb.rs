@@ -194,6 +194,19 @@ impl KvTarget for LmdbPeer {
         self.put("insert", key, value)
     }
 
+    /// One write transaction for the whole batch.
+    fn insert_batch(&self, records: &[(&[u8], &[u8])]) -> Result<(), TargetError> {
+        self.in_txn(0, "insert batch", |api, txn| {
+            for (key, value) in records {
+                let (mut k, mut v) = (MdbVal::of(key), MdbVal::of(value));
+                // SAFETY: a write transaction; key and value outlive the call.
+                let rc = unsafe { (api.mdb_put)(txn, self.dbi, &mut k, &mut v, 0) };
+                lmdb_result(api, "insert batch", rc)?;
+            }
+            Ok(())
+        })
+    }
+
     fn scan(&self, start: &[u8], count: usize) -> Result<usize, TargetError> {
         self.in_txn(MDB_RDONLY, "scan", |api, txn| {
             let mut cursor: Opaque = null_mut();

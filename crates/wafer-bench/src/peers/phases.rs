@@ -107,6 +107,7 @@ impl Run<'_> {
             seed: self.config.seed,
             load: false,
             fill_target_bytes: None,
+            load_batch: 1,
             stop: self.config.stop,
             warmup: Warmup::None,
             interval: Duration::from_secs(1),
@@ -121,6 +122,7 @@ impl Run<'_> {
         let mut spec = self.spec(Workload::A, Distribution::Uniform);
         spec.label = format!("{} load", self.at.engine.name());
         spec.load = true;
+        spec.load_batch = self.config.load_batch;
         spec.stop = Stop::Ops(1);
         let (figures, io, flash) = measure(self.peer, self.emu, || {
             runner::load_open(self.peer.target(), &spec, progress)

@@ -51,6 +51,10 @@ c_api!(RocksApi {
     fn rocksdb_iter_get_error(Opaque, Err) -> ();
     fn rocksdb_iter_destroy(Opaque) -> ();
     fn rocksdb_property_value(Opaque, *const c_char) -> *mut c_char;
+    fn rocksdb_writebatch_create() -> Opaque;
+    fn rocksdb_writebatch_destroy(Opaque) -> ();
+    fn rocksdb_writebatch_put(Opaque, *const c_char, usize, *const c_char, usize) -> ();
+    fn rocksdb_write(Opaque, Opaque, Opaque, Err) -> ();
 });
 
 /// `rocksdb_lz4_compression` in c.h.
@@ -233,6 +237,30 @@ impl KvTarget for RocksPeer {
 
     fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
         self.put("insert", key, value)
+    }
+
+    /// One `WriteBatch` for the whole batch.
+    fn insert_batch(&self, records: &[(&[u8], &[u8])]) -> Result<(), TargetError> {
+        // SAFETY: a fresh batch, destroyed below on every path.
+        let batch = unsafe { (self.api.rocksdb_writebatch_create)() };
+        for (key, value) in records {
+            // SAFETY: a live batch; RocksDB copies the slices.
+            unsafe {
+                (self.api.rocksdb_writebatch_put)(
+                    batch,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    value.as_ptr().cast(),
+                    value.len(),
+                )
+            };
+        }
+        let mut err: *mut c_char = null_mut();
+        // SAFETY: db and write options live as long as self; the batch is live.
+        unsafe { (self.api.rocksdb_write)(self.db, self.write, batch, &mut err) };
+        // SAFETY: created above, destroyed once.
+        unsafe { (self.api.rocksdb_writebatch_destroy)(batch) };
+        take_error(&self.api, err).map_or(Ok(()), |e| Err(TargetError::new("insert batch", e)))
     }
 
     fn scan(&self, start: &[u8], count: usize) -> Result<usize, TargetError> {

@@ -144,6 +144,9 @@ impl KvTarget for Gauged<'_> {
     fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
         self.inner.insert(key, value)
     }
+    fn insert_batch(&self, records: &[(&[u8], &[u8])]) -> Result<(), TargetError> {
+        self.inner.insert_batch(records)
+    }
     fn scan(&self, start: &[u8], count: usize) -> Result<usize, TargetError> {
         self.inner.scan(start, count)
     }

@@ -331,6 +331,14 @@ impl KvTarget for EngineTarget {
         self.tree.put(key, value).map_err(engine_error("insert"))
     }
 
+    fn insert_batch(&self, records: &[(&[u8], &[u8])]) -> Result<(), TargetError> {
+        let mut batch = wafer::WriteBatch::new();
+        for (key, value) in records {
+            batch.put(TABLE_NAME, key, value);
+        }
+        self.db.write(&batch).map_err(engine_error("insert batch"))
+    }
+
     fn scan(&self, start: &[u8], count: usize) -> Result<usize, TargetError> {
         let mut seen = 0;
         for entry in self.tree.range::<&[u8], _>(start..).take(count) {

@@ -13,7 +13,7 @@ use crate::dist::Rng;
 use crate::metrics::Figures;
 use crate::progress::Progress;
 use crate::values::{ValueGenerator, ValueSpec};
-use crate::ycsb::LoadGenerator;
+use crate::ycsb::{LoadGenerator, Operation};
 
 /// Load threads draw values from seeds apart from the run phase's.
 const LOAD_SEED_SALT: u64 = 0x10AD_10AD_10AD_10AD;
@@ -50,19 +50,12 @@ pub fn load(
         for (thread_id, mut generator) in (0..spec.threads).zip(generators) {
             let shared = &shared;
             scope.spawn(move || {
-                let mut rng = Rng::for_thread(spec.seed ^ LOAD_SEED_SALT, u64::from(thread_id));
-                let mut buf = Vec::new();
-                // Bounded by the generator's key range.
-                while let Some(op) = generator.next_op(&mut rng) {
-                    if shared.stopped() {
-                        break;
-                    }
-                    prepare_value(&values, &op, &mut buf);
-                    if let Err(e) = execute(target, &op, &buf) {
-                        shared.fail(e);
-                        break;
-                    }
-                    shared.completed.fetch_add(1, Ordering::Relaxed);
+                let rng = Rng::for_thread(spec.seed ^ LOAD_SEED_SALT, u64::from(thread_id));
+                let worker = LoadWorker { target, values: &values, shared };
+                if spec.load_batch > 1 {
+                    worker.batches(&mut generator, rng, spec.load_batch as usize);
+                } else {
+                    worker.singles(&mut generator, rng);
                 }
                 shared.running.fetch_sub(1, Ordering::Release);
             });
@@ -94,6 +87,70 @@ pub fn load(
     };
     let end = snapshots.take(&shared)?;
     Ok((Figures::from_delta(&end.since(&start)), extra))
+}
+
+/// One load thread's inserts.
+struct LoadWorker<'a> {
+    target: &'a dyn KvTarget,
+    values: &'a ValueGenerator,
+    shared: &'a Shared,
+}
+
+impl LoadWorker<'_> {
+    /// One `insert` per record.
+    fn singles(&self, generator: &mut LoadGenerator, mut rng: Rng) {
+        let mut buf = Vec::new();
+        // Bounded by the generator's key range.
+        while let Some(op) = generator.next_op(&mut rng) {
+            if self.shared.stopped() {
+                break;
+            }
+            prepare_value(self.values, &op, &mut buf);
+            if let Err(e) = execute(self.target, &op, &buf) {
+                self.shared.fail(e);
+                break;
+            }
+            self.shared.completed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// `insert_batch` per `batch` records (the last batch may be shorter); the same records,
+    /// values and order as `singles`.
+    fn batches(&self, generator: &mut LoadGenerator, mut rng: Rng, batch: usize) {
+        let mut keys: Vec<Vec<u8>> = Vec::with_capacity(batch);
+        let mut values: Vec<Vec<u8>> = Vec::with_capacity(batch);
+        let mut done = false;
+        // Bounded by the generator's key range: each turn takes up to `batch` records.
+        while !done && !self.shared.stopped() {
+            keys.clear();
+            let mut filled = 0;
+            while filled < batch {
+                let Some(op) = generator.next_op(&mut rng) else {
+                    done = true;
+                    break;
+                };
+                let Operation::Insert { key, .. } = &op else {
+                    unreachable!("the load generator makes inserts only");
+                };
+                if values.len() <= filled {
+                    values.push(Vec::new());
+                }
+                prepare_value(self.values, &op, &mut values[filled]);
+                keys.push(key.as_bytes().to_vec());
+                filled += 1;
+            }
+            if filled == 0 {
+                break;
+            }
+            let records: Vec<(&[u8], &[u8])> =
+                keys.iter().zip(&values).map(|(k, v)| (k.as_slice(), v.as_slice())).collect();
+            if let Err(e) = self.target.insert_batch(&records) {
+                self.shared.fail(e.into());
+                break;
+            }
+            self.shared.completed.fetch_add(filled as u64, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Inserts records after the loaded ones (key numbers from `record_count` up, as YCSB's inserts

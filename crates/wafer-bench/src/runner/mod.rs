@@ -46,7 +46,7 @@ use std::time::Instant;
 
 pub use exec::WorkerError;
 pub use setup::{BenchConfig, EngineSettings, Prepared, SetupError};
-pub use spec::{RunSpec, SpecError, Stop, Warmup};
+pub use spec::{RunSpec, SpecError, Stop, Warmup, LOAD_BATCH_MAX};
 pub use target::{KvTarget, MemTarget, TargetError};
 
 use crate::metrics::{ProcessError, ReportError, RunReport};

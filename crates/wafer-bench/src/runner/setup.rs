@@ -89,6 +89,8 @@ pub struct BenchConfig {
     pub write_mode: Option<String>,
     /// Skip the load phase (the device already holds the dataset; file devices only).
     pub no_load: Option<bool>,
+    /// Records per atomic batch in the load phase (1: one insert each, the default).
+    pub load_batch: Option<u32>,
     /// Engine options by name (see `engine::set_engine_option`).
     #[serde(default)]
     pub engine: BTreeMap<String, toml::Value>,
@@ -141,7 +143,8 @@ impl BenchConfig {
             interval,
             seed,
             write_mode,
-            no_load
+            no_load,
+            load_batch
         );
         self.engine.extend(top.engine.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.emu.extend(top.emu.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -650,6 +653,7 @@ pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
         seed: c.seed.unwrap_or(42),
         load: !c.no_load.unwrap_or(false),
         fill_target_bytes,
+        load_batch: c.load_batch.unwrap_or(1),
         stop,
         warmup,
         interval,

@@ -126,12 +126,17 @@ pub struct RunSpec {
     /// (`--fill` on the engine: the pilot's estimate of bytes per record is a few percent off).
     /// The run phase then uses the larger record count (the report's `observed.record_count`).
     pub fill_target_bytes: Option<u64>,
+    /// Records per `KvTarget::insert_batch` in the load (1: single inserts).
+    pub load_batch: u32,
     pub stop: Stop,
     pub warmup: Warmup,
     /// Sample period of the interval series.
     pub interval: Duration,
 }
 
+/// Bound on records per load batch: a batch is one atomic write, held in memory and logged
+/// as one (Wafer's WAL must hold twice its bytes).
+pub const LOAD_BATCH_MAX: u32 = 10_000;
 /// Bound on worker threads: the machine has few cores, and each thread costs histograms.
 pub const THREADS_MAX: u32 = 1024;
 /// Shortest sample period; the report holds at most `metrics::INTERVALS_MAX` samples.
@@ -142,6 +147,9 @@ impl RunSpec {
         self.workload.validate().map_err(|e| SpecError(format!("workload: {e}")))?;
         if self.threads == 0 || self.threads > THREADS_MAX {
             return Err(SpecError(format!("threads must be in 1..={THREADS_MAX}")));
+        }
+        if self.load_batch == 0 || self.load_batch > LOAD_BATCH_MAX {
+            return Err(SpecError(format!("load_batch must be in 1..={LOAD_BATCH_MAX}")));
         }
         if self.interval < INTERVAL_MIN {
             return Err(SpecError(format!("interval must be at least {INTERVAL_MIN:?}")));
@@ -187,6 +195,7 @@ impl RunSpec {
             "seed": self.seed,
             "load": self.load,
             "fill_target_bytes": self.fill_target_bytes,
+            "load_batch": self.load_batch,
             "stop": self.stop.describe(),
             "warmup": self.warmup.describe(),
             "interval_s": self.interval.as_secs_f64(),
@@ -226,6 +235,7 @@ mod tests {
             seed: 1,
             load: true,
             fill_target_bytes: None,
+            load_batch: 1,
             stop: Stop::DbWrites { capacities: 1.0 },
             warmup: Warmup::DbWrites { capacities: 1.0 },
             interval: Duration::from_secs(1),

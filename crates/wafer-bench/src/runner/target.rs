@@ -30,6 +30,15 @@ pub trait KvTarget: Send + Sync {
     fn update(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError>;
     /// Insert a new record.
     fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError>;
+    /// Insert new records as one atomic write (a `WriteBatch`, one transaction): the load's
+    /// path when `RunSpec::load_batch` is above 1. One insert each by default, for stores
+    /// without batches.
+    fn insert_batch(&self, records: &[(&[u8], &[u8])]) -> Result<(), TargetError> {
+        for (key, value) in records {
+            self.insert(key, value)?;
+        }
+        Ok(())
+    }
     /// Read up to `count` records in key order from `start` (inclusive); returns how many.
     fn scan(&self, start: &[u8], count: usize) -> Result<usize, TargetError>;
     /// Read, then overwrite. Stores with a cheaper combined path override this.

@@ -16,6 +16,7 @@ fn spec(workload: Workload, records: u64, stop: Stop) -> RunSpec {
         seed: 7,
         load: true,
         fill_target_bytes: None,
+        load_batch: 1,
         stop,
         warmup: Warmup::None,
         interval: Duration::from_millis(20),
@@ -293,4 +294,68 @@ fn target_errors_end_the_run() {
     let s = spec(Workload::A, 100, Stop::Duration(Duration::from_secs(3600)));
     let e = run(&target, &s, serde_json::json!({}), &mut Silent).unwrap_err();
     assert!(e.to_string().contains("device full"), "{e}");
+}
+
+/// Counts the batches a load hands over and their records, and remembers every record.
+#[derive(Debug, Default)]
+struct Batches {
+    records: std::sync::Mutex<std::collections::BTreeMap<Vec<u8>, Vec<u8>>>,
+    batches: std::sync::atomic::AtomicU64,
+    largest: std::sync::atomic::AtomicU64,
+}
+
+impl KvTarget for Batches {
+    fn read(&self, key: &[u8]) -> Result<bool, TargetError> {
+        Ok(self.records.lock().unwrap().contains_key(key))
+    }
+    fn update(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.insert(key, value)
+    }
+    fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.records.lock().unwrap().insert(key.to_vec(), value.to_vec());
+        Ok(())
+    }
+    fn insert_batch(&self, records: &[(&[u8], &[u8])]) -> Result<(), TargetError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.batches.fetch_add(1, Relaxed);
+        self.largest.fetch_max(records.len() as u64, Relaxed);
+        for (k, v) in records {
+            self.insert(k, v)?;
+        }
+        Ok(())
+    }
+    fn scan(&self, _: &[u8], _: usize) -> Result<usize, TargetError> {
+        Ok(0)
+    }
+    fn counters(&self) -> crate::metrics::CounterSnapshot {
+        crate::metrics::CounterSnapshot::default()
+    }
+    fn data_device_capacity_bytes(&self) -> u64 {
+        1 << 30
+    }
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!("batches")
+    }
+}
+
+#[test]
+fn a_batched_load_inserts_the_same_records_in_batches_of_the_given_size() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let single = Batches::default();
+    let mut s = spec(Workload::C, 1001, Stop::Ops(10));
+    s.threads = 3;
+    run(&single, &s, serde_json::json!({}), &mut Silent).unwrap();
+    assert_eq!(single.batches.load(Relaxed), 0, "load_batch 1 inserts one by one");
+    let batched = Batches::default();
+    s.load_batch = 64;
+    let report = run(&batched, &s, serde_json::json!({}), &mut Silent).unwrap();
+    assert_eq!(report.load.unwrap().ops, 1001);
+    // Three threads of 333-334 records: 6 batches each, the last one short.
+    assert_eq!(batched.batches.load(Relaxed), 18);
+    assert_eq!(batched.largest.load(Relaxed), 64);
+    let (a, b) = (single.records.lock().unwrap(), batched.records.lock().unwrap());
+    assert_eq!(a.len(), 1001);
+    assert!(*a == *b, "the same keys and values either way");
+    s.load_batch = 0;
+    assert!(s.validate().is_err(), "a batch of no records is refused");
 }

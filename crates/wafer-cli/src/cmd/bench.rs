@@ -228,6 +228,9 @@ pub struct YcsbArgs {
     /// Skip the load phase (the file device already holds the dataset).
     #[arg(long)]
     no_load: bool,
+    /// Records per atomic batch while loading (a `WriteBatch`) [default: 1].
+    #[arg(long, value_name = "N")]
+    load_batch: Option<u32>,
     /// Label of the run in tables and plots.
     #[arg(long)]
     label: Option<String>,
@@ -268,6 +271,7 @@ impl YcsbArgs {
             seed: self.seed,
             write_mode: self.store.write_mode.clone(),
             no_load: self.no_load.then_some(true),
+            load_batch: self.load_batch,
             engine: self.store.engine_settings()?,
             emu: BenchConfig::settings(&self.store.emu)?,
         };

@@ -252,6 +252,10 @@ pub struct SpeedArgs {
     /// Measured time of each run phase, e.g. 20s.
     #[arg(long)]
     duration: Option<String>,
+    /// Records per atomic batch while loading, for every engine (a WriteBatch or one
+    /// transaction) [default: 1, single inserts].
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    load_batch: u32,
     /// Directory for the engines' files [default: a new one under the temp directory].
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -291,7 +295,10 @@ pub fn speed(args: &SpeedArgs) -> Result<(), CliError> {
     // Each engine in a worker process, as `bench peers` runs them: this binary.
     let exe = std::env::current_exe()
         .map_err(|e| CliError(format!("finding the wafer binary to re-run: {e}")))?;
-    suites.iter_mut().for_each(|s| s.config.wafer_exe = Some(exe.clone()));
+    suites.iter_mut().for_each(|s| {
+        s.config.wafer_exe = Some(exe.clone());
+        s.config.load_batch = args.load_batch;
+    });
     for s in &suites {
         s.config.validate()?;
         eprintln!("speed {}: {}", s.name, s.config.describe());

@@ -187,6 +187,40 @@ type SharedDevice = Arc<dyn Device>;
 /// before the last decline on a page outside the pool, the last reads it there.
 const CACHED_WRITE_ATTEMPTS: u32 = 3;
 
+/// Threads that read a batch's leaves at once: a random batch misses on most of its leaves,
+/// and one thread reads them one device round trip at a time (a file on this project's
+/// machines serves 4 KiB direct reads 3.6x faster 16 deep than 1 deep).
+const PREFETCH_THREADS_MAX: usize = 8;
+/// Below this many keys per thread a batch's leaves are read by the caller alone: spawning a
+/// thread costs about as much as a page-cache hit.
+const PREFETCH_KEYS_PER_THREAD_MIN: usize = 4;
+
+/// Brings the pages down to each `(tree, key)` leaf into the pool, several device reads in
+/// flight at once. Hits cost a descent; errors are left for the write itself to meet.
+fn prefetch_parallel(inner: &DbInner, reads: &[(&TreeCore, &[u8])]) {
+    let threads = (reads.len() / PREFETCH_KEYS_PER_THREAD_MIN).min(PREFETCH_THREADS_MAX);
+    if threads <= 1 {
+        for (core, key) in reads {
+            core.prefetch(inner.env(), key);
+        }
+        return;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        // Bounded: each turn takes a distinct index below `reads.len()`.
+        while let Some((core, key)) = reads.get(next.fetch_add(1, Ordering::Relaxed)) {
+            core.prefetch(inner.env(), key);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(work);
+        }
+        work();
+    });
+    debug_assert!(next.load(Ordering::Relaxed) >= reads.len());
+}
+
 /// How an open may create, and what to call its files in errors.
 #[derive(Debug)]
 struct How {
@@ -631,11 +665,12 @@ impl Db {
         if inner.wal.is_some() {
             // Batches apply all or nothing and cannot decline half-way (as single writes do):
             // their pages are read before the writer mutex instead.
-            for op in &batch.ops {
-                if let Some(i) = index.get(op.tree()) {
-                    trees[*i].core.prefetch(inner.env(), op.key());
-                }
-            }
+            let reads: Vec<(&TreeCore, &[u8])> = batch
+                .ops
+                .iter()
+                .filter_map(|op| index.get(op.tree()).map(|i| (&*trees[*i].core, op.key())))
+                .collect();
+            prefetch_parallel(inner, &reads);
         }
         inner.write_txn(durability, estimate, |env| {
             // Latch in tree-id order so two batches cannot deadlock.
