@@ -117,47 +117,33 @@ impl LoadWorker<'_> {
     /// `insert_batch` per `batch` records (the last batch may be shorter); the same records,
     /// values and order as `singles`.
     fn batches(&self, generator: &mut LoadGenerator, mut rng: Rng, batch: usize) {
-        let mut keys: Vec<Vec<u8>> = Vec::with_capacity(batch);
-        let mut values: Vec<Vec<u8>> = Vec::with_capacity(batch);
-        let mut done = false;
+        let mut ops: Vec<Operation> = Vec::with_capacity(batch);
+        let mut values: Vec<Vec<u8>> = vec![Vec::new(); batch];
         // Bounded by the generator's key range: each turn takes up to `batch` records.
-        while !done && !self.shared.stopped() {
-            keys.clear();
-            let mut filled = 0;
-            while filled < batch {
-                let Some(op) = generator.next_op(&mut rng) else {
-                    done = true;
-                    break;
-                };
-                let Operation::Insert { key, .. } = &op else {
-                    // The load generator makes inserts only; anything else runs on its own.
-                    debug_assert!(false, "a load operation that is not an insert: {op:?}");
-                    let mut buf = Vec::new();
-                    prepare_value(self.values, &op, &mut buf);
-                    if let Err(e) = execute(self.target, &op, &buf) {
-                        self.shared.fail(e);
-                        return;
-                    }
-                    self.shared.completed.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                };
-                if values.len() <= filled {
-                    values.push(Vec::new());
-                }
-                prepare_value(self.values, &op, &mut values[filled]);
-                keys.push(key.as_bytes().to_vec());
-                filled += 1;
-            }
-            if filled == 0 {
+        while !self.shared.stopped() {
+            ops.clear();
+            ops.extend(std::iter::from_fn(|| generator.next_op(&mut rng)).take(batch));
+            if ops.is_empty() {
                 break;
             }
-            let records: Vec<(&[u8], &[u8])> =
-                keys.iter().zip(&values).map(|(k, v)| (k.as_slice(), v.as_slice())).collect();
+            for (op, buf) in ops.iter().zip(&mut values) {
+                prepare_value(self.values, op, buf);
+            }
+            // The load generator makes inserts only; `load` checks the count at the end.
+            let records: Vec<(&[u8], &[u8])> = ops
+                .iter()
+                .zip(&values)
+                .filter_map(|(op, value)| match op {
+                    Operation::Insert { key, .. } => Some((key.as_bytes(), value.as_slice())),
+                    _ => None,
+                })
+                .collect();
+            debug_assert_eq!(records.len(), ops.len(), "a load operation that is not an insert");
             if let Err(e) = self.target.insert_batch(&records) {
                 self.shared.fail(e.into());
                 break;
             }
-            self.shared.completed.fetch_add(filled as u64, Ordering::Relaxed);
+            self.shared.completed.fetch_add(records.len() as u64, Ordering::Relaxed);
         }
     }
 }
