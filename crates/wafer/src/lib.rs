@@ -24,3 +24,9 @@ pub use db::{BatchOp, Db, DbStats, Direction, Iter, Tree, Txn, WriteBatch};
 pub use error::{Error, OpenError, Result};
 pub use options::{CreateMode, Options, WriteMode};
 pub use wal::Durability;
+
+/// The README's code blocks, run by `cargo test --doc -p wafer` so its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+#[derive(Debug)]
+pub struct ReadmeDoctests;
