@@ -1,5 +1,5 @@
 #!/bin/sh
-# The long safety check (issue 22), at full size in release. The same tests run at a reduced size
+# The long safety check, at full size in release. The same tests run at a reduced size
 # in `cargo test --workspace`. Each part prints its seed and its totals; any lost acknowledged
 # write, half-applied batch or Db::check violation fails with the seed to rerun it.
 #

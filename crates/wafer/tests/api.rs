@@ -362,7 +362,7 @@ fn free_list_survives_reopen() {
     assert_eq!(t.get(&key(9_999)).unwrap(), Some(vec![2u8; 100]));
 }
 
-/// Issue 3 item 4: on the emulator, `Db::stats()` carries the flash counters, and they agree
+/// On the emulator, `Db::stats()` carries the flash counters, and they agree
 /// with what the engine issued: every DB-issued byte reaches the flash as a host write.
 #[test]
 fn emulator_flash_counters_are_reachable_through_stats() {

@@ -553,7 +553,7 @@ fn ycsb_a_like_at_90_percent_fill_with_scaled_gc_thresholds_keeps_running() {
 }
 
 /// The byte counts of this run as they were before the out-of-place path was restructured
-/// (placement policy, append executor, GC orchestrator: issue 10): the restructuring moved code,
+/// (placement policy, append executor, GC orchestrator): the restructuring moved code,
 /// not bytes. Pinned thresholds and the scaled ones, both single-threaded and deterministic.
 #[test]
 fn restructuring_left_the_byte_counts_unchanged() {

@@ -127,7 +127,7 @@ fn encode_page(entries: &[ChunkEntry]) -> Vec<u8> {
 /// Flash pages whose OOB one allocation holds (a 16 MiB zone of 16 KiB pages). The emulator
 /// runs in the host's process: a small allocation per page, reallocated at every entry, would
 /// scatter long-lived chunks through the heap the engine allocates from and slow the host's
-/// allocator (measured: issue 17's host CPU of the device scheme), which a real device's
+/// allocator (measured: the CCZNS experiment's host CPU), which a real device's
 /// metadata never does. One zeroed block per group, OOB areas at a fixed stride, keeps them
 /// out of the way.
 const GROUP_PAGES: u64 = 1024;

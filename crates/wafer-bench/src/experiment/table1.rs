@@ -62,7 +62,7 @@ impl Scale {
             // Values 62% random: this engine's leaves of 1000-byte values are about 56% full
             // and their free space compresses away, so pages then compress with LZ4 to about
             // 41% (measured: 0.398 at 0.60), 000 sec. 3.1's ratio for its YCSB dataset; the
-            // YCSB default (0.39: records at 41%) would give pages at 27% (see the README).
+            // YCSB default (0.39: records at 41%) would give pages at 27% (docs/results/table1.md).
             compression_ratio: Some(TABLE1_VALUE_RANDOM_FRACTION),
             ..BenchConfig::default()
         };

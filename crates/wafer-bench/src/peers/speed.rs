@@ -1,6 +1,6 @@
-//! The engine-speed comparison of issue 20: Wafer in place and out of place beside RocksDB and
+//! The engine-speed comparison: Wafer in place and out of place beside RocksDB and
 //! LMDB on three suites, rounds interleaved (round r starts each suite at engine r), and the
-//! ratios the issue checks, from the minimum and the median over rounds.
+//! ratios to them (docs/results/speed.md), from the minimum and the median over rounds.
 //!
 //! ```text
 //!  random  250k x 1000 B, hashed keys (random insert order), cache 1/6 of the data, O_DIRECT
@@ -35,7 +35,7 @@ const KEY_16_BYTES: KeyFormat = KeyFormat { hashed: false, zero_padding: 12 };
 pub enum SpeedScale {
     /// Seconds per suite: CI's smoke test of the command.
     Tiny,
-    /// The issue's sizes: 250k 1000-byte records, 6x the cache; 20 s phases.
+    /// The comparison's full sizes: 250k 1000-byte records, 6x the cache; 20 s phases.
     Issue,
 }
 

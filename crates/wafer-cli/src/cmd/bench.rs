@@ -31,7 +31,7 @@ enum BenchCommand {
     /// B, C, F; zipf and uniform), matched sizes, cache, threads and durability; ops/s,
     /// latency and host bytes per operation; --plots STEM writes STEM-ops and STEM-host-write.
     Peers(super::peers::PeersArgs),
-    /// Issue 20's speed comparison: Wafer in place and out of place beside RocksDB and LMDB on
+    /// The speed comparison: Wafer in place and out of place beside RocksDB and LMDB on
     /// a random and a sorted load, YCSB-A on a file (O_DIRECT) and in-memory lookups; rounds
     /// interleaved, ops/s min and median, ratios to RocksDB and LMDB.
     Speed(super::peers::SpeedArgs),

@@ -232,12 +232,12 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `wafer bench speed`: issue 20's comparison (load random and sorted, YCSB-A on a file,
+/// `wafer bench speed`: the speed comparison (load random and sorted, YCSB-A on a file,
 /// in-memory lookups) of Wafer in place and out of place beside RocksDB and LMDB.
 #[derive(Debug, Args)]
 pub struct SpeedArgs {
-    /// tiny (seconds, a smoke test) or issue (250k 1000-byte records, 6x the cache, 20 s
-    /// phases; in memory 500k records of 16-byte keys and 100-byte values).
+    /// tiny (seconds, a smoke test) or issue (the full size: 250k 1000-byte records, 6x the
+    /// cache, 20 s phases; in memory 500k records of 16-byte keys and 100-byte values).
     #[arg(long, default_value = "issue")]
     scale: String,
     /// Rounds, interleaved: round r starts every suite at engine r [default: 3].

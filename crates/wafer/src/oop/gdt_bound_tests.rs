@@ -1,4 +1,4 @@
-//! How much grouping by deathtime can gain, on the model device (issue 12's bound).
+//! How much grouping by deathtime can gain, on the model device (the bound on GDT's gain).
 //!
 //! GDT groups pages by a deathtime predicted from their write history. Its gain is capped by
 //! how predictable deaths are, so these tests run the real space (GDT placement, greedy-until-

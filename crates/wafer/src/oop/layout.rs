@@ -381,7 +381,7 @@ mod tests {
     }
 
     /// 000 keeps its metadata in memory and checkpoints; here it is on the device, and with the
-    /// journal on the log device it stays under 0.5% of every experiment device (issue 10).
+    /// journal on the log device it stays under 0.5% of every experiment device.
     /// Before the free-page section was bounded and the journal could move: 2.2% on cns.
     #[test]
     fn metadata_takes_under_half_a_percent_of_the_experiment_devices() {

@@ -301,7 +301,7 @@ pub struct SharedSlot {
 /// A packed slot's pages, inline up to a few (3:1 compression puts three or four pages in a
 /// slot). A heap allocation per packed slot, made and freed as slots fill and die, scattered
 /// long-lived small chunks through the heap and slowed every other allocation of the engine
-/// (issue 17: the B-tree's splits took twice the CPU beside them).
+/// (in the CCZNS experiment the B-tree's splits took twice the CPU beside them).
 pub type SlotPages = smallvec::SmallVec<[PageId; 6]>;
 
 const SLOT_FREE: u64 = u64::MAX;
