@@ -58,7 +58,7 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
 /// for GC"): the store sits below the pool, so it sees the pool only through this narrow seam.
 /// GC calls it under the store's `writer` mutex, possibly from inside an eviction that holds its
 /// victims' latches: an implementation may only `try_` latch frames and must never wait for
-/// anything a latch holder may wait for (docs/design.md §9, GC).
+/// anything a latch holder may wait for (docs/internals/gc.md).
 pub trait GcPageCache: Send + Sync + std::fmt::Debug {
     /// Copies the valid pages `pages` (one GC chunk, in slot order) to the GC zone: each page
     /// comes from its frame when resident, else from the device through `io.read`; pages read

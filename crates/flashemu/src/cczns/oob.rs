@@ -1,7 +1,7 @@
 //! Per-chunk metadata in the flash pages' out-of-band area (002 sec. III-D).
 //!
 //! Each flash page in which at least one compressed-write chunk *starts* carries, in its OOB,
-//! one entry per such chunk. The format (little-endian, documented in docs/design.md §CCZNS):
+//! one entry per such chunk. The format (little-endian; docs/internals/emulator.md, CCZNS):
 //!
 //! ```text
 //! header (8 B): version u8 = 1 | count u8 | reserved u16 = 0 | crc32c u32 of the entries

@@ -6,7 +6,7 @@
 //! then zones picked at random are TRIMmed and rewritten whole, sequentially. Once the zone
 //! size reaches the SSD's GC unit, every superblock holds one zone only and dies whole when the
 //! zone is rewritten, so SSD WAF is 1; below it, superblocks mix zones that die at different
-//! times and GC copies (docs/design.md, "GC-unit inference", has the analytic bound). The
+//! times and GC copies (docs/internals/bench.md, "GC-unit inference", has the analytic bound). The
 //! smallest size from which WAF stays at 1 is the inferred unit; 000 calls it an upper bound,
 //! since a unit between two candidate sizes is reported as the larger.
 //!
@@ -63,7 +63,7 @@ pub struct InferOptions {
     pub warmup_writes: f64,
     /// Random zone rewrites measured, in multiples of the zone space.
     pub measured_writes: f64,
-    /// WAF at most 1 + this counts as 1 (see docs/design.md for why 0.02).
+    /// WAF at most 1 + this counts as 1 (see docs/internals/bench.md for why 0.02).
     pub waf_tolerance: f64,
     /// Throughput within this fraction of the best measured counts as no GC (throughput knee).
     pub throughput_tolerance: f64,

@@ -57,7 +57,7 @@ fn finds_the_superblock_of_three_geometries() {
     }
 }
 
-/// The LRU model of uniform random overwrites (docs/design.md sec. 3): a victim's valid share
+/// The LRU model of uniform random overwrites (docs/internals/emulator.md): a victim's valid share
 /// X solves X = exp(-a (1 - X)); WAF = 1 / (1 - X). Greedy is at or below it.
 fn lru_model_waf(a: f64) -> f64 {
     let mut x = 0.5;
@@ -67,7 +67,7 @@ fn lru_model_waf(a: f64) -> f64 {
     1.0 / (1.0 - x)
 }
 
-/// Analytic sanity (docs/design.md sec. 12). Zones of Z = S / k rewritten uniformly at random
+/// Analytic sanity (docs/internals/bench.md). Zones of Z = S / k rewritten uniformly at random
 /// are uniform random overwrites of k-unit superblocks, so: (1) WAF = 1 would need
 /// a >= 2 - 1/k (a = flash the data may use / live data), and here a is about 1.24 < 1.5, so
 /// every size below the superblock must copy; (2) greedy stays at or below the LRU model's WAF
@@ -79,7 +79,7 @@ fn zones_below_the_superblock_copy_and_zones_at_it_do_not() {
     let layout = config.layout();
     let o = InferOptions::quick();
     // The log the model sees: every superblock but the free one and the two half-full open
-    // ones (docs/design.md sec. 3, "The analytic-model check").
+    // ones (docs/internals/emulator.md, "The analytic-model check").
     let log_slots = u64::from(layout.superblock_count - 2) * u64::from(layout.slots_per_superblock);
     let found = infer(&config);
     for p in &found.points {

@@ -14,7 +14,7 @@ pub struct CounterSnapshot {
     /// packed out of place with compression).
     pub user_bytes: u64,
     /// The same pages as the page store received them, before any transformation: the
-    /// denominator of DB WAF (docs/design.md sec. 2). 0 when the target does not count them
+    /// denominator of DB WAF (docs/design.md). 0 when the target does not count them
     /// (then `user_bytes` serves).
     #[serde(default)]
     pub logical_user_bytes: u64,

@@ -5,7 +5,7 @@
 
 use super::counters::{CounterSnapshot, VICTIM_VALID_BINS};
 
-/// Bytes by purpose over the period (docs/design.md sec. 2).
+/// Bytes by purpose over the period (docs/design.md, "Write amplification").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct BytesByPurpose {
     /// User pages as the device received them (compressed when compression is on).

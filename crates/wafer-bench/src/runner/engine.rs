@@ -127,7 +127,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
             let placement = parse_placement(value)?;
             options.out_of_place.placement = placement;
             // 000's GDT is placement and GC together (greedy victims until a zone's worth);
-            // a later `gc_policy` overrides (cost-benefit-until-zone: docs/design.md, GDT).
+            // a later `gc_policy` overrides (cost-benefit-until-zone: docs/internals/gc.md, GDT).
             if placement == PlacementKind::Gdt {
                 options.out_of_place.policy = VictimPolicyKind::GreedyUntilZone;
             }

@@ -539,7 +539,7 @@ pub(crate) fn open_device(
 }
 
 /// Out of place on an emulated ZNS SSD: the SSD behind a metadata device in memory (a
-/// `ZonedVolume`, docs/design.md §9 "ZNS"), sized for the store's superblock and snapshots
+/// `ZonedVolume`, docs/internals/oop.md "ZNS"), sized for the store's superblock and snapshots
 /// (the runner's WAL device takes the map journal). Its writes count in the data device's
 /// I/O (metadata, as on a conventional SSD) but never reach the flash counters. Anything else
 /// as it is.

@@ -14,7 +14,7 @@
 //! holding frame latches while it waits for that mutex cannot deadlock with it.
 //!
 //! The pool is also DB GC's page cache (`gc.rs`) and keeps a reserve of clean frames for it
-//! (`reserve.rs`): docs/design.md §9, GC.
+//! (`reserve.rs`): docs/internals/gc.md.
 mod cleaner;
 mod counters;
 pub mod doublewrite;

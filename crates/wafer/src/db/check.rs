@@ -1,5 +1,5 @@
 //! `Db::check`: walks every tree, the free list and the store's space metadata, and reports every
-//! violation found instead of stopping at the first (docs/design.md §5, "Checking a database").
+//! violation found instead of stopping at the first (docs/internals/btree.md, "Checking a database").
 //! Pages are read through the buffer pool, so a page that is not resident is read from the
 //! device and its checksum verified; resident pages are checked structurally.
 use super::{catalog, DbInner};

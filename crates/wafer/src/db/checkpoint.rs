@@ -1,4 +1,4 @@
-//! Fuzzy checkpoints (docs/design.md §7) and the thread that runs them. A writer whose commit
+//! Fuzzy checkpoints (docs/internals/recovery.md) and the thread that runs them. A writer whose commit
 //! finds a checkpoint due only asks for one ([`Checkpointer::after_commit`]); the checkpoint
 //! thread flushes the pool while the writers go on, so no writer pays for it. A writer still
 //! waits for a checkpoint when the log lacks room for its batch (`DbInner::ensure_log_room`):

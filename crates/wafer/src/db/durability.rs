@@ -1,7 +1,7 @@
 //! The database's durable write path: batches under the writer mutex ending in a commit record,
 //! the durability wait after the mutex (so group commit gathers writers), room in the log, and
 //! the stop-the-world flush of a database without a WAL (fuzzy checkpoints: `checkpoint.rs`).
-//! Protocols: docs/design.md §7.
+//! Protocols: docs/internals/recovery.md.
 use super::DbInner;
 use crate::btree::Env;
 use crate::device::WritePurpose;

@@ -266,7 +266,7 @@ impl Db {
     /// their sizes (so a truncated file is reported, not silently re-extended), and any state
     /// that is not a database (an empty data file, a zeroed superblock beside a WAL with
     /// commits, a foreign file) is an [`Error::Open`] naming the file, before anything is
-    /// written (docs/design.md §7, "Creation").
+    /// written (docs/internals/recovery.md, "Creation").
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let path = path.as_ref();
         let wal_path = wal_path(path);

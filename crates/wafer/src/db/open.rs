@@ -1,6 +1,6 @@
 //! What an open finds before it touches anything: the files' sizes, the raw superblock and, when
 //! the superblock is blank, whether the WAL shows a database existed. Every check here only
-//! reads, so a refusal leaves the files as they were (docs/design.md §7, "Creation").
+//! reads, so a refusal leaves the files as they were (docs/internals/recovery.md, "Creation").
 use crate::device::{AlignedBuf, Device};
 use crate::durable::record::KIND_COMMIT;
 use crate::error::OpenError;

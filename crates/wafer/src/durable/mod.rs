@@ -1,5 +1,5 @@
 //! Durability: the WAL-backed [`PageLogger`](crate::page::PageLogger), the redo record format and
-//! crash recovery (redo). Protocols and formats: docs/design.md §7.
+//! crash recovery (redo). Protocols and formats: docs/internals/recovery.md.
 pub mod logger;
 pub mod record;
 pub mod redo;

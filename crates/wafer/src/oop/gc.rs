@@ -11,7 +11,7 @@
 //! while the cycle runs (and `commit_gc_move` still drops a move whose page changed), so the
 //! device version GC reads stays the mapped one. Inside an eviction the pool is reentered with
 //! the victims latched: the pool's side only `try_` latches frames (deadlock argument in
-//! docs/design.md §9, GC).
+//! docs/internals/gc.md).
 use super::append::{Append, AppendSteps};
 use super::orchestrate::{self, Collect};
 use super::state::Inner;

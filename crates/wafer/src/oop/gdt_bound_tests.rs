@@ -14,7 +14,7 @@
 //! eviction, as Table 1 runs. Through the pool the hottest pages stay cached; the write-backs
 //! that reach the device come from pages whose rates differ little, and each write's death is
 //! nearly memoryless. Measured at `gdt_gain_is_bounded_by_the_write_rate_through_a_pool`'s
-//! scale and at 2048 zones x 32 slots (docs/design.md §8 "What GDT can gain"): the rate oracle
+//! scale and at 2048 zones x 32 slots (docs/internals/gc.md "What GDT can gain"): the rate oracle
 //! gains 2-3% through the pool at zipf 0.8-1.2, the clairvoyant oracle halves DB WAF; on direct
 //! writes the real history gains 6% (zipf 0.8) to 19% (1.2), close to the rate oracle.
 use flashemu::rng::SplitMix64;

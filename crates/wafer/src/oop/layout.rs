@@ -24,7 +24,7 @@ pub const SSD_RESERVED_UNITS: u64 = 4;
 /// Units NoWA keeps in hand for its own lag: a compensation is decided at a GC cycle while
 /// the other writers keep appending, so live units may pass the budget by a batch or two
 /// before it completes. Measured on Table 1's NoWA rows at demo scale, one thread, foreground
-/// GC, seeds 1-3 (docs/design.md §8 "NoWA"): with the GC unit's worth of free zones that
+/// GC, seeds 1-3 (docs/internals/gc.md "NoWA"): with the GC unit's worth of free zones that
 /// compensation needs (`GcZoneCounts::with_room`), one unit keeps SSD WAF at 1.00-1.01; the
 /// 5 units an earlier version kept (without that room) cost DB WAF (aligned row 0.70 against
 /// 0.61 on seed 1) by compensating 5 units early.
@@ -82,8 +82,8 @@ impl Layout {
         Layout::compute_for(device_capacity_bytes, data_offset_bytes, o, journal_on_data, None)
     }
 
-    /// As [`Layout::compute`] on a device that reports `zones`: a zoned volume (docs/design.md
-    /// §9, "ZNS"), whose conventional zones take the metadata and whose sequential zones are
+    /// As [`Layout::compute`] on a device that reports `zones`: a zoned volume (docs/internals/oop.md
+    /// "ZNS"), whose conventional zones take the metadata and whose sequential zones are
     /// the DB zones one to one (zone size = the device's zone capacity, the stride its zone
     /// size).
     pub fn compute_for(

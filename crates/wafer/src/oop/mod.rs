@@ -1,6 +1,6 @@
 //! Out-of-place write mode (000 sec. 2, 4.1, 6): the page store that appends write-back batches
 //! to zones through the space manager (`space/`), the DB GC mechanism, and the page map's
-//! persistence. Protocols and invariants: docs/design.md §9.
+//! persistence. Protocols and invariants: docs/internals/oop.md.
 mod append;
 pub mod codec;
 mod device_append;

@@ -5,7 +5,7 @@
 //!
 //! (X: valid ratio of the cleaned zone when zones are cleaned oldest-first; greedy can only do
 //! better under uniform writes, so the model is an upper bound). Figures measured by these
-//! tests are in docs/design.md §8 "Measured".
+//! tests are in docs/results/engine.md.
 use flashemu::rng::SplitMix64;
 
 use super::model_device::{gc_until_satisfied, write_batch, write_described};
@@ -327,9 +327,9 @@ fn rebuild_from_snapshot_equals_incremental_state_and_keeps_running() {
 }
 
 /// The full table: fills 80-95%, both policies, 4M page writes each on 256 zones x 64 slots.
-/// `cargo test -p wafer --release space::tests::sim::waf_table -- --ignored --nocapture`
+/// `cargo test -p wafer --release oop::sim_tests::waf_table -- --ignored --nocapture`
 #[test]
-#[ignore = "long; run with --release --ignored --nocapture for the docs/design.md §8 table"]
+#[ignore = "long; run with --release --ignored --nocapture for the docs/results/engine.md table"]
 fn waf_table() {
     for policy in [VictimPolicyKind::Greedy, VictimPolicyKind::CostBenefit] {
         for fill_pct in [80u64, 85, 90, 95] {

@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 /// Map lookups retried when GC moved the page while it was being read.
 const READ_ATTEMPTS_MAX: usize = 16;
 
-/// The page store of `WriteMode::OutOfPlace`. See docs/design.md §9.
+/// The page store of `WriteMode::OutOfPlace`. See docs/internals/oop.md.
 #[derive(Debug)]
 pub struct OutOfPlaceStore {
     pub(super) inner: Arc<Inner>,

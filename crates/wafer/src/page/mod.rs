@@ -1,5 +1,5 @@
 //! The 4 KiB page format: a common header (checksum, version, kind, LSN, page id, tree id, write
-//! history) followed by a slotted body. Byte diagram: docs/design.md §5.
+//! history) followed by a slotted body. Byte diagram: docs/internals/btree.md.
 //!
 //! Every accessor decodes explicit little-endian fields at fixed offsets. Pages read from the
 //! store are checked by [`verify`] (checksum, version, identity, structure) before any other code
@@ -25,7 +25,7 @@ pub const FORMAT_VERSION: u8 = 1;
 /// Write timestamps kept per page (000 sec. 4.2 deathtime estimation).
 pub const HISTORY_LEN: usize = 4;
 
-// Header field offsets (bytes from the page start). See docs/design.md §5.
+// Header field offsets (bytes from the page start). See docs/internals/btree.md.
 pub const OFF_CHECKSUM: usize = 0; // u32 crc32c of bytes 4..4096
 pub const OFF_VERSION: usize = 4; // u8
 pub const OFF_KIND: usize = 5; // u8 PageKind

@@ -9,7 +9,7 @@ use super::zone::ZoneId;
 pub type PageId = u64;
 
 /// The unit of placement: one 4 KiB device block. Today one page per slot; page packing after
-/// compression (000 sec. 3.2) may put several pages in one slot (see docs/design.md §8).
+/// compression (000 sec. 3.2) may put several pages in one slot (see docs/internals/space.md).
 pub const SLOT_BYTES: u64 = 4096;
 
 /// Page ids must stay below this: it keeps the reverse map's sentinels apart from page ids and

@@ -1,7 +1,7 @@
 //! Space manager of the out-of-place write mode (000 sec. 2, 4.1, 6.2 "Space metadata"):
 //! zones, the page map and its reverse, where a write-back batch goes, and DB GC's policy half.
 //! Pure metadata plus two small I/O helpers ([`io`]); the out-of-place `PageStore` owns a
-//! [`Space`] and does the page I/O. See docs/design.md §8 for states, encodings,
+//! [`Space`] and does the page I/O. See docs/internals/space.md for states, encodings,
 //! memory and the durability protocol.
 //!
 //! # API for the integrator
@@ -27,7 +27,7 @@
 //!   after each log flush: zones = space.release_ready(durable_lsn);
 //!     io::reset_zones(device, &space, &zones)  // trim (conventional) or zone reset (ZNS)
 //!
-//! reserve_batch errors (nothing changed on any of them; see tests/driver.rs `write_batch`):
+//! reserve_batch errors (nothing changed on any of them; see oop/model_device.rs `write_batch`):
 //!   NeedsGc -> run one GC cycle, retry;
 //!   AwaitingDurability { lsn_needed } -> flush the log, release_ready, retry;
 //!   OutOfSpace -> final: live data fills the device; fail the write.

@@ -225,7 +225,7 @@ mod tests {
         SpaceOptions::production(1 << 20, 3 << 30).validate().unwrap();
     }
 
-    /// docs/design.md §8 "Memory" quotes these sizes.
+    /// docs/internals/space.md "Memory" quotes these sizes.
     #[test]
     fn production_on_the_cns_emulator_has_239_zones() {
         let cns = flashemu::Config::preset("cns").unwrap();

@@ -45,7 +45,7 @@ const HEAD_BYTES: usize = 32;
 const PAYLOAD_BYTES: usize = BLOCK_BYTES - HEAD_BYTES;
 /// Page-map entries per entries block.
 pub const ENTRIES_PER_BLOCK: usize = PAYLOAD_BYTES / 8;
-// The layout docs/design.md and the module comment give: pinned.
+// The layout docs/internals/space.md and the module comment give: pinned.
 const _: () = assert!(ENTRIES_PER_BLOCK == 508 && SPANS_PER_BLOCK == 203);
 const _: () = assert!(LSN_AT + 8 == HEAD_BYTES && CRC_AT + 4 == LSN_AT);
 const HEADER_PAYLOAD_BYTES: usize = 48;

@@ -23,7 +23,7 @@ pub enum ZoneState {
     PendingReset { lsn_needed: Lsn },
 }
 
-/// Metadata of one zone (64 bytes; see docs/design.md §8 "Memory").
+/// Metadata of one zone (64 bytes; see docs/internals/space.md "Memory").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Zone {
     pub(super) state: ZoneState,
@@ -294,7 +294,7 @@ mod tests {
 
 #[cfg(test)]
 mod size_tests {
-    /// docs/design.md §8 "Memory" quotes this size.
+    /// docs/internals/space.md "Memory" quotes this size.
     #[test]
     fn zone_metadata_size() {
         assert_eq!(std::mem::size_of::<super::Zone>(), 64);

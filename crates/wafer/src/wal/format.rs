@@ -1,7 +1,7 @@
 //! On-device encodings of the WAL: the header block, the log block header and the record header.
 //!
 //! Every field is little-endian at a fixed offset; every structure carries a crc32c. The byte
-//! diagrams are in docs/design.md §6. Decoding never panics on device bytes: it returns
+//! diagrams are in docs/internals/wal.md. Decoding never panics on device bytes: it returns
 //! what it found so the reader can tell "never written" from "torn" from "someone else's bytes".
 use crate::device::BLOCK_BYTES;
 

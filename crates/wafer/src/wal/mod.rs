@@ -7,7 +7,7 @@
 //!   engine stores it as the page LSN); [`Wal::commit`] makes it durable per [`Durability`].
 //! - [`Wal::truncate_before`] frees the log before a checkpoint's LSN.
 //!
-//! Formats, the group commit protocol and the torn-tail-versus-corruption rule are in docs/design.md §6
+//! Formats, the group commit protocol and the torn-tail-versus-corruption rule are in docs/internals/wal.md
 //! beside this file.
 use crate::device::DeviceError;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Recovery: reads the log from its start (or a checkpoint's LSN), yields every record, finds
 //! the end, and tells a torn tail (cut, reported) from damage to durable records (an error).
 //!
-//! The rule (docs/design.md §6, "Torn tail or corruption"): the first block that is not a valid block of
+//! The rule (docs/internals/wal.md, "Torn tail or corruption"): the first block that is not a valid block of
 //! this log at its expected position ends the log, unless a later valid block of the current lap
 //! says, in its `synced_lsn`, that the log had been synced past the bad block before it was
 //! written: then the bad block was durable and its damage is corruption.

@@ -4,7 +4,7 @@
 //! time, so appenders keep filling the buffer while a flush is on the device. A flush always
 //! writes every block appended so far and *closes* a partially filled tail block (padding), so
 //! every log block is written exactly once per lap: a torn flush can only damage blocks that
-//! hold nothing acknowledged (see docs/design.md §6, "Why the tail block is never rewritten").
+//! hold nothing acknowledged (see docs/internals/wal.md, "Why the tail block is never rewritten").
 use super::format::{
     self, BlockHeader, Header, BLOCK, BLOCK_DATA_BYTES, BLOCK_HEADER_BYTES, HEADER_BLOCKS,
     RECORD_HEADER_BYTES,

@@ -1,6 +1,6 @@
 //! The layer the CCZNS experiment measures: the Wafer engine, out of place on an emulated ZNS
 //! SSD behind a `ZonedVolume` (superblock, map snapshots and map journal on a conventional
-//! metadata device in memory; DB zones are the SSD's zones, docs/design.md §9 "ZNS").
+//! metadata device in memory; DB zones are the SSD's zones, docs/internals/oop.md "ZNS").
 //!
 //! The schemes differ in one engine option, `compression`: `none`; `lz4` and `zstd` (level 1,
 //! as 002) compress each 4 KiB page on the host and pack the results several to a slot

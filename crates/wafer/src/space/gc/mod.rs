@@ -95,7 +95,7 @@ pub enum VictimPolicyKind {
     /// one cycle sorts the valid pages of several victims by deathtime together.
     GreedyUntilZone,
     /// The same in cost-benefit order: with deathtime grouping, zones of short-lived pages
-    /// are left to die on their own (see docs/design.md, GDT).
+    /// are left to die on their own (see docs/internals/gc.md, GDT).
     CostBenefitUntilZone,
 }
 
