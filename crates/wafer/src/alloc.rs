@@ -136,6 +136,24 @@ impl Allocator {
         self.allocate(pool, &r, kind, tree_id)
     }
 
+    /// Takes `pages` never-allocated page ids from the high-water mark, with no frame and no
+    /// image: the blob space owns them from here on (`crate::blob`). Covered, as every
+    /// allocation, by the commit record's allocator state.
+    pub fn take_high_water_run(&self, pages: u64) -> Result<std::ops::Range<PageId>> {
+        let mut st = self.lock();
+        let left = self.page_capacity - st.s.high_water;
+        if left.saturating_sub(st.reserved) < pages {
+            return Err(Error::OutOfSpace(format!(
+                "blob space: {pages} contiguous page ids needed, {} left above the high water",
+                left.saturating_sub(st.reserved)
+            )));
+        }
+        let start = st.s.high_water;
+        st.s.high_water += pages;
+        assert!(st.s.high_water <= self.page_capacity);
+        Ok(start..start + pages)
+    }
+
     /// Puts the page on the free list; the image is logged so redo can rebuild the list.
     pub fn free(&self, logger: &dyn PageLogger, mut g: PageMut<'_>) {
         let pid = g.pid();

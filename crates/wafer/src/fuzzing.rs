@@ -363,6 +363,7 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
                 write_clock: 77,
                 wal: true,
                 checkpoint_lsn: 4136,
+                blobs: false,
             };
             let mut p = Box::new([0u8; PAGE_SIZE]);
             meta.encode(&mut p);

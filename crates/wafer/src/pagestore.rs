@@ -19,6 +19,19 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// Writes sealed page images; not durable until [`PageStore::sync`].
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()>;
     fn sync(&self) -> Result<()>;
+    /// Writes blob pages (`crate::blob`) at their page ids and returns once they, and whatever
+    /// the store needs to find them after a crash, are durable. Blob pages bypass the buffer
+    /// pool and any doublewrite: no committed state names them before this returns.
+    fn write_blobs(&self, pages: &[(PageId, &PageBuf)]) -> Result<()> {
+        self.write_batch(pages, WritePurpose::Blob)?;
+        self.sync()
+    }
+    /// Forgets the pages of `runs` that the store holds (out of place: unmapped, so GC no
+    /// longer copies them; they read as never written). Only for pages no committed state
+    /// names. Nothing to do in place.
+    fn discard(&self, _runs: &[std::ops::Range<PageId>]) -> Result<()> {
+        Ok(())
+    }
     /// Persists the store's own metadata (the out-of-place page map). A checkpoint calls it
     /// after every dirty page is written and synced, before the superblock.
     fn checkpoint(&self) -> Result<()> {
@@ -139,6 +152,7 @@ impl LogicalBytes {
     pub fn user(&self) -> u64 {
         self.by_purpose[WritePurpose::UserEviction as usize]
             + self.by_purpose[WritePurpose::UserCheckpoint as usize]
+            + self.by_purpose[WritePurpose::Blob as usize]
     }
 }
 

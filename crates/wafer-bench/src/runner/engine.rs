@@ -140,6 +140,12 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "fdp" => options.out_of_place.fdp = flag(value)?,
         "gc_unit_bytes" => options.out_of_place.gc_unit_bytes = bytes(value)?,
         "ssd_spare_bytes" => options.out_of_place.ssd_spare_bytes = bytes(value)?,
+        "blob_threshold" => {
+            options.blob_threshold_bytes = match value.trim() {
+                "off" | "none" => None,
+                v => Some(u32::try_from(bytes(v)?).map_err(|_| format!("{key}: `{v}` too large"))?),
+            }
+        }
         other => {
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
@@ -148,7 +154,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                  background_gc, durability, wal_capacity_bytes, checkpoint_log_bytes, \
                  zone_bytes, zones_per_gc_unit, open_zones, max_fill_percent, placement, \
                  gc_policy, gc_zones, compression, packing, nowa, fdp, gc_unit_bytes, \
-                 ssd_spare_bytes)"
+                 ssd_spare_bytes, blob_threshold)"
             ))
         }
     }
@@ -260,6 +266,7 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "placement_handles": options.out_of_place.placement_handles,
         "gc_unit_bytes": options.out_of_place.gc_unit_bytes,
         "ssd_spare_bytes": options.out_of_place.ssd_spare_bytes,
+        "blob_threshold_bytes": options.blob_threshold_bytes,
     })
 }
 
