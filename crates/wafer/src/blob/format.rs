@@ -161,6 +161,9 @@ pub fn chunk<'a>(p: &'a PageBuf, r: &BlobRef, index: u64) -> Result<&'a [u8], Fo
     if u64::from(get_u32(p, OFF_TREE_ID)) != index {
         return Err(bad(format!("is chunk {}, expected {index}", get_u32(p, OFF_TREE_ID))));
     }
+    if index >= r.pages() {
+        return Err(bad(format!("chunk {index} of a blob of {} pages", r.pages())));
+    }
     let want = (r.len_bytes - index * CHUNK_BYTES as u64).min(CHUNK_BYTES as u64) as usize;
     let len = usize::from(get_u16(p, OFF_HEAP_START));
     if len != want {

@@ -147,6 +147,19 @@ impl BlobSpace {
         ops
     }
 
+    /// Under the writer mutex: the free extent that ends at `high_water`, when none of it is
+    /// taken or gated, leaves the blob space (the allocator lowers its high-water mark to its
+    /// start, so tree pages may use the ids again). Returns its start and the tree ops.
+    pub fn shrink_top(&mut self, high_water: PageId) -> Option<(PageId, Vec<TreeOp>)> {
+        let (&s, &l) = self.free.range(..high_water).next_back()?;
+        if s + l != high_water || self.avail.get(&s) != Some(&l) {
+            return None;
+        }
+        self.free.remove(&s);
+        self.avail.remove(&s);
+        Some((s, vec![TreeOp::Delete { start: s }]))
+    }
+
     /// The batch's commit record is at `gate`: what it freed waits for that to be durable.
     /// Returns the runs it freed (the store may drop their pages once durable as well).
     pub fn seal(&mut self, gate: Gate) -> Vec<Range<PageId>> {

@@ -171,7 +171,33 @@ impl DbInner {
         if runs.is_empty() {
             return Ok(());
         }
-        self.pool.store().discard(&runs)
+        self.pool.store().discard(&runs)?;
+        if self.closed.load(Ordering::Acquire) {
+            // Close's own checkpoint: no batch may follow it.
+            return Ok(());
+        }
+        self.shrink_blob_space(b)
+    }
+
+    /// Free blob extents at the top of the allocated ids go back to the allocator (a batch of
+    /// its own), so ids a burst of blobs took serve tree pages again.
+    fn shrink_blob_space(&self, b: &BlobState) -> Result<()> {
+        let estimate = super::durability::log_estimate_bytes(64, 2);
+        // Bounded: each round removes an extent, and extents are at least a page.
+        for _ in 0..blob::SHRINK_ROUNDS_MAX {
+            let shrunk = self.write_txn(Durability::None, estimate, |env| {
+                let g = b.tree.exclusive();
+                let top = b.lock_space().shrink_top(env.alloc.state().high_water);
+                let Some((start, ops)) = top else { return Ok(false) };
+                env.alloc.lower_high_water(start);
+                let r = apply_tree_ops(&g, env, &ops);
+                self.poison_unless_clean(r).map(|()| true)
+            })?;
+            if !shrunk {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// A run of `pages` ids for a new blob, growing the blob space when no extent holds it.
@@ -182,17 +208,17 @@ impl DbInner {
             if let Some(r) = b.lock_space().take(pages) {
                 return Ok(r);
             }
-            self.grow_blob_space(b, pages.max(blob::GROW_PAGES_MIN))?;
+            self.grow_blob_space(b, pages)?;
         }
         Err(Error::Corrupt("blob space grew but holds no run for the blob".into()))
     }
 
-    /// A batch of its own: `pages` ids from the high-water mark become a free extent.
+    /// A batch of its own: at least `pages` ids from the high-water mark become a free extent.
     fn grow_blob_space(&self, b: &BlobState, pages: u64) -> Result<()> {
         let estimate = super::durability::log_estimate_bytes(64, 3);
         self.write_txn(Durability::None, estimate, |env| {
             let g = b.tree.exclusive();
-            let run = env.alloc.take_high_water_run(pages)?;
+            let run = env.alloc.take_high_water_run(pages, blob::GROW_PAGES_MIN)?;
             let ops = b.lock_space().grow(run);
             let r = apply_tree_ops(&g, env, &ops);
             self.poison_unless_clean(r)
