@@ -113,6 +113,8 @@ pub struct GcCopyCounts {
     /// Read from the device into GC's own buffer only (resident but latched, dirty but not
     /// writable yet, or no clean frame to take).
     pub private_reads: u64,
+    /// Of all the copies: blob pages (`crate::blob`), which always come from the device.
+    pub blob_pages: u64,
 }
 
 impl GcCopyCounts {
@@ -121,6 +123,7 @@ impl GcCopyCounts {
         self.dirty_from_pool += o.dirty_from_pool;
         self.loaded += o.loaded;
         self.private_reads += o.private_reads;
+        self.blob_pages += o.blob_pages;
     }
 }
 
@@ -266,6 +269,8 @@ pub struct OutOfPlaceStats {
     /// Read from the device into GC's own buffer only (no clean frame free, resident but
     /// latched, or no pool bound).
     pub gc_private_reads: u64,
+    /// Of the moved pages: blob pages (`crate::blob`).
+    pub gc_blob_pages: u64,
     pub zones_reset: u64,
     pub snapshots: u64,
     /// Journal flushes made to release zones (outside checkpoints and snapshots).

@@ -30,6 +30,9 @@ pub enum Scale {
 /// Fraction of random bytes in Table 1's values (see `Scale::base_config`).
 pub const TABLE1_VALUE_RANDOM_FRACTION: f64 = 0.62;
 
+/// The "+ blobs" row's threshold: every 1000-byte YCSB value goes out of line.
+pub const TABLE1_BLOB_THRESHOLD_BYTES: i64 = 512;
+
 impl Scale {
     pub fn parse(text: &str) -> Result<Scale, String> {
         match text.trim().to_ascii_lowercase().as_str() {
@@ -138,6 +141,10 @@ pub enum RowSetup {
     NowaAligned,
     /// The aligned NoWA row without compression (000's "- comp.").
     NowaAlignedUncompressed,
+    /// The aligned NoWA row with values of [`TABLE1_BLOB_THRESHOLD_BYTES`] and more stored out
+    /// of line (not a row of 000: index-level write reduction, which its sec. 8 names as
+    /// complementary): each value written once, the leaves holding references.
+    Blobs,
     /// FDP instead of NoWA (000 sec. 5.5, Table 3): GDT and compression, zones of one reclaim
     /// unit, as many open zones as the device has handles, each writing under its own.
     Fdp,
@@ -178,7 +185,7 @@ pub const fn row(label: &'static str, write_mode: WriteModeChoice, setup: RowSet
 /// without page packing (000 sec. 3.2's comparison), GDT without compression (000 Figure
 /// 13c), and the first two rows again on `cns` (OP 7%): how much the SSD's unstated OP moves
 /// them.
-pub const ROWS: [RowPlan; 12] = [
+pub const ROWS: [RowPlan; 13] = [
     row("in-place", WriteModeChoice::InPlace, RowSetup::Mode),
     row("(in-place, no doublewrite)", WriteModeChoice::InPlaceNoDwb, RowSetup::Mode),
     row("-> out-of-place", WriteModeChoice::OutOfPlace, RowSetup::NaiveOutOfPlace),
@@ -189,6 +196,7 @@ pub const ROWS: [RowPlan; 12] = [
     row("+ NoWA", WriteModeChoice::OutOfPlace, RowSetup::Nowa),
     row("+ aligning GC unit", WriteModeChoice::OutOfPlace, RowSetup::NowaAligned),
     row("- comp.", WriteModeChoice::OutOfPlace, RowSetup::NowaAlignedUncompressed),
+    row("+ blobs", WriteModeChoice::OutOfPlace, RowSetup::Blobs),
     RowPlan {
         preset: Some("cns"),
         ..row("(in-place, OP 7%)", WriteModeChoice::InPlace, RowSetup::Mode)
@@ -231,6 +239,7 @@ impl RowPlan {
             RowSetup::Nowa,
             RowSetup::NowaAligned,
             RowSetup::Fdp,
+            RowSetup::Blobs,
         ];
         if compressed.contains(&self.setup) {
             let packing = self.setup != RowSetup::NaiveConcatenated;
@@ -238,8 +247,10 @@ impl RowPlan {
             config.engine.insert("packing".into(), toml::Value::Boolean(packing));
         }
         if self.setup != RowSetup::Mode {
-            let aligned =
-                matches!(self.setup, RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed);
+            let aligned = matches!(
+                self.setup,
+                RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed | RowSetup::Blobs
+            );
             // The tiny device's 8 MiB cannot spare 16 open zones: 4 open, zones of 1/8 of the
             // unit (1/4 aligned).
             let fdp = matches!(self.setup, RowSetup::Fdp | RowSetup::FdpUncompressed);
@@ -265,10 +276,20 @@ impl RowPlan {
             e.insert("placement".into(), toml::Value::String(placement.into()));
             let nowa = matches!(
                 self.setup,
-                RowSetup::Nowa | RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed
+                RowSetup::Nowa
+                    | RowSetup::NowaAligned
+                    | RowSetup::NowaAlignedUncompressed
+                    | RowSetup::Blobs
             );
             e.insert("nowa".into(), toml::Value::Boolean(nowa));
             e.insert("fdp".into(), toml::Value::Boolean(fdp));
+            if self.setup == RowSetup::Blobs {
+                let t = toml::Value::Integer(TABLE1_BLOB_THRESHOLD_BYTES);
+                e.insert("blob_threshold".into(), t);
+                // The same records as the other rows, each value a page id of its own (its
+                // bytes compressed and packed several to a slot): ids beyond the slots.
+                e.insert("max_fill_percent".into(), toml::Value::Integer(250));
+            }
         }
         config
     }

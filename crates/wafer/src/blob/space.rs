@@ -34,6 +34,8 @@ pub struct BlobSpace {
     unsealed: Vec<Range<PageId>>,
     /// Taken pages that no commit has claimed yet (extents of blobs being written).
     taken_pages: u64,
+    /// Pages whose gates opened, waiting for the store to drop them before they are taken.
+    dropping: u64,
 }
 
 fn insert_merged(
@@ -101,7 +103,7 @@ impl BlobSpace {
         self.taken_pages
     }
     pub fn gated_pages(&self) -> u64 {
-        self.gated.iter().map(|(r, _)| r.end - r.start).sum()
+        self.gated.iter().map(|(r, _)| r.end - r.start).sum::<u64>() + self.dropping
     }
 
     /// Takes `pages` contiguous page ids, best fit, from the end of the smallest extent that
@@ -174,7 +176,9 @@ impl BlobSpace {
     }
 
     /// Opens the gates passed: `durable_lsn` (None: a flush completed, every gate is open).
-    /// Returns the runs that became available.
+    /// Returns the runs whose gates opened; they may be taken once handed to
+    /// [`Self::make_available`], which the caller does after the store dropped their pages
+    /// (else a blob written into a run meanwhile could lose its pages to that drop).
     pub fn open_gates(&mut self, durable_lsn: Option<u64>) -> Vec<Range<PageId>> {
         let passed = |g: &Gate| match (g, durable_lsn) {
             (_, None) => true,
@@ -184,10 +188,16 @@ impl BlobSpace {
         let (open, keep): (Vec<_>, Vec<_>) = self.gated.drain(..).partition(|(_, g)| passed(g));
         self.gated = keep;
         let runs: Vec<Range<PageId>> = open.into_iter().map(|(r, _)| r).collect();
-        for r in &runs {
+        self.dropping += runs.iter().map(|r| r.end - r.start).sum::<u64>();
+        runs
+    }
+
+    /// Runs from [`Self::open_gates`] whose pages the store no longer holds.
+    pub fn make_available(&mut self, runs: &[Range<PageId>]) {
+        for r in runs {
+            self.dropping -= r.end - r.start;
             insert_merged(&mut self.avail, r.clone());
         }
-        runs
     }
 }
 
@@ -225,10 +235,13 @@ mod tests {
         assert!(s.take(1).is_none(), "freed pages wait for their commit to be durable");
         s.seal(Gate::Lsn(50));
         assert!(s.open_gates(Some(50)).is_empty());
-        assert_eq!(s.open_gates(Some(51)), vec![a]);
+        assert_eq!(s.open_gates(Some(51)), vec![a.clone()]);
+        assert!(s.take(1).is_none(), "not before the store dropped the run's pages");
+        s.make_available(&[a]);
         apply(&mut tree, &s.release(b.clone()));
         s.seal(Gate::Flush);
-        s.open_gates(None);
+        let opened = s.open_gates(None);
+        s.make_available(&opened);
         assert_eq!(tree, [(100, 10)].into(), "adjacent extents merge");
         assert_eq!(s.take(10), Some(100..110));
         s.untake(100..110);
@@ -261,7 +274,8 @@ mod tests {
                 apply(&mut tree, &s.release(r));
                 s.seal(Gate::Lsn(step));
             }
-            s.open_gates(Some(step.saturating_sub(3)));
+            let opened = s.open_gates(Some(step.saturating_sub(3)));
+            s.make_available(&opened);
             assert_eq!(tree, s.free);
             let held_pages: u64 = held.iter().map(|r| r.end - r.start).sum();
             assert_eq!(held_pages + s.free_pages(), 64);

@@ -100,8 +100,9 @@ impl GcPageCache for BufferPool {
                 .try_into()
                 .map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
             // Copying a corrupt page would launder it under a fresh location: stop instead.
-            page::verify(b, p.pid)
+            let kind = page::verify(b, p.pid)
                 .map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
+            counts.blob_pages += u64::from(kind == PageKind::Blob);
             match s {
                 Source::Pool => counts.from_pool += 1,
                 Source::Dirty(_) => {}

@@ -172,6 +172,7 @@ impl DbInner {
             return Ok(());
         }
         self.pool.store().discard(&runs)?;
+        b.lock_space().make_available(&runs);
         if self.closed.load(Ordering::Acquire) {
             // Close's own checkpoint: no batch may follow it.
             return Ok(());
@@ -255,8 +256,9 @@ impl DbInner {
             if let Some(s) = &b.stager {
                 s.unstage(&run);
             }
-            b.lock_space().untake(run.clone());
+            // Dropped before it may be taken again: a later blob's pages must not be dropped.
             let _ = self.pool.store().discard(std::slice::from_ref(&run));
+            b.lock_space().untake(run.clone());
             return Err(e);
         }
         r.clock = now;
@@ -351,9 +353,12 @@ impl DbInner {
             if let Some(s) = &b.stager {
                 s.unstage(r);
             }
+        }
+        // Dropped before they may be taken again: a later blob's pages must not be dropped.
+        let _ = self.pool.store().discard(&runs);
+        for r in &runs {
             b.lock_space().untake(r.clone());
         }
-        let _ = self.pool.store().discard(&runs);
     }
 
     /// The write clock of the blob `key` holds now (0: none), for the next version's history.
@@ -421,7 +426,9 @@ impl DbInner {
     pub(super) fn blobs_flushed(&self) -> Result<()> {
         let Some(b) = self.blobs.get() else { return Ok(()) };
         let runs = b.lock_space().open_gates(None);
-        self.pool.store().discard(&runs)
+        self.pool.store().discard(&runs)?;
+        b.lock_space().make_available(&runs);
+        Ok(())
     }
 
     /// After recovery: pages the store holds for ids no committed state names (a blob whose
