@@ -95,6 +95,15 @@ pub fn page_meta(data: &[u8]) {
 pub fn redo_record(data: &[u8]) {
     let Some((&kind, payload)) = data.split_first() else { return };
     let Ok(rec) = record::decode(kind, payload) else { return };
+    // A compressed record: the round trip is of the payload it decompresses to.
+    let plain;
+    let (kind, payload) = if kind & record::KIND_COMPRESSED != 0 {
+        let Ok(p) = record::decompress(payload) else { return };
+        plain = p;
+        (kind & !record::KIND_COMPRESSED, &plain[..])
+    } else {
+        (kind, payload)
+    };
     let mut out = Vec::new();
     match &rec {
         record::Record::Put { pid, tree_id, key, value } => {
@@ -406,6 +415,13 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
             };
             record::encode_state(&state, &mut out);
             seeds.push([&[record::KIND_COMMIT][..], &out].concat());
+            let big = vec![7u8; 1200];
+            let put = page::PageChange::LeafPut { tree_id: 2, key: b"large", value: &big };
+            let kind = record::encode_change(9, &put, &mut out);
+            let mut packed = Vec::new();
+            if let Some(k) = record::compress(kind, &out, &mut packed) {
+                seeds.push([&[k][..], &packed].concat());
+            }
             seeds
         }
         "catalog_entry" => vec![crate::db::catalog::encode(3, 17).to_vec()],

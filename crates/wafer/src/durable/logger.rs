@@ -125,9 +125,14 @@ impl PageLogger for WalLogger {
     fn log(&self, pid: PageId, change: &PageChange<'_>) -> Lsn {
         let mut buf = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let kind = record::encode_change(pid, change, &mut buf);
+        let mut packed = Vec::new();
+        let (kind, payload) = match record::compress(kind, &buf, &mut packed) {
+            Some(k) => (k, &packed[..]),
+            None => (kind, &buf[..]),
+        };
         // The trait cannot fail: a failed append marks the logger failed, the writer sees it
         // before committing and poisons the database.
-        self.append(kind, &buf).unwrap_or(FAILED_LSN)
+        self.append(kind, payload).unwrap_or(FAILED_LSN)
     }
 
     fn last_lsn(&self) -> Lsn {
