@@ -136,6 +136,35 @@ impl Allocator {
         self.allocate(pool, &r, kind, tree_id)
     }
 
+    /// Takes never-allocated page ids from the high-water mark, with no frame and no
+    /// image: the blob space owns them from here on (`crate::blob`). Covered, as every
+    /// allocation, by the commit record's allocator state.
+    /// Takes `pages` ids, or up to `want` when a sixteenth of what is left allows (so a
+    /// small device keeps room for tree pages).
+    pub fn take_high_water_run(&self, pages: u64, want: u64) -> Result<std::ops::Range<PageId>> {
+        let mut st = self.lock();
+        let left = self.page_capacity - st.s.high_water;
+        let pages = pages.max(want.min(left.saturating_sub(st.reserved) / 16));
+        if left.saturating_sub(st.reserved) < pages {
+            return Err(Error::OutOfSpace(format!(
+                "blob space: {pages} contiguous page ids needed, {} left above the high water",
+                left.saturating_sub(st.reserved)
+            )));
+        }
+        let start = st.s.high_water;
+        st.s.high_water += pages;
+        assert!(st.s.high_water <= self.page_capacity);
+        Ok(start..start + pages)
+    }
+
+    /// Gives the ids `start..high_water` back to the never-allocated range (the blob space
+    /// held them free); covered by the commit record's allocator state like any allocation.
+    pub fn lower_high_water(&self, start: PageId) {
+        let mut st = self.lock();
+        assert!(start >= 1 && start <= st.s.high_water, "lowering to {start}");
+        st.s.high_water = start;
+    }
+
     /// Puts the page on the free list; the image is logged so redo can rebuild the list.
     pub fn free(&self, logger: &dyn PageLogger, mut g: PageMut<'_>) {
         let pid = g.pid();

@@ -2,6 +2,7 @@
 //! written. See docs/design.md for formats, protocols and invariants.
 
 pub mod alloc;
+pub mod blob;
 pub mod btree;
 pub mod buffer;
 pub mod db;

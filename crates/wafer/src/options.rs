@@ -99,6 +99,11 @@ pub struct Options {
     /// A checkpoint also starts when this long has passed since the last one (checked on
     /// writes); None: by log size only.
     pub checkpoint_interval: Option<Duration>,
+    /// Values of at least this many bytes are stored out of line, written once (`crate::blob`);
+    /// values above 2047 bytes always are. Some(0): every value. Chosen at creation: a database
+    /// created with None keeps values inline only (at most 2048 bytes), and its format is the
+    /// one without blobs; one created with Some(_) may be reopened with None (no new blobs).
+    pub blob_threshold_bytes: Option<u32>,
 }
 
 impl Options {
@@ -128,6 +133,7 @@ impl Options {
             wal_capacity_bytes: 1 << 30,
             checkpoint_log_bytes: 256 << 20,
             checkpoint_interval: None,
+            blob_threshold_bytes: None,
         }
     }
 
@@ -157,6 +163,7 @@ impl Options {
             wal_capacity_bytes: 4 << 20,
             checkpoint_log_bytes: 512 << 10,
             checkpoint_interval: None,
+            blob_threshold_bytes: None,
         }
     }
 
@@ -174,6 +181,12 @@ impl Options {
 
     pub fn with_create(mut self, create: CreateMode) -> Options {
         self.create = create;
+        self
+    }
+
+    /// Values of at least `threshold_bytes` out of line (`Options::blob_threshold_bytes`).
+    pub fn with_blobs(mut self, threshold_bytes: u32) -> Options {
+        self.blob_threshold_bytes = Some(threshold_bytes);
         self
     }
 

@@ -19,6 +19,19 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// Writes sealed page images; not durable until [`PageStore::sync`].
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()>;
     fn sync(&self) -> Result<()>;
+    /// Writes blob pages (`crate::blob`) at their page ids and returns once they, and whatever
+    /// the store needs to find them after a crash, are durable. Blob pages bypass the buffer
+    /// pool and any doublewrite: no committed state names them before this returns.
+    fn write_blobs(&self, pages: &[(PageId, &PageBuf)]) -> Result<()> {
+        self.write_batch(pages, WritePurpose::Blob)?;
+        self.sync()
+    }
+    /// Forgets the pages of `runs` that the store holds (out of place: unmapped, so GC no
+    /// longer copies them; they read as never written). Only for pages no committed state
+    /// names. Nothing to do in place.
+    fn discard(&self, _runs: &[std::ops::Range<PageId>]) -> Result<()> {
+        Ok(())
+    }
     /// Persists the store's own metadata (the out-of-place page map). A checkpoint calls it
     /// after every dirty page is written and synced, before the superblock.
     fn checkpoint(&self) -> Result<()> {
@@ -100,6 +113,8 @@ pub struct GcCopyCounts {
     /// Read from the device into GC's own buffer only (resident but latched, dirty but not
     /// writable yet, or no clean frame to take).
     pub private_reads: u64,
+    /// Of all the copies: blob pages (`crate::blob`), which always come from the device.
+    pub blob_pages: u64,
 }
 
 impl GcCopyCounts {
@@ -108,6 +123,7 @@ impl GcCopyCounts {
         self.dirty_from_pool += o.dirty_from_pool;
         self.loaded += o.loaded;
         self.private_reads += o.private_reads;
+        self.blob_pages += o.blob_pages;
     }
 }
 
@@ -139,6 +155,7 @@ impl LogicalBytes {
     pub fn user(&self) -> u64 {
         self.by_purpose[WritePurpose::UserEviction as usize]
             + self.by_purpose[WritePurpose::UserCheckpoint as usize]
+            + self.by_purpose[WritePurpose::Blob as usize]
     }
 }
 
@@ -252,6 +269,8 @@ pub struct OutOfPlaceStats {
     /// Read from the device into GC's own buffer only (no clean frame free, resident but
     /// latched, or no pool bound).
     pub gc_private_reads: u64,
+    /// Of the moved pages: blob pages (`crate::blob`).
+    pub gc_blob_pages: u64,
     pub zones_reset: u64,
     pub snapshots: u64,
     /// Journal flushes made to release zones (outside checkpoints and snapshots).

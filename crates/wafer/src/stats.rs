@@ -58,8 +58,11 @@ impl IoSnapshot {
         self.write_bytes[purpose as usize]
     }
     /// User bytes: pages written back by eviction and checkpoints (uncompressed).
+    /// Bytes the user's data took: pages written back and values written out of line.
     pub fn user_bytes(&self) -> u64 {
-        self.bytes(WritePurpose::UserEviction) + self.bytes(WritePurpose::UserCheckpoint)
+        self.bytes(WritePurpose::UserEviction)
+            + self.bytes(WritePurpose::UserCheckpoint)
+            + self.bytes(WritePurpose::Blob)
     }
     /// Every page byte the DB issued to the data device (WAL excluded, as in 000 sec. 7).
     pub fn db_issued_bytes(&self) -> u64 {

@@ -3,7 +3,8 @@
 //! itself as the child (env `WAFER_KILL_CHILD`), which writes with `Sync` durability and prints
 //! `ack <round> <i>` after each acknowledged write; the parent kills it at a random moment,
 //! reopens the database (recovery) and checks every acknowledged key and value of every round.
-//! `WAFER_KILL_ROUNDS=N` for more rounds (default 12).
+//! Values of 100 bytes and more are stored out of line (blobs). `WAFER_KILL_ROUNDS=N` for more
+//! rounds (default 12).
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use wafer::{Db, Durability, Options, WriteBatch};
@@ -17,6 +18,9 @@ fn options(out_of_place: bool) -> Options {
     o.append_split = true;
     o.background_write_back = true;
     o.background_checkpoint = true;
+    // Values of 100 bytes and more out of line: blobs staged for the log's write, written,
+    // freed and reused while the child is killed.
+    o.blob_threshold_bytes = Some(100);
     if out_of_place {
         o = o.out_of_place();
     }

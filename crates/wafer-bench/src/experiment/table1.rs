@@ -30,6 +30,9 @@ pub enum Scale {
 /// Fraction of random bytes in Table 1's values (see `Scale::base_config`).
 pub const TABLE1_VALUE_RANDOM_FRACTION: f64 = 0.62;
 
+/// The "+ blobs" row's threshold: every 1000-byte YCSB value goes out of line.
+pub const TABLE1_BLOB_THRESHOLD_BYTES: i64 = 512;
+
 impl Scale {
     pub fn parse(text: &str) -> Result<Scale, String> {
         match text.trim().to_ascii_lowercase().as_str() {
@@ -138,6 +141,10 @@ pub enum RowSetup {
     NowaAligned,
     /// The aligned NoWA row without compression (000's "- comp.").
     NowaAlignedUncompressed,
+    /// The aligned NoWA row with values of [`TABLE1_BLOB_THRESHOLD_BYTES`] and more stored out
+    /// of line (not a row of 000: index-level write reduction, which its sec. 8 names as
+    /// complementary): each value written once, the leaves holding references.
+    Blobs,
     /// FDP instead of NoWA (000 sec. 5.5, Table 3): GDT and compression, zones of one reclaim
     /// unit, as many open zones as the device has handles, each writing under its own.
     Fdp,
@@ -178,7 +185,7 @@ pub const fn row(label: &'static str, write_mode: WriteModeChoice, setup: RowSet
 /// without page packing (000 sec. 3.2's comparison), GDT without compression (000 Figure
 /// 13c), and the first two rows again on `cns` (OP 7%): how much the SSD's unstated OP moves
 /// them.
-pub const ROWS: [RowPlan; 12] = [
+pub const ROWS: [RowPlan; 13] = [
     row("in-place", WriteModeChoice::InPlace, RowSetup::Mode),
     row("(in-place, no doublewrite)", WriteModeChoice::InPlaceNoDwb, RowSetup::Mode),
     row("-> out-of-place", WriteModeChoice::OutOfPlace, RowSetup::NaiveOutOfPlace),
@@ -189,6 +196,7 @@ pub const ROWS: [RowPlan; 12] = [
     row("+ NoWA", WriteModeChoice::OutOfPlace, RowSetup::Nowa),
     row("+ aligning GC unit", WriteModeChoice::OutOfPlace, RowSetup::NowaAligned),
     row("- comp.", WriteModeChoice::OutOfPlace, RowSetup::NowaAlignedUncompressed),
+    row("+ blobs", WriteModeChoice::OutOfPlace, RowSetup::Blobs),
     RowPlan {
         preset: Some("cns"),
         ..row("(in-place, OP 7%)", WriteModeChoice::InPlace, RowSetup::Mode)
@@ -231,6 +239,7 @@ impl RowPlan {
             RowSetup::Nowa,
             RowSetup::NowaAligned,
             RowSetup::Fdp,
+            RowSetup::Blobs,
         ];
         if compressed.contains(&self.setup) {
             let packing = self.setup != RowSetup::NaiveConcatenated;
@@ -238,8 +247,10 @@ impl RowPlan {
             config.engine.insert("packing".into(), toml::Value::Boolean(packing));
         }
         if self.setup != RowSetup::Mode {
-            let aligned =
-                matches!(self.setup, RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed);
+            let aligned = matches!(
+                self.setup,
+                RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed | RowSetup::Blobs
+            );
             // The tiny device's 8 MiB cannot spare 16 open zones: 4 open, zones of 1/8 of the
             // unit (1/4 aligned).
             let fdp = matches!(self.setup, RowSetup::Fdp | RowSetup::FdpUncompressed);
@@ -265,10 +276,20 @@ impl RowPlan {
             e.insert("placement".into(), toml::Value::String(placement.into()));
             let nowa = matches!(
                 self.setup,
-                RowSetup::Nowa | RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed
+                RowSetup::Nowa
+                    | RowSetup::NowaAligned
+                    | RowSetup::NowaAlignedUncompressed
+                    | RowSetup::Blobs
             );
             e.insert("nowa".into(), toml::Value::Boolean(nowa));
             e.insert("fdp".into(), toml::Value::Boolean(fdp));
+            if self.setup == RowSetup::Blobs {
+                let t = toml::Value::Integer(TABLE1_BLOB_THRESHOLD_BYTES);
+                e.insert("blob_threshold".into(), t);
+                // The same records as the other rows, each value a page id of its own (its
+                // bytes compressed and packed several to a slot): ids beyond the slots.
+                e.insert("max_fill_percent".into(), toml::Value::Integer(250));
+            }
         }
         config
     }
@@ -387,7 +408,7 @@ mod tests {
     fn rows_follow_000_and_unavailable_ones_say_why() {
         assert_eq!(ROWS[0].label, "in-place");
         // Every row runs now; the mechanism for rows a build lacks stays.
-        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 12);
+        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 13);
         assert_eq!(select_rows(&["nowa".into(), "- comp".into()]).unwrap().len(), 2);
         assert!(select_rows(&["no such row".into()]).is_err());
         for r in ROWS.iter().filter_map(|r| r.unavailable()) {
@@ -403,7 +424,7 @@ mod tests {
         let rows = run(Scale::Tiny, &mut crate::progress::Silent, &mut |_| {}).unwrap();
         assert_eq!(rows.len(), ROWS.len());
         let ran: Vec<_> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
-        assert_eq!(ran.len(), 12, "every row runs");
+        assert_eq!(ran.len(), 13, "every row runs");
         let (dwb, plain, oop) = (&ran[0].summary, &ran[1].summary, &ran[2].summary);
         let comp = &ran[3].summary;
         // Compressed and packed: fewer DB bytes than user bytes, one read per page read.
@@ -434,6 +455,11 @@ mod tests {
         let ssd = |s: &crate::metrics::Figures| s.ssd_waf.unwrap_or(f64::NAN);
         assert!(ssd(nowa) < ssd(gdt), "NoWA {} vs GDT {}", ssd(nowa), ssd(gdt));
         assert!(ssd(aligned) < 1.25, "aligned NoWA SSD WAF {}", ssd(aligned));
+        // Values out of line: written as blob pages, still aligned. (Under the table's Sync
+        // commits each commit writes its blobs' slot and map records: docs/internals/blobs.md.)
+        let blobs = &ran[10].summary;
+        assert!(blobs.bytes.blob > 0, "{:?}", blobs.bytes);
+        assert!(ssd(blobs) < 1.25, "blob row SSD WAF {}", ssd(blobs));
         let text =
             crate::runner::table::render(&rows.into_iter().map(|(r, _)| r).collect::<Vec<_>>());
         assert!(!text.contains("not yet implemented"), "{text}");

@@ -27,6 +27,11 @@ pub struct CounterSnapshot {
     pub metadata_bytes: u64,
     /// Write-ahead log: reported, outside the WAF figures (000 sec. 7).
     pub wal_bytes: u64,
+    /// Of `user_bytes`: values written out of line (blob pages, as the device received them).
+    pub blob_bytes: u64,
+    /// Blob pages DB GC moved (counted in `gc_copy_bytes`), and blob pages read back.
+    pub blob_gc_pages: u64,
+    pub blob_pages_read: u64,
     /// Bytes the DB read from the data device.
     pub db_read_bytes: u64,
     /// False when no flash counters exist (a real file device): SSD and total WAF are null.
@@ -136,6 +141,9 @@ impl CounterSnapshot {
             padding_bytes: d(self.padding_bytes, earlier.padding_bytes),
             metadata_bytes: d(self.metadata_bytes, earlier.metadata_bytes),
             wal_bytes: d(self.wal_bytes, earlier.wal_bytes),
+            blob_bytes: d(self.blob_bytes, earlier.blob_bytes),
+            blob_gc_pages: d(self.blob_gc_pages, earlier.blob_gc_pages),
+            blob_pages_read: d(self.blob_pages_read, earlier.blob_pages_read),
             db_read_bytes: d(self.db_read_bytes, earlier.db_read_bytes),
             flash_measured: self.flash_measured && earlier.flash_measured,
             flash_host_bytes: d(self.flash_host_bytes, earlier.flash_host_bytes),

@@ -21,6 +21,14 @@ pub struct BytesByPurpose {
     /// user + doublewrite + gc_copy + compensation + padding + metadata.
     pub db_issued: u64,
     pub wal: u64,
+    /// Of `user`: values written out of line (blob pages as the device received them).
+    #[serde(default)]
+    pub blob: u64,
+    /// Blob pages DB GC moved (their bytes are in `gc_copy`) and blob pages read back.
+    #[serde(default)]
+    pub blob_gc_pages: u64,
+    #[serde(default)]
+    pub blob_pages_read: u64,
     pub db_read: u64,
     pub flash_host: u64,
     pub ssd_gc: u64,
@@ -139,6 +147,9 @@ impl Figures {
             metadata: d.metadata_bytes,
             db_issued,
             wal: d.wal_bytes,
+            blob: d.blob_bytes,
+            blob_gc_pages: d.blob_gc_pages,
+            blob_pages_read: d.blob_pages_read,
             db_read: d.db_read_bytes,
             flash_host: d.flash_host_bytes,
             ssd_gc: d.ssd_gc_bytes,

@@ -16,6 +16,7 @@ pub fn apply_io_snapshot(io: &IoSnapshot, snapshot: &mut CounterSnapshot) {
     snapshot.padding_bytes = io.bytes(WritePurpose::Padding);
     snapshot.metadata_bytes = io.bytes(WritePurpose::Metadata);
     snapshot.wal_bytes = io.bytes(WritePurpose::Wal);
+    snapshot.blob_bytes = io.bytes(WritePurpose::Blob);
     snapshot.db_read_bytes = io.read_bytes;
 }
 

@@ -140,6 +140,12 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "fdp" => options.out_of_place.fdp = flag(value)?,
         "gc_unit_bytes" => options.out_of_place.gc_unit_bytes = bytes(value)?,
         "ssd_spare_bytes" => options.out_of_place.ssd_spare_bytes = bytes(value)?,
+        "blob_threshold" => {
+            options.blob_threshold_bytes = match value.trim() {
+                "off" | "none" => None,
+                v => Some(u32::try_from(bytes(v)?).map_err(|_| format!("{key}: `{v}` too large"))?),
+            }
+        }
         other => {
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
@@ -148,7 +154,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                  background_gc, durability, wal_capacity_bytes, checkpoint_log_bytes, \
                  zone_bytes, zones_per_gc_unit, open_zones, max_fill_percent, placement, \
                  gc_policy, gc_zones, compression, packing, nowa, fdp, gc_unit_bytes, \
-                 ssd_spare_bytes)"
+                 ssd_spare_bytes, blob_threshold)"
             ))
         }
     }
@@ -260,6 +266,7 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "placement_handles": options.out_of_place.placement_handles,
         "gc_unit_bytes": options.out_of_place.gc_unit_bytes,
         "ssd_spare_bytes": options.out_of_place.ssd_spare_bytes,
+        "blob_threshold_bytes": options.blob_threshold_bytes,
     })
 }
 
@@ -359,7 +366,11 @@ impl KvTarget for EngineTarget {
         s.logical_user_bytes = stats.logical.user();
         s.buffer_hits = stats.pool.hits;
         s.buffer_misses = stats.pool.misses;
+        if let Some(b) = stats.blobs {
+            s.blob_pages_read = b.pages_read;
+        }
         if let Some(o) = stats.out_of_place {
+            s.blob_gc_pages = o.gc_blob_pages;
             s.gc_victims = o.space.gc_victims;
             s.gc_victim_valid_slots = o.space.gc_victim_valid_slots;
             s.gc_victim_slots = o.space.gc_victim_slots;
@@ -433,6 +444,11 @@ pub fn bytes_per_record(options: &Options, spec: &WorkloadSpec) -> Result<f64, T
     let mut pilot_options = options.clone();
     pilot_options.buffer_pool_bytes = PILOT_DEVICE_BYTES / 4;
     pilot_options.write_mode = WriteMode::InPlace;
+    // Values that fit inline are sized as inline records, so a run with blobs gets the same
+    // dataset as one without (a blob takes a page id of its own, its bytes far less).
+    if spec.value_size_bytes < wafer::page::node::MAX_VALUE_BYTES as u32 {
+        pilot_options.blob_threshold_bytes = None;
+    }
     // A scratch database of its own, whatever the run's create mode (no_load opens with Never).
     pilot_options.create = wafer::CreateMode::New;
     let device: Box<dyn Device> = Box::new(MemoryDevice::new(PILOT_DEVICE_BYTES));

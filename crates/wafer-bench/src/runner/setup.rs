@@ -338,15 +338,25 @@ fn workload_spec(c: &BenchConfig, record_count: u64) -> Result<WorkloadSpec, Set
         (None, Some(theta)) => spec.request_distribution = Distribution::Zipfian { theta },
         (None, None) => {}
     }
-    if !(1..=wafer::page::node::MAX_VALUE_BYTES as u32).contains(&spec.value_size_bytes) {
+    // Larger values go out of line (`--engine blob_threshold=N`): the engine checks them.
+    let blobs = c.engine.contains_key("blob_threshold");
+    let max = if blobs { VALUE_SIZE_MAX_BYTES } else { wafer::page::node::MAX_VALUE_BYTES as u32 };
+    if !(1..=max).contains(&spec.value_size_bytes) {
         return Err(invalid(format!(
-            "value size {} outside 1..={} bytes (the engine's largest value)",
+            "value size {} outside 1..={max} bytes (the engine's largest value{})",
             spec.value_size_bytes,
-            wafer::page::node::MAX_VALUE_BYTES
+            if blobs {
+                " in a benchmark"
+            } else {
+                " inline; larger ones need --engine blob_threshold=N"
+            }
         )));
     }
     Ok(spec)
 }
+
+/// The largest value a benchmark generates (each value is held in memory per operation).
+const VALUE_SIZE_MAX_BYTES: u32 = 64 << 20;
 
 fn stop_and_warmup(c: &BenchConfig) -> Result<(Stop, Warmup), SetupError> {
     let e = |s: super::spec::SpecError| invalid(s.0);

@@ -53,7 +53,8 @@ impl GcPageCache for BufferPool {
     fn gc_copy(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
         assert!(!pages.is_empty());
         let mut buf = AlignedBuf::zeroed(pages.len() * PAGE_SIZE);
-        let limit = self.logger.write_back_limit();
+        let durable_limit = self.logger.gc_durable_limit();
+        let limit = durable_limit.unwrap_or_else(|| self.logger.write_back_limit());
         let mut sources = Vec::with_capacity(pages.len());
         for (p, out) in pages.iter().zip(buf.chunks_mut(PAGE_SIZE)) {
             sources.push(self.gc_source(p.pid, limit, out)?);
@@ -83,7 +84,8 @@ impl GcPageCache for BufferPool {
                 out.copy_from_slice(g.bytes());
             }
         }
-        if let Some(lsn) = max_lsn {
+        // With a durable limit every dirty version copied is durable already.
+        if let (Some(lsn), None) = (max_lsn, durable_limit) {
             if let Err(e) = self.logger.make_durable(lsn) {
                 self.poisoned.store(true, Ordering::Relaxed);
                 return Err(e);
@@ -98,12 +100,17 @@ impl GcPageCache for BufferPool {
                 .try_into()
                 .map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
             // Copying a corrupt page would launder it under a fresh location: stop instead.
-            page::verify(b, p.pid)
+            let kind = page::verify(b, p.pid)
                 .map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
+            counts.blob_pages += u64::from(kind == PageKind::Blob);
             match s {
                 Source::Pool => counts.from_pool += 1,
                 Source::Dirty(_) => {}
-                Source::Device { load: true } if self.gc_load(p.pid, b, &mut ahead) => {
+                // Blob pages never live in the pool: their ids are rewritten around it.
+                Source::Device { load: true }
+                    if page::kind(b) != Some(PageKind::Blob)
+                        && self.gc_load(p.pid, b, &mut ahead) =>
+                {
                     counts.loaded += 1
                 }
                 Source::Device { .. } => counts.private_reads += 1,

@@ -31,6 +31,12 @@ pub fn check_name(name: &str) -> crate::Result<()> {
     if name.is_empty() {
         return Err(crate::Error::InvalidTreeName(name.into(), "empty"));
     }
+    if name.starts_with('\0') {
+        return Err(crate::Error::InvalidTreeName(
+            name.into(),
+            "starts with NUL (kept for the engine's own trees)",
+        ));
+    }
     if name.len() > TREE_NAME_MAX_BYTES {
         return Err(crate::Error::InvalidTreeName(name.into(), "longer than 255 bytes"));
     }

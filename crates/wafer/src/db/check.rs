@@ -72,6 +72,9 @@ enum Owner {
     Superblock,
     FreeList,
     Tree(u32),
+    /// A blob a key names, or a free extent of the blob space.
+    Blob,
+    BlobFree,
 }
 
 /// Leaks listed one by one up to this many; beyond, one line counts the rest.
@@ -90,6 +93,8 @@ struct Walk<'a> {
     inner: &'a DbInner,
     owner: Vec<Owner>,
     report: CheckReport,
+    /// Values are tagged: each user tree's values are decoded and their blobs' runs kept here.
+    blob_runs: Option<Vec<(u32, std::ops::Range<PageId>)>>,
 }
 
 impl Walk<'_> {
@@ -168,6 +173,21 @@ impl Walk<'_> {
             }
             if id != catalog::CATALOG_TREE_ID {
                 self.report.entries += n as u64;
+            }
+            if let (Some(runs), false) = (&mut self.blob_runs, id == catalog::CATALOG_TREE_ID) {
+                let mut bad = Vec::new();
+                for i in 0..n {
+                    match crate::blob::decode_stored(node::value(&p, i)) {
+                        Ok(crate::blob::Stored::Blob(r)) if r.pages() > 0 => {
+                            runs.push((id, r.page_range()))
+                        }
+                        Ok(_) => {}
+                        Err(e) => bad.push(format!("tree {id}: stored value {i}: {e}")),
+                    }
+                }
+                for m in bad {
+                    self.violation(Some(v.pid), m);
+                }
             }
             if collect {
                 out.extend(
@@ -254,6 +274,20 @@ impl Walk<'_> {
         }
     }
 
+    /// Claims every page of a blob or of a free blob extent.
+    fn claim_run(&mut self, run: std::ops::Range<PageId>, who: Owner) {
+        let who = match who {
+            Owner::Tree(_) => Owner::Blob,
+            w => w,
+        };
+        // Bounded by the run, itself bounded by the page ids (claim refuses the rest).
+        for pid in run {
+            if !self.claim(pid, who) {
+                break;
+            }
+        }
+    }
+
     fn leaks(&mut self) {
         let leaked: Vec<PageId> = (1..self.owner.len() as u64)
             .filter(|pid| self.owner[*pid as usize] == Owner::None)
@@ -279,6 +313,7 @@ impl DbInner {
             inner: self,
             owner: vec![Owner::None; hw as usize],
             report: CheckReport { high_water_pages: alloc.high_water, ..CheckReport::default() },
+            blob_runs: self.blobs.get().map(|_| Vec::new()),
         };
         if alloc.high_water > self.pool.page_capacity() {
             walk.violation(
@@ -301,6 +336,28 @@ impl DbInner {
                 walk.violation(None, format!("trees {other:?} and {name:?} share id {id}"));
                 continue;
             }
+            let blob_tree = self.blobs.get().filter(|_| name == crate::blob::FREE_TREE_NAME);
+            if let Some(b) = blob_tree {
+                if b.tree.id != id || b.tree.root != root {
+                    walk.violation(
+                        None,
+                        format!("blob free-extent tree: catalog id {id} root {root}"),
+                    );
+                }
+                // Its values are extent lengths, not stored values.
+                let runs = walk.blob_runs.take();
+                let extents = walk.tree(id, root, true);
+                walk.blob_runs = runs;
+                for (k, v) in extents {
+                    match crate::blob::decode_extent(&k, &v) {
+                        Some((start, len)) => walk.claim_run(start..start + len, Owner::BlobFree),
+                        None => {
+                            walk.violation(None, "blob free-extent entry does not decode".into())
+                        }
+                    }
+                }
+                continue;
+            }
             match trees.get(&name) {
                 Some(core) if core.id == id && core.root == root => {}
                 Some(core) => walk.violation(
@@ -314,7 +371,13 @@ impl DbInner {
             }
             walk.tree(id, root, false);
         }
-        if trees.len() != listed.len() {
+        if let Some(runs) = walk.blob_runs.take() {
+            for (id, run) in runs {
+                walk.claim_run(run, Owner::Tree(id));
+            }
+        }
+        let system_trees = usize::from(self.blobs.get().is_some());
+        if trees.len() + system_trees != listed.len() {
             walk.violation(
                 None,
                 format!("{} trees loaded, {} in the catalog", trees.len(), listed.len()),

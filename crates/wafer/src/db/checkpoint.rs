@@ -42,6 +42,8 @@ pub(super) struct Checkpointer {
     pub writer: Arc<Mutex<()>>,
     pub write_mode: WriteMode,
     pub catalog_root: PageId,
+    /// The superblock's `blobs` flag (values tagged), kept by every checkpoint.
+    pub blobs: bool,
     /// `Options::checkpoint_log_bytes` and `checkpoint_interval`.
     pub log_bytes: u64,
     pub interval: Option<Duration>,
@@ -64,6 +66,7 @@ impl Checkpointer {
         writer: Arc<Mutex<()>>,
         options: &crate::Options,
         last_lsn: u64,
+        blobs: bool,
     ) -> Checkpointer {
         Checkpointer {
             pool,
@@ -74,6 +77,7 @@ impl Checkpointer {
             writer,
             write_mode: options.write_mode,
             catalog_root: super::catalog::CATALOG_ROOT,
+            blobs,
             log_bytes: options.checkpoint_log_bytes,
             interval: options.checkpoint_interval,
             state: Mutex::new(CkptState { last_at: Instant::now(), count: 0 }),
@@ -204,6 +208,7 @@ impl Checkpointer {
             write_clock: self.pool.write_clock(),
             wal: true,
             checkpoint_lsn: l,
+            blobs: self.blobs,
         };
         write_meta(store.as_ref(), &meta)?;
         wal.truncate_before(Lsn(l))?;

@@ -56,7 +56,10 @@ impl DbInner {
         apply: impl FnOnce(Env<'_>) -> Result<Option<T>>,
     ) -> Result<Option<T>> {
         let (Some(logger), Some(cp)) = (self.wal_logger(), self.checkpointer.as_deref()) else {
-            return apply(self.env());
+            let r = apply(self.env());
+            // Without a log, what a batch freed may be reused after the next flush.
+            self.seal_blobs(r.is_ok().then_some(crate::blob::Gate::Flush));
+            return r;
         };
         let wal = logger.wal()?;
         // The room check before the mutex may checkpoint; the one under it makes sure writers
@@ -81,17 +84,25 @@ impl DbInner {
             Ok(Some(v)) if !logger.failed() => v,
             Ok(_) => {
                 self.poison();
+                self.seal_blobs(None);
                 return Err(Error::Poisoned);
             }
             Err(e) => {
                 if logged || logger.failed() {
                     self.poison();
                 }
+                self.seal_blobs(None);
                 return Err(e);
             }
         };
         let lsn = if logged {
-            logger.append_commit(&cp.engine_state()).inspect_err(|_| self.poison())?
+            let lsn = logger.append_commit(&cp.engine_state()).inspect_err(|_| {
+                self.poison();
+                self.seal_blobs(None);
+            })?;
+            // Under the writer mutex still: nobody takes what the batch freed before this.
+            self.seal_blobs(Some(crate::blob::Gate::Lsn(lsn)));
+            lsn
         } else {
             // Nothing changed, but a Sync caller still expects every batch before its own to be
             // durable when it returns (acknowledgement covers the log prefix).
@@ -151,7 +162,14 @@ impl DbInner {
     /// stop-the-world flush (no WAL; callers hold every tree's structure latch then).
     pub(super) fn checkpoint(&self) -> Result<()> {
         match &self.checkpointer {
-            Some(cp) => cp.run(),
+            Some(cp) => {
+                cp.run()?;
+                // Everything before the checkpoint is durable: freed blob runs may go.
+                match self.blobs.get() {
+                    Some(b) => self.open_blob_gates(b),
+                    None => Ok(()),
+                }
+            }
             None => self.flush_stop_the_world(),
         }
     }
@@ -176,8 +194,10 @@ impl DbInner {
             write_clock: self.pool.write_clock(),
             wal: false,
             checkpoint_lsn: 0,
+            blobs: self.blobs.get().is_some(),
         };
-        write_meta(store.as_ref(), &meta)
+        write_meta(store.as_ref(), &meta)?;
+        self.blobs_flushed()
     }
 
     pub(super) fn checkpoint_count(&self) -> u64 {

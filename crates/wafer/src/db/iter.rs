@@ -19,17 +19,47 @@ pub struct Iter {
     front: VecDeque<Entry>,
     back: VecDeque<Entry>,
     done: bool,
+    /// Values are tagged (`crate::blob`): yield them decoded, blobs read.
+    decode: bool,
 }
 
 impl Iter {
     pub(super) fn new(tree: Tree, bounds: Bounds) -> Iter {
-        Iter::with(tree.db, Some(tree.core), bounds)
+        let decode = tree.db.blobs.get().is_some();
+        Iter { decode, ..Iter::with(tree.db, Some(tree.core), bounds) }
+    }
+    pub(super) fn new_core_of(db: Arc<DbInner>, core: Arc<TreeCore>, bounds: Bounds) -> Iter {
+        Iter::with(db, Some(core), bounds)
     }
     pub(super) fn new_core(db: Arc<DbInner>, _catalog: &TreeCore, bounds: Bounds) -> Iter {
         Iter::with(db, None, bounds)
     }
     fn with(db: Arc<DbInner>, core: Option<Arc<TreeCore>>, bounds: Bounds) -> Iter {
-        Iter { db, core, bounds, front: VecDeque::new(), back: VecDeque::new(), done: false }
+        Iter {
+            db,
+            core,
+            bounds,
+            front: VecDeque::new(),
+            back: VecDeque::new(),
+            done: false,
+            decode: false,
+        }
+    }
+
+    /// The entry as the user sees it: the stored value decoded, a blob read.
+    fn decoded(&mut self, entry: Option<Result<Entry>>) -> Option<Result<Entry>> {
+        if !self.decode {
+            return entry;
+        }
+        let (k, v) = match entry? {
+            Ok(e) => e,
+            Err(e) => return Some(Err(e)),
+        };
+        let core = self.core.clone()?;
+        match self.db.resolve_stored(&core, &k, v) {
+            Ok(v) => Some(Ok((k, v))),
+            Err(e) => self.fail(e),
+        }
     }
 
     fn fail(&mut self, e: crate::Error) -> Option<Result<Entry>> {
@@ -94,12 +124,14 @@ impl Iter {
 impl Iterator for Iter {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_entry()
+        let e = self.next_entry();
+        self.decoded(e)
     }
 }
 
 impl DoubleEndedIterator for Iter {
     fn next_back(&mut self) -> Option<Self::Item> {
-        self.next_back_entry()
+        let e = self.next_back_entry();
+        self.decoded(e)
     }
 }

@@ -6,6 +6,7 @@
 //! is durable only after [`Db::flush`] / [`Db::close`]. Dropping a `Db` without closing it
 //! behaves like a crash either way.
 mod batch;
+mod blobs;
 pub(crate) mod catalog;
 mod check;
 mod checkpoint;
@@ -17,6 +18,7 @@ mod open;
 mod txn;
 
 pub use batch::{BatchOp, WriteBatch};
+pub use blobs::{BlobStats, ValueReader};
 pub use check::{CheckReport, Violation};
 pub use iter::Iter;
 pub use locks::TXN_LOCKS_MAX;
@@ -40,7 +42,7 @@ use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 #[derive(Debug)]
@@ -78,6 +80,8 @@ struct DbInner {
     locks: Arc<locks::LockTable>,
     /// The background write-back thread (`Options::background_write_back`).
     cleaner: Option<crate::buffer::CleanerHandle>,
+    /// Out-of-line values, when the database's values are tagged (set once, at open).
+    blobs: OnceLock<blobs::BlobState>,
 }
 
 #[derive(Debug, Clone)]
@@ -125,6 +129,8 @@ pub struct DbStats {
     /// What the flash programmed, when the data device is the flash emulator (DB-issued bytes
     /// are in `io` or the caller's `Counted`; SSD WAF = flash / DB-issued).
     pub flash: Option<flashemu::Counters>,
+    /// Out-of-line values, for databases created with `Options::blob_threshold_bytes`.
+    pub blobs: Option<BlobStats>,
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
@@ -133,11 +139,17 @@ fn check_key(key: &[u8]) -> Result<()> {
     }
     Ok(())
 }
-fn check_value(value: &[u8]) -> Result<()> {
-    if value.len() > MAX_VALUE_BYTES {
-        return Err(Error::ValueTooLarge { len: value.len(), max: MAX_VALUE_BYTES });
+impl DbInner {
+    /// Whether the database can store `value` (inline, or out of line with blobs).
+    fn check_value(&self, value: &[u8]) -> Result<()> {
+        if let Some(b) = self.blobs.get() {
+            return b.goes_out_of_line(value.len()).map(|_| ());
+        }
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(Error::ValueTooLarge { len: value.len(), max: MAX_VALUE_BYTES });
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 impl DbInner {
@@ -367,6 +379,7 @@ impl Db {
                 write_clock: 0,
                 wal: wal_device.is_some(),
                 checkpoint_lsn: 0,
+                blobs: options.blob_threshold_bytes.is_some(),
             }
         } else {
             let meta = Meta::decode(&buf)
@@ -489,6 +502,7 @@ impl Db {
                 writer.clone(),
                 &options,
                 meta.checkpoint_lsn,
+                meta.blobs,
             ))
         });
         let inner = DbInner {
@@ -512,6 +526,7 @@ impl Db {
             data_device,
             locks: Arc::default(),
             cleaner,
+            blobs: OnceLock::new(),
         };
         let inner = Arc::new(inner);
         let db = Db { inner };
@@ -533,6 +548,9 @@ impl Db {
             db.inner.checkpoint()?;
         }
         db.load_catalog()?;
+        if meta.blobs {
+            db.open_blobs()?;
+        }
         if let (Some(cp), true) = (&db.inner.checkpointer, db.inner.options.background_checkpoint) {
             let thread = CheckpointThread::start(cp).map_err(|e| {
                 Error::InvalidOptions(format!("background_checkpoint: no thread: {e}"))
@@ -566,9 +584,53 @@ impl Db {
 
     /// The tree called `name`, created (and recorded in the catalog) on first use.
     pub fn tree(&self, name: &str) -> Result<Tree> {
+        catalog::check_name(name)?;
+        self.tree_unchecked(name)
+    }
+
+    /// Sets up the blob space of a database whose values are tagged: its free-extent tree
+    /// (created on first open) and what a crash left behind dropped.
+    fn open_blobs(&self) -> Result<()> {
+        let inner = &self.inner;
+        let tree = self.tree_unchecked(crate::blob::FREE_TREE_NAME)?;
+        inner.trees.write().unwrap_or_else(|e| e.into_inner()).remove(crate::blob::FREE_TREE_NAME);
+        let mut extents = Vec::new();
+        let mut it = tree.raw_iter();
+        // Bounded by the page ids: every extent holds at least one.
+        for _ in 0..=inner.pool.page_capacity() {
+            let Some(entry) = it.next_entry() else { break };
+            let (k, v) = entry?;
+            let e = crate::blob::decode_extent(&k, &v)
+                .ok_or_else(|| Error::Corrupt("blob free-extent entry does not decode".into()))?;
+            extents.push(e);
+        }
+        let stager = match &inner.wal {
+            Some(wl) => {
+                let stager = Arc::new(crate::blob::Stager::new(
+                    inner.pool.store().clone(),
+                    crate::blob::STAGE_PAGES_MAX,
+                ));
+                let s = stager.clone();
+                wl.wal()?.set_before_write(crate::wal::BeforeWrite(Box::new(move || {
+                    s.flush().map_err(|e| crate::device::DeviceError::Io {
+                        op: "blob write before the log",
+                        offset: 0,
+                        source: std::io::Error::other(e.to_string()),
+                    })
+                })))?;
+                Some(stager)
+            }
+            None => None,
+        };
+        let state =
+            blobs::BlobState::new(inner.options.blob_threshold_bytes, tree.core, extents, stager);
+        inner.blobs.set(state).map_err(|_| Error::Corrupt("blob space set up twice".into()))?;
+        inner.drop_uncommitted_blobs()
+    }
+
+    fn tree_unchecked(&self, name: &str) -> Result<Tree> {
         let inner = &self.inner;
         inner.check_open()?;
-        catalog::check_name(name)?;
         let found = inner.trees.read().unwrap_or_else(|e| e.into_inner()).get(name).cloned();
         if let Some(core) = found {
             return Ok(Tree { db: inner.clone(), core, name: name.into() });
@@ -621,6 +683,7 @@ impl Db {
         self.inner.check_open()?;
         let map = self.inner.trees.read().unwrap_or_else(|e| e.into_inner());
         let mut names: Vec<String> = map.keys().cloned().collect();
+        names.retain(|n| !n.starts_with('\0'));
         names.sort();
         Ok(names)
     }
@@ -637,6 +700,9 @@ impl Db {
     /// at once (a later sync, a checkpoint or close makes it durable; a crash may lose it, but
     /// never half of it).
     pub fn write_with(&self, batch: &WriteBatch, durability: Durability) -> Result<()> {
+        if self.inner.blobs.get().is_some() {
+            return self.write_tagged(batch, durability).map(|_| ());
+        }
         let inner = &self.inner;
         inner.check_writable()?;
         let mut payload_bytes = 0u64;
@@ -645,7 +711,7 @@ impl Db {
             match op {
                 BatchOp::Put { key, value, .. } => {
                     check_key(key)?;
-                    check_value(value)?;
+                    inner.check_value(value)?;
                     payload_bytes += (key.len() + value.len()) as u64;
                 }
                 BatchOp::Delete { key, .. } => {
@@ -700,6 +766,78 @@ impl Db {
         })
     }
 
+    /// [`Db::write_with`] for a database whose values are tagged: blobs written first, then
+    /// the batch of stored values (references and inline values), each freeing the blob its
+    /// key named. Returns how many deletes found their key.
+    fn write_tagged(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
+        let inner = &self.inner;
+        inner.check_writable()?;
+        let mut payload_bytes = 0u64;
+        for op in &batch.ops {
+            catalog::check_name(op.tree())?;
+            check_key(op.key())?;
+            if let BatchOp::Put { value, .. } = op {
+                inner.check_value(value)?;
+            }
+            payload_bytes += op.key().len() as u64 + crate::blob::REF_BYTES as u64;
+        }
+        let mut trees: Vec<Tree> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for op in &batch.ops {
+            if !index.contains_key(op.tree()) {
+                index.insert(op.tree(), trees.len());
+                trees.push(self.tree(op.tree())?);
+            }
+        }
+        let stored = inner.store_batch(batch)?;
+        for op in &stored {
+            if let blobs::StoredOp::Put { stored, .. } = op {
+                payload_bytes += stored.len() as u64;
+            }
+        }
+        let estimate = log_estimate_bytes(payload_bytes, 3 * batch.ops.len() as u64);
+        if inner.wal.is_some() {
+            let reads: Vec<(&TreeCore, &[u8])> = stored
+                .iter()
+                .filter_map(|op| index.get(op.tree()).map(|i| (&*trees[*i].core, op.key())))
+                .collect();
+            prefetch_parallel(inner, &reads);
+        }
+        let b = inner.blob_state()?;
+        let applied = inner.write_txn(durability, estimate, |env| {
+            let mut order: Vec<usize> = (0..trees.len()).collect();
+            order.sort_by_key(|i| trees[*i].core.id);
+            let mut guards: Vec<Option<Exclusive<'_>>> = (0..trees.len()).map(|_| None).collect();
+            for i in order {
+                guards[i] = Some(trees[i].core.exclusive());
+            }
+            // After the user trees: the free-extent tree is only ever taken last.
+            let free_tree = b.tree.exclusive();
+            inner.check_writable()?;
+            let mut deleted = 0u64;
+            for op in &stored {
+                let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
+                    return Err(Error::Corrupt("batch tree vanished".into()));
+                };
+                match inner.apply_stored(env, g, &free_tree, op) {
+                    Ok(found) => {
+                        deleted += u64::from(found && matches!(op, blobs::StoredOp::Delete { .. }))
+                    }
+                    Err(e) => {
+                        inner.poisoned.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+            }
+            Ok(deleted)
+        });
+        // A poisoned database is recovered by a reopen; otherwise nothing was claimed.
+        if applied.is_err() && !inner.poisoned.load(Ordering::Relaxed) {
+            inner.abandon_runs(&stored);
+        }
+        applied
+    }
+
     /// Runs a checkpoint now: with a WAL a fuzzy one (writes run on meanwhile) that bounds
     /// recovery and truncates the log; without one, as [`Db::flush`].
     pub fn checkpoint(&self) -> Result<()> {
@@ -730,6 +868,7 @@ impl Db {
             recovery: inner.recovery,
             doublewrite_pages: inner.doublewrite.as_ref().map_or(0, |d| d.pages_doublewritten()),
             flash: inner.data_device.flash_counters(),
+            blobs: inner.blobs.get().map(|b| b.stats()),
         }
     }
 
@@ -885,7 +1024,61 @@ impl Tree {
     pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
         self.db.check_open()?;
         check_key(key)?;
-        self.core.get_with(self.db.env(), key, f)
+        if self.db.blobs.get().is_none() {
+            return self.core.get_with(self.db.env(), key, f);
+        }
+        self.get_tagged(key, f)
+    }
+
+    /// A lookup in a tagged database: an inline value goes to `f` from the leaf, a blob is
+    /// read after it (looking again if it was replaced meanwhile).
+    fn get_tagged<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        let mut f = Some(f);
+        let mut last_ref = None;
+        for _ in 0..crate::blob::READ_ATTEMPTS {
+            let found =
+                self.core.get_with(self.db.env(), key, |v| {
+                    match crate::blob::decode_stored(v) {
+                        Ok(crate::blob::Stored::Inline(v)) => Ok(f.take().map(|f| f(v))),
+                        Ok(crate::blob::Stored::Blob(r)) => Err(Ok(r)),
+                        Err(e) => Err(Err(e)),
+                    }
+                })?;
+            let r = match found {
+                None => return Ok(None),
+                Some(Ok(done)) => return Ok(done),
+                Some(Err(Err(e))) => return Err(Error::Corrupt(format!("stored value: {e}"))),
+                Some(Err(Ok(r))) => r,
+            };
+            if let Some(v) = self.db.read_blob(&r)? {
+                return Ok(f.take().map(|f| f(&v)));
+            }
+            if last_ref == Some(r) {
+                // The key still names this blob: its pages are damaged, not replaced.
+                break;
+            }
+            last_ref = Some(r);
+            self.db.count_read_retry();
+        }
+        Err(Error::Corrupt(format!("tree {:?}: the blob of a key fails its checks", self.name)))
+    }
+
+    /// The value of `key` as a stream (`std::io::Read`), without holding it all in memory:
+    /// a blob is read one 4 KiB page at a time, each page checked, and the whole value's
+    /// checksum at the end. A blob replaced while it is read ends the stream with an error.
+    pub fn get_reader(&self, key: &[u8]) -> Result<Option<ValueReader>> {
+        self.db.check_open()?;
+        check_key(key)?;
+        if self.db.blobs.get().is_none() {
+            return Ok(self.get(key)?.map(ValueReader::inline));
+        }
+        let found =
+            self.core.get_with(self.db.env(), key, |v| match crate::blob::decode_stored(v) {
+                Ok(crate::blob::Stored::Inline(v)) => Ok(ValueReader::inline(v.to_vec())),
+                Ok(crate::blob::Stored::Blob(r)) => Ok(ValueReader::blob(self.db.clone(), r)),
+                Err(e) => Err(Error::Corrupt(format!("stored value: {e}"))),
+            })?;
+        found.transpose()
     }
 
     /// Copies the value of `key` into `out` (cleared first, its capacity reused): a lookup
@@ -903,7 +1096,12 @@ impl Tree {
     pub fn put_with(&self, key: &[u8], value: &[u8], durability: Durability) -> Result<()> {
         self.db.check_writable()?;
         check_key(key)?;
-        check_value(value)?;
+        self.db.check_value(value)?;
+        if self.db.blobs.get().is_some() {
+            let mut b = WriteBatch::new();
+            b.put(&self.name, key, value);
+            return Db { inner: self.db.clone() }.write_tagged(&b, durability).map(|_| ());
+        }
         let estimate = log_estimate_bytes((key.len() + value.len()) as u64, 1);
         self.write_cached_first(durability, estimate, key, |env, cached_only| {
             if cached_only {
@@ -950,6 +1148,11 @@ impl Tree {
     pub fn delete_with(&self, key: &[u8], durability: Durability) -> Result<bool> {
         self.db.check_writable()?;
         check_key(key)?;
+        if self.db.blobs.get().is_some() {
+            let mut b = WriteBatch::new();
+            b.delete(&self.name, key);
+            return Db { inner: self.db.clone() }.write_tagged(&b, durability).map(|n| n > 0);
+        }
         let estimate = log_estimate_bytes(key.len() as u64, 1);
         self.write_cached_first(durability, estimate, key, |env, cached_only| {
             if cached_only {
@@ -967,6 +1170,12 @@ impl Tree {
             hi: owned_bound(range.end_bound()),
         };
         Iter::new(self.clone(), bounds)
+    }
+
+    /// Entries as stored (tagged values undecoded): the engine's own trees.
+    fn raw_iter(&self) -> Iter {
+        let all = crate::btree::Bounds { lo: Bound::Unbounded, hi: Bound::Unbounded };
+        Iter::new_core_of(self.db.clone(), self.core.clone(), all)
     }
 
     /// Every entry, ascending.

@@ -15,7 +15,7 @@
 //!   [`Error::LockTimeout`]; the transaction keeps what it held and should be aborted (dropped)
 //!   and retried. Dropping a transaction aborts it.
 use super::locks::{LockTable, TXN_LOCKS_MAX};
-use super::{check_key, check_value, prefix_end, Db, WriteBatch};
+use super::{check_key, prefix_end, Db, WriteBatch};
 use crate::{Durability, Error, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -109,7 +109,7 @@ impl Txn {
     pub fn put(&mut self, tree: &str, key: &[u8], value: &[u8]) -> Result<()> {
         super::catalog::check_name(tree)?;
         check_key(key)?;
-        check_value(value)?;
+        self.db.inner.check_value(value)?;
         self.writes.entry(tree.to_string()).or_default().insert(key.to_vec(), Some(value.to_vec()));
         Ok(())
     }

@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn counts_every_purpose_once() {
         let stats = Arc::new(IoStats::default());
-        let dev = Counted::new(MemoryDevice::new(64 * BLOCK_BYTES), stats.clone());
+        let dev = Counted::new(MemoryDevice::new(128 * BLOCK_BYTES), stats.clone());
         let page = vec![1u8; BLOCK_BYTES as usize];
         for (i, purpose) in WritePurpose::ALL.iter().enumerate() {
             // Purpose i gets i + 1 writes so a swapped index would show.

@@ -31,10 +31,12 @@ pub enum WritePurpose {
     Wal = 6,
     /// Engine metadata: superblock, catalog, map snapshots.
     Metadata = 7,
+    /// A value stored out of line (`crate::blob`), written once per version.
+    Blob = 8,
 }
 
 impl WritePurpose {
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 9;
     pub const ALL: [WritePurpose; Self::COUNT] = [
         WritePurpose::UserEviction,
         WritePurpose::UserCheckpoint,
@@ -44,6 +46,7 @@ impl WritePurpose {
         WritePurpose::Padding,
         WritePurpose::Wal,
         WritePurpose::Metadata,
+        WritePurpose::Blob,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -55,6 +58,7 @@ impl WritePurpose {
             WritePurpose::Padding => "padding",
             WritePurpose::Wal => "wal",
             WritePurpose::Metadata => "metadata",
+            WritePurpose::Blob => "blob",
         }
     }
 }

@@ -26,6 +26,8 @@ pub struct WalLogger {
     failed: AtomicBool,
     /// Payload scratch buffer (appends happen under the writer mutex, so this rarely contends).
     scratch: Mutex<Vec<u8>>,
+    /// The highest commit record seen durable (by a commit or `make_durable` that waited).
+    durable_commit: AtomicU64,
 }
 
 impl WalLogger {
@@ -35,6 +37,7 @@ impl WalLogger {
             committed: AtomicU64::new(0),
             failed: AtomicBool::new(false),
             scratch: Mutex::new(Vec::with_capacity(8192)),
+            durable_commit: AtomicU64::new(0),
         }
     }
 
@@ -104,7 +107,11 @@ impl WalLogger {
 
     pub fn commit(&self, lsn: Lsn, durability: Durability) -> Result<()> {
         let r = self.wal()?.commit(WalLsn(lsn), durability);
-        r.inspect_err(|_| self.fail()).map_err(Error::from)
+        r.inspect_err(|_| self.fail()).map_err(Error::from)?;
+        if durability != Durability::None {
+            self.durable_commit.fetch_max(lsn, Ordering::AcqRel);
+        }
+        Ok(())
     }
 }
 
@@ -118,9 +125,14 @@ impl PageLogger for WalLogger {
     fn log(&self, pid: PageId, change: &PageChange<'_>) -> Lsn {
         let mut buf = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let kind = record::encode_change(pid, change, &mut buf);
+        let mut packed = Vec::new();
+        let (kind, payload) = match record::compress(kind, &buf, &mut packed) {
+            Some(k) => (k, &packed[..]),
+            None => (kind, &buf[..]),
+        };
         // The trait cannot fail: a failed append marks the logger failed, the writer sees it
         // before committing and poisons the database.
-        self.append(kind, &buf).unwrap_or(FAILED_LSN)
+        self.append(kind, payload).unwrap_or(FAILED_LSN)
     }
 
     fn last_lsn(&self) -> Lsn {
@@ -162,5 +174,10 @@ impl PageLogger for WalLogger {
             return 0;
         }
         self.committed()
+    }
+
+    fn gc_durable_limit(&self) -> Option<Lsn> {
+        let hooked = self.wal.get().is_some_and(|w| w.has_before_write());
+        hooked.then(|| if self.failed() { 0 } else { self.durable_commit.load(Ordering::Acquire) })
     }
 }

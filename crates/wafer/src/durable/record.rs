@@ -29,6 +29,14 @@ pub const KIND_CHECKPOINT: u8 = 5;
 pub const KIND_ABORT: u8 = 6;
 pub const KIND_IMAGE_GAP: u8 = 7;
 pub const KIND_REBUILD: u8 = 8;
+/// Set on the kind of a record whose payload is LZ4-compressed: `[raw_len u32][LZ4 block]`,
+/// decompressing to the payload of `kind & !KIND_COMPRESSED`. Payloads of at least
+/// [`COMPRESS_MIN_BYTES`] that shrink by an eighth or more are stored so (page images of
+/// splits, rebuilds and puts of large inline values).
+pub const KIND_COMPRESSED: u8 = 0x80;
+pub const COMPRESS_MIN_BYTES: usize = 512;
+/// No record payload decompresses to more than this (a page image and its header fit).
+const DECOMPRESSED_MAX_BYTES: usize = 64 << 10;
 /// A gap shorter than this is logged as part of a full image (the 4 bytes of bounds would
 /// save nothing worth a second record layout).
 const IMAGE_GAP_MIN_BYTES: usize = 64;
@@ -169,8 +177,44 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Decodes a payload of `kind`; never panics on bad bytes.
+/// The record as stored: `payload` compressed into `out` when it is large and shrinks enough
+/// (returns the kind with [`KIND_COMPRESSED`] set), else None (store it as it is).
+pub fn compress(kind: u8, payload: &[u8], out: &mut Vec<u8>) -> Option<u8> {
+    if payload.len() < COMPRESS_MIN_BYTES || kind & KIND_COMPRESSED != 0 {
+        return None;
+    }
+    out.clear();
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&lz4_flex::block::compress(payload));
+    (out.len() <= payload.len() - payload.len() / 8).then_some(kind | KIND_COMPRESSED)
+}
+
+/// The payload of a compressed record; never panics on bad bytes.
+pub fn decompress(payload: &[u8]) -> Result<Vec<u8>, String> {
+    let (len, block) =
+        payload.split_at_checked(4).ok_or("compressed record shorter than 4 bytes")?;
+    let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+    if len > DECOMPRESSED_MAX_BYTES {
+        return Err(format!("compressed record of {len} bytes"));
+    }
+    let mut out = vec![0u8; len];
+    let n = lz4_flex::block::decompress_into(block, &mut out)
+        .map_err(|e| format!("compressed record: {e}"))?;
+    if n != len {
+        return Err(format!("compressed record decompressed to {n} of {len} bytes"));
+    }
+    Ok(out)
+}
+
+/// Decodes a payload of `kind` (compressed or not); never panics on bad bytes.
 pub fn decode(kind: u8, payload: &[u8]) -> Result<Record, String> {
+    if kind & KIND_COMPRESSED != 0 {
+        return decode_plain(kind & !KIND_COMPRESSED, &decompress(payload)?);
+    }
+    decode_plain(kind, payload)
+}
+
+fn decode_plain(kind: u8, payload: &[u8]) -> Result<Record, String> {
     let mut c = Cursor { b: payload };
     let version = c.take(1)?[0];
     if version != RECORD_VERSION {
@@ -246,6 +290,24 @@ pub fn decode(kind: u8, payload: &[u8]) -> Result<Record, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn large_records_are_stored_compressed_and_decode_the_same() {
+        let value = vec![b'v'; 1500];
+        let change = PageChange::LeafPut { tree_id: 3, key: b"key", value: &value };
+        let mut plain = Vec::new();
+        let kind = encode_change(9, &change, &mut plain);
+        let mut packed = Vec::new();
+        let ck = compress(kind, &plain, &mut packed).expect("a repetitive 1.5 KB put shrinks");
+        assert_eq!(ck, kind | KIND_COMPRESSED);
+        assert!(packed.len() < plain.len() / 4);
+        assert_eq!(decode(ck, &packed), decode(kind, &plain));
+        let small = PageChange::LeafPut { tree_id: 3, key: b"k", value: b"v" };
+        let k = encode_change(9, &small, &mut plain);
+        assert_eq!(compress(k, &plain, &mut packed), None, "small records stay as they are");
+        assert!(decode(ck, &packed[..3]).is_err());
+        assert!(decode(ck, &[0xff, 0xff, 0xff, 0x7f, 0]).is_err(), "a huge length is refused");
+    }
+
     use super::*;
 
     #[test]

@@ -200,15 +200,18 @@ fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
         io.read(pages, &mut outs)?;
     }
     let mut copies: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
+    let mut blob_pages = 0;
     for (p, bytes) in pages.iter().zip(buf.chunks(PAGE_SIZE)) {
         let b: &PageBuf =
             bytes.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
         // Copying a corrupt page would launder it under a fresh location: stop instead.
-        page::verify(b, p.pid).map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
+        let kind = page::verify(b, p.pid)
+            .map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
+        blob_pages += u64::from(kind == crate::page::PageKind::Blob);
         copies.push((p.pid, b));
     }
     io.append(&copies, &[])?;
-    Ok(GcCopyCounts { private_reads: pages.len() as u64, ..GcCopyCounts::default() })
+    Ok(GcCopyCounts { private_reads: pages.len() as u64, blob_pages, ..GcCopyCounts::default() })
 }
 
 /// GC as the orchestrator's [`Collect`] steps.

@@ -8,6 +8,8 @@
 //! record kind 1 SET:  u64 page id, u64 packed location (space/map.rs)   page written at loc
 //! record kind 2 FREE: u64 page id, u64 next free page, u64 page LSN      page freed (unmapped)
 //! record kind 3 MARK: u64 snapshot counter                               a snapshot starts here
+//! record kind 4 DROP: u64 page id                                        page dropped (unmapped,
+//!                                                                        reads as never written)
 //! ```
 //! Replay applies records in LSN order from the snapshot's LSN; a record appears only after
 //! the page data it points to was synced (store.rs `append`), and the journal's own framing
@@ -25,6 +27,8 @@ pub const KIND_FREE: u8 = 2;
 /// Written when a snapshot is taken; its LSN is the snapshot's (a record boundary, where replay
 /// starts and before which the journal may be truncated). Replay skips it.
 pub const KIND_MARK: u8 = 3;
+/// A blob page no committed state names any more (`crate::blob`): unmapped, not free.
+pub const KIND_DROP: u8 = 4;
 
 /// Journal options: a log buffer of a sixteenth of the journal (4..=256 blocks), no trim (the
 /// region stays allocated, as for a log file).
@@ -85,6 +89,10 @@ pub fn apply(r: &WalRecord, map: &mut PageMap, free: &mut FreePages, pid_limit: 
             }
             map.clear(pid);
             free.insert(pid, super::free::synthesize(pid, aux, page_lsn));
+        }
+        KIND_DROP if r.payload.len() == 8 => {
+            map.clear(pid);
+            free.remove(pid);
         }
         _ => return Err(bad("unknown kind or length")),
     }

@@ -48,6 +48,7 @@ pub(crate) fn stats_of(inner: &state::Inner, st: &state::State) -> OutOfPlaceSta
         gc_pool_dirty_pages: st.gc_sources.dirty_from_pool,
         gc_loaded_pages: st.gc_sources.loaded,
         gc_private_reads: st.gc_sources.private_reads,
+        gc_blob_pages: st.gc_sources.blob_pages,
         zones_reset: st.zones_reset,
         snapshots: st.snapshots,
         journal_flushes: st.journal_flushes,

@@ -470,6 +470,38 @@ impl PageStore for OutOfPlaceStore {
         Ok(self.inner.device.sync()?)
     }
 
+    /// Written as any batch (placement, compression, packing: the policy sees purpose Blob),
+    /// then the journal is flushed so the map finds them after a crash.
+    fn write_blobs(&self, pages: &[(PageId, &PageBuf)]) -> Result<()> {
+        self.write_batch(pages, WritePurpose::Blob)?;
+        let _w = self.inner.lock_writer();
+        let r = self.inner.make_durable();
+        self.inner.poison(r)
+    }
+
+    fn discard(&self, runs: &[std::ops::Range<PageId>]) -> Result<()> {
+        self.inner.check_poisoned()?;
+        let inner = &self.inner;
+        let _w = inner.lock_writer();
+        let r = (|| {
+            for run in runs {
+                assert!(run.end <= inner.layout.page_capacity, "run {run:?} beyond the capacity");
+                for pid in run.clone() {
+                    let mapped = inner.lock_state().space.location(pid).is_some();
+                    if !mapped {
+                        continue;
+                    }
+                    let lsn = inner.journal.append(journal::KIND_DROP, &pid.to_le_bytes())?.0;
+                    let mut st = inner.lock_state();
+                    st.map_lsn = lsn;
+                    st.space.free_pid(pid, lsn);
+                }
+            }
+            Ok(())
+        })();
+        inner.poison(r)
+    }
+
     fn checkpoint(&self) -> Result<()> {
         self.inner.check_poisoned()?;
         let _w = self.inner.lock_writer();

@@ -37,6 +37,13 @@ pub trait PageLogger: Send + Sync + std::fmt::Debug {
     fn write_back_limit(&self) -> Lsn {
         Lsn::MAX
     }
+    /// DB GC runs under the store's writer lock, where it must not make the log durable when
+    /// a log flush may itself need the store (out-of-line values: `crate::blob`). Then this is
+    /// Some(limit): GC copies dirty versions up to `limit` (already durable) without asking
+    /// for durability, and reads the device version of the rest. None: `make_durable` as usual.
+    fn gc_durable_limit(&self) -> Option<Lsn> {
+        None
+    }
 }
 
 /// Logs nothing; hands out increasing LSNs from a counter (no durability beyond `close()`).

@@ -12,6 +12,7 @@ const OFF_MAGIC: usize = 8;
 const OFF_PAGE_SIZE: usize = 16; // u32
 const OFF_WRITE_MODE: usize = 20; // u8: WriteMode (0 in place, 1 out of place)
 const OFF_WAL: usize = 21; // u8, 1 = the database keeps a WAL (redo from checkpoint_lsn)
+const OFF_BLOBS: usize = 22; // u8, 1 = values are tagged and may live out of line (crate::blob)
 const OFF_CATALOG_ROOT: usize = 24;
 const OFF_HIGH_WATER: usize = 32;
 const OFF_FREE_HEAD: usize = 40;
@@ -43,6 +44,8 @@ pub struct Meta {
     pub wal: bool,
     /// Where redo starts (the last complete checkpoint's record); 0 = no checkpoint yet.
     pub checkpoint_lsn: u64,
+    /// Stored values carry a tag and may be blob references (`crate::blob`).
+    pub blobs: bool,
 }
 
 impl Meta {
@@ -62,6 +65,7 @@ impl Meta {
         put_u64(p, OFF_PAGE_CAPACITY, self.page_capacity);
         put_u64(p, OFF_WRITE_CLOCK, self.write_clock);
         p[OFF_WAL] = self.wal as u8;
+        p[OFF_BLOBS] = self.blobs as u8;
         put_u64(p, OFF_CHECKPOINT_LSN, self.checkpoint_lsn);
         super::seal(p);
     }
@@ -93,7 +97,11 @@ impl Meta {
             write_clock: get_u64(p, OFF_WRITE_CLOCK),
             wal: p[OFF_WAL] == 1,
             checkpoint_lsn: get_u64(p, OFF_CHECKPOINT_LSN),
+            blobs: p[OFF_BLOBS] == 1,
         };
+        if p[OFF_BLOBS] > 1 {
+            return Err(format!("superblock blobs flag {} unknown", p[OFF_BLOBS]));
+        }
         if p[OFF_WAL] > 1 {
             return Err(format!("superblock WAL flag {} unknown", p[OFF_WAL]));
         }
@@ -127,6 +135,7 @@ mod tests {
             write_clock: 7,
             wal: true,
             checkpoint_lsn: 4136,
+            blobs: true,
         };
         let mut p = [0u8; PAGE_SIZE];
         m.encode(&mut p);

@@ -57,6 +57,8 @@ pub enum PageKind {
     Leaf = 2,
     Inner = 3,
     Free = 4,
+    /// A chunk of a value stored out of line (`crate::blob`).
+    Blob = 5,
 }
 
 impl PageKind {
@@ -66,6 +68,7 @@ impl PageKind {
             2 => Some(PageKind::Leaf),
             3 => Some(PageKind::Inner),
             4 => Some(PageKind::Free),
+            5 => Some(PageKind::Blob),
             _ => None,
         }
     }
@@ -182,6 +185,7 @@ pub fn verify(p: &PageBuf, pid: PageId) -> Result<PageKind, String> {
     match kind {
         PageKind::Leaf | PageKind::Inner => node::check_structure(p, kind)?,
         PageKind::Free => {}
+        PageKind::Blob => crate::blob::check_page_structure(p)?,
         PageKind::Meta => return Err("meta page where a tree page was expected".into()),
     }
     Ok(kind)

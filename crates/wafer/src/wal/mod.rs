@@ -27,7 +27,7 @@ mod tests;
 
 pub use reader::{RecoveryReport, WalRecovery};
 pub use stats::{WalStats, WalStatsSnapshot, GROUP_SIZE_BUCKETS};
-pub use writer::Wal;
+pub use writer::{BeforeWrite, Wal};
 
 /// A position in the log stream: `block_index * 4096 + offset_in_block`, counting log blocks
 /// from the first ever written. Monotonic across laps of the circular area, never reused.

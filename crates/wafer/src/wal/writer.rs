@@ -12,7 +12,7 @@ use super::format::{
 use super::stats::WalStats;
 use super::{Durability, Lsn, WalError, WalOptions};
 use crate::device::{Device, DeviceError, Placement, WriteOp, WritePurpose};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 /// The log, shared by reference between threads (`Arc<Wal>`).
@@ -32,6 +32,18 @@ pub struct Wal {
     /// Serialises header writes (truncation); holds the last header written.
     header: Mutex<Header>,
     stats: WalStats,
+    /// Runs before each flush writes log blocks (`Wal::set_before_write`).
+    before_write: OnceLock<BeforeWrite>,
+}
+
+/// What must be durable before the log writes records that may depend on it (out-of-line
+/// values the records name: `crate::blob`). Runs outside the log's lock, by the flush leader.
+pub struct BeforeWrite(pub Box<dyn Fn() -> Result<(), DeviceError> + Send + Sync>);
+
+impl std::fmt::Debug for BeforeWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeWrite")
+    }
 }
 
 #[derive(Debug)]
@@ -186,6 +198,7 @@ impl Wal {
             gather: Condvar::new(),
             header: Mutex::new(header),
             stats: WalStats::default(),
+            before_write: OnceLock::new(),
         }
     }
 
@@ -455,7 +468,10 @@ impl Wal {
         let group_size = st.waiting;
         drop(st);
 
-        let io = self.write_blocks(first_block, &out).and_then(|()| self.device.sync());
+        let io = self
+            .run_before_write()
+            .and_then(|()| self.write_blocks(first_block, &out))
+            .and_then(|()| self.device.sync());
 
         let mut st = self.lock();
         st.leader = false;
@@ -475,6 +491,25 @@ impl Wal {
                 self.flushed.notify_all();
                 Err(e.into())
             }
+        }
+    }
+
+    /// Installs the hook every flush runs before it writes (once per log).
+    pub fn set_before_write(&self, hook: BeforeWrite) -> Result<(), WalError> {
+        self.before_write
+            .set(hook)
+            .map_err(|_| WalError::Device(DeviceError::Unsupported("a second before-write hook")))
+    }
+
+    /// Whether a before-write hook is installed.
+    pub fn has_before_write(&self) -> bool {
+        self.before_write.get().is_some()
+    }
+
+    fn run_before_write(&self) -> Result<(), DeviceError> {
+        match self.before_write.get() {
+            Some(hook) => (hook.0)(),
+            None => Ok(()),
         }
     }
 

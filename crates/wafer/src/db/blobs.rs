@@ -1,0 +1,623 @@
+//! The database's side of out-of-line values (`crate::blob`, whose module doc gives the formats
+//! and the write order): writing a blob before its batch, claiming and freeing runs inside the
+//! batch, reading a value back whole or as a stream, and dropping what a crash left behind.
+use super::{BatchOp, DbInner, WriteBatch};
+use crate::blob::{
+    self, decode_stored, encode_inline, BlobRef, BlobSpace, Gate, Stored, TreeOp, CHUNK_BYTES,
+};
+use crate::btree::{Env, Exclusive, TreeCore};
+use crate::device::AlignedBuf;
+use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
+use crate::wal::Durability;
+use crate::{Error, Result};
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Blob figures since open (`DbStats::blobs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlobStats {
+    /// Values written out of line, and their bytes (before compression).
+    pub blobs_written: u64,
+    pub value_bytes_written: u64,
+    /// Blob pages handed to the store.
+    pub pages_written: u64,
+    /// Blob pages read back (lookups, iterators, streams).
+    pub pages_read: u64,
+    /// Blobs no key names any more (replaced or deleted), freed by their batch.
+    pub blobs_freed: u64,
+    /// Page ids the blob space holds free, and those waiting for their commit to be durable.
+    pub free_pages: u64,
+    pub gated_pages: u64,
+    /// Lookups that found their blob replaced under them and looked again.
+    pub read_retries: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    blobs_written: AtomicU64,
+    value_bytes_written: AtomicU64,
+    pages_written: AtomicU64,
+    pages_read: AtomicU64,
+    blobs_freed: AtomicU64,
+    read_retries: AtomicU64,
+}
+
+/// The blob space of a database whose values are tagged.
+#[derive(Debug)]
+pub(crate) struct BlobState {
+    /// Values at or above this many bytes go out of line (None: none do; existing blobs are
+    /// still read and freed).
+    pub threshold: Option<u32>,
+    pub space: Mutex<BlobSpace>,
+    /// The free-extent tree (catalog name `blob::FREE_TREE_NAME`).
+    pub tree: Arc<TreeCore>,
+    seq: AtomicU64,
+    counters: Counters,
+    /// With a log: small blobs wait here for the log's next write.
+    pub stager: Option<Arc<blob::Stager>>,
+}
+
+/// A batch operation as stored: the tagged value, and the run its blob took (to be claimed).
+pub(super) enum StoredOp<'a> {
+    Put { tree: &'a str, key: &'a [u8], stored: Vec<u8>, run: Option<Range<PageId>> },
+    Delete { tree: &'a str, key: &'a [u8] },
+}
+
+impl StoredOp<'_> {
+    pub(super) fn tree(&self) -> &str {
+        match self {
+            StoredOp::Put { tree, .. } | StoredOp::Delete { tree, .. } => tree,
+        }
+    }
+    pub(super) fn key(&self) -> &[u8] {
+        match self {
+            StoredOp::Put { key, .. } | StoredOp::Delete { key, .. } => key,
+        }
+    }
+}
+
+fn seq_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    // Distinct per process and per open, so a blob id reused across a crash names another seq.
+    nanos ^ (u64::from(std::process::id()) << 40)
+}
+
+impl BlobState {
+    pub fn new(
+        threshold: Option<u32>,
+        tree: Arc<TreeCore>,
+        extents: Vec<(u64, u64)>,
+        stager: Option<Arc<blob::Stager>>,
+    ) -> Self {
+        BlobState {
+            threshold,
+            space: Mutex::new(BlobSpace::new(extents)),
+            tree,
+            seq: AtomicU64::new(seq_seed()),
+            counters: Counters::default(),
+            stager,
+        }
+    }
+
+    pub fn lock_space(&self) -> std::sync::MutexGuard<'_, BlobSpace> {
+        self.space.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a value of `len` bytes is stored out of line; Err when it cannot be stored.
+    pub fn goes_out_of_line(&self, len: usize) -> Result<bool> {
+        let inline_max = crate::page::node::MAX_VALUE_BYTES - 1;
+        match self.threshold {
+            Some(t) if len >= t as usize || len > inline_max => {
+                if len as u64 > blob::format::BLOB_MAX_BYTES {
+                    let max = blob::format::BLOB_MAX_BYTES as usize;
+                    return Err(Error::ValueTooLarge { len, max });
+                }
+                Ok(true)
+            }
+            None if len > inline_max => Err(Error::ValueTooLarge { len, max: inline_max }),
+            _ => Ok(false),
+        }
+    }
+
+    pub fn stats(&self) -> BlobStats {
+        let c = &self.counters;
+        let space = self.lock_space();
+        BlobStats {
+            blobs_written: c.blobs_written.load(Ordering::Relaxed),
+            value_bytes_written: c.value_bytes_written.load(Ordering::Relaxed),
+            pages_written: c.pages_written.load(Ordering::Relaxed),
+            pages_read: c.pages_read.load(Ordering::Relaxed),
+            blobs_freed: c.blobs_freed.load(Ordering::Relaxed),
+            free_pages: space.free_pages(),
+            gated_pages: space.gated_pages(),
+            read_retries: c.read_retries.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Applies free-extent tree changes through the batch's hold of the tree.
+fn apply_tree_ops(g: &Exclusive<'_>, env: Env<'_>, ops: &[TreeOp]) -> Result<()> {
+    for op in ops {
+        match *op {
+            TreeOp::Put { start, len } => {
+                let (k, v) = blob::extent_entry(start, len);
+                g.put(env, &k, &v)?;
+            }
+            TreeOp::Delete { start } => {
+                let found = g.delete(env, &start.to_be_bytes())?;
+                assert!(found, "free extent at {start} missing from the tree");
+            }
+        }
+    }
+    Ok(())
+}
+
+impl DbInner {
+    pub(super) fn blob_state(&self) -> Result<&BlobState> {
+        self.blobs.get().ok_or_else(|| Error::Corrupt("blob operation without blobs".into()))
+    }
+
+    /// Opens the gates of freed runs whose commits are durable; out of place their pages leave
+    /// the map (GC stops copying them).
+    pub(super) fn open_blob_gates(&self, b: &BlobState) -> Result<()> {
+        let durable = match self.wal_logger() {
+            Some(l) => Some(l.wal()?.durable_lsn().0),
+            None => return Ok(()),
+        };
+        let runs = b.lock_space().open_gates(durable);
+        if runs.is_empty() {
+            return Ok(());
+        }
+        self.pool.store().discard(&runs)?;
+        b.lock_space().make_available(&runs);
+        if self.closed.load(Ordering::Acquire) {
+            // Close's own checkpoint: no batch may follow it.
+            return Ok(());
+        }
+        self.shrink_blob_space(b)
+    }
+
+    /// Free blob extents at the top of the allocated ids go back to the allocator (a batch of
+    /// its own), so ids a burst of blobs took serve tree pages again.
+    fn shrink_blob_space(&self, b: &BlobState) -> Result<()> {
+        let estimate = super::durability::log_estimate_bytes(64, 2);
+        // Bounded: each round removes an extent, and extents are at least a page.
+        for _ in 0..blob::SHRINK_ROUNDS_MAX {
+            let shrunk = self.write_txn(Durability::None, estimate, |env| {
+                let g = b.tree.exclusive();
+                let top = b.lock_space().shrink_top(env.alloc.state().high_water);
+                let Some((start, ops)) = top else { return Ok(false) };
+                env.alloc.lower_high_water(start);
+                let r = apply_tree_ops(&g, env, &ops);
+                self.poison_unless_clean(r).map(|()| true)
+            })?;
+            if !shrunk {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// A run of `pages` ids for a new blob, growing the blob space when no extent holds it.
+    fn take_blob_run(&self, b: &BlobState, pages: u64) -> Result<Range<PageId>> {
+        self.open_blob_gates(b)?;
+        // Bounded: the second round finds the extent the grow just added.
+        for _ in 0..2 {
+            if let Some(r) = b.lock_space().take(pages) {
+                return Ok(r);
+            }
+            self.grow_blob_space(b, pages)?;
+        }
+        Err(Error::Corrupt("blob space grew but holds no run for the blob".into()))
+    }
+
+    /// A batch of its own: at least `pages` ids from the high-water mark become a free extent.
+    fn grow_blob_space(&self, b: &BlobState, pages: u64) -> Result<()> {
+        let estimate = super::durability::log_estimate_bytes(64, 3);
+        self.write_txn(Durability::None, estimate, |env| {
+            let g = b.tree.exclusive();
+            let run = env.alloc.take_high_water_run(pages, blob::GROW_PAGES_MIN)?;
+            let ops = b.lock_space().grow(run);
+            let r = apply_tree_ops(&g, env, &ops);
+            self.poison_unless_clean(r)
+        })
+    }
+
+    /// Writes `value` as a blob (durable when this returns) and returns its stored reference
+    /// and the run it took. `prev_clock`: the clock of the version it replaces (0: none).
+    pub(super) fn write_blob(
+        &self,
+        value: &[u8],
+        prev_clock: u64,
+    ) -> Result<(Vec<u8>, Option<Range<PageId>>)> {
+        let b = self.blob_state()?;
+        let seq = b.seq.fetch_add(1, Ordering::Relaxed);
+        let now = self.pool.write_clock().max(1);
+        let pages = (value.len() as u64).div_ceil(CHUNK_BYTES as u64);
+        let mut r = BlobRef {
+            first: 0,
+            len_bytes: value.len() as u64,
+            seq,
+            crc: crc32c::crc32c(value),
+            clock: prev_clock,
+        };
+        if pages == 0 {
+            r.clock = now;
+            return Ok((r.encode().to_vec(), None));
+        }
+        let run = self.take_blob_run(b, pages)?;
+        r.first = run.start;
+        let written = self.write_blob_pages(&r, value, now);
+        if let Err(e) = written {
+            // Never named by a commit: its pages may go and the run be taken again.
+            if let Some(s) = &b.stager {
+                s.unstage(&run);
+            }
+            // Dropped before it may be taken again: a later blob's pages must not be dropped.
+            let _ = self.pool.store().discard(std::slice::from_ref(&run));
+            b.lock_space().untake(run.clone());
+            return Err(e);
+        }
+        r.clock = now;
+        b.counters.blobs_written.fetch_add(1, Ordering::Relaxed);
+        b.counters.value_bytes_written.fetch_add(value.len() as u64, Ordering::Relaxed);
+        b.counters.pages_written.fetch_add(pages, Ordering::Relaxed);
+        Ok((r.encode().to_vec(), Some(run)))
+    }
+
+    /// The pages of blob `r` (holding `value`): staged when small and a log orders them,
+    /// else in groups, each durable before the next.
+    fn write_blob_pages(&self, r: &BlobRef, value: &[u8], now: u64) -> Result<()> {
+        let b = self.blob_state()?;
+        if let (Some(stager), true) = (&b.stager, r.pages() <= blob::WRITE_GROUP_PAGES as u64) {
+            let mut pages = Vec::with_capacity(r.pages() as usize);
+            for (i, chunk) in value.chunks(CHUNK_BYTES).enumerate() {
+                let mut p = Box::new([0u8; PAGE_SIZE]);
+                let pid = r.first + i as u64;
+                blob::format::build_page(&mut p, pid, r, i as u32, chunk, now);
+                pages.push((pid, Arc::from(p)));
+            }
+            return stager.stage(pages);
+        }
+        let store = self.pool.store();
+        let group_bytes = blob::WRITE_GROUP_PAGES * CHUNK_BYTES;
+        let mut buf = AlignedBuf::zeroed(blob::WRITE_GROUP_PAGES * PAGE_SIZE);
+        for (g, group) in value.chunks(group_bytes).enumerate() {
+            let first_index = (g * blob::WRITE_GROUP_PAGES) as u64;
+            let n = group.len().div_ceil(CHUNK_BYTES);
+            let mut pids = Vec::with_capacity(n);
+            for (i, (chunk, p)) in
+                group.chunks(CHUNK_BYTES).zip(buf.chunks_mut(PAGE_SIZE)).enumerate()
+            {
+                let p: &mut PageBuf =
+                    p.try_into().map_err(|_| Error::Corrupt("page buf".into()))?;
+                let index = first_index + i as u64;
+                let pid = r.first + index;
+                blob::format::build_page(p, pid, r, index as u32, chunk, now);
+                pids.push(pid);
+            }
+            let pages: Vec<(PageId, &PageBuf)> = pids
+                .iter()
+                .zip(buf.chunks(PAGE_SIZE))
+                .filter_map(|(pid, p)| p.try_into().ok().map(|p: &PageBuf| (*pid, p)))
+                .collect();
+            assert_eq!(pages.len(), n, "every blob page of the group is handed over");
+            store.write_blobs(&pages)?;
+        }
+        Ok(())
+    }
+
+    /// The batch as stored values, blobs written (before the writer mutex). On error every
+    /// run taken so far is given back.
+    pub(super) fn store_batch<'a>(&self, batch: &'a WriteBatch) -> Result<Vec<StoredOp<'a>>> {
+        let b = self.blob_state()?;
+        let mut out: Vec<StoredOp<'a>> = Vec::with_capacity(batch.ops.len());
+        let result = (|| {
+            for op in &batch.ops {
+                out.push(match op {
+                    BatchOp::Put { tree, key, value } => {
+                        if b.goes_out_of_line(value.len())? {
+                            let prev = self.previous_clock(tree, key);
+                            let (stored, run) = self.write_blob(value, prev)?;
+                            StoredOp::Put { tree, key, stored, run }
+                        } else {
+                            StoredOp::Put { tree, key, stored: encode_inline(value), run: None }
+                        }
+                    }
+                    BatchOp::Delete { tree, key } => StoredOp::Delete { tree, key },
+                });
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            self.abandon_runs(&out);
+            return Err(e);
+        }
+        Ok(out)
+    }
+
+    /// The runs of a batch that will not commit: taken again later, their pages dropped.
+    pub(super) fn abandon_runs(&self, ops: &[StoredOp<'_>]) {
+        let Some(b) = self.blobs.get() else { return };
+        let runs: Vec<Range<PageId>> = ops
+            .iter()
+            .filter_map(|op| match op {
+                StoredOp::Put { run: Some(r), .. } => Some(r.clone()),
+                _ => None,
+            })
+            .collect();
+        for r in &runs {
+            if let Some(s) = &b.stager {
+                s.unstage(r);
+            }
+        }
+        // Dropped before they may be taken again: a later blob's pages must not be dropped.
+        let _ = self.pool.store().discard(&runs);
+        for r in &runs {
+            b.lock_space().untake(r.clone());
+        }
+    }
+
+    /// The write clock of the blob `key` holds now (0: none), for the next version's history.
+    fn previous_clock(&self, tree: &str, key: &[u8]) -> u64 {
+        let core = self.trees.read().unwrap_or_else(|e| e.into_inner()).get(tree).cloned();
+        let Some(core) = core else { return 0 };
+        let found = core.get_with(self.env(), key, |v| match decode_stored(v) {
+            Ok(Stored::Blob(r)) => r.clock,
+            _ => 0,
+        });
+        found.ok().flatten().unwrap_or(0)
+    }
+
+    /// Under the writer mutex, with the batch's trees held: puts or deletes `key` as stored and
+    /// frees the blob it named before. Returns whether the key was present.
+    pub(super) fn apply_stored(
+        &self,
+        env: Env<'_>,
+        g: &Exclusive<'_>,
+        free_tree: &Exclusive<'_>,
+        op: &StoredOp<'_>,
+    ) -> Result<bool> {
+        let b = self.blob_state()?;
+        let old = g.get(env, op.key())?;
+        match op {
+            StoredOp::Put { stored, run, .. } => {
+                g.put(env, op.key(), stored)?;
+                if let Some(run) = run {
+                    let ops = b.lock_space().claim(run.clone());
+                    apply_tree_ops(free_tree, env, &ops)?;
+                }
+            }
+            StoredOp::Delete { .. } => {
+                if old.is_some() {
+                    g.delete(env, op.key())?;
+                }
+            }
+        }
+        if let Some(old) = &old {
+            if let Ok(Stored::Blob(r)) = decode_stored(old) {
+                if r.pages() > 0 {
+                    let ops = b.lock_space().release(r.page_range());
+                    apply_tree_ops(free_tree, env, &ops)?;
+                }
+                b.counters.blobs_freed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(old.is_some())
+    }
+
+    /// The batch's commit record is at `gate`: what it freed waits for it.
+    pub(super) fn seal_blobs(&self, gate: Option<Gate>) {
+        if let Some(b) = self.blobs.get() {
+            let mut space = b.lock_space();
+            match gate {
+                Some(g) => {
+                    space.seal(g);
+                }
+                None => space.forget_unsealed(),
+            }
+        }
+    }
+
+    /// A flush of a database without a log completed: every freed run may be reused.
+    pub(super) fn blobs_flushed(&self) -> Result<()> {
+        let Some(b) = self.blobs.get() else { return Ok(()) };
+        let runs = b.lock_space().open_gates(None);
+        self.pool.store().discard(&runs)?;
+        b.lock_space().make_available(&runs);
+        Ok(())
+    }
+
+    /// After recovery: pages the store holds for ids no committed state names (a blob whose
+    /// batch never committed, a grow whose batch was lost) are dropped.
+    pub(super) fn drop_uncommitted_blobs(&self) -> Result<()> {
+        let Some(b) = self.blobs.get() else { return Ok(()) };
+        let mut runs: Vec<Range<PageId>> = b.lock_space().free_extents().collect();
+        runs.push(self.alloc.state().high_water..self.pool.page_capacity());
+        self.pool.store().discard(&runs)
+    }
+
+    /// Reads blob `r` whole. Ok(None): a page is not the blob's (replaced meanwhile, or
+    /// corrupt: the caller tells the two apart by looking again).
+    pub(super) fn read_blob(&self, r: &BlobRef) -> Result<Option<Vec<u8>>> {
+        let b = self.blob_state()?;
+        let mut out = Vec::with_capacity(r.len_bytes as usize);
+        let mut buf = Box::new([0u8; PAGE_SIZE]);
+        for (i, pid) in r.page_range().enumerate() {
+            self.read_blob_page(b, pid, &mut buf)?;
+            b.counters.pages_read.fetch_add(1, Ordering::Relaxed);
+            if page::verify(&buf, pid).is_err() {
+                return Ok(None);
+            }
+            match blob::format::chunk(&buf, r, i as u64) {
+                Ok(c) => out.extend_from_slice(c),
+                Err(_) => return Ok(None),
+            }
+        }
+        if crc32c::crc32c(&out) != r.crc {
+            return Ok(None);
+        }
+        Ok(Some(out))
+    }
+
+    /// A stored value read by an iterator as the user's value. A blob replaced since the
+    /// iterator read its leaf is looked up again (the key's current value, as any read of the
+    /// latest state would see it); a key deleted meanwhile yields an empty value.
+    pub(super) fn resolve_stored(
+        &self,
+        core: &TreeCore,
+        key: &[u8],
+        stored: Vec<u8>,
+    ) -> Result<Vec<u8>> {
+        let mut stored = stored;
+        let mut last = None;
+        for _ in 0..blob::READ_ATTEMPTS {
+            let r = match decode_stored(&stored) {
+                Ok(Stored::Inline(v)) => return Ok(v.to_vec()),
+                Ok(Stored::Blob(r)) => r,
+                Err(e) => return Err(Error::Corrupt(format!("stored value: {e}"))),
+            };
+            if let Some(v) = self.read_blob(&r)? {
+                return Ok(v);
+            }
+            if last == Some(r) {
+                break;
+            }
+            last = Some(r);
+            self.count_read_retry();
+            match core.get(self.env(), key)? {
+                Some(v) => stored = v,
+                None => return Ok(Vec::new()),
+            }
+        }
+        Err(Error::Corrupt("the blob of a key fails its checks".into()))
+    }
+
+    /// A blob page as staged, else as the store holds it (unchecked).
+    fn read_blob_page(&self, b: &BlobState, pid: PageId, buf: &mut PageBuf) -> Result<()> {
+        match b.stager.as_ref().and_then(|s| s.get(pid)) {
+            Some(p) => {
+                buf.copy_from_slice(&p[..]);
+                Ok(())
+            }
+            None => self.pool.store().read_page(pid, buf),
+        }
+    }
+
+    pub(super) fn count_read_retry(&self) {
+        if let Some(b) = self.blobs.get() {
+            b.counters.read_retries.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A value read as a stream ([`crate::Tree::get_reader`]): inline values from memory, blobs
+/// one page at a time, each page checked, the whole value's checksum at the end.
+#[derive(Debug)]
+pub struct ValueReader {
+    len_bytes: u64,
+    source: Source,
+}
+
+#[derive(Debug)]
+enum Source {
+    Inline { bytes: Vec<u8>, pos: usize },
+    Blob(Box<BlobStream>),
+}
+
+#[derive(Debug)]
+struct BlobStream {
+    db: Arc<DbInner>,
+    r: BlobRef,
+    next_index: u64,
+    page: Box<PageBuf>,
+    /// Bytes of the current page's chunk not yet handed out: `page[HEADER..][chunk_pos..chunk_len]`.
+    chunk_pos: usize,
+    chunk_len: usize,
+    crc: u32,
+}
+
+impl ValueReader {
+    pub(super) fn inline(bytes: Vec<u8>) -> ValueReader {
+        ValueReader { len_bytes: bytes.len() as u64, source: Source::Inline { bytes, pos: 0 } }
+    }
+    pub(super) fn blob(db: Arc<DbInner>, r: BlobRef) -> ValueReader {
+        let stream = BlobStream {
+            db,
+            r,
+            next_index: 0,
+            page: Box::new([0u8; PAGE_SIZE]),
+            chunk_pos: 0,
+            chunk_len: 0,
+            crc: 0,
+        };
+        ValueReader { len_bytes: r.len_bytes, source: Source::Blob(Box::new(stream)) }
+    }
+    /// The value's length in bytes.
+    pub fn len_bytes(&self) -> u64 {
+        self.len_bytes
+    }
+}
+
+fn io_error(msg: String) -> std::io::Error {
+    std::io::Error::other(msg)
+}
+
+impl BlobStream {
+    /// Loads the next page's chunk; false at the end (after checking the value's checksum).
+    fn next_chunk(&mut self) -> std::io::Result<bool> {
+        if self.next_index == self.r.pages() {
+            if self.crc != self.r.crc {
+                return Err(io_error(
+                    "blob checksum mismatch: the value was replaced or is corrupt".into(),
+                ));
+            }
+            return Ok(false);
+        }
+        let pid = self.r.first + self.next_index;
+        let b = self.db.blob_state().map_err(|e| io_error(e.to_string()))?;
+        self.db.read_blob_page(b, pid, &mut self.page).map_err(|e| io_error(e.to_string()))?;
+        b.counters.pages_read.fetch_add(1, Ordering::Relaxed);
+        page::verify(&self.page, pid).map_err(|e| {
+            io_error(format!(
+                "blob page {pid}: {e} (the value may have been replaced while it was read)"
+            ))
+        })?;
+        let chunk = blob::format::chunk(&self.page, &self.r, self.next_index)
+            .map_err(|e| io_error(format!("{e} (the value was replaced while it was read)")))?;
+        self.crc = crc32c::crc32c_append(self.crc, chunk);
+        self.chunk_len = chunk.len();
+        self.chunk_pos = 0;
+        self.next_index += 1;
+        Ok(true)
+    }
+}
+
+impl std::io::Read for ValueReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        match &mut self.source {
+            Source::Inline { bytes, pos } => {
+                let n = out.len().min(bytes.len() - *pos);
+                out[..n].copy_from_slice(&bytes[*pos..*pos + n]);
+                *pos += n;
+                Ok(n)
+            }
+            Source::Blob(s) => {
+                // Bounded: each round either hands out bytes or loads the next page.
+                while s.chunk_pos == s.chunk_len {
+                    if out.is_empty() || !s.next_chunk()? {
+                        return Ok(0);
+                    }
+                }
+                let from = page::HEADER_BYTES + s.chunk_pos;
+                let n = out.len().min(s.chunk_len - s.chunk_pos);
+                out[..n].copy_from_slice(&s.page[from..from + n]);
+                s.chunk_pos += n;
+                Ok(n)
+            }
+        }
+    }
+}
