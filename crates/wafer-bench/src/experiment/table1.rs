@@ -145,6 +145,10 @@ pub enum RowSetup {
     /// of line (not a row of 000: index-level write reduction, which its sec. 8 names as
     /// complementary): each value written once, the leaves holding references.
     Blobs,
+    /// The blob row with lazy commits (`Durability::None`): a commit then waits for no log
+    /// flush, so the blobs of many commits share slots and map-journal flushes. (Under the
+    /// table's Sync commits every commit writes its blobs' slot and map records itself.)
+    BlobsLazy,
     /// FDP instead of NoWA (000 sec. 5.5, Table 3): GDT and compression, zones of one reclaim
     /// unit, as many open zones as the device has handles, each writing under its own.
     Fdp,
@@ -185,7 +189,7 @@ pub const fn row(label: &'static str, write_mode: WriteModeChoice, setup: RowSet
 /// without page packing (000 sec. 3.2's comparison), GDT without compression (000 Figure
 /// 13c), and the first two rows again on `cns` (OP 7%): how much the SSD's unstated OP moves
 /// them.
-pub const ROWS: [RowPlan; 13] = [
+pub const ROWS: [RowPlan; 14] = [
     row("in-place", WriteModeChoice::InPlace, RowSetup::Mode),
     row("(in-place, no doublewrite)", WriteModeChoice::InPlaceNoDwb, RowSetup::Mode),
     row("-> out-of-place", WriteModeChoice::OutOfPlace, RowSetup::NaiveOutOfPlace),
@@ -197,6 +201,7 @@ pub const ROWS: [RowPlan; 13] = [
     row("+ aligning GC unit", WriteModeChoice::OutOfPlace, RowSetup::NowaAligned),
     row("- comp.", WriteModeChoice::OutOfPlace, RowSetup::NowaAlignedUncompressed),
     row("+ blobs", WriteModeChoice::OutOfPlace, RowSetup::Blobs),
+    row("(+ blobs, lazy commits)", WriteModeChoice::OutOfPlace, RowSetup::BlobsLazy),
     RowPlan {
         preset: Some("cns"),
         ..row("(in-place, OP 7%)", WriteModeChoice::InPlace, RowSetup::Mode)
@@ -240,6 +245,7 @@ impl RowPlan {
             RowSetup::NowaAligned,
             RowSetup::Fdp,
             RowSetup::Blobs,
+            RowSetup::BlobsLazy,
         ];
         if compressed.contains(&self.setup) {
             let packing = self.setup != RowSetup::NaiveConcatenated;
@@ -249,7 +255,10 @@ impl RowPlan {
         if self.setup != RowSetup::Mode {
             let aligned = matches!(
                 self.setup,
-                RowSetup::NowaAligned | RowSetup::NowaAlignedUncompressed | RowSetup::Blobs
+                RowSetup::NowaAligned
+                    | RowSetup::NowaAlignedUncompressed
+                    | RowSetup::Blobs
+                    | RowSetup::BlobsLazy
             );
             // The tiny device's 8 MiB cannot spare 16 open zones: 4 open, zones of 1/8 of the
             // unit (1/4 aligned).
@@ -280,10 +289,14 @@ impl RowPlan {
                     | RowSetup::NowaAligned
                     | RowSetup::NowaAlignedUncompressed
                     | RowSetup::Blobs
+                    | RowSetup::BlobsLazy
             );
             e.insert("nowa".into(), toml::Value::Boolean(nowa));
             e.insert("fdp".into(), toml::Value::Boolean(fdp));
-            if self.setup == RowSetup::Blobs {
+            if self.setup == RowSetup::BlobsLazy {
+                e.insert("durability".into(), toml::Value::String("none".into()));
+            }
+            if matches!(self.setup, RowSetup::Blobs | RowSetup::BlobsLazy) {
                 let t = toml::Value::Integer(TABLE1_BLOB_THRESHOLD_BYTES);
                 e.insert("blob_threshold".into(), t);
                 // The same records as the other rows, each value a page id of its own (its
@@ -408,7 +421,7 @@ mod tests {
     fn rows_follow_000_and_unavailable_ones_say_why() {
         assert_eq!(ROWS[0].label, "in-place");
         // Every row runs now; the mechanism for rows a build lacks stays.
-        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 13);
+        assert_eq!(ROWS.iter().filter(|r| r.unavailable().is_none()).count(), 14);
         assert_eq!(select_rows(&["nowa".into(), "- comp".into()]).unwrap().len(), 2);
         assert!(select_rows(&["no such row".into()]).is_err());
         for r in ROWS.iter().filter_map(|r| r.unavailable()) {
@@ -424,7 +437,7 @@ mod tests {
         let rows = run(Scale::Tiny, &mut crate::progress::Silent, &mut |_| {}).unwrap();
         assert_eq!(rows.len(), ROWS.len());
         let ran: Vec<_> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
-        assert_eq!(ran.len(), 13, "every row runs");
+        assert_eq!(ran.len(), 14, "every row runs");
         let (dwb, plain, oop) = (&ran[0].summary, &ran[1].summary, &ran[2].summary);
         let comp = &ran[3].summary;
         // Compressed and packed: fewer DB bytes than user bytes, one read per page read.
