@@ -3,7 +3,7 @@
 //! this keeps a mirror of them and what is in flight, and returns the tree changes a batch must
 //! log. Protocol: the module doc of [`crate::blob`].
 use crate::page::PageId;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Range;
 
 /// A change the batch applies to the free-extent tree (keys: start, values: length).
@@ -27,15 +27,55 @@ pub struct BlobSpace {
     /// Committed free extents: exactly the tree's entries.
     free: BTreeMap<PageId, u64>,
     /// Free extents that may be taken now: `free` less what is taken or gated.
-    avail: BTreeMap<PageId, u64>,
+    avail: Avail,
     /// Freed by a commit not yet known durable (in `free`, not in `avail`).
-    gated: Vec<(Range<PageId>, Gate)>,
+    gated: VecDeque<(Range<PageId>, Gate)>,
     /// Freed in the batch under way: gated once its commit record has an LSN.
     unsealed: Vec<Range<PageId>>,
     /// Taken pages that no commit has claimed yet (extents of blobs being written).
     taken_pages: u64,
     /// Pages whose gates opened, waiting for the store to drop them before they are taken.
     dropping: u64,
+}
+
+/// The extents that may be taken, by start and by (length, start): a take finds its best fit
+/// in log time however fragmented the space is.
+#[derive(Debug, Default)]
+struct Avail {
+    by_start: BTreeMap<PageId, u64>,
+    by_len: BTreeSet<(u64, PageId)>,
+}
+
+impl Avail {
+    fn insert(&mut self, start: PageId, len: u64) {
+        self.by_start.insert(start, len);
+        self.by_len.insert((len, start));
+    }
+    fn remove(&mut self, start: PageId) -> Option<u64> {
+        let len = self.by_start.remove(&start)?;
+        let had = self.by_len.remove(&(len, start));
+        assert!(had, "extent {start}+{len} indexed by start but not by length");
+        Some(len)
+    }
+    /// Adds `r`, merged with the extents it touches.
+    fn insert_merged(&mut self, r: Range<PageId>) {
+        let (mut start, mut end) = (r.start, r.end);
+        if let Some((&s, &l)) = self.by_start.range(..start).next_back() {
+            assert!(s + l <= start, "extent {s}+{l} overlaps {start}");
+            if s + l == start {
+                self.remove(s);
+                start = s;
+            }
+        }
+        if let Some(l) = self.remove(end) {
+            end += l;
+        }
+        self.insert(start, end - start);
+    }
+    /// The smallest extent of at least `pages` pages.
+    fn best_fit(&self, pages: u64) -> Option<(PageId, u64)> {
+        self.by_len.range((pages, 0)..).next().map(|(l, s)| (*s, *l))
+    }
 }
 
 fn insert_merged(
@@ -90,7 +130,11 @@ impl BlobSpace {
     /// only durable commits).
     pub fn new(extents: impl IntoIterator<Item = (PageId, u64)>) -> BlobSpace {
         let free: BTreeMap<PageId, u64> = extents.into_iter().filter(|(_, l)| *l > 0).collect();
-        BlobSpace { avail: free.clone(), free, ..BlobSpace::default() }
+        let mut avail = Avail::default();
+        for (s, l) in &free {
+            avail.insert(*s, *l);
+        }
+        BlobSpace { avail, free, ..BlobSpace::default() }
     }
 
     pub fn free_extents(&self) -> impl Iterator<Item = Range<PageId>> + '_ {
@@ -110,9 +154,8 @@ impl BlobSpace {
     /// holds them (so an extent shrinks with one tree change). None: no extent is long enough.
     pub fn take(&mut self, pages: u64) -> Option<Range<PageId>> {
         assert!(pages > 0);
-        // Bounded by the number of extents.
-        let (&s, &l) = self.avail.iter().filter(|(_, l)| **l >= pages).min_by_key(|(_, l)| **l)?;
-        self.avail.remove(&s);
+        let (s, l) = self.avail.best_fit(pages)?;
+        self.avail.remove(s);
         if l > pages {
             self.avail.insert(s, l - pages);
         }
@@ -123,7 +166,7 @@ impl BlobSpace {
     /// A taken run that no commit will claim (the batch failed): it may be taken again.
     pub fn untake(&mut self, r: Range<PageId>) {
         self.taken_pages -= r.end - r.start;
-        insert_merged(&mut self.avail, r);
+        self.avail.insert_merged(r);
     }
 
     /// Under the writer mutex: the batch claims the taken run `r`. Returns the tree ops.
@@ -145,7 +188,7 @@ impl BlobSpace {
     /// Under the writer mutex: new ids for the blob region (it grew down by `r`).
     pub fn grow(&mut self, r: Range<PageId>) -> Vec<TreeOp> {
         let (_, ops) = insert_merged(&mut self.free, r.clone());
-        insert_merged(&mut self.avail, r);
+        self.avail.insert_merged(r);
         ops
     }
 
@@ -154,11 +197,11 @@ impl BlobSpace {
     /// start, so tree pages may use the ids again). Returns its start and the tree ops.
     pub fn shrink_top(&mut self, high_water: PageId) -> Option<(PageId, Vec<TreeOp>)> {
         let (&s, &l) = self.free.range(..high_water).next_back()?;
-        if s + l != high_water || self.avail.get(&s) != Some(&l) {
+        if s + l != high_water || self.avail.by_start.get(&s) != Some(&l) {
             return None;
         }
         self.free.remove(&s);
-        self.avail.remove(&s);
+        self.avail.remove(s);
         Some((s, vec![TreeOp::Delete { start: s }]))
     }
 
@@ -185,9 +228,15 @@ impl BlobSpace {
             (Gate::Lsn(l), Some(d)) => d > *l,
             (Gate::Flush, Some(_)) => false,
         };
-        let (open, keep): (Vec<_>, Vec<_>) = self.gated.drain(..).partition(|(_, g)| passed(g));
-        self.gated = keep;
-        let runs: Vec<Range<PageId>> = open.into_iter().map(|(r, _)| r).collect();
+        // Gates are sealed in commit order, so the open ones are at the front.
+        let mut runs: Vec<Range<PageId>> = Vec::new();
+        while let Some((r, g)) = self.gated.front() {
+            if !passed(g) {
+                break;
+            }
+            runs.push(r.clone());
+            self.gated.pop_front();
+        }
         self.dropping += runs.iter().map(|r| r.end - r.start).sum::<u64>();
         runs
     }
@@ -196,7 +245,7 @@ impl BlobSpace {
     pub fn make_available(&mut self, runs: &[Range<PageId>]) {
         for r in runs {
             self.dropping -= r.end - r.start;
-            insert_merged(&mut self.avail, r.clone());
+            self.avail.insert_merged(r.clone());
         }
     }
 }
