@@ -88,6 +88,9 @@ fn row(engine: &str, round: u32, ops_per_sec: f64, write: f64) -> Row {
         ssd_waf: None,
         db_waf: None,
         total_waf: None,
+        steady_flash_bytes_per_op: None,
+        steady_ssd_waf: None,
+        flash_breakdown: None,
     }
 }
 

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::emu_device::{EmuView, Staged};
 use super::harness::{PeersConfig, Row};
+use super::raw::RawJob;
 use super::{phases, EngineKind, PeerError};
 use crate::progress::Silent;
 
@@ -36,6 +37,9 @@ pub struct WorkerJob {
     pub dir: PathBuf,
     /// The emulated SSD the directory is on.
     pub(crate) emu: Option<EmuView>,
+    /// A raw row: the served files the engine opens instead of a directory.
+    #[serde(default)]
+    pub raw: Option<RawJob>,
 }
 
 /// A failure a worker stages on purpose, for tests of the harness: after this many rows
@@ -96,6 +100,7 @@ impl WorkerJob {
             round,
             dir: dir.to_path_buf(),
             emu,
+            raw: None,
         }
     }
 }
@@ -129,8 +134,10 @@ fn run_job(
     let job: WorkerJob = serde_json::from_reader(input)
         .map_err(|e| PeerError::Config(format!("worker job: {e}")))?;
     let config = &job.config;
-    let at = phases::Placement { device: &job.device, engine: job.engine, round: job.round };
-    let setup = config.setup(job.dir.clone());
+    let name = job.raw.as_ref().map_or(job.engine.name(), |r| r.row.name.as_str());
+    let at = phases::Placement { device: &job.device, engine: job.engine, name, round: job.round };
+    let mut setup = config.setup(job.dir.clone());
+    setup.raw = job.raw.clone();
     let (mut emitted, mut rows) = (Ok(()), 0u32);
     let settings =
         phases::run_engine(config, &at, &setup, job.emu.as_ref(), &mut Silent, &mut |row| {
