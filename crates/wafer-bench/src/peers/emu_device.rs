@@ -325,7 +325,8 @@ impl Staged {
             fs_dir: dir.join("db"),
             stats_path: server.stats_path(),
             fill: 0.0,
-            capacity_bytes: data.layout().logical_blocks * flashemu::LBA_BYTES,
+            // Both devices' writes count towards a phase's volume: so do both capacities.
+            capacity_bytes: logical_bytes(data) + logical_bytes(wal),
             wal_stats_path: Some(wal_server.stats_path()),
         };
         Ok(Staged { fs: None, server, wal_server: Some(wal_server), view })
@@ -373,7 +374,8 @@ pub(crate) struct EmuView {
     pub fs_dir: PathBuf,
     pub stats_path: PathBuf,
     pub fill: f64,
-    /// The device's logical bytes: the unit of a write phase's volume.
+    /// The device's logical bytes (a raw row's: both devices'): the unit of a write phase's
+    /// volume.
     pub capacity_bytes: u64,
     /// A raw row's WAL device: its counters add to the data device's.
     #[serde(default)]
@@ -453,6 +455,11 @@ impl EmuView {
         file.sync_all().map_err(|e| PeerError::io(&path, e))?;
         Ok(written)
     }
+}
+
+/// A device's logical bytes.
+pub(crate) fn logical_bytes(config: &Config) -> u64 {
+    config.layout().logical_blocks * flashemu::LBA_BYTES
 }
 
 /// Two devices' counters together (the byte and event counts; the histogram and per-stream

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::emu_device::{describe_config, EmuDevice, EmuSpace, Staged};
+use super::emu_device::{describe_config, logical_bytes, EmuDevice, EmuSpace, Staged};
 use super::raw::{self, RawJob, RawRow};
 use super::worker::{self, WorkerJob};
 use super::{Durability, EngineKind, PeerError, PeerSetup};
@@ -630,7 +630,7 @@ fn run_raw(
             row: row.clone(),
             data_path: staged.device_path(),
             wal_path: staged.wal_device_path().unwrap_or_default(),
-            data_capacity_bytes: view.capacity_bytes,
+            data_capacity_bytes: logical_bytes(&plan.data),
             wal_capacity_bytes: plan.wal_capacity_bytes,
             engine: plan.engine.clone(),
         });
