@@ -18,7 +18,7 @@ fn device_specs_are_checked() {
     for bad in ["dataset:0.5", "dataset:nan", "own:1.5", "own:x", "auto", "preset:1"] {
         assert!(EmuSpace::parse(bad).is_err(), "{bad}");
     }
-    assert_eq!(EmuSpace::parse("own:0.8").unwrap(), EmuSpace::DEFAULT);
+    assert_eq!(EmuSpace::parse("own:0.9").unwrap(), EmuSpace::DEFAULT);
     assert_eq!(EmuSpace::parse(" dataset:2.5").unwrap(), EmuSpace::PerDataset(2.5));
     let d =
         EmuDevice::parse("emu:ent", &["store=none".to_string()], EmuSpace::Preset, 0.9).unwrap();
@@ -156,4 +156,46 @@ fn a_missing_library_names_the_package() {
         text.contains("wafer-no-such-package") && text.contains("libwafer-no-such-engine"),
         "{text}"
     );
+}
+
+/// Raw rows: named wafer-raw*, options KEY=VALUE, a bare `blob_threshold` given the run's
+/// threshold; the default row is aligned NoWA with LZ4 and packing.
+#[test]
+fn raw_rows_parse_and_a_bare_blob_threshold_takes_the_runs() {
+    let rows = raw::RawRow::defaults();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].name, "wafer-raw-nowa");
+    let blobs = raw::RawRow::parse("wafer-raw-blobs:blob_threshold;open_zones=8").unwrap();
+    assert_eq!(blobs.engine, vec!["blob_threshold".to_string(), "open_zones=8".into()]);
+    for bad in ["rocksdb", "wafer-raw:open_zones", "wafer raw"] {
+        assert!(raw::RawRow::parse(bad).is_err(), "{bad}");
+    }
+    let c = Scale::Tiny.config(std::env::temp_dir().join("wafer-peers-never-created-raw"));
+    assert_eq!(c.raw_rows, rows);
+    assert_eq!(c.blob_threshold_bytes, harness::BLOB_THRESHOLD_BYTES_DEFAULT);
+    let mut twice = c.clone();
+    twice.wafer_exe = Some("/nonexistent/wafer".into());
+    twice.raw_rows = vec![rows[0].clone(), rows[0].clone()];
+    assert!(twice.validate().is_err());
+}
+
+/// Values too long for Wafer's leaves are refused per engine (a named failure, the others
+/// run), not for the whole run; a raw row with a blob threshold leaves it to the engine.
+#[test]
+fn value_sizes_are_checked_per_engine() {
+    let max = wafer::page::node::MAX_VALUE_BYTES as u32;
+    assert!(EngineKind::WaferBest.value_size_refusal(max, None).is_none());
+    let why = EngineKind::WaferRaw.value_size_refusal(4000, None).unwrap();
+    assert!(why.contains("4000") && why.contains(&max.to_string()), "{why}");
+    for e in [EngineKind::RocksDb, EngineKind::RocksDbBlob, EngineKind::Lmdb] {
+        assert!(e.value_size_refusal(4000, None).is_none(), "{e:?}");
+    }
+    let blobs = raw::RawRow::parse("wafer-raw-blobs:blob_threshold").unwrap();
+    assert!(EngineKind::WaferRaw.value_size_refusal(4000, Some(&blobs)).is_none());
+    let mut c = Scale::Tiny.config(std::env::temp_dir().join("wafer-peers-never-created-v"));
+    c.wafer_exe = Some("/nonexistent/wafer".into());
+    c.value_size_bytes = 4000;
+    c.validate().unwrap();
+    c.value_size_bytes = harness::VALUE_BYTES_MAX + 1;
+    assert!(c.validate().is_err());
 }

@@ -75,7 +75,8 @@ impl WorkerFault {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Message {
-    Row(Row),
+    // Boxed: a row with its breakdown is several times the other messages.
+    Row(Box<Row>),
     Settings(serde_json::Value),
     /// The engine failed with an error it returned; `missing` when its library is absent.
     Failed {
@@ -114,7 +115,7 @@ pub fn serve_worker(input: impl std::io::Read, mut out: impl Write) -> Result<()
             .and_then(|()| out.flush())
             .map_err(|e| PeerError::Config(e.to_string()))
     };
-    let outcome = run_job(input, &mut |row| emit(&Message::Row(row.clone())));
+    let outcome = run_job(input, &mut |row| emit(&Message::Row(Box::new(row.clone()))));
     let message = match &outcome {
         Ok(settings) => Message::Settings(settings.clone()),
         Err(PeerError::Missing { library, package, reason }) => Message::Failed {
