@@ -507,12 +507,9 @@ fn run_rounds(
                     )));
                 }
                 std::fs::create_dir_all(&dir).map_err(|e| PeerError::io(&dir, e))?;
-                let outcome = run_on_device(config, device, entrant, round, &dir, progress, {
-                    &mut |row: &Row| {
-                        on_row(row);
-                        report.rows.push(row.clone());
-                    }
-                });
+                let (rows, outcome) =
+                    run_at_highest_share(config, device, entrant, round, &dir, progress, on_row);
+                report.rows.extend(rows);
                 if !config.keep {
                     // Best effort: a leftover directory costs disk, not correctness.
                     let _ = std::fs::remove_dir_all(&dir);
@@ -531,6 +528,88 @@ fn run_rounds(
         }
     }
     Ok(())
+}
+
+/// Under `own:SHARE`, an engine that runs out of space on its device is run again on a fresh
+/// device at a share this much lower, down to [`SHARE_MIN`]: the highest share it survives is
+/// its result (its settings state it and the shares that failed).
+const SHARE_STEP: f64 = 0.1;
+const SHARE_MIN: f64 = 0.5;
+
+/// The shares an engine's device is tried at (None: the device as configured, once).
+pub(crate) fn shares(device: &PeerDevice) -> Vec<Option<f64>> {
+    match device {
+        PeerDevice::Emu(emu) => match emu.space {
+            EmuSpace::Own(share) => {
+                let steps = ((share - SHARE_MIN) / SHARE_STEP + 1e-9).floor().max(0.0) as u32;
+                (0..=steps).map(|i| Some(share - f64::from(i) * SHARE_STEP)).collect()
+            }
+            _ => vec![None],
+        },
+        PeerDevice::File => vec![None],
+    }
+}
+
+/// An engine's error that says its device was full (the kernel's ENOSPC text, Wafer's own).
+pub(crate) fn out_of_space(e: &PeerError) -> bool {
+    let text = e.to_string();
+    ["No space left", "out of space", "ENOSPC"].iter().any(|m| text.contains(m))
+}
+
+/// [`run_on_device`] at the highest share of [`shares`] the engine survives; the rows of the
+/// attempt that counts (every attempt's are shown live).
+fn run_at_highest_share(
+    config: &PeersConfig,
+    device: &PeerDevice,
+    entrant: &Entrant,
+    round: u32,
+    dir: &std::path::Path,
+    progress: &mut dyn Progress,
+    on_row: &mut dyn FnMut(&Row),
+) -> (Vec<Row>, Result<serde_json::Value, PeerError>) {
+    let tries = shares(device);
+    let mut failed: Vec<String> = Vec::new();
+    for (i, share) in tries.iter().enumerate() {
+        let at = match (device, share) {
+            (PeerDevice::Emu(emu), Some(s)) => {
+                PeerDevice::Emu(Box::new(EmuDevice { space: EmuSpace::Own(*s), ..(**emu).clone() }))
+            }
+            _ => device.clone(),
+        };
+        if i > 0 {
+            // A fresh directory for the attempt (the failed one's files and mounts are gone).
+            let _ = std::fs::remove_dir_all(dir);
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return (Vec::new(), Err(PeerError::io(dir, e)));
+            }
+        }
+        let mut rows = Vec::new();
+        let outcome = run_on_device(config, &at, entrant, round, dir, progress, &mut |r| {
+            on_row(r);
+            rows.push(r.clone());
+        });
+        let share_text = share.map_or_else(String::new, |s| format!("{s:.2}"));
+        match outcome {
+            Err(e) if i + 1 < tries.len() && out_of_space(&e) => {
+                failed.push(format!("own:{share_text}: {e}"));
+            }
+            Ok(mut settings) => {
+                if let (Some(map), Some(s)) = (settings.as_object_mut(), share) {
+                    map.insert("emu_share".into(), (*s).into());
+                    map.insert("emu_shares_out_of_space".into(), failed.clone().into());
+                }
+                return (rows, Ok(settings));
+            }
+            Err(e @ PeerError::Missing { .. }) => return (rows, Err(e)),
+            Err(e) if failed.is_empty() => return (rows, Err(e)),
+            Err(e) => {
+                let before = failed.join("; ");
+                let e = PeerError::Config(format!("at own:{share_text}: {e} (before: {before})"));
+                return (rows, Err(e));
+            }
+        }
+    }
+    (Vec::new(), Err(PeerError::Config("no share to run the engine at".into())))
 }
 
 /// Where an engine's settings go in [`PeersReport::engines`]: its name on a file, `ENGINE on

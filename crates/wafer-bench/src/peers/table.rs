@@ -300,9 +300,9 @@ fn device_table(report: &PeersReport) -> String {
         let Some(device) = s.get("emu_device") else { continue };
         if out.is_empty() {
             out.push_str(
-                "\n| engine on device | superblock MiB | flash / logical MiB | filesystem MiB | \
+                "\n| engine on device | fill | superblock MiB | flash / logical MiB | filesystem MiB | \
                  sizing peak MiB | files after load MiB (% of fs) | files at peak MiB (% of fs) \
-                 | written, device capacities |\n|---|--:|--:|--:|--:|--:|--:|--:|\n",
+                 | written, device capacities |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n",
             );
         }
         let fs = mib(&s["emu_fs_bytes"]);
@@ -317,8 +317,15 @@ fn device_table(report: &PeersReport) -> String {
             (Some(w), Some(l)) if l > 0 => format!("{:.1}", w as f64 / l as f64),
             _ => "-".into(),
         };
+        // The share the engine ran at: of its filesystem at its files' peak, or (raw rows) its
+        // records' pages of its zone space.
+        let fill = match (s["raw_fill_of_zone_space"].as_f64(), s["emu_share"].as_f64()) {
+            (Some(f), _) => format!("{f:.2} of zone space"),
+            (None, Some(share)) => format!("{share:.2} of fs at peak"),
+            _ => "-".into(),
+        };
         out.push_str(&format!(
-            "| {key} | {} | {} / {} | {} | {} | {} | {} | {written} |\n",
+            "| {key} | {fill} | {} | {} / {} | {} | {} | {} | {} | {written} |\n",
             opt(mib(&device["superblock_bytes"]), 1),
             opt(mib(&device["physical_bytes"]), 0),
             opt(mib(&device["logical_bytes"]), 0),

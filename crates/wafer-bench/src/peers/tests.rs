@@ -199,3 +199,22 @@ fn value_sizes_are_checked_per_engine() {
     c.value_size_bytes = harness::VALUE_BYTES_MAX + 1;
     assert!(c.validate().is_err());
 }
+
+/// Under own:SHARE an engine out of space is tried again 0.1 lower, down to 0.5; other spaces
+/// and the file once. Only a full device's errors count as out of space.
+#[test]
+fn an_engine_out_of_space_is_tried_at_lower_shares() {
+    let own = EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.9), 0.0).unwrap();
+    let tries = harness::shares(&PeerDevice::Emu(Box::new(own)));
+    let want = [0.9, 0.8, 0.7, 0.6, 0.5];
+    assert_eq!(tries.len(), want.len(), "{tries:?}");
+    for (t, w) in tries.iter().zip(want) {
+        assert!((t.unwrap() - w).abs() < 1e-9, "{tries:?}");
+    }
+    let preset = EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 0.0).unwrap();
+    assert_eq!(harness::shares(&PeerDevice::Emu(Box::new(preset))), vec![None]);
+    assert_eq!(harness::shares(&PeerDevice::File), vec![None]);
+    let full = PeerError::Config("wiredtiger: No space left on device".into());
+    assert!(harness::out_of_space(&full));
+    assert!(!harness::out_of_space(&PeerError::Config("killed".into())));
+}
