@@ -264,6 +264,12 @@ pub(crate) trait Peer: Send + Sync {
     fn sync(&self) -> Result<(), TargetError> {
         Ok(())
     }
+    /// Cumulative bytes the engine wrote, by the kind of file, as its own counters tell
+    /// (empty: it does not tell). Only kinds that are files: what reached the device of them is
+    /// the device's count.
+    fn written_by_kind(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// How often lazy durability syncs each engine: the bound on how long a commit may sit in

@@ -40,6 +40,8 @@ struct Measured {
     flash: Option<Counters>,
     /// The engine's own counters over the phase (Wafer's bytes by purpose; zeros elsewhere).
     engine: CounterSnapshot,
+    /// Bytes the engine wrote by file kind over the phase (RocksDB's tickers; empty elsewhere).
+    kinds: Vec<(&'static str, u64)>,
     /// Write phases on the emulated SSD: (operations, device counters) over the phase's last
     /// half of writes (from the mark at half its volume to its end).
     steady: Option<(u64, Counters)>,
@@ -157,6 +159,7 @@ impl Run<'_> {
             io: m.io,
             flash: m.flash,
             engine: m.engine,
+            kinds: m.kinds,
             steady: None,
         };
         on_row(&row(self.at, self.setup, &load));
@@ -224,6 +227,7 @@ impl Run<'_> {
                     io: measured.io,
                     flash: measured.flash,
                     engine: measured.engine,
+                    kinds: measured.kinds,
                     steady,
                 };
                 on_row(&row(self.at, self.setup, &measured));
@@ -241,6 +245,7 @@ struct Readings {
     /// The device's counters at the phase's end.
     end: Option<Counters>,
     engine: CounterSnapshot,
+    kinds: Vec<(&'static str, u64)>,
 }
 
 /// Runs `phase` between two readings of the peer's host I/O, its own counters and, on an
@@ -254,12 +259,21 @@ fn measure<T>(
     let flash_before = staged.map(|s| s.counters()).transpose()?;
     let before = peer.host_io()?;
     let engine_before = peer.target().counters();
+    let kinds_before = peer.written_by_kind();
     let out = phase()?;
     let engine = peer.target().counters().since(&engine_before);
+    let kinds = peer
+        .written_by_kind()
+        .into_iter()
+        .map(|(k, v)| {
+            let earlier = kinds_before.iter().find(|(b, _)| *b == k).map_or(0, |(_, b)| *b);
+            (k, v.saturating_sub(earlier))
+        })
+        .collect();
     let after = peer.host_io()?;
     let end = staged.map(|s| s.counters()).transpose()?;
     let flash = end.as_ref().zip(flash_before.as_ref()).map(|(e, b)| e.since(b));
-    Ok((out, Readings { io: before.until(&after), flash, end, engine }))
+    Ok((out, Readings { io: before.until(&after), flash, end, engine, kinds }))
 }
 
 /// `zipf` for YCSB's (scrambled) zipfian, else the distribution's own name.
@@ -303,7 +317,7 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
             .filter(|(ops, _)| *ops > 0)
             .map(|(ops, c)| c.flash_bytes() as f64 / *ops as f64),
         steady_ssd_waf: m.steady.as_ref().and_then(|(_, c)| c.waf()),
-        flash_breakdown: flash.map(|c| breakdown(at.engine, &m.engine, c, m.ops)),
+        flash_breakdown: flash.map(|c| breakdown(at.engine, m, c)),
         total_waf: flash
             .filter(|_| record_bytes > 0)
             .map(|c| c.flash_bytes() as f64 / record_bytes as f64),
@@ -311,23 +325,22 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
 }
 
 /// Flash bytes per operation by what wrote them, the parts in [`BREAKDOWN_PARTS`] order
-/// adding up to the row's flash B/op. Wafer counts its writes by purpose; the filesystem's
-/// part is what the device received beyond them (0 when the page cache absorbed more than
-/// ext4 added), SSD GC what the flash programmed beyond the device's writes (GC copies and
-/// padding). The other engines' writes are one part: their counters do not split them.
+/// adding up to the row's flash B/op. Wafer counts its writes by purpose, RocksDB by file
+/// kind (its tickers: WAL, SST, blob files); the filesystem's part is what the device received
+/// beyond them (0 when the page cache absorbed more than ext4 added: then the engine's parts
+/// are scaled down to the device's bytes), SSD GC what the flash programmed beyond the
+/// device's writes (GC copies and padding). Engines that count nothing by kind are one part.
 fn breakdown(
     engine: EngineKind,
-    own: &CounterSnapshot,
+    m: &Measured,
     flash: &Counters,
-    ops: u64,
 ) -> std::collections::BTreeMap<String, f64> {
-    let per_op = |bytes: u64| if ops == 0 { 0.0 } else { bytes as f64 / ops as f64 };
+    let ops = m.ops;
+    let per_op = |bytes: f64| if ops == 0 { 0.0 } else { bytes / ops as f64 };
     let device = flash.host_write_bytes;
+    let own = &m.engine;
     let mut parts: Vec<(&str, u64)> = if engine.is_wafer() {
         let pages = own.user_bytes + own.padding_bytes + own.doublewrite_bytes;
-        let mine =
-            [own.wal_bytes, pages, own.gc_copy_bytes, own.compensation_bytes].iter().sum::<u64>()
-                + own.metadata_bytes;
         vec![
             ("wal", own.wal_bytes),
             ("user pages", pages),
@@ -337,20 +350,32 @@ fn breakdown(
             ("db gc", own.gc_copy_bytes),
             ("compensation", own.compensation_bytes),
             ("metadata", own.metadata_bytes),
-            ("filesystem", device.saturating_sub(mine)),
         ]
     } else {
-        vec![("engine + filesystem", device)]
+        m.kinds.clone()
     };
-    parts.push(("ssd gc", flash.flash_bytes().saturating_sub(device)));
-    parts.into_iter().map(|(k, v)| (k.to_string(), per_op(v))).collect()
+    let mine: u64 = parts.iter().map(|(_, v)| v).sum();
+    let mut out: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
+    if parts.is_empty() {
+        out.insert("engine + filesystem".into(), per_op(device as f64));
+    } else {
+        let scale = if mine > device { device as f64 / mine as f64 } else { 1.0 };
+        for (k, v) in parts.drain(..) {
+            out.insert(k.into(), per_op(v as f64 * scale));
+        }
+        out.insert("filesystem".into(), per_op(device.saturating_sub(mine) as f64));
+    }
+    out.insert("ssd gc".into(), per_op(flash.flash_bytes().saturating_sub(device) as f64));
+    out
 }
 
 /// The order the breakdown's parts stack in (charts, tables).
-pub const BREAKDOWN_PARTS: [&str; 9] = [
+pub const BREAKDOWN_PARTS: [&str; 11] = [
     "wal",
     "user pages",
     "blobs",
+    "sst",
+    "blob files",
     "db gc",
     "compensation",
     "metadata",

@@ -62,7 +62,34 @@ c_api!(RocksApi {
     fn rocksdb_options_set_enable_blob_gc(Opaque, c_uchar) -> ();
     fn rocksdb_options_set_blob_gc_age_cutoff(Opaque, f64) -> ();
     fn rocksdb_flush_wal(Opaque, c_uchar, Err) -> ();
+    fn rocksdb_options_enable_statistics(Opaque) -> ();
+    fn rocksdb_options_statistics_get_string(Opaque) -> *mut c_char;
 });
+
+/// RocksDB's tickers of bytes written, by the files they went to (`statistics.h`).
+const WAL_BYTES: &str = "rocksdb.wal.bytes";
+const FLUSH_BYTES: &str = "rocksdb.flush.write.bytes";
+const COMPACT_BYTES: &str = "rocksdb.compact.write.bytes";
+const BLOB_BYTES: &str = "rocksdb.blobdb.blob.file.bytes.written";
+
+/// A ticker's count in `rocksdb_options_statistics_get_string`'s text (`NAME COUNT : N`).
+fn ticker(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let rest = l.trim().strip_prefix(name)?;
+            rest.trim().strip_prefix("COUNT :")?.trim().parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// Bytes written by file kind from the statistics text: the WAL; blob files; SSTs as flush
+/// and compaction writes less the blob bytes (a flush or compaction job's write ticker counts
+/// every file the job writes, blob files included).
+pub(crate) fn written_by_kind(text: &str) -> Vec<(&'static str, u64)> {
+    let blob = ticker(text, BLOB_BYTES);
+    let jobs = ticker(text, FLUSH_BYTES) + ticker(text, COMPACT_BYTES);
+    vec![("wal", ticker(text, WAL_BYTES)), ("sst", jobs.saturating_sub(blob)), ("blob files", blob)]
+}
 
 /// Integrated BlobDB's garbage collection: blobs in the oldest quarter of the blob files are
 /// rewritten when compaction meets them (RocksDB's default cutoff, its wiki's starting point).
@@ -143,6 +170,8 @@ impl RocksPeer {
             );
             (api.rocksdb_block_based_options_set_cache_index_and_filter_blocks)(t, 1);
             (api.rocksdb_options_set_block_based_table_factory)(o, t);
+            // Tickers of bytes by file kind, for the rows' drilldown.
+            (api.rocksdb_options_enable_statistics)(o);
             if blobs {
                 (api.rocksdb_options_set_enable_blob_files)(o, 1);
                 (api.rocksdb_options_set_min_blob_size)(o, u64::from(setup.blob_threshold_bytes));
@@ -179,6 +208,7 @@ impl RocksPeer {
             "wal": "on, in the database directory",
             "direct_reads_and_flush": setup.direct_io,
             "sync_each_write": setup.durability == Durability::Sync,
+            "statistics": "on (bytes written by file kind for the drilldown)",
             "blob_files": blobs.then(|| serde_json::json!({
                 "enable_blob_files": true,
                 "min_blob_size": setup.blob_threshold_bytes,
@@ -329,6 +359,19 @@ impl KvTarget for RocksPeer {
 impl Peer for RocksPeer {
     fn target(&self) -> &dyn KvTarget {
         self
+    }
+
+    fn written_by_kind(&self) -> Vec<(&'static str, u64)> {
+        // SAFETY: options live until drop; the text is malloc'ed by RocksDB (or null).
+        let p = unsafe { (self.api.rocksdb_options_statistics_get_string)(self.options) };
+        if p.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: a NUL-terminated string from RocksDB, freed after the copy.
+        let text = unsafe { text_of(p, "") };
+        // SAFETY: allocated by RocksDB.
+        unsafe { (self.api.rocksdb_free)(p.cast()) };
+        written_by_kind(&text)
     }
 
     /// The WAL written and synced (memtables' data is in it; flushes and compactions sync

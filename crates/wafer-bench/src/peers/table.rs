@@ -174,8 +174,8 @@ fn breakdown_table(report: &PeersReport) -> String {
     }
     let parts = breakdown_parts(&rows);
     let mut out = format!(
-        "\nFlash bytes per operation by writer (round 0; Wafer by its own purposes, the others' \
-         files as one):\n\n| phase | dist | device | engine | {} |\n|---|---|---|---|{}\n",
+        "\nFlash bytes per operation by writer (round 0; Wafer by its own purposes, RocksDB by \
+         file kind from its statistics, the others' files as one):\n\n| phase | dist | device | engine | {} |\n|---|---|---|---|{}\n",
         parts.join(" | "),
         "--:|".repeat(parts.len())
     );

@@ -218,3 +218,17 @@ fn an_engine_out_of_space_is_tried_at_lower_shares() {
     assert!(harness::out_of_space(&full));
     assert!(!harness::out_of_space(&PeerError::Config("killed".into())));
 }
+
+/// RocksDB's statistics text gives its bytes by file kind: SSTs are the flush and compaction
+/// jobs' bytes less the blob files' (the jobs' tickers count every file they write).
+#[test]
+fn rocksdb_statistics_give_bytes_by_file_kind() {
+    let text = "rocksdb.block.cache.miss COUNT : 5\n\
+                rocksdb.wal.bytes COUNT : 1000\n\
+                rocksdb.flush.write.bytes COUNT : 700\n\
+                rocksdb.compact.write.bytes COUNT : 500\n\
+                rocksdb.blobdb.blob.file.bytes.written COUNT : 400\n";
+    let kinds = rocksdb::written_by_kind(text);
+    assert_eq!(kinds, vec![("wal", 1000), ("sst", 800), ("blob files", 400)]);
+    assert_eq!(rocksdb::written_by_kind(""), vec![("wal", 0), ("sst", 0), ("blob files", 0)]);
+}

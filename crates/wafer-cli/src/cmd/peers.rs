@@ -72,7 +72,7 @@ pub struct PeersArgs {
     value_size: Vec<u32>,
     /// Values of at least this many bytes go to blob files: RocksDB's min_blob_size in the
     /// rocksdb-blob engine and, in a raw Wafer row given a bare `blob_threshold`, Wafer's
-    /// [default: 1024].
+    /// [default: 512].
     #[arg(long, value_name = "BYTES")]
     blob_threshold: Option<u32>,
     /// The Wafer rows on the raw served device (engine wafer-raw), replacing the default
