@@ -399,7 +399,7 @@ pub struct Row {
 }
 
 /// The whole comparison.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PeersReport {
     pub schema: String,
     pub version: u32,

@@ -105,6 +105,11 @@ pub struct PeersArgs {
     /// Keep the engines' files.
     #[arg(long)]
     keep: bool,
+    /// Run nothing: read the JSON of earlier runs (a report, or several value sizes' reports;
+    /// repeatable, e.g. one file per value size) and write their tables and charts, the chart
+    /// over value sizes included when they differ.
+    #[arg(long, value_name = "FILE")]
+    replot: Vec<PathBuf>,
     /// JSON: every row, the configuration and each engine's settings; charts: STEM-ops,
     /// STEM-host-write.
     #[command(flatten)]
@@ -213,6 +218,10 @@ pub fn worker() -> Result<(), CliError> {
 
 pub fn run(args: &PeersArgs) -> Result<(), CliError> {
     args.out.check()?;
+    if !args.replot.is_empty() {
+        let runs = read_reports(&args.replot)?;
+        return write_outputs(args, &runs, false);
+    }
     let base = args.config()?;
     let sizes = if args.value_size.is_empty() {
         vec![base.value_size_bytes]
@@ -231,16 +240,47 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
         eprintln!("peers: {}", config.describe());
         runs.push((size, run_one(args, &config)?));
     }
+    write_outputs(args, &runs, true)
+}
+
+/// Reports saved by earlier runs: a report, or a value-size sweep's reports, per file; each
+/// with the value size its configuration states.
+fn read_reports(paths: &[PathBuf]) -> Result<Vec<(u32, harness::PeersReport)>, CliError> {
+    let mut runs = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        let value: serde_json::Value = serde_json::from_str(&text)?;
+        let reports = match value.get("runs").and_then(|r| r.as_array()) {
+            Some(all) => all.iter().filter_map(|r| r.get("report").cloned()).collect(),
+            None => vec![value],
+        };
+        for r in reports {
+            let report: harness::PeersReport = serde_json::from_value(r)?;
+            let size = report.config["value_size_bytes"].as_u64().unwrap_or(0);
+            runs.push((u32::try_from(size).unwrap_or(u32::MAX), report));
+        }
+    }
+    Ok(runs)
+}
+
+/// The tables, JSON (`json`: when the reports were measured now) and charts of `runs`; an
+/// error listing every failure, after the outputs are written.
+fn write_outputs(
+    args: &PeersArgs,
+    runs: &[(u32, harness::PeersReport)],
+    json: bool,
+) -> Result<(), CliError> {
     let several = runs.len() > 1;
     let mut table = String::new();
-    for (size, report) in &runs {
+    for (size, report) in runs {
         if several {
             table.push_str(&format!("\n### {size}-byte values\n\n"));
         }
         table.push_str(&peers::table::markdown(report));
     }
     print!("{table}");
-    if let Some(path) = &args.out.json {
+    if let Some(path) = args.out.json.as_ref().filter(|_| json) {
         let text = if several {
             let all: Vec<_> = runs
                 .iter()
@@ -260,7 +300,7 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
         super::write_file(path, table.as_bytes())?;
     }
     if let Some(stem) = &args.out.plots {
-        write_charts(&runs, stem)?;
+        write_charts(runs, stem)?;
     }
     let failures: Vec<String> = runs
         .iter()
