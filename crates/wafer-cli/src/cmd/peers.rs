@@ -117,6 +117,24 @@ pub struct PeersArgs {
 }
 
 impl PeersArgs {
+    /// The first value size (the run sets each in turn), the blob threshold and the raw rows.
+    fn set_values_and_rows(&self, c: &mut PeersConfig) -> Result<(), CliError> {
+        if let Some(v) = self.value_size.first() {
+            c.value_size_bytes = *v;
+        }
+        if let Some(t) = self.blob_threshold {
+            c.blob_threshold_bytes = t;
+        }
+        if !self.raw_row.is_empty() {
+            c.raw_rows = self
+                .raw_row
+                .iter()
+                .map(|r| peers::raw::RawRow::parse(r))
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(())
+    }
+
     fn config(&self) -> Result<PeersConfig, CliError> {
         let scale = Scale::parse(&self.scale).map_err(CliError)?;
         let dir = self.dir.clone().unwrap_or_else(|| {
@@ -150,19 +168,7 @@ impl PeersArgs {
         if let Some(n) = self.records {
             c.record_count = n;
         }
-        if let Some(v) = self.value_size.first() {
-            c.value_size_bytes = *v;
-        }
-        if let Some(t) = self.blob_threshold {
-            c.blob_threshold_bytes = t;
-        }
-        if !self.raw_row.is_empty() {
-            c.raw_rows = self
-                .raw_row
-                .iter()
-                .map(|r| peers::raw::RawRow::parse(r))
-                .collect::<Result<_, _>>()?;
-        }
+        self.set_values_and_rows(&mut c)?;
         if let Some(cache) = &self.cache {
             c.cache_bytes = wafer_bench::jobs::parse_bytes(cache)?;
         }
