@@ -107,6 +107,34 @@ fn smoke_on_the_emulated_ssd() {
     assert!(wafer_bench::peers::table::markdown(&report).contains("total WAF"));
 }
 
+/// Wafer on the raw served device: its rows' device bytes are the data and WAL devices'
+/// together, with no filesystem part; aligned NoWA keeps the SSD's own GC from copying; the
+/// settings carry both devices' final counters and the engine options it ran with.
+#[test]
+fn a_raw_row_runs_on_the_served_device_without_a_filesystem() {
+    if unavailable().is_some() {
+        return;
+    }
+    let mut c = config("raw", vec![EngineKind::WaferRaw], EmuSpace::DEFAULT, 0.0);
+    c.emu_write_phases = Some(WriteVolume { capacities: 0.05, limit: Duration::from_secs(20) });
+    let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
+    assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(report.rows.len(), 1 + c.workloads.len() * c.distributions.len());
+    let settings = &report.engines["wafer-raw-nowa on emu:ent"];
+    assert!(settings["emu_wal_device_totals"]["flash_bytes"].as_u64().unwrap() > 0, "{settings}");
+    let options = settings["raw_engine_options"].to_string();
+    assert!(options.contains("nowa=true") && options.contains("gc_unit_bytes="), "{options}");
+    for r in report.rows.iter().filter(|r| r.phase != "ycsb-c") {
+        assert_eq!(r.engine, "wafer-raw-nowa");
+        let b = r.flash_breakdown.as_ref().unwrap();
+        assert!(b["wal"] > 0.0 && b["filesystem"] < 1.0, "{r:?}");
+        let sum: f64 = b.values().sum();
+        assert!((sum / r.flash_bytes_per_op.unwrap() - 1.0).abs() < 0.05, "{r:?}");
+        assert!(r.ssd_waf.unwrap() <= 1.05, "{r:?}");
+    }
+}
+
 /// Every engine's process aborts (SIGABRT, as Debian's librocksdb did near a full device)
 /// after its second row, with its files open on the emulated SSD: each is a failure with the
 /// signal and its log, the rows before it are kept, the next engine still runs, and every

@@ -91,6 +91,11 @@ fn smoke_rocksdb() {
 }
 
 #[test]
+fn smoke_rocksdb_blob() {
+    smoke(EngineKind::RocksDbBlob);
+}
+
+#[test]
 fn smoke_lmdb() {
     smoke(EngineKind::Lmdb);
 }

@@ -138,7 +138,7 @@ impl EmuDevice {
     /// the open ones are then a few percent of the device, as on the preset's 4 GiB, not most
     /// of its over-provisioning (a 400 MiB `ent` device of 16 MiB superblocks had 7 blocks per
     /// chip at least, and 4 of its 28 superblocks held back).
-    fn config_holding(&self, want: u64) -> Result<Config, PeerError> {
+    pub(crate) fn config_holding(&self, want: u64) -> Result<Config, PeerError> {
         let want = want.max(LOGICAL_MIN_BYTES);
         let mut config = self.config.clone();
         let mut best = None;
@@ -202,8 +202,9 @@ const EXT4_USABLE_SHARE: f64 = 0.98;
 const EXT4_JOURNAL_BYTES: u64 = 16 << 20;
 
 impl EmuSpace {
-    /// The default: each engine's files at their peak take 80% of its device's filesystem.
-    pub const DEFAULT: EmuSpace = EmuSpace::Own(0.8);
+    /// The default: each engine's files at their peak take 90% of its device's filesystem
+    /// (000's fill; a raw Wafer row: its records' pages 90% of its zone space, Table 1's).
+    pub const DEFAULT: EmuSpace = EmuSpace::Own(0.9);
 
     /// `own:SHARE`, `dataset:FACTOR` or `preset`.
     pub fn parse(text: &str) -> Result<EmuSpace, PeerError> {
@@ -274,6 +275,8 @@ pub(crate) struct Staged {
     // Field order is drop order: the filesystem before the device under it.
     fs: Option<LoopFs>,
     server: ServerChild,
+    /// A raw row's WAL device.
+    wal_server: Option<ServerChild>,
     view: EmuView,
 }
 
@@ -291,9 +294,50 @@ impl Staged {
         let fs_dir = dir.join("fs");
         let fs = LoopFs::create(&server.device_path(), &fs_dir).map_err(emu_error)?;
         let capacity_bytes = config.layout().logical_blocks * flashemu::LBA_BYTES;
-        let view =
-            EmuView { fs_dir, stats_path: server.stats_path(), fill: device.fill, capacity_bytes };
-        Ok(Staged { fs: Some(fs), server, view })
+        let view = EmuView {
+            fs_dir,
+            stats_path: server.stats_path(),
+            fill: device.fill,
+            capacity_bytes,
+            wal_stats_path: None,
+        };
+        Ok(Staged { fs: Some(fs), server, wal_server: None, view })
+    }
+
+    /// Two fresh devices under `dir`, no filesystem: data (DIR/emu/ssd) and WAL
+    /// (DIR/wal/emu/ssd), for a raw row. The view's counters are both devices' together; its
+    /// capacity the data device's.
+    pub(crate) fn create_raw(
+        data: &Config,
+        wal: &Config,
+        exe: &Path,
+        dir: &Path,
+    ) -> Result<Staged, PeerError> {
+        let spawn = |config: &Config, at: &Path| {
+            ServerChild::spawn(exe, &["emu", "serve"], config, at, SERVER_READY_TIMEOUT)
+                .map_err(emu_error)
+        };
+        let server = spawn(data, dir)?;
+        let wal_server = spawn(wal, &dir.join("wal"))?;
+        let view = EmuView {
+            // Nothing to sync (the served file is opened for direct I/O): the engine's own
+            // directory, whose usage is the settings' only use of it.
+            fs_dir: dir.join("db"),
+            stats_path: server.stats_path(),
+            fill: 0.0,
+            // Both devices' writes count towards a phase's volume: so do both capacities.
+            capacity_bytes: logical_bytes(data) + logical_bytes(wal),
+            wal_stats_path: Some(wal_server.stats_path()),
+        };
+        Ok(Staged { fs: None, server, wal_server: Some(wal_server), view })
+    }
+
+    pub(crate) fn device_path(&self) -> PathBuf {
+        self.server.device_path()
+    }
+
+    pub(crate) fn wal_device_path(&self) -> Option<PathBuf> {
+        self.wal_server.as_ref().map(ServerChild::device_path)
     }
 
     /// What the engine's process needs of the device.
@@ -305,18 +349,22 @@ impl Staged {
     /// stuck in one can exit.
     pub(crate) fn kill_server(&mut self) {
         self.server.kill();
+        if let Some(wal) = self.wal_server.as_mut() {
+            wal.kill();
+        }
     }
 
     /// Unmounts the filesystem (lazily if something still holds it), detaches the loop
-    /// device and stops the server; returns its final counters.
-    pub(crate) fn destroy(mut self) -> Result<Stats, PeerError> {
+    /// device and stops the servers; returns their final counters (data, WAL).
+    pub(crate) fn destroy(mut self) -> Result<(Stats, Option<Stats>), PeerError> {
         let fs_done = match self.fs.take() {
             Some(fs) => fs.destroy().map_err(emu_error),
             None => Ok(()),
         };
+        let wal = self.wal_server.take().map(|w| w.stop(SERVER_STOP_TIMEOUT).map_err(emu_error));
         let stats = self.server.stop(SERVER_STOP_TIMEOUT).map_err(emu_error);
         fs_done?;
-        stats
+        Ok((stats?, wal.transpose()?))
     }
 }
 
@@ -326,8 +374,12 @@ pub(crate) struct EmuView {
     pub fs_dir: PathBuf,
     pub stats_path: PathBuf,
     pub fill: f64,
-    /// The device's logical bytes: the unit of a write phase's volume.
+    /// The device's logical bytes (a raw row's: both devices'): the unit of a write phase's
+    /// volume.
     pub capacity_bytes: u64,
+    /// A raw row's WAL device: its counters add to the data device's.
+    #[serde(default)]
+    pub wal_stats_path: Option<PathBuf>,
 }
 
 impl EmuView {
@@ -338,25 +390,42 @@ impl EmuView {
 
     /// The device's counters once everything the filesystem holds dirty has reached it.
     pub(crate) fn counters(&self) -> Result<Counters, PeerError> {
-        sync_fs(&self.fs_dir)?;
+        // A raw row writes the served files directly (FUSE direct I/O): nothing to flush.
+        if self.wal_stats_path.is_none() {
+            sync_fs(&self.fs_dir)?;
+        }
         self.counters_now()
     }
 
-    /// The bytes the device has received from the host so far, without a sync: what the
-    /// kernel has written back by now (a write phase's volume, read every 100 ms).
-    pub(crate) fn device_write_bytes(&self) -> Result<u64, PeerError> {
-        Ok(self.counters_now()?.host_write_bytes)
+    /// A raw row: the devices under the engine, not the host's filesystem.
+    pub(crate) fn is_raw(&self) -> bool {
+        self.wal_stats_path.is_some()
+    }
+
+    /// The counters now, without a sync: what the kernel has written back by now (a write
+    /// phase's volume, read every 100 ms).
+    pub(crate) fn counters_unsynced(&self) -> Result<Counters, PeerError> {
+        self.counters_now()
     }
 
     fn counters_now(&self) -> Result<Counters, PeerError> {
-        let text = std::fs::read_to_string(&self.stats_path)
-            .map_err(|e| PeerError::io(&self.stats_path, e))?;
-        let stats = Stats::from_json(&text).map_err(emu_error)?;
-        Ok(stats.counters)
+        let read = |path: &Path| -> Result<Counters, PeerError> {
+            let text = std::fs::read_to_string(path).map_err(|e| PeerError::io(path, e))?;
+            Ok(Stats::from_json(&text).map_err(emu_error)?.counters)
+        };
+        let data = read(&self.stats_path)?;
+        match &self.wal_stats_path {
+            Some(wal) => Ok(plus(&data, &read(wal)?)),
+            None => Ok(data),
+        }
     }
 
-    /// (total, used) bytes of the filesystem.
+    /// (total, used) bytes of the filesystem; a raw row's: the data device's capacity and
+    /// what its engine reports through its own settings (0 here).
     pub(crate) fn usage(&self) -> Result<(u64, u64), PeerError> {
+        if self.is_raw() {
+            return Ok((self.capacity_bytes, 0));
+        }
         let space = fs_space(&self.fs_dir)?;
         Ok((space.total_bytes, space.used_bytes))
     }
@@ -386,6 +455,46 @@ impl EmuView {
         file.sync_all().map_err(|e| PeerError::io(&path, e))?;
         Ok(written)
     }
+}
+
+/// A device's logical bytes.
+pub(crate) fn logical_bytes(config: &Config) -> u64 {
+    config.layout().logical_blocks * flashemu::LBA_BYTES
+}
+
+/// Two devices' counters together (the byte and event counts; the histogram and per-stream
+/// bytes element by element).
+fn plus(a: &Counters, b: &Counters) -> Counters {
+    let mut sum = a.clone();
+    for (x, y) in [
+        (&mut sum.host_write_bytes, b.host_write_bytes),
+        (&mut sum.host_read_bytes, b.host_read_bytes),
+        (&mut sum.host_trim_bytes, b.host_trim_bytes),
+        (&mut sum.flash_host_bytes, b.flash_host_bytes),
+        (&mut sum.flash_gc_bytes, b.flash_gc_bytes),
+        (&mut sum.flash_pad_bytes, b.flash_pad_bytes),
+        (&mut sum.gc_copied_blocks, b.gc_copied_blocks),
+        (&mut sum.gc_invocations, b.gc_invocations),
+        (&mut sum.gc_victims, b.gc_victims),
+        (&mut sum.block_erases, b.block_erases),
+        (&mut sum.superblock_erases, b.superblock_erases),
+        (&mut sum.cw_raw_bytes, b.cw_raw_bytes),
+        (&mut sum.cw_stored_bytes, b.cw_stored_bytes),
+        (&mut sum.cw_passthrough_chunks, b.cw_passthrough_chunks),
+        (&mut sum.dr_raw_bytes, b.dr_raw_bytes),
+    ] {
+        *x += y;
+    }
+    for (x, y) in sum.victim_valid_hist.iter_mut().zip(b.victim_valid_hist) {
+        *x += y;
+    }
+    for (i, y) in b.stream_host_bytes.iter().enumerate() {
+        match sum.stream_host_bytes.get_mut(i) {
+            Some(x) => *x += y,
+            None => sum.stream_host_bytes.push(*y),
+        }
+    }
+    sum
 }
 
 /// `syncfs` of the filesystem holding `dir`: its dirty data and metadata reach the device.

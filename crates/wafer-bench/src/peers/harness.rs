@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::emu_device::{describe_config, EmuDevice, EmuSpace, Staged};
+use super::emu_device::{describe_config, logical_bytes, EmuDevice, EmuSpace, Staged};
+use super::raw::{self, RawJob, RawRow};
 use super::worker::{self, WorkerJob};
 use super::{Durability, EngineKind, PeerError, PeerSetup};
 use crate::dist::Distribution;
@@ -17,6 +18,14 @@ pub const PEERS_SCHEMA: &str = "wafer-bench/peers";
 pub const PEERS_VERSION: u32 = 3;
 /// Bound on rounds: each runs every engine through every phase.
 pub const ROUNDS_MAX: u32 = 100;
+/// Values of at least this many bytes go to blob files where an engine has them: RocksDB's
+/// `min_blob_size` in `rocksdb-blob` and Wafer's `blob_threshold` in a raw blob row, one
+/// figure for both. 512: YCSB's 1000-byte values (and 4000-byte ones) go out of line, as a
+/// user picking BlobDB to cut write amplification at 1 KB values would set it; 100-byte
+/// values stay inline, where separating them would cost an extra read for little gain.
+pub const BLOB_THRESHOLD_BYTES_DEFAULT: u32 = 512;
+/// The largest value any run asks for: each engine then says whether it can hold it.
+pub const VALUE_BYTES_MAX: u32 = 1 << 20;
 
 /// Preset sizes of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +75,9 @@ impl Scale {
             Scale::Small => (200_000, 24 << 20, Stop::Duration(Duration::from_secs(15))),
             Scale::Full => (1_000_000, 128 << 20, Stop::Duration(Duration::from_secs(60))),
         };
-        let volume = |limit_s| WriteVolume { capacities: 1.0, limit: Duration::from_secs(limit_s) };
+        // Two capacities per write phase: the device's GC has turned every block over at
+        // least once before the phase's second half, the steady state rows report.
+        let volume = |limit_s| WriteVolume { capacities: 2.0, limit: Duration::from_secs(limit_s) };
         let emu_write_phases = match self {
             Scale::Tiny => None,
             Scale::Small => Some(volume(45)),
@@ -95,6 +106,8 @@ impl Scale {
             wafer_exe: None,
             phase_timeout: self.phase_timeout(),
             fault: None,
+            raw_rows: RawRow::defaults(),
+            blob_threshold_bytes: BLOB_THRESHOLD_BYTES_DEFAULT,
         }
     }
 }
@@ -193,6 +206,12 @@ pub struct PeersConfig {
     pub phase_timeout: Duration,
     /// Tests of the harness only: every worker stages this failure.
     pub fault: Option<super::worker::WorkerFault>,
+    /// The Wafer rows on the raw served device (engine `wafer-raw`), each its own row.
+    #[serde(default = "RawRow::defaults")]
+    pub raw_rows: Vec<RawRow>,
+    /// See [`BLOB_THRESHOLD_BYTES_DEFAULT`].
+    #[serde(default = "blob_threshold_default")]
+    pub blob_threshold_bytes: u32,
 }
 
 impl PeersConfig {
@@ -217,11 +236,15 @@ impl PeersConfig {
         if self.record_count < 2 || self.cache_bytes < (64 << 10) {
             return bad("need at least 2 records and a 64 KiB cache".into());
         }
-        if !(1..=wafer::page::node::MAX_VALUE_BYTES as u32).contains(&self.value_size_bytes) {
-            return bad(format!(
-                "value size must be in 1..={} (Wafer's largest value)",
-                wafer::page::node::MAX_VALUE_BYTES
-            ));
+        // Per engine beyond this: an engine that cannot hold the values is a named failure
+        // in its rows (`EngineKind::value_size_refusal`), the others run.
+        if !(1..=VALUE_BYTES_MAX).contains(&self.value_size_bytes) {
+            return bad(format!("value size must be in 1..={VALUE_BYTES_MAX} bytes"));
+        }
+        if let Some(dup) = self.raw_rows.iter().enumerate().find_map(|(i, r)| {
+            self.raw_rows[..i].iter().any(|o| o.name == r.name).then_some(&r.name)
+        }) {
+            return bad(format!("raw row {dup} given twice"));
         }
         if self.wafer_exe.is_none() {
             return bad("each engine runs in a worker process (`wafer bench peers-worker`, so \
@@ -264,6 +287,8 @@ impl PeersConfig {
             value_size_bytes: self.value_size_bytes,
             key_bytes: self.key_bytes(),
             direct_io: self.direct_io,
+            blob_threshold_bytes: self.blob_threshold_bytes,
+            raw: None,
         }
     }
 
@@ -308,12 +333,19 @@ impl PeersConfig {
             "load_batch": self.load_batch,
             "isolation": "a worker process per engine",
             "phase_timeout_s": self.phase_timeout.as_secs(),
+            "raw_rows": self.raw_rows,
+            "raw_base_options": raw::RAW_BASE,
+            "blob_threshold_bytes": self.blob_threshold_bytes,
         })
     }
 }
 
 fn one() -> u32 {
     1
+}
+
+fn blob_threshold_default() -> u32 {
+    BLOB_THRESHOLD_BYTES_DEFAULT
 }
 
 /// One engine in one phase of one round.
@@ -352,10 +384,22 @@ pub struct Row {
     /// per insert, update or read-modify-write): everything between the user's bytes and the
     /// flash, the engine, filesystem and SSD together. None in a phase that writes no record.
     pub total_waf: Option<f64>,
+    /// Emulated SSD, write phases ended by volume: flash bytes per operation over the last
+    /// half of the phase's writes (from when the device had received half the volume): the
+    /// steady state, beside the whole phase's `flash_bytes_per_op`.
+    #[serde(default)]
+    pub steady_flash_bytes_per_op: Option<f64>,
+    /// SSD WAF over the same last half.
+    #[serde(default)]
+    pub steady_ssd_waf: Option<f64>,
+    /// Emulated SSD only: the row's flash B/op by what wrote it (see
+    /// `phases::BREAKDOWN_PARTS`).
+    #[serde(default)]
+    pub flash_breakdown: Option<std::collections::BTreeMap<String, f64>>,
 }
 
 /// The whole comparison.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PeersReport {
     pub schema: String,
     pub version: u32,
@@ -398,8 +442,38 @@ pub fn run(
     outcome.map(|()| report)
 }
 
+/// What makes one engine's rows on a device: an engine, or one of the raw rows
+/// (`wafer-raw`, on an emulated SSD only).
+#[derive(Debug, Clone)]
+struct Entrant {
+    engine: EngineKind,
+    raw: Option<RawRow>,
+}
+
+impl Entrant {
+    fn name(&self) -> &str {
+        self.raw.as_ref().map_or(self.engine.name(), |r| &r.name)
+    }
+}
+
+fn entrants(config: &PeersConfig, device: &PeerDevice) -> Vec<Entrant> {
+    let mut out = Vec::new();
+    for &engine in &config.engines {
+        match (engine, device) {
+            // A file has no device under it to run raw on.
+            (EngineKind::WaferRaw, PeerDevice::File) => {}
+            (EngineKind::WaferRaw, PeerDevice::Emu(_)) => {
+                out.extend(config.raw_rows.iter().map(|r| Entrant { engine, raw: Some(r.clone()) }))
+            }
+            _ => out.push(Entrant { engine, raw: None }),
+        }
+    }
+    out
+}
+
 /// Every round: each device, each engine in its own fresh directory (and, on an emulated
-/// SSD, its own fresh device), removed after it unless `keep`.
+/// SSD, its own fresh device), removed after it unless `keep`. An engine that cannot hold
+/// the run's values is a failure named without running it.
 fn run_rounds(
     config: &PeersConfig,
     report: &mut PeersReport,
@@ -407,15 +481,26 @@ fn run_rounds(
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<(), PeerError> {
     for round in 0..config.rounds {
-        let n = config.engines.len();
         for (d, device) in config.devices.iter().enumerate() {
+            let list = entrants(config, device);
+            let n = list.len();
             for i in 0..n {
-                let engine = config.engines[(i + round as usize) % n];
+                let entrant = &list[(i + round as usize) % n];
+                let failure = |e: &dyn std::fmt::Display| {
+                    format!("{} on {}, round {round}: {e}", entrant.name(), device.name())
+                };
+                let refusal = entrant
+                    .engine
+                    .value_size_refusal(config.value_size_bytes, entrant.raw.as_ref());
+                if let Some(why) = refusal {
+                    report.failures.push(failure(&why));
+                    continue;
+                }
                 let dir = config
                     .dir
                     .join(format!("round-{round}"))
                     .join(format!("{d}-{}", device.name().replace(':', "-")))
-                    .join(engine.name());
+                    .join(entrant.name());
                 if dir.exists() {
                     return Err(PeerError::Config(format!(
                         "{} exists; the harness needs fresh directories (remove it)",
@@ -423,12 +508,9 @@ fn run_rounds(
                     )));
                 }
                 std::fs::create_dir_all(&dir).map_err(|e| PeerError::io(&dir, e))?;
-                let outcome = run_on_device(config, device, engine, round, &dir, progress, {
-                    &mut |row: &Row| {
-                        on_row(row);
-                        report.rows.push(row.clone());
-                    }
-                });
+                let (rows, outcome) =
+                    run_at_highest_share(config, device, entrant, round, &dir, progress, on_row);
+                report.rows.extend(rows);
                 if !config.keep {
                     // Best effort: a leftover directory costs disk, not correctness.
                     let _ = std::fs::remove_dir_all(&dir);
@@ -438,14 +520,10 @@ fn run_rounds(
                 }
                 match outcome {
                     Ok(settings) => {
-                        report.engines.insert(settings_key(engine, device), settings);
+                        report.engines.insert(settings_key(entrant.name(), device), settings);
                     }
                     Err(e @ PeerError::Missing { .. }) => return Err(e),
-                    Err(e) => report.failures.push(format!(
-                        "{} on {}, round {round}: {e}",
-                        engine.name(),
-                        device.name()
-                    )),
+                    Err(e) => report.failures.push(failure(&e)),
                 }
             }
         }
@@ -453,12 +531,94 @@ fn run_rounds(
     Ok(())
 }
 
+/// Under `own:SHARE`, an engine that runs out of space on its device is run again on a fresh
+/// device at a share this much lower, down to [`SHARE_MIN`]: the highest share it survives is
+/// its result (its settings state it and the shares that failed).
+const SHARE_STEP: f64 = 0.1;
+const SHARE_MIN: f64 = 0.5;
+
+/// The shares an engine's device is tried at (None: the device as configured, once).
+pub(crate) fn shares(device: &PeerDevice) -> Vec<Option<f64>> {
+    match device {
+        PeerDevice::Emu(emu) => match emu.space {
+            EmuSpace::Own(share) => {
+                let steps = ((share - SHARE_MIN) / SHARE_STEP + 1e-9).floor().max(0.0) as u32;
+                (0..=steps).map(|i| Some(share - f64::from(i) * SHARE_STEP)).collect()
+            }
+            _ => vec![None],
+        },
+        PeerDevice::File => vec![None],
+    }
+}
+
+/// An engine's error that says its device was full (the kernel's ENOSPC text, Wafer's own).
+pub(crate) fn out_of_space(e: &PeerError) -> bool {
+    let text = e.to_string();
+    ["No space left", "out of space", "ENOSPC"].iter().any(|m| text.contains(m))
+}
+
+/// [`run_on_device`] at the highest share of [`shares`] the engine survives; the rows of the
+/// attempt that counts (every attempt's are shown live).
+fn run_at_highest_share(
+    config: &PeersConfig,
+    device: &PeerDevice,
+    entrant: &Entrant,
+    round: u32,
+    dir: &std::path::Path,
+    progress: &mut dyn Progress,
+    on_row: &mut dyn FnMut(&Row),
+) -> (Vec<Row>, Result<serde_json::Value, PeerError>) {
+    let tries = shares(device);
+    let mut failed: Vec<String> = Vec::new();
+    for (i, share) in tries.iter().enumerate() {
+        let at = match (device, share) {
+            (PeerDevice::Emu(emu), Some(s)) => {
+                PeerDevice::Emu(Box::new(EmuDevice { space: EmuSpace::Own(*s), ..(**emu).clone() }))
+            }
+            _ => device.clone(),
+        };
+        if i > 0 {
+            // A fresh directory for the attempt (the failed one's files and mounts are gone).
+            let _ = std::fs::remove_dir_all(dir);
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return (Vec::new(), Err(PeerError::io(dir, e)));
+            }
+        }
+        let mut rows = Vec::new();
+        let outcome = run_on_device(config, &at, entrant, round, dir, progress, &mut |r| {
+            on_row(r);
+            rows.push(r.clone());
+        });
+        let share_text = share.map_or_else(String::new, |s| format!("{s:.2}"));
+        match outcome {
+            Err(e) if i + 1 < tries.len() && out_of_space(&e) => {
+                failed.push(format!("own:{share_text}: {e}"));
+            }
+            Ok(mut settings) => {
+                if let (Some(map), Some(s)) = (settings.as_object_mut(), share) {
+                    map.insert("emu_share".into(), (*s).into());
+                    map.insert("emu_shares_out_of_space".into(), failed.clone().into());
+                }
+                return (rows, Ok(settings));
+            }
+            Err(e @ PeerError::Missing { .. }) => return (rows, Err(e)),
+            Err(e) if failed.is_empty() => return (rows, Err(e)),
+            Err(e) => {
+                let before = failed.join("; ");
+                let e = PeerError::Config(format!("at own:{share_text}: {e} (before: {before})"));
+                return (rows, Err(e));
+            }
+        }
+    }
+    (Vec::new(), Err(PeerError::Config("no share to run the engine at".into())))
+}
+
 /// Where an engine's settings go in [`PeersReport::engines`]: its name on a file, `ENGINE on
 /// DEVICE` on an emulated SSD (whose settings add the device's size and fill).
-pub fn settings_key(engine: EngineKind, device: &PeerDevice) -> String {
+pub fn settings_key(engine: &str, device: &PeerDevice) -> String {
     match device {
-        PeerDevice::File => engine.name().to_string(),
-        PeerDevice::Emu(d) => format!("{} on {}", engine.name(), d.name),
+        PeerDevice::File => engine.to_string(),
+        PeerDevice::Emu(d) => format!("{engine} on {}", d.name),
     }
 }
 
@@ -468,7 +628,7 @@ pub fn settings_key(engine: EngineKind, device: &PeerDevice) -> String {
 fn run_on_device(
     config: &PeersConfig,
     device: &PeerDevice,
-    engine: EngineKind,
+    entrant: &Entrant,
     round: u32,
     dir: &std::path::Path,
     progress: &mut dyn Progress,
@@ -479,52 +639,103 @@ fn run_on_device(
     };
     // The worker draws no progress bar: rows are reported as they come.
     let _ = progress;
+    let engine = entrant.engine;
     let log = dir.join("worker.log");
-    match device {
-        PeerDevice::File => {
+    let emu = match (device, &entrant.raw) {
+        (PeerDevice::File, _) => {
             let engine_dir = dir.join("db");
             std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e))?;
             let job = WorkerJob::new(config, engine, device.name(), round, &engine_dir, None);
-            worker::run_isolated(exe, &job, config.phase_timeout, &log, None, on_row)
+            return worker::run_isolated(exe, &job, config.phase_timeout, &log, None, on_row);
         }
-        PeerDevice::Emu(emu) => {
-            let footprint = match emu.space {
-                EmuSpace::Own(_) => Some(footprint(config, engine, round, exe, dir)?),
-                _ => None,
-            };
-            let sized = emu.sized_config(config.dataset_bytes(), footprint)?;
-            let mut staged = Staged::create(emu, &sized, exe, dir)?;
-            let view = staged.view().clone();
-            let engine_dir = view.engine_dir();
-            let made =
-                std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e));
-            let outcome = made.and_then(|()| {
-                let job =
-                    WorkerJob::new(config, engine, device.name(), round, &engine_dir, Some(view));
-                worker::run_isolated(
-                    exe,
-                    &job,
-                    config.phase_timeout,
-                    &log,
-                    Some(&mut staged),
-                    on_row,
-                )
-            });
-            let torn_down = staged.destroy();
-            let mut settings = outcome?;
-            let stats = torn_down?;
-            if let Some(map) = settings.as_object_mut() {
-                let described = describe_config(&sized, config.dataset_bytes());
-                map.insert("emu_device".into(), described);
-                map.insert("emu_sizing_footprint_bytes".into(), footprint.into());
-                map.insert(
-                    "emu_device_totals".into(),
-                    serde_json::to_value(&stats).unwrap_or_default(),
-                );
-            }
-            Ok(settings)
+        (PeerDevice::Emu(emu), Some(row)) => {
+            return run_raw(config, emu, row, round, dir, exe, on_row);
         }
+        (PeerDevice::Emu(emu), None) => emu,
+    };
+    let footprint = match emu.space {
+        EmuSpace::Own(_) => Some(footprint(config, engine, round, exe, dir)?),
+        _ => None,
+    };
+    let sized = emu.sized_config(config.dataset_bytes(), footprint)?;
+    let mut staged = Staged::create(emu, &sized, exe, dir)?;
+    let view = staged.view().clone();
+    let engine_dir = view.engine_dir();
+    let made = std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e));
+    let outcome = made.and_then(|()| {
+        let job = WorkerJob::new(config, engine, device.name(), round, &engine_dir, Some(view));
+        worker::run_isolated(exe, &job, config.phase_timeout, &log, Some(&mut staged), on_row)
+    });
+    let torn_down = staged.destroy();
+    let mut settings = outcome?;
+    let (stats, _) = torn_down?;
+    if let Some(map) = settings.as_object_mut() {
+        map.insert("emu_device".into(), describe_config(&sized, config.dataset_bytes()));
+        map.insert("emu_sizing_footprint_bytes".into(), footprint.into());
+        map.insert("emu_device_totals".into(), serde_json::to_value(&stats).unwrap_or_default());
     }
+    Ok(settings)
+}
+
+/// A raw row: two served devices of the preset (data sized by [`raw::plan`], WAL), no
+/// filesystem; the worker opens the served files.
+fn run_raw(
+    config: &PeersConfig,
+    emu: &EmuDevice,
+    row: &RawRow,
+    round: u32,
+    dir: &std::path::Path,
+    exe: &std::path::Path,
+    on_row: &mut dyn FnMut(&Row),
+) -> Result<serde_json::Value, PeerError> {
+    let fill = match emu.space {
+        EmuSpace::Own(share) => share,
+        _ => raw::FILL_DEFAULT,
+    };
+    let plan = raw::plan(emu, config, row, fill)?;
+    let mut staged = Staged::create_raw(&plan.data, &plan.wal, exe, dir)?;
+    let view = staged.view().clone();
+    let engine_dir = dir.join("db");
+    let made = std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e));
+    let outcome = made.and_then(|()| {
+        let mut job = WorkerJob::new(
+            config,
+            EngineKind::WaferRaw,
+            &emu.name,
+            round,
+            &engine_dir,
+            Some(view.clone()),
+        );
+        job.raw = Some(RawJob {
+            row: row.clone(),
+            data_path: staged.device_path(),
+            wal_path: staged.wal_device_path().unwrap_or_default(),
+            data_capacity_bytes: logical_bytes(&plan.data),
+            wal_capacity_bytes: plan.wal_capacity_bytes,
+            engine: plan.engine.clone(),
+        });
+        let log = dir.join("worker.log");
+        worker::run_isolated(exe, &job, config.phase_timeout, &log, Some(&mut staged), on_row)
+    });
+    let torn_down = staged.destroy();
+    let mut settings = outcome?;
+    let (stats, wal_stats) = torn_down?;
+    if let Some(map) = settings.as_object_mut() {
+        let mut described = describe_config(&plan.data, config.dataset_bytes());
+        described["path"] = "Wafer -> served file (FUSE, no filesystem) -> `wafer emu serve` -> \
+                             flashemu; its WAL on a second served device of the preset"
+            .into();
+        map.insert("emu_device".into(), described);
+        map.insert("emu_wal_device".into(), describe_config(&plan.wal, config.dataset_bytes()));
+        map.insert("raw_fill_of_zone_space".into(), plan.fill.into());
+        map.insert("raw_engine_options".into(), plan.engine.clone().into());
+        map.insert("emu_device_totals".into(), serde_json::to_value(&stats).unwrap_or_default());
+        map.insert(
+            "emu_wal_device_totals".into(),
+            serde_json::to_value(&wal_stats).unwrap_or_default(),
+        );
+    }
+    Ok(settings)
 }
 
 /// Updates of each record in the sizing pass. With one, the pass's peak fell 17-28% short of

@@ -258,6 +258,13 @@ impl Peer for LmdbPeer {
     fn target(&self) -> &dyn KvTarget {
         self
     }
+
+    /// MDB_NOSYNC leaves committed pages in the page cache: a forced environment sync.
+    fn sync(&self) -> Result<(), TargetError> {
+        // SAFETY: env is open until drop; mdb_env_sync may run beside transactions.
+        let rc = unsafe { (self.api.mdb_env_sync)(self.env, 1) };
+        lmdb_result(&self.api, "sync", rc).map(|_| ())
+    }
 }
 
 impl Drop for LmdbPeer {

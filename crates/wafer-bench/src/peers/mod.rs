@@ -23,6 +23,7 @@ mod lmdb;
 mod phases;
 mod postgres;
 pub mod procio;
+pub mod raw;
 mod rocksdb;
 pub mod speed;
 pub mod table;
@@ -112,6 +113,11 @@ pub struct PeerSetup {
     pub key_bytes: u32,
     /// Bypass the page cache where the engine can (see [`PeersConfig::direct_io`]).
     pub direct_io: bool,
+    /// Values at least this long go to blob files (RocksDB's `min_blob_size`; Wafer's blob
+    /// rows' `blob_threshold`), see [`PeersConfig::blob_threshold_bytes`].
+    pub blob_threshold_bytes: u32,
+    /// A Wafer raw row: the served device files it opens instead of `dir`.
+    pub raw: Option<raw::RawJob>,
 }
 
 impl PeerSetup {
@@ -129,7 +135,13 @@ pub enum EngineKind {
     WaferOutOfPlace,
     /// Out of place with LZ4 page compression and packing: the best the engine has now.
     WaferBest,
+    /// Wafer on the emulated SSD's served file, no filesystem: each of
+    /// [`PeersConfig::raw_rows`] (skipped on `file`, which has no device under it).
+    WaferRaw,
     RocksDb,
+    /// RocksDB with integrated blob files (BlobDB): values of `min_blob_size` or more in blob
+    /// files, LZ4, blob GC on.
+    RocksDbBlob,
     Lmdb,
     WiredTiger,
     Postgres,
@@ -149,11 +161,13 @@ impl From<EngineKind> for String {
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 7] = [
+    pub const ALL: [EngineKind; 9] = [
         EngineKind::WaferInPlace,
         EngineKind::WaferOutOfPlace,
         EngineKind::WaferBest,
+        EngineKind::WaferRaw,
         EngineKind::RocksDb,
+        EngineKind::RocksDbBlob,
         EngineKind::Lmdb,
         EngineKind::WiredTiger,
         EngineKind::Postgres,
@@ -164,7 +178,9 @@ impl EngineKind {
             EngineKind::WaferInPlace => "wafer-in-place",
             EngineKind::WaferOutOfPlace => "wafer-out-of-place",
             EngineKind::WaferBest => "wafer-oop-lz4",
+            EngineKind::WaferRaw => "wafer-raw",
             EngineKind::RocksDb => "rocksdb",
+            EngineKind::RocksDbBlob => "rocksdb-blob",
             EngineKind::Lmdb => "lmdb",
             EngineKind::WiredTiger => "wiredtiger",
             EngineKind::Postgres => "postgres",
@@ -179,13 +195,53 @@ impl EngineKind {
         })
     }
 
+    /// One of Wafer's configurations.
+    pub fn is_wafer(&self) -> bool {
+        matches!(
+            self,
+            EngineKind::WaferInPlace
+                | EngineKind::WaferOutOfPlace
+                | EngineKind::WaferBest
+                | EngineKind::WaferRaw
+        )
+    }
+
+    /// Why this engine cannot store values of `value_bytes` (None: it can). Wafer keeps values
+    /// in its B+tree's leaves, at most [`wafer::page::node::MAX_VALUE_BYTES`] each, unless a
+    /// raw row gives it a blob threshold (then the engine itself says whether it can).
+    pub fn value_size_refusal(
+        &self,
+        value_bytes: u32,
+        raw: Option<&raw::RawRow>,
+    ) -> Option<String> {
+        let max = wafer::page::node::MAX_VALUE_BYTES as u32;
+        let wafer = self.is_wafer();
+        let blobs =
+            raw.is_some_and(|r| r.engine.iter().any(|o| o.starts_with(raw::BLOB_THRESHOLD_OPTION)));
+        (wafer && !blobs && value_bytes > max).then(|| {
+            format!(
+                "values of {value_bytes} bytes: this Wafer keeps values in its leaves, at most \
+                 {max} bytes each (no out-of-line values in this build)"
+            )
+        })
+    }
+
     /// Opens the engine on `setup.dir` (created empty by the caller).
     pub(crate) fn open(&self, setup: &PeerSetup) -> Result<Box<dyn Peer>, PeerError> {
         Ok(match self {
             EngineKind::WaferInPlace | EngineKind::WaferOutOfPlace | EngineKind::WaferBest => {
                 Box::new(wafer_peer::WaferPeer::open(*self, setup)?)
             }
-            EngineKind::RocksDb => Box::new(rocksdb::RocksPeer::open(setup)?),
+            EngineKind::WaferRaw => match &setup.raw {
+                Some(job) => Box::new(wafer_peer::WaferPeer::open_raw(job, setup)?),
+                None => {
+                    return Err(PeerError::Config(
+                        "wafer-raw runs on an emulated SSD's served file only".into(),
+                    ))
+                }
+            },
+            EngineKind::RocksDb => Box::new(rocksdb::RocksPeer::open(setup, false)?),
+            EngineKind::RocksDbBlob => Box::new(rocksdb::RocksPeer::open(setup, true)?),
             EngineKind::Lmdb => Box::new(lmdb::LmdbPeer::open(setup)?),
             EngineKind::WiredTiger => Box::new(wiredtiger::WtPeer::open(setup)?),
             EngineKind::Postgres => Box::new(postgres::PgPeer::open(setup)?),
@@ -201,4 +257,21 @@ pub(crate) trait Peer: Send + Sync {
     fn host_io(&self) -> Result<HostIo, ProcIoError> {
         procio::of_pid(std::process::id())
     }
+    /// Under lazy durability, called every [`LAZY_SYNC_INTERVAL`] while the engine runs: its
+    /// own call that puts what it has committed on stable storage (a log sync, an environment
+    /// sync), so that no engine's writes wait in the page cache for the phase's end. Engines
+    /// whose own background work already bounds that (PostgreSQL's WAL writer) leave it be.
+    fn sync(&self) -> Result<(), TargetError> {
+        Ok(())
+    }
+    /// Cumulative bytes the engine wrote, by the kind of file, as its own counters tell
+    /// (empty: it does not tell). Only kinds that are files: what reached the device of them is
+    /// the device's count.
+    fn written_by_kind(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
+
+/// How often lazy durability syncs each engine: the bound on how long a commit may sit in
+/// the page cache, the same for every engine.
+pub const LAZY_SYNC_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);

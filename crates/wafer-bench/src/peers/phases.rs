@@ -12,7 +12,7 @@ use super::procio::HostIo;
 use super::watch::{self, Gauged, Watch};
 use super::{EngineKind, Peer, PeerError, PeerSetup};
 use crate::dist::Distribution;
-use crate::metrics::HistogramSummary;
+use crate::metrics::{CounterSnapshot, HistogramSummary};
 use crate::progress::Progress;
 use crate::runner::{self, KvTarget, RunSpec, Stop, Warmup};
 use crate::ycsb::Workload;
@@ -22,6 +22,8 @@ use crate::ycsb::Workload;
 pub(crate) struct Placement<'a> {
     pub device: &'a str,
     pub engine: EngineKind,
+    /// The row's engine name: the engine's, or a raw row's own.
+    pub name: &'a str,
     pub round: u32,
 }
 
@@ -36,6 +38,13 @@ struct Measured {
     record_writes: u64,
     io: HostIo,
     flash: Option<Counters>,
+    /// The engine's own counters over the phase (Wafer's bytes by purpose; zeros elsewhere).
+    engine: CounterSnapshot,
+    /// Bytes the engine wrote by file kind over the phase (RocksDB's tickers; empty elsewhere).
+    kinds: Vec<(&'static str, u64)>,
+    /// Write phases on the emulated SSD: (operations, device counters) over the phase's last
+    /// half of writes (from the mark at half its volume to its end).
+    steady: Option<(u64, Counters)>,
 }
 
 /// Runs the engine; returns its settings. `emu` is the emulated SSD the engine's directory is
@@ -59,7 +68,8 @@ pub(crate) fn run_engine(
         space.insert("emu_fs_bytes".into(), total.into());
         space.insert("emu_used_before_load_bytes".into(), used.into());
     }
-    let peak = watch::watching(peer.as_ref(), &setup.dir, emu, |watch| {
+    let lazy = setup.durability == super::Durability::Lazy;
+    let peak = watch::watching(peer.as_ref(), &setup.dir, emu, lazy, |watch| {
         let run = Run { config, at, setup, emu, peer: peer.as_ref(), watch };
         run.load(progress, on_row)?;
         space.insert("dir_used_after_load_bytes".into(), dir_usage(&setup.dir)?.into());
@@ -69,9 +79,20 @@ pub(crate) fn run_engine(
         }
         run.phases(progress, on_row)?;
         watch.read();
-        Ok::<_, PeerError>(watch.peak_dir_bytes())
+        Ok::<_, PeerError>((watch.peak_dir_bytes(), watch.syncs()))
     })?;
+    let (peak, (syncs, sync_failures)) = peak;
     space.insert("dir_used_peak_bytes".into(), peak.into());
+    if lazy {
+        space.insert(
+            "lazy_sync".into(),
+            serde_json::json!({
+                "interval_s": super::LAZY_SYNC_INTERVAL.as_secs_f64(),
+                "syncs": syncs,
+                "failures": sync_failures,
+            }),
+        );
+    }
     peer.target().close().map_err(|e| failed(at.engine, "close", &e))?;
     drop(peer);
     if let Some(view) = emu {
@@ -101,7 +122,7 @@ struct Run<'a> {
 impl Run<'_> {
     fn spec(&self, workload: Workload, distribution: Distribution) -> RunSpec {
         RunSpec {
-            label: format!("{} {} {distribution}", self.at.engine.name(), workload.name()),
+            label: format!("{} {} {distribution}", self.at.name, workload.name()),
             workload: self.config.workload(workload, distribution),
             threads: self.config.threads,
             seed: self.config.seed,
@@ -120,11 +141,11 @@ impl Run<'_> {
         on_row: &mut dyn FnMut(&Row),
     ) -> Result<(), PeerError> {
         let mut spec = self.spec(Workload::A, Distribution::Uniform);
-        spec.label = format!("{} load", self.at.engine.name());
+        spec.label = format!("{} load", self.at.name);
         spec.load = true;
         spec.load_batch = self.config.load_batch;
         spec.stop = Stop::Ops(1);
-        let (figures, io, flash) = measure(self.peer, self.emu, || {
+        let (figures, m) = measure(self.peer, self.emu, || {
             runner::load_open(self.peer.target(), &spec, progress)
                 .map_err(|e| failed(self.at.engine, "load", &e))
         })?;
@@ -135,8 +156,11 @@ impl Run<'_> {
             elapsed_s: figures.elapsed_s,
             latency: None,
             record_writes: figures.ops,
-            io,
-            flash,
+            io: m.io,
+            flash: m.flash,
+            engine: m.engine,
+            kinds: m.kinds,
+            steady: None,
         };
         on_row(&row(self.at, self.setup, &load));
         Ok(())
@@ -164,19 +188,30 @@ impl Run<'_> {
                 let mut spec = self.spec(*workload, *distribution);
                 spec.seed = self.config.seed ^ ((d * 16 + w + 1) as u64);
                 let m = &spec.workload.mix;
-                let target: &dyn KvTarget = match &gauged {
+                let (target, volume): (&dyn KvTarget, _) = match &gauged {
                     Some((target, volume)) if m.update + m.insert + m.read_modify_write >= 0.5 => {
                         spec.stop = volume.stop();
-                        target
+                        (target, Some((volume, target.capacity_bytes)))
                     }
-                    _ => self.peer.target(),
+                    _ => (self.peer.target(), None),
                 };
-                let (report, io, flash) = measure(self.peer, self.emu, || {
+                let (report, measured) = measure(self.peer, self.emu, || {
                     self.watch.read_writes();
+                    if let Some((volume, capacity)) = volume {
+                        let half = (volume.capacities * capacity as f64 / 2.0) as u64;
+                        self.watch.arm_mark(self.watch.written_bytes() + half);
+                    }
                     runner::run_open(target, &spec, serde_json::Value::Null, progress)
                         .map_err(|e| failed(self.at.engine, workload.name(), &e))
                 })?;
+                let mark = self.watch.take_armed();
                 self.watch.read();
+                let steady = match (mark, &measured.end) {
+                    (Some((ops, at)), Some(end)) => {
+                        Some((report.summary.ops.saturating_sub(ops), end.since(&at)))
+                    }
+                    _ => None,
+                };
                 let writes = ["insert", "update", "read_modify_write"];
                 let measured = Measured {
                     phase: workload.name().into(),
@@ -189,8 +224,11 @@ impl Run<'_> {
                         .filter_map(|k| report.latency.get(*k))
                         .map(|h| h.count)
                         .sum(),
-                    io,
-                    flash,
+                    io: measured.io,
+                    flash: measured.flash,
+                    engine: measured.engine,
+                    kinds: measured.kinds,
+                    steady,
                 };
                 on_row(&row(self.at, self.setup, &measured));
             }
@@ -199,22 +237,43 @@ impl Run<'_> {
     }
 }
 
-/// Runs `phase` between two readings of the peer's host I/O and, on an emulated SSD, of the
-/// device's counters (taken after a filesystem sync, so a phase's writeback is its own).
+/// What [`measure`] read around a phase.
+struct Readings {
+    io: HostIo,
+    /// The device's counters over the phase.
+    flash: Option<Counters>,
+    /// The device's counters at the phase's end.
+    end: Option<Counters>,
+    engine: CounterSnapshot,
+    kinds: Vec<(&'static str, u64)>,
+}
+
+/// Runs `phase` between two readings of the peer's host I/O, its own counters and, on an
+/// emulated SSD, of the device's counters (taken after a filesystem sync, so a phase's
+/// writeback is its own).
 fn measure<T>(
     peer: &dyn Peer,
     staged: Option<&EmuView>,
     phase: impl FnOnce() -> Result<T, PeerError>,
-) -> Result<(T, HostIo, Option<Counters>), PeerError> {
+) -> Result<(T, Readings), PeerError> {
     let flash_before = staged.map(|s| s.counters()).transpose()?;
     let before = peer.host_io()?;
+    let engine_before = peer.target().counters();
+    let kinds_before = peer.written_by_kind();
     let out = phase()?;
+    let engine = peer.target().counters().since(&engine_before);
+    let kinds = peer
+        .written_by_kind()
+        .into_iter()
+        .map(|(k, v)| {
+            let earlier = kinds_before.iter().find(|(b, _)| *b == k).map_or(0, |(_, b)| *b);
+            (k, v.saturating_sub(earlier))
+        })
+        .collect();
     let after = peer.host_io()?;
-    let flash = match (staged, flash_before) {
-        (Some(s), Some(earlier)) => Some(s.counters()?.since(&earlier)),
-        _ => None,
-    };
-    Ok((out, before.until(&after), flash))
+    let end = staged.map(|s| s.counters()).transpose()?;
+    let flash = end.as_ref().zip(flash_before.as_ref()).map(|(e, b)| e.since(b));
+    Ok((out, Readings { io: before.until(&after), flash, end, engine, kinds }))
 }
 
 /// `zipf` for YCSB's (scrambled) zipfian, else the distribution's own name.
@@ -232,7 +291,7 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
     let flash = m.flash.as_ref();
     Row {
         round: at.round,
-        engine: at.engine.name().into(),
+        engine: at.name.into(),
         device: at.device.into(),
         phase: m.phase.clone(),
         distribution: m.distribution.clone(),
@@ -252,11 +311,78 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
             .filter(|_| record_bytes > 0)
             .map(|c| c.host_write_bytes as f64 / record_bytes as f64),
         ssd_waf: flash.and_then(Counters::waf),
+        steady_flash_bytes_per_op: m
+            .steady
+            .as_ref()
+            .filter(|(ops, _)| *ops > 0)
+            .map(|(ops, c)| c.flash_bytes() as f64 / *ops as f64),
+        steady_ssd_waf: m.steady.as_ref().and_then(|(_, c)| c.waf()),
+        flash_breakdown: flash.map(|c| breakdown(at.engine, m, c)),
         total_waf: flash
             .filter(|_| record_bytes > 0)
             .map(|c| c.flash_bytes() as f64 / record_bytes as f64),
     }
 }
+
+/// Flash bytes per operation by what wrote them, the parts in [`BREAKDOWN_PARTS`] order
+/// adding up to the row's flash B/op. Wafer counts its writes by purpose, RocksDB by file
+/// kind (its tickers: WAL, SST, blob files); the filesystem's part is what the device received
+/// beyond them (0 when the page cache absorbed more than ext4 added: then the engine's parts
+/// are scaled down to the device's bytes), SSD GC what the flash programmed beyond the
+/// device's writes (GC copies and padding). Engines that count nothing by kind are one part.
+fn breakdown(
+    engine: EngineKind,
+    m: &Measured,
+    flash: &Counters,
+) -> std::collections::BTreeMap<String, f64> {
+    let ops = m.ops;
+    let per_op = |bytes: f64| if ops == 0 { 0.0 } else { bytes / ops as f64 };
+    let device = flash.host_write_bytes;
+    let own = &m.engine;
+    let mut parts: Vec<(&str, u64)> = if engine.is_wafer() {
+        let pages = own.user_bytes + own.padding_bytes + own.doublewrite_bytes;
+        vec![
+            ("wal", own.wal_bytes),
+            ("user pages", pages),
+            // Out-of-line values: none in this build's engine (its counters have no such
+            // purpose yet).
+            ("blobs", 0),
+            ("db gc", own.gc_copy_bytes),
+            ("compensation", own.compensation_bytes),
+            ("metadata", own.metadata_bytes),
+        ]
+    } else {
+        m.kinds.clone()
+    };
+    let mine: u64 = parts.iter().map(|(_, v)| v).sum();
+    let mut out: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
+    if parts.is_empty() {
+        out.insert("engine + filesystem".into(), per_op(device as f64));
+    } else {
+        let scale = if mine > device { device as f64 / mine as f64 } else { 1.0 };
+        for (k, v) in parts.drain(..) {
+            out.insert(k.into(), per_op(v as f64 * scale));
+        }
+        out.insert("filesystem".into(), per_op(device.saturating_sub(mine) as f64));
+    }
+    out.insert("ssd gc".into(), per_op(flash.flash_bytes().saturating_sub(device) as f64));
+    out
+}
+
+/// The order the breakdown's parts stack in (charts, tables).
+pub const BREAKDOWN_PARTS: [&str; 11] = [
+    "wal",
+    "user pages",
+    "blobs",
+    "sst",
+    "blob files",
+    "db gc",
+    "compensation",
+    "metadata",
+    "filesystem",
+    "engine + filesystem",
+    "ssd gc",
+];
 
 /// Bound on the entries `dir_usage` visits (an engine's directory holds a few hundred).
 const DIR_ENTRIES_MAX: usize = 1 << 20;

@@ -55,7 +55,45 @@ c_api!(RocksApi {
     fn rocksdb_writebatch_destroy(Opaque) -> ();
     fn rocksdb_writebatch_put(Opaque, *const c_char, usize, *const c_char, usize) -> ();
     fn rocksdb_write(Opaque, Opaque, Opaque, Err) -> ();
+    fn rocksdb_options_set_enable_blob_files(Opaque, c_uchar) -> ();
+    fn rocksdb_options_set_min_blob_size(Opaque, u64) -> ();
+    fn rocksdb_options_set_blob_file_size(Opaque, u64) -> ();
+    fn rocksdb_options_set_blob_compression_type(Opaque, c_int) -> ();
+    fn rocksdb_options_set_enable_blob_gc(Opaque, c_uchar) -> ();
+    fn rocksdb_options_set_blob_gc_age_cutoff(Opaque, f64) -> ();
+    fn rocksdb_flush_wal(Opaque, c_uchar, Err) -> ();
+    fn rocksdb_options_enable_statistics(Opaque) -> ();
+    fn rocksdb_options_statistics_get_string(Opaque) -> *mut c_char;
 });
+
+/// RocksDB's tickers of bytes written, by the files they went to (`statistics.h`).
+const WAL_BYTES: &str = "rocksdb.wal.bytes";
+const FLUSH_BYTES: &str = "rocksdb.flush.write.bytes";
+const COMPACT_BYTES: &str = "rocksdb.compact.write.bytes";
+const BLOB_BYTES: &str = "rocksdb.blobdb.blob.file.bytes.written";
+
+/// A ticker's count in `rocksdb_options_statistics_get_string`'s text (`NAME COUNT : N`).
+fn ticker(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let rest = l.trim().strip_prefix(name)?;
+            rest.trim().strip_prefix("COUNT :")?.trim().parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// Bytes written by file kind from the statistics text: the WAL; blob files; SSTs as flush
+/// and compaction writes less the blob bytes (a flush or compaction job's write ticker counts
+/// every file the job writes, blob files included).
+pub(crate) fn written_by_kind(text: &str) -> Vec<(&'static str, u64)> {
+    let blob = ticker(text, BLOB_BYTES);
+    let jobs = ticker(text, FLUSH_BYTES) + ticker(text, COMPACT_BYTES);
+    vec![("wal", ticker(text, WAL_BYTES)), ("sst", jobs.saturating_sub(blob)), ("blob files", blob)]
+}
+
+/// Integrated BlobDB's garbage collection: blobs in the oldest quarter of the blob files are
+/// rewritten when compaction meets them (RocksDB's default cutoff, its wiki's starting point).
+const BLOB_GC_AGE_CUTOFF: f64 = 0.25;
 
 /// `rocksdb_lz4_compression` in c.h.
 const LZ4_COMPRESSION: c_int = 4;
@@ -98,7 +136,9 @@ fn take_error(api: &RocksApi, err: *mut c_char) -> Option<String> {
 }
 
 impl RocksPeer {
-    pub(crate) fn open(setup: &PeerSetup) -> Result<RocksPeer, PeerError> {
+    /// `blobs`: integrated BlobDB, values of `setup.blob_threshold_bytes` or more in blob files
+    /// (as large as a memtable, as RocksDB's BlobDB guide sets them), LZ4, blob GC on.
+    pub(crate) fn open(setup: &PeerSetup, blobs: bool) -> Result<RocksPeer, PeerError> {
         let api = RocksApi::load(&["librocksdb.so.7.8", "librocksdb.so"], "librocksdb7.8")?;
         let dir = cstring(&setup.dir.join("rocksdb").to_string_lossy())?;
         // Memtables: 1/4 of the cache budget in two buffers (at least 4 MiB each), so the
@@ -130,6 +170,16 @@ impl RocksPeer {
             );
             (api.rocksdb_block_based_options_set_cache_index_and_filter_blocks)(t, 1);
             (api.rocksdb_options_set_block_based_table_factory)(o, t);
+            // Tickers of bytes by file kind, for the rows' drilldown.
+            (api.rocksdb_options_enable_statistics)(o);
+            if blobs {
+                (api.rocksdb_options_set_enable_blob_files)(o, 1);
+                (api.rocksdb_options_set_min_blob_size)(o, u64::from(setup.blob_threshold_bytes));
+                (api.rocksdb_options_set_blob_file_size)(o, write_buffer);
+                (api.rocksdb_options_set_blob_compression_type)(o, LZ4_COMPRESSION);
+                (api.rocksdb_options_set_enable_blob_gc)(o, 1);
+                (api.rocksdb_options_set_blob_gc_age_cutoff)(o, BLOB_GC_AGE_CUTOFF);
+            }
             (o, t, c)
         };
         let mut err: *mut c_char = null_mut();
@@ -158,6 +208,15 @@ impl RocksPeer {
             "wal": "on, in the database directory",
             "direct_reads_and_flush": setup.direct_io,
             "sync_each_write": setup.durability == Durability::Sync,
+            "statistics": "on (bytes written by file kind for the drilldown)",
+            "blob_files": blobs.then(|| serde_json::json!({
+                "enable_blob_files": true,
+                "min_blob_size": setup.blob_threshold_bytes,
+                "blob_file_size": write_buffer,
+                "blob_compression_type": "lz4",
+                "enable_blob_garbage_collection": true,
+                "blob_garbage_collection_age_cutoff": BLOB_GC_AGE_CUTOFF,
+            })),
         });
         Ok(RocksPeer {
             api,
@@ -300,6 +359,28 @@ impl KvTarget for RocksPeer {
 impl Peer for RocksPeer {
     fn target(&self) -> &dyn KvTarget {
         self
+    }
+
+    fn written_by_kind(&self) -> Vec<(&'static str, u64)> {
+        // SAFETY: options live until drop; the text is malloc'ed by RocksDB (or null).
+        let p = unsafe { (self.api.rocksdb_options_statistics_get_string)(self.options) };
+        if p.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: a NUL-terminated string from RocksDB, freed after the copy.
+        let text = unsafe { text_of(p, "") };
+        // SAFETY: allocated by RocksDB.
+        unsafe { (self.api.rocksdb_free)(p.cast()) };
+        written_by_kind(&text)
+    }
+
+    /// The WAL written and synced (memtables' data is in it; flushes and compactions sync
+    /// their own files).
+    fn sync(&self) -> Result<(), TargetError> {
+        let mut err: *mut c_char = null_mut();
+        // SAFETY: db is open until drop; FlushWAL is thread-safe.
+        unsafe { (self.api.rocksdb_flush_wal)(self.db, 1, &mut err) };
+        take_error(&self.api, err).map_or(Ok(()), |e| Err(TargetError::new("sync", e)))
     }
 }
 

@@ -262,6 +262,9 @@ mod tests {
             ssd_waf: None,
             db_waf: None,
             total_waf: None,
+            steady_flash_bytes_per_op: None,
+            steady_ssd_waf: None,
+            flash_breakdown: None,
         }
     }
 

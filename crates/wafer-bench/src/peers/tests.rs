@@ -18,7 +18,7 @@ fn device_specs_are_checked() {
     for bad in ["dataset:0.5", "dataset:nan", "own:1.5", "own:x", "auto", "preset:1"] {
         assert!(EmuSpace::parse(bad).is_err(), "{bad}");
     }
-    assert_eq!(EmuSpace::parse("own:0.8").unwrap(), EmuSpace::DEFAULT);
+    assert_eq!(EmuSpace::parse("own:0.9").unwrap(), EmuSpace::DEFAULT);
     assert_eq!(EmuSpace::parse(" dataset:2.5").unwrap(), EmuSpace::PerDataset(2.5));
     let d =
         EmuDevice::parse("emu:ent", &["store=none".to_string()], EmuSpace::Preset, 0.9).unwrap();
@@ -88,6 +88,9 @@ fn row(engine: &str, round: u32, ops_per_sec: f64, write: f64) -> Row {
         ssd_waf: None,
         db_waf: None,
         total_waf: None,
+        steady_flash_bytes_per_op: None,
+        steady_ssd_waf: None,
+        flash_breakdown: None,
     }
 }
 
@@ -153,4 +156,79 @@ fn a_missing_library_names_the_package() {
         text.contains("wafer-no-such-package") && text.contains("libwafer-no-such-engine"),
         "{text}"
     );
+}
+
+/// Raw rows: named wafer-raw*, options KEY=VALUE, a bare `blob_threshold` given the run's
+/// threshold; the default row is aligned NoWA with LZ4 and packing.
+#[test]
+fn raw_rows_parse_and_a_bare_blob_threshold_takes_the_runs() {
+    let rows = raw::RawRow::defaults();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].name, "wafer-raw-nowa");
+    let blobs = raw::RawRow::parse("wafer-raw-blobs:blob_threshold;open_zones=8").unwrap();
+    assert_eq!(blobs.engine, vec!["blob_threshold".to_string(), "open_zones=8".into()]);
+    for bad in ["rocksdb", "wafer-raw:open_zones", "wafer raw"] {
+        assert!(raw::RawRow::parse(bad).is_err(), "{bad}");
+    }
+    let c = Scale::Tiny.config(std::env::temp_dir().join("wafer-peers-never-created-raw"));
+    assert_eq!(c.raw_rows, rows);
+    assert_eq!(c.blob_threshold_bytes, harness::BLOB_THRESHOLD_BYTES_DEFAULT);
+    let mut twice = c.clone();
+    twice.wafer_exe = Some("/nonexistent/wafer".into());
+    twice.raw_rows = vec![rows[0].clone(), rows[0].clone()];
+    assert!(twice.validate().is_err());
+}
+
+/// Values too long for Wafer's leaves are refused per engine (a named failure, the others
+/// run), not for the whole run; a raw row with a blob threshold leaves it to the engine.
+#[test]
+fn value_sizes_are_checked_per_engine() {
+    let max = wafer::page::node::MAX_VALUE_BYTES as u32;
+    assert!(EngineKind::WaferBest.value_size_refusal(max, None).is_none());
+    let why = EngineKind::WaferRaw.value_size_refusal(4000, None).unwrap();
+    assert!(why.contains("4000") && why.contains(&max.to_string()), "{why}");
+    for e in [EngineKind::RocksDb, EngineKind::RocksDbBlob, EngineKind::Lmdb] {
+        assert!(e.value_size_refusal(4000, None).is_none(), "{e:?}");
+    }
+    let blobs = raw::RawRow::parse("wafer-raw-blobs:blob_threshold").unwrap();
+    assert!(EngineKind::WaferRaw.value_size_refusal(4000, Some(&blobs)).is_none());
+    let mut c = Scale::Tiny.config(std::env::temp_dir().join("wafer-peers-never-created-v"));
+    c.wafer_exe = Some("/nonexistent/wafer".into());
+    c.value_size_bytes = 4000;
+    c.validate().unwrap();
+    c.value_size_bytes = harness::VALUE_BYTES_MAX + 1;
+    assert!(c.validate().is_err());
+}
+
+/// Under own:SHARE an engine out of space is tried again 0.1 lower, down to 0.5; other spaces
+/// and the file once. Only a full device's errors count as out of space.
+#[test]
+fn an_engine_out_of_space_is_tried_at_lower_shares() {
+    let own = EmuDevice::parse("emu:ent", &[], EmuSpace::Own(0.9), 0.0).unwrap();
+    let tries = harness::shares(&PeerDevice::Emu(Box::new(own)));
+    let want = [0.9, 0.8, 0.7, 0.6, 0.5];
+    assert_eq!(tries.len(), want.len(), "{tries:?}");
+    for (t, w) in tries.iter().zip(want) {
+        assert!((t.unwrap() - w).abs() < 1e-9, "{tries:?}");
+    }
+    let preset = EmuDevice::parse("emu:ent", &[], EmuSpace::Preset, 0.0).unwrap();
+    assert_eq!(harness::shares(&PeerDevice::Emu(Box::new(preset))), vec![None]);
+    assert_eq!(harness::shares(&PeerDevice::File), vec![None]);
+    let full = PeerError::Config("wiredtiger: No space left on device".into());
+    assert!(harness::out_of_space(&full));
+    assert!(!harness::out_of_space(&PeerError::Config("killed".into())));
+}
+
+/// RocksDB's statistics text gives its bytes by file kind: SSTs are the flush and compaction
+/// jobs' bytes less the blob files' (the jobs' tickers count every file they write).
+#[test]
+fn rocksdb_statistics_give_bytes_by_file_kind() {
+    let text = "rocksdb.block.cache.miss COUNT : 5\n\
+                rocksdb.wal.bytes COUNT : 1000\n\
+                rocksdb.flush.write.bytes COUNT : 700\n\
+                rocksdb.compact.write.bytes COUNT : 500\n\
+                rocksdb.blobdb.blob.file.bytes.written COUNT : 400\n";
+    let kinds = rocksdb::written_by_kind(text);
+    assert_eq!(kinds, vec![("wal", 1000), ("sst", 800), ("blob files", 400)]);
+    assert_eq!(rocksdb::written_by_kind(""), vec![("wal", 0), ("sst", 0), ("blob files", 0)]);
 }

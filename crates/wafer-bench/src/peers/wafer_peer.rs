@@ -2,8 +2,11 @@
 //! (`F.wal`, synced per commit when durability is sync), set up as `wafer bench ycsb` does.
 
 use super::emu_device::fs_space;
+use super::raw::{self, RawJob};
 use super::{Durability, EngineKind, Peer, PeerError, PeerSetup};
-use crate::runner::{setup, BenchConfig, KvTarget};
+use crate::runner::engine::EngineTarget;
+use crate::runner::{setup, BenchConfig, KvTarget, TargetError};
+use wafer::device::FileDevice;
 
 /// The data file holds the dataset three times over: the B+tree's page fill (a sorted load
 /// with middle splits leaves every leaf half full: twice the dataset, which did not fit in a
@@ -18,6 +21,9 @@ const ZONES_PER_FILE: u64 = 64;
 
 pub(crate) struct WaferPeer {
     target: Box<dyn KvTarget>,
+    /// The data file and WAL, synced under lazy durability: the engine has no call that
+    /// syncs its log alone, so the files are synced as the OS offers (fdatasync).
+    files: Vec<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for WaferPeer {
@@ -80,12 +86,52 @@ impl WaferPeer {
     pub(crate) fn open(kind: EngineKind, setup: &PeerSetup) -> Result<WaferPeer, PeerError> {
         let config = bench_config(kind, setup);
         let prepared = setup::prepare(&config).map_err(|e| PeerError::Wafer(e.to_string()))?;
-        Ok(WaferPeer { target: prepared.target })
+        let data = setup.dir.join("wafer.db");
+        let files = vec![wafer::db::wal_path(&data), data];
+        Ok(WaferPeer { target: prepared.target, files })
+    }
+}
+
+impl WaferPeer {
+    /// A raw row: the engine on the served device files themselves (see `raw`).
+    pub(crate) fn open_raw(job: &RawJob, setup: &PeerSetup) -> Result<WaferPeer, PeerError> {
+        let mut options =
+            setup::engine_options(&raw::bench_config(&job.engine)?).map_err(raw::wafer_error)?;
+        options.buffer_pool_bytes = setup.cache_bytes;
+        options.file_capacity_bytes = job.data_capacity_bytes;
+        // Out of place the data starts after one block (what `bench ycsb` gives it).
+        options.data_offset_bytes = wafer::device::BLOCK_BYTES;
+        options.create = wafer::CreateMode::New;
+        let open = |path: &std::path::Path, bytes: u64| {
+            FileDevice::open(path, bytes, options.file)
+                .map_err(|e| PeerError::Io { path: path.to_path_buf(), reason: e.to_string() })
+        };
+        let data = open(&job.data_path, job.data_capacity_bytes)?;
+        let wal = open(&job.wal_path, job.wal_capacity_bytes)?;
+        let description = serde_json::json!({
+            "kind": "served device file (no filesystem)",
+            "data": job.data_path,
+            "wal": job.wal_path,
+            "row": job.row,
+        });
+        let target = EngineTarget::open(Box::new(data), Some(Box::new(wal)), options, description)
+            .map_err(raw::wafer_error)?;
+        let files = vec![job.wal_path.clone(), job.data_path.clone()];
+        Ok(WaferPeer { target: Box::new(target), files })
     }
 }
 
 impl Peer for WaferPeer {
     fn target(&self) -> &dyn KvTarget {
         self.target.as_ref()
+    }
+
+    fn sync(&self) -> Result<(), TargetError> {
+        for path in &self.files {
+            std::fs::File::open(path)
+                .and_then(|f| f.sync_data())
+                .map_err(|e| TargetError::new("sync", format!("{}: {e}", path.display())))?;
+        }
+        Ok(())
     }
 }

@@ -25,10 +25,13 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use flashemu::Counters;
 use std::time::Duration;
 
 use super::emu_device::EmuView;
-use super::{phases, Peer};
+use super::{phases, Peer, LAZY_SYNC_INTERVAL};
 use crate::metrics::CounterSnapshot;
 use crate::runner::{KvTarget, TargetError};
 
@@ -52,6 +55,16 @@ pub(crate) struct Watch<'a> {
     /// The most bytes the engine's directory took at any reading.
     peak_dir_bytes: AtomicU64,
     stop: AtomicBool,
+    /// Lazy durability: the engine is synced every this many polls (see `Peer::sync`).
+    sync_every: Option<u64>,
+    syncs: AtomicU64,
+    sync_failures: AtomicU64,
+    /// Operations through [`Gauged`] (a write phase's), for the steady-state mark.
+    ops: AtomicU64,
+    /// The device's written bytes at which the mark is taken (u64::MAX: none armed).
+    mark_at: AtomicU64,
+    /// The operations and the device's counters when the written bytes passed `mark_at`.
+    mark: Mutex<Option<(u64, Counters)>>,
 }
 
 impl Watch<'_> {
@@ -61,6 +74,19 @@ impl Watch<'_> {
 
     pub(crate) fn peak_dir_bytes(&self) -> u64 {
         self.peak_dir_bytes.load(Ordering::Acquire)
+    }
+
+    /// (syncs made, syncs that failed) under lazy durability.
+    pub(crate) fn syncs(&self) -> (u64, u64) {
+        (self.syncs.load(Ordering::Acquire), self.sync_failures.load(Ordering::Acquire))
+    }
+
+    fn sync_engine(&self) {
+        self.syncs.fetch_add(1, Ordering::AcqRel);
+        if self.peer.sync().is_err() {
+            // Counted, not fatal: the engine's next operation reports a broken device.
+            self.sync_failures.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     /// Takes a reading now (also at phase ends, so a peak between polls is not all lost).
@@ -78,23 +104,57 @@ impl Watch<'_> {
     /// PostgreSQL child exiting mid-listing, the stats file busy) leaves the last one.
     pub(crate) fn read_writes(&self) {
         let written = match self.device {
-            Some(view) => view.device_write_bytes().ok(),
+            Some(view) => view.counters_unsynced().ok().map(|c| {
+                self.take_mark(&c);
+                c.host_write_bytes
+            }),
             None => self.peer.host_io().ok().map(|io| io.net_write_bytes()),
         };
         if let Some(bytes) = written {
             self.written_bytes.fetch_max(bytes, Ordering::AcqRel);
         }
     }
+
+    /// Arms the steady-state mark: taken once the device has received `at_bytes` of writes.
+    pub(crate) fn arm_mark(&self, at_bytes: u64) {
+        *self.mark.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.ops.store(0, Ordering::Release);
+        self.mark_at.store(at_bytes, Ordering::Release);
+    }
+
+    /// The mark taken since [`Watch::arm_mark`] (operations since arming, counters), if the
+    /// writes got that far; disarms it.
+    pub(crate) fn take_armed(&self) -> Option<(u64, Counters)> {
+        self.mark_at.store(u64::MAX, Ordering::Release);
+        self.mark.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn take_mark(&self, counters: &Counters) {
+        if counters.host_write_bytes < self.mark_at.load(Ordering::Acquire) {
+            return;
+        }
+        let mut mark = self.mark.lock().unwrap_or_else(|e| e.into_inner());
+        if mark.is_none() {
+            *mark = Some((self.ops.load(Ordering::Acquire), counters.clone()));
+        }
+    }
+
+    fn count_op(&self) {
+        self.ops.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Runs `body` with a thread watching `peer`, its directory `dir` and the emulated SSD it is
-/// on (if any); the thread ends with it.
+/// on (if any), and, when `lazy`, syncing the engine every [`LAZY_SYNC_INTERVAL`]; the thread
+/// ends with it.
 pub(crate) fn watching<T>(
     peer: &dyn Peer,
     dir: &Path,
     device: Option<&EmuView>,
+    lazy: bool,
     body: impl FnOnce(&Watch) -> T,
 ) -> T {
+    let every = (LAZY_SYNC_INTERVAL.as_millis() / POLL.as_millis()).max(1) as u64;
     let watch = Watch {
         peer,
         dir,
@@ -102,6 +162,12 @@ pub(crate) fn watching<T>(
         written_bytes: AtomicU64::new(0),
         peak_dir_bytes: AtomicU64::new(0),
         stop: AtomicBool::new(false),
+        sync_every: lazy.then_some(every),
+        syncs: AtomicU64::new(0),
+        sync_failures: AtomicU64::new(0),
+        ops: AtomicU64::new(0),
+        mark_at: AtomicU64::new(u64::MAX),
+        mark: Mutex::new(None),
     };
     watch.read();
     std::thread::scope(|scope| {
@@ -112,6 +178,9 @@ pub(crate) fn watching<T>(
                     break;
                 }
                 std::thread::sleep(POLL);
+                if w.sync_every.is_some_and(|e| (n + 1) % e == 0) {
+                    w.sync_engine();
+                }
                 if n % u64::from(DIR_EVERY) == 0 {
                     w.read();
                 } else {
@@ -136,21 +205,26 @@ pub(crate) struct Gauged<'a> {
 
 impl KvTarget for Gauged<'_> {
     fn read(&self, key: &[u8]) -> Result<bool, TargetError> {
+        self.watch.count_op();
         self.inner.read(key)
     }
     fn update(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.watch.count_op();
         self.inner.update(key, value)
     }
     fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.watch.count_op();
         self.inner.insert(key, value)
     }
     fn insert_batch(&self, records: &[(&[u8], &[u8])]) -> Result<(), TargetError> {
         self.inner.insert_batch(records)
     }
     fn scan(&self, start: &[u8], count: usize) -> Result<usize, TargetError> {
+        self.watch.count_op();
         self.inner.scan(start, count)
     }
     fn read_modify_write(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.watch.count_op();
         self.inner.read_modify_write(key, value)
     }
     /// The written bytes as the user bytes, nothing else: the runner's figures of a peer are

@@ -52,7 +52,7 @@ pub(crate) struct WtConnection {
         unsafe extern "C" fn(*mut WtConnection, *mut c_void, Cfg, *mut *mut WtSession) -> c_int,
 }
 
-/// `struct __wt_session` up to `create` (C, not SWIG: `app_private` is there).
+/// `struct __wt_session` up to `log_flush` (C, not SWIG: `app_private` is there).
 #[repr(C)]
 pub(crate) struct WtSession {
     connection: *mut WtConnection,
@@ -69,6 +69,11 @@ pub(crate) struct WtSession {
     ) -> c_int,
     alter: Fp,
     create: unsafe extern "C" fn(*mut WtSession, *const c_char, Cfg) -> c_int,
+    import: Fp,
+    compact: Fp,
+    drop: Fp,
+    join: Fp,
+    log_flush: unsafe extern "C" fn(*mut WtSession, Cfg) -> c_int,
 }
 
 type CursorOp = unsafe extern "C" fn(*mut WtCursor) -> c_int;
@@ -353,6 +358,19 @@ impl KvTarget for WtPeer {
 impl Peer for WtPeer {
     fn target(&self) -> &dyn KvTarget {
         self
+    }
+
+    /// The log written and synced (`WT_SESSION::log_flush`, `sync=on`), on an idle session.
+    fn sync(&self) -> Result<(), TargetError> {
+        let h = self.take()?;
+        let cfg = cstring("sync=on").map_err(|e| TargetError::new("sync", e))?;
+        // SAFETY: the handle's session is this thread's until put back; cfg outlives the call.
+        let rc = unsafe {
+            let session = (*h.cursor).session;
+            ((*session).log_flush)(session, cfg.as_ptr())
+        };
+        self.put_back(h);
+        wt_result(&self.api, "sync", rc).map(|_| ())
     }
 }
 

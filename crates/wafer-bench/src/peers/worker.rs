@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::emu_device::{EmuView, Staged};
 use super::harness::{PeersConfig, Row};
+use super::raw::RawJob;
 use super::{phases, EngineKind, PeerError};
 use crate::progress::Silent;
 
@@ -36,6 +37,9 @@ pub struct WorkerJob {
     pub dir: PathBuf,
     /// The emulated SSD the directory is on.
     pub(crate) emu: Option<EmuView>,
+    /// A raw row: the served files the engine opens instead of a directory.
+    #[serde(default)]
+    pub raw: Option<RawJob>,
 }
 
 /// A failure a worker stages on purpose, for tests of the harness: after this many rows
@@ -71,7 +75,8 @@ impl WorkerFault {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Message {
-    Row(Row),
+    // Boxed: a row with its breakdown is several times the other messages.
+    Row(Box<Row>),
     Settings(serde_json::Value),
     /// The engine failed with an error it returned; `missing` when its library is absent.
     Failed {
@@ -96,6 +101,7 @@ impl WorkerJob {
             round,
             dir: dir.to_path_buf(),
             emu,
+            raw: None,
         }
     }
 }
@@ -109,7 +115,7 @@ pub fn serve_worker(input: impl std::io::Read, mut out: impl Write) -> Result<()
             .and_then(|()| out.flush())
             .map_err(|e| PeerError::Config(e.to_string()))
     };
-    let outcome = run_job(input, &mut |row| emit(&Message::Row(row.clone())));
+    let outcome = run_job(input, &mut |row| emit(&Message::Row(Box::new(row.clone()))));
     let message = match &outcome {
         Ok(settings) => Message::Settings(settings.clone()),
         Err(PeerError::Missing { library, package, reason }) => Message::Failed {
@@ -129,8 +135,10 @@ fn run_job(
     let job: WorkerJob = serde_json::from_reader(input)
         .map_err(|e| PeerError::Config(format!("worker job: {e}")))?;
     let config = &job.config;
-    let at = phases::Placement { device: &job.device, engine: job.engine, round: job.round };
-    let setup = config.setup(job.dir.clone());
+    let name = job.raw.as_ref().map_or(job.engine.name(), |r| r.row.name.as_str());
+    let at = phases::Placement { device: &job.device, engine: job.engine, name, round: job.round };
+    let mut setup = config.setup(job.dir.clone());
+    setup.raw = job.raw.clone();
     let (mut emitted, mut rows) = (Ok(()), 0u32);
     let settings =
         phases::run_engine(config, &at, &setup, job.emu.as_ref(), &mut Silent, &mut |row| {

@@ -253,6 +253,18 @@ fn data_offset_for(capacity_bytes: u64, options: &Options) -> u64 {
     share.max(batch)
 }
 
+/// The zone space of an out-of-place database on a data device of `capacity_bytes` that
+/// reports nothing of itself (a file: the GC unit and spare flash come from `options`), which
+/// a `fill` is a fraction of. `bench peers` sizes its raw-device rows by it.
+pub(crate) fn zone_space_bytes(capacity_bytes: u64, options: &Options) -> Result<u64, SetupError> {
+    let caps = wafer::device::DeviceCapabilities::default();
+    let oop = options.out_of_place.for_device(&caps);
+    let offset = data_offset_for(capacity_bytes, options);
+    let layout = wafer::oop::Layout::compute_for(capacity_bytes, offset, &oop, false, None)
+        .map_err(|e| invalid(format!("out-of-place layout: {e}")))?;
+    Ok(u64::from(layout.space.zone_count()) * layout.space.zone_bytes)
+}
+
 /// What `fill` is a fraction of.
 struct FillBasis {
     bytes: u64,

@@ -16,12 +16,13 @@ use super::CliError;
 #[derive(Debug, Args)]
 pub struct PeersArgs {
     /// tiny (CI's smoke test), small (dataset 8x the cache, 15 s per phase; on the emulated
-    /// SSD A and F until 1x its capacity is written, at most 45 s) or full (1 GB of records,
-    /// 8x the cache, 60 s per phase; on the emulated SSD A and F until 1x, at most 5 min).
+    /// SSD A and F until 2x its capacity is written, at most 45 s) or full (1 GB of records,
+    /// 8x the cache, 60 s per phase; on the emulated SSD A and F until 2x, at most 5 min).
     #[arg(long, default_value = "tiny")]
     scale: String,
     /// Engines, comma-separated [default: all]: wafer-in-place, wafer-out-of-place,
-    /// wafer-oop-lz4, rocksdb, lmdb, wiredtiger, postgres.
+    /// wafer-oop-lz4, wafer-raw (the raw-device rows, emulated SSD only), rocksdb,
+    /// rocksdb-blob, lmdb, wiredtiger, postgres.
     #[arg(long, value_delimiter = ',')]
     engines: Vec<String>,
     /// Devices, comma-separated [default: file]: `file` (a directory on this machine's
@@ -37,7 +38,9 @@ pub struct PeersArgs {
     /// sizing pass on the host first: the load, then three updates of each record) take SHARE of
     /// the filesystem; `dataset:FACTOR`, every engine's
     /// device FACTOR x the records' bytes; `preset`, the preset's geometry (with --emu-set).
-    /// Rounded up to whole blocks per chip, at least 128 MiB [default: own:0.8].
+    /// Rounded up to whole blocks per chip, at least 128 MiB. A raw Wafer row's device is
+    /// sized so its records' pages take SHARE of its zone space (Table 1's fill) [default:
+    /// own:0.9].
     #[arg(long, value_name = "own:SHARE|dataset:FACTOR|preset")]
     emu_space: Option<String>,
     /// Emulated SSD: fraction of the filesystem in use once each engine has loaded, made up
@@ -46,7 +49,7 @@ pub struct PeersArgs {
     fill: Option<f64>,
     /// Emulated SSD: the write phases (A, F) end once the device has received this many
     /// times its logical bytes of host writes (its own counter), e.g. 1x [default: small and
-    /// full 1x; tiny: by --ops].
+    /// full 2x; tiny: by --ops].
     #[arg(long, value_name = "Nx")]
     emu_phase_writes: Option<String>,
     /// Emulated SSD: the longest a write phase may run before its volume is reached, e.g. 45s
@@ -61,9 +64,22 @@ pub struct PeersArgs {
     /// Records loaded.
     #[arg(long)]
     records: Option<u64>,
-    /// Bytes per value [default: 1000].
+    /// Bytes per value, or several comma-separated (e.g. 100,1000,4000): the whole comparison
+    /// runs once per size, and one chart shows flash bytes per operation per engine per size.
+    /// An engine that cannot hold a size (Wafer without out-of-line values: above 2048 bytes)
+    /// is a named failure at that size [default: 1000].
+    #[arg(long, value_name = "BYTES", value_delimiter = ',')]
+    value_size: Vec<u32>,
+    /// Values of at least this many bytes go to blob files: RocksDB's min_blob_size in the
+    /// rocksdb-blob engine and, in a raw Wafer row given a bare `blob_threshold`, Wafer's
+    /// [default: 512].
     #[arg(long, value_name = "BYTES")]
-    value_size: Option<u32>,
+    blob_threshold: Option<u32>,
+    /// The Wafer rows on the raw served device (engine wafer-raw), replacing the default
+    /// `wafer-raw-nowa` (aligned NoWA, LZ4, packing): NAME[:KEY=VALUE;...] adds engine options,
+    /// e.g. --raw-row wafer-raw-nowa --raw-row 'wafer-raw-blobs:blob_threshold' (repeatable).
+    #[arg(long, value_name = "NAME[:KEY=VALUE;...]")]
+    raw_row: Vec<String>,
     /// Each engine's own cache (buffer pool, block cache, shared_buffers), e.g. 128MiB.
     #[arg(long, value_name = "BYTES")]
     cache: Option<String>,
@@ -89,6 +105,11 @@ pub struct PeersArgs {
     /// Keep the engines' files.
     #[arg(long)]
     keep: bool,
+    /// Run nothing: read the JSON of earlier runs (a report, or several value sizes' reports;
+    /// repeatable, e.g. one file per value size) and write their tables and charts, the chart
+    /// over value sizes included when they differ.
+    #[arg(long, value_name = "FILE")]
+    replot: Vec<PathBuf>,
     /// JSON: every row, the configuration and each engine's settings; charts: STEM-ops,
     /// STEM-host-write.
     #[command(flatten)]
@@ -96,6 +117,24 @@ pub struct PeersArgs {
 }
 
 impl PeersArgs {
+    /// The first value size (the run sets each in turn), the blob threshold and the raw rows.
+    fn set_values_and_rows(&self, c: &mut PeersConfig) -> Result<(), CliError> {
+        if let Some(v) = self.value_size.first() {
+            c.value_size_bytes = *v;
+        }
+        if let Some(t) = self.blob_threshold {
+            c.blob_threshold_bytes = t;
+        }
+        if !self.raw_row.is_empty() {
+            c.raw_rows = self
+                .raw_row
+                .iter()
+                .map(|r| peers::raw::RawRow::parse(r))
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(())
+    }
+
     fn config(&self) -> Result<PeersConfig, CliError> {
         let scale = Scale::parse(&self.scale).map_err(CliError)?;
         let dir = self.dir.clone().unwrap_or_else(|| {
@@ -129,9 +168,7 @@ impl PeersArgs {
         if let Some(n) = self.records {
             c.record_count = n;
         }
-        if let Some(v) = self.value_size {
-            c.value_size_bytes = v;
-        }
+        self.set_values_and_rows(&mut c)?;
         if let Some(cache) = &self.cache {
             c.cache_bytes = wafer_bench::jobs::parse_bytes(cache)?;
         }
@@ -149,7 +186,7 @@ impl PeersArgs {
         }
         if self.emu_phase_writes.is_some() || self.emu_phase_limit.is_some() {
             let mut volume = c.emu_write_phases.unwrap_or(WriteVolume {
-                capacities: 1.0,
+                capacities: 2.0,
                 limit: std::time::Duration::from_secs(45),
             });
             if let Some(w) = &self.emu_phase_writes {
@@ -187,11 +224,109 @@ pub fn worker() -> Result<(), CliError> {
 
 pub fn run(args: &PeersArgs) -> Result<(), CliError> {
     args.out.check()?;
-    let config = args.config()?;
-    config.validate()?;
-    eprintln!("peers: {}", config.describe());
+    if !args.replot.is_empty() {
+        let runs = read_reports(&args.replot)?;
+        return write_outputs(args, &runs, false);
+    }
+    let base = args.config()?;
+    let sizes = if args.value_size.is_empty() {
+        vec![base.value_size_bytes]
+    } else {
+        args.value_size.clone()
+    };
+    let mut runs = Vec::new();
+    for &size in &sizes {
+        let mut config = base.clone();
+        config.value_size_bytes = size;
+        if sizes.len() > 1 {
+            // Each size in a directory of its own: the harness wants fresh ones.
+            config.dir = base.dir.join(format!("value-{size}"));
+        }
+        config.validate()?;
+        eprintln!("peers: {}", config.describe());
+        runs.push((size, run_one(args, &config)?));
+    }
+    write_outputs(args, &runs, true)
+}
+
+/// Reports saved by earlier runs: a report, or a value-size sweep's reports, per file; each
+/// with the value size its configuration states.
+fn read_reports(paths: &[PathBuf]) -> Result<Vec<(u32, harness::PeersReport)>, CliError> {
+    let mut runs = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        let value: serde_json::Value = serde_json::from_str(&text)?;
+        let reports = match value.get("runs").and_then(|r| r.as_array()) {
+            Some(all) => all.iter().filter_map(|r| r.get("report").cloned()).collect(),
+            None => vec![value],
+        };
+        for r in reports {
+            let report: harness::PeersReport = serde_json::from_value(r)?;
+            let size = report.config["value_size_bytes"].as_u64().unwrap_or(0);
+            runs.push((u32::try_from(size).unwrap_or(u32::MAX), report));
+        }
+    }
+    Ok(runs)
+}
+
+/// The tables, JSON (`json`: when the reports were measured now) and charts of `runs`; an
+/// error listing every failure, after the outputs are written.
+fn write_outputs(
+    args: &PeersArgs,
+    runs: &[(u32, harness::PeersReport)],
+    json: bool,
+) -> Result<(), CliError> {
+    let several = runs.len() > 1;
+    let mut table = String::new();
+    for (size, report) in runs {
+        if several {
+            table.push_str(&format!("\n### {size}-byte values\n\n"));
+        }
+        table.push_str(&peers::table::markdown(report));
+    }
+    print!("{table}");
+    if let Some(path) = args.out.json.as_ref().filter(|_| json) {
+        let text = if several {
+            let all: Vec<_> = runs
+                .iter()
+                .map(|(s, r)| serde_json::json!({"value_size_bytes": s, "report": r}))
+                .collect();
+            serde_json::to_string_pretty(&serde_json::json!({
+                "schema": "wafer-bench/peers-value-sizes",
+                "version": 1,
+                "runs": all,
+            }))?
+        } else {
+            serde_json::to_string_pretty(&runs[0].1)?
+        };
+        super::write_file(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.out.markdown {
+        super::write_file(path, table.as_bytes())?;
+    }
+    if let Some(stem) = &args.out.plots {
+        write_charts(runs, stem)?;
+    }
+    let failures: Vec<String> = runs
+        .iter()
+        .flat_map(|(size, r)| r.failures.iter().map(move |f| format!("{size} B values: {f}")))
+        .collect();
+    if !failures.is_empty() {
+        return Err(CliError(format!(
+            "{} engine(s) failed part way or could not run (their rows so far are in the \
+             outputs):\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        )));
+    }
+    Ok(())
+}
+
+/// One value size's comparison, each row printed as it is measured.
+fn run_one(args: &PeersArgs, config: &PeersConfig) -> Result<harness::PeersReport, CliError> {
     let mut live = ProgressBar::without_totals(!args.out.quiet);
-    let report = harness::run(&config, &mut live, &mut |row| {
+    let report = harness::run(config, &mut live, &mut |row| {
         eprintln!(
             "  {:<20} {:<8} {:<7} {:<8} {:>9.0} ops/s  host write {:>8.0} B/op  read {:>8.0} B/op{}",
             row.engine,
@@ -208,26 +343,42 @@ pub fn run(args: &PeersArgs) -> Result<(), CliError> {
             }
         )
     })?;
-    let table = peers::table::markdown(&report);
-    print!("{table}");
-    if let Some(path) = &args.out.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        super::write_file(path, text.as_bytes())?;
-    }
-    if let Some(path) = &args.out.markdown {
-        super::write_file(path, table.as_bytes())?;
-    }
-    if let Some(stem) = &args.out.plots {
-        for p in peers::table::write_charts(&report, stem)? {
+    Ok(report)
+}
+
+/// Each size's charts (with `-vSIZE` in their names when there are several) and, over
+/// several sizes, flash bytes per operation per engine per size (A zipf, A uniform).
+fn write_charts(
+    runs: &[(u32, harness::PeersReport)],
+    stem: &std::path::Path,
+) -> Result<(), CliError> {
+    let several = runs.len() > 1;
+    for (size, report) in runs {
+        let stem = if several {
+            let mut name = stem.with_extension("").into_os_string();
+            name.push(format!("-v{size}"));
+            let mut p = PathBuf::from(name);
+            if let Some(ext) = stem.extension() {
+                p.set_extension(ext);
+            }
+            p
+        } else {
+            stem.to_path_buf()
+        };
+        for p in peers::table::write_charts(report, &stem)? {
             eprintln!("wrote {}", p.display());
         }
     }
-    if !report.failures.is_empty() {
-        return Err(CliError(format!(
-            "{} engine(s) failed part way (their rows so far are in the outputs):\n  {}",
-            report.failures.len(),
-            report.failures.join("\n  ")
-        )));
+    if several {
+        for dist in ["zipf", "uniform"] {
+            if let Some(c) = peers::table::value_size_chart(runs, "ycsb-a", dist) {
+                for p in
+                    peers::table::write_png_and_svg(&c, stem, &format!("value-sizes-a-{dist}"))?
+                {
+                    eprintln!("wrote {}", p.display());
+                }
+            }
+        }
     }
     Ok(())
 }
