@@ -120,14 +120,21 @@ fn a_raw_row_runs_on_the_served_device_without_a_filesystem() {
     let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
     assert!(mounts_under(&c.dir).is_empty(), "{:?}", mounts_under(&c.dir));
     assert!(report.failures.is_empty(), "{:?}", report.failures);
-    assert_eq!(report.rows.len(), 1 + c.workloads.len() * c.distributions.len());
-    let settings = &report.engines["wafer-raw-nowa on emu:ent"];
-    assert!(settings["emu_wal_device_totals"]["flash_bytes"].as_u64().unwrap() > 0, "{settings}");
-    let options = settings["raw_engine_options"].to_string();
-    assert!(options.contains("nowa=true") && options.contains("gc_unit_bytes="), "{options}");
+    // Both default rows: aligned NoWA, and the same with values out of line.
+    assert_eq!(report.rows.len(), 2 * (1 + c.workloads.len() * c.distributions.len()));
+    for name in ["wafer-raw-nowa", "wafer-raw-blobs"] {
+        let settings = &report.engines[&format!("{name} on emu:ent")];
+        let totals = &settings["emu_wal_device_totals"];
+        assert!(totals["flash_bytes"].as_u64().unwrap() > 0, "{settings}");
+        let options = settings["raw_engine_options"].to_string();
+        assert!(options.contains("nowa=true") && options.contains("gc_unit_bytes="), "{options}");
+    }
     for r in report.rows.iter().filter(|r| r.phase != "ycsb-c") {
-        assert_eq!(r.engine, "wafer-raw-nowa");
+        assert!(r.engine.starts_with("wafer-raw-"), "{r:?}");
         let b = r.flash_breakdown.as_ref().unwrap();
+        if r.engine == "wafer-raw-blobs" && r.phase != "load" {
+            assert!(b["blobs"] > 0.0, "{r:?}");
+        }
         assert!(b["wal"] > 0.0 && b["filesystem"] < 1.0, "{r:?}");
         let sum: f64 = b.values().sum();
         assert!((sum / r.flash_bytes_per_op.unwrap() - 1.0).abs() < 0.05, "{r:?}");

@@ -220,8 +220,8 @@ impl EngineKind {
             raw.is_some_and(|r| r.engine.iter().any(|o| o.starts_with(raw::BLOB_THRESHOLD_OPTION)));
         (wafer && !blobs && value_bytes > max).then(|| {
             format!(
-                "values of {value_bytes} bytes: this Wafer keeps values in its leaves, at most \
-                 {max} bytes each (no out-of-line values in this build)"
+                "values of {value_bytes} bytes: this Wafer row keeps values in its leaves, at \
+                 most {max} bytes each (out-of-line values: a raw row with blob_threshold)"
             )
         })
     }

@@ -340,13 +340,14 @@ fn breakdown(
     let device = flash.host_write_bytes;
     let own = &m.engine;
     let mut parts: Vec<(&str, u64)> = if engine.is_wafer() {
-        let pages = own.user_bytes + own.padding_bytes + own.doublewrite_bytes;
+        // `user_bytes` holds the blob pages too (the device's Blob purpose): apart here.
+        let pages = own.user_bytes.saturating_sub(own.blob_bytes)
+            + own.padding_bytes
+            + own.doublewrite_bytes;
         vec![
             ("wal", own.wal_bytes),
             ("user pages", pages),
-            // Out-of-line values: none in this build's engine (its counters have no such
-            // purpose yet).
-            ("blobs", 0),
+            ("blobs", own.blob_bytes),
             ("db gc", own.gc_copy_bytes),
             ("compensation", own.compensation_bytes),
             ("metadata", own.metadata_bytes),

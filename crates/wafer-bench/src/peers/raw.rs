@@ -44,9 +44,17 @@ pub struct RawRow {
 }
 
 impl RawRow {
-    /// The rows run by default: aligned NoWA with LZ4 and packing.
+    /// The rows run by default: aligned NoWA with LZ4 and packing, and the same with values
+    /// of at least the run's blob threshold out of line (page ids at 250% of the slots: the
+    /// same records, each value an id of its own, its bytes packed several to a slot).
     pub fn defaults() -> Vec<RawRow> {
-        vec![RawRow { name: "wafer-raw-nowa".into(), engine: Vec::new() }]
+        vec![
+            RawRow { name: "wafer-raw-nowa".into(), engine: Vec::new() },
+            RawRow {
+                name: "wafer-raw-blobs".into(),
+                engine: vec![BLOB_THRESHOLD_OPTION.into(), "max_fill_percent=250".into()],
+            },
+        ]
     }
 
     /// `NAME` or `NAME:KEY=VALUE;KEY=VALUE`; `blob_threshold` without a value takes the run's

@@ -163,8 +163,10 @@ fn a_missing_library_names_the_package() {
 #[test]
 fn raw_rows_parse_and_a_bare_blob_threshold_takes_the_runs() {
     let rows = raw::RawRow::defaults();
-    assert_eq!(rows.len(), 1);
+    assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].name, "wafer-raw-nowa");
+    assert_eq!(rows[1].name, "wafer-raw-blobs");
+    assert!(rows[1].engine.iter().any(|o| o == "blob_threshold"));
     let blobs = raw::RawRow::parse("wafer-raw-blobs:blob_threshold;open_zones=8").unwrap();
     assert_eq!(blobs.engine, vec!["blob_threshold".to_string(), "open_zones=8".into()]);
     for bad in ["rocksdb", "wafer-raw:open_zones", "wafer raw"] {
