@@ -21,8 +21,8 @@ const ZONES_PER_FILE: u64 = 64;
 
 pub(crate) struct WaferPeer {
     target: Box<dyn KvTarget>,
-    /// The data file and WAL, synced under lazy durability: the engine has no call that
-    /// syncs its log alone, so the files are synced as the OS offers (fdatasync).
+    /// The data file and WAL, synced (fdatasync) under lazy durability after the engine's own
+    /// `Db::sync` made its log (and the blobs it names) durable.
     files: Vec<std::path::PathBuf>,
 }
 
@@ -127,6 +127,9 @@ impl Peer for WaferPeer {
     }
 
     fn sync(&self) -> Result<(), TargetError> {
+        if let Some(r) = self.target.sync_committed() {
+            r?;
+        }
         for path in &self.files {
             std::fs::File::open(path)
                 .and_then(|f| f.sync_data())

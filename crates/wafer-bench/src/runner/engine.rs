@@ -325,6 +325,10 @@ impl EngineTarget {
 }
 
 impl KvTarget for EngineTarget {
+    fn sync_committed(&self) -> Option<Result<(), TargetError>> {
+        Some(self.db.sync().map_err(engine_error("sync")))
+    }
+
     fn read(&self, key: &[u8]) -> Result<bool, TargetError> {
         // The value is looked at in place, as LMDB's and RocksDB's pinned reads can.
         Ok(self.tree.get_with(key, |v| v.len()).map_err(engine_error("read"))?.is_some())

@@ -61,6 +61,11 @@ pub trait KvTarget: Send + Sync {
     }
     /// Logical capacity of the data device: the unit of `--until Nx` and of the plots' x axis.
     fn data_device_capacity_bytes(&self) -> u64;
+    /// Makes every write acknowledged so far durable by the engine's own call, without more
+    /// (a lazy writer's periodic sync). None: the target has no such call.
+    fn sync_committed(&self) -> Option<Result<(), TargetError>> {
+        None
+    }
     /// The store's configuration for the report (engine options, device, sizing).
     fn describe(&self) -> serde_json::Value;
     /// Called once after the final sample (so its writes are outside every figure): make the

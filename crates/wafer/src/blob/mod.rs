@@ -48,6 +48,8 @@ pub use stage::Stager;
 
 /// The blob space grows by at least this many page ids at a time (1 MiB of values).
 pub const GROW_PAGES_MIN: u64 = 256;
+/// A blob's run is looked for at most this many times, growing the space between tries.
+pub const TAKE_ROUNDS_MAX: u32 = 16;
 /// Free extents at the top of the ids given back to the allocator at a time.
 pub const SHRINK_ROUNDS_MAX: u32 = 8;
 /// Blob pages handed to the store per call: bounds the memory a large value needs.

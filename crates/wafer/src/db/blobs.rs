@@ -204,14 +204,28 @@ impl DbInner {
     /// A run of `pages` ids for a new blob, growing the blob space when no extent holds it.
     fn take_blob_run(&self, b: &BlobState, pages: u64) -> Result<Range<PageId>> {
         self.open_blob_gates(b)?;
-        // Bounded: the second round finds the extent the grow just added.
-        for _ in 0..2 {
+        // Bounded: a round after a grow finds the extent it added unless concurrent writers
+        // took it first (each grow adds at least this blob's run).
+        for _ in 0..blob::TAKE_ROUNDS_MAX {
             if let Some(r) = b.lock_space().take(pages) {
                 return Ok(r);
             }
+            // Freed runs wait for their commits to be durable: with lazy commits, make the log
+            // durable rather than grow the space by every run a recent batch freed.
+            let gated = b.lock_space().gated_pages();
+            if let (Some(logger), true) = (self.wal_logger(), gated >= pages) {
+                logger.wal()?.flush()?;
+                self.open_blob_gates(b)?;
+                if let Some(r) = b.lock_space().take(pages) {
+                    return Ok(r);
+                }
+            }
             self.grow_blob_space(b, pages)?;
         }
-        Err(Error::Corrupt("blob space grew but holds no run for the blob".into()))
+        Err(Error::OutOfSpace(format!(
+            "blob space: no run of {pages} pages after {} grows (concurrent writers took them)",
+            blob::TAKE_ROUNDS_MAX
+        )))
     }
 
     /// A batch of its own: at least `pages` ids from the high-water mark become a free extent.

@@ -912,6 +912,18 @@ impl Db {
         inner.checkpoint()
     }
 
+    /// Makes every batch committed so far durable with one log flush (blobs they name first),
+    /// without a checkpoint: what a writer using `Durability::None` calls now and then to bound
+    /// what a crash may lose. Without a log, as [`Db::flush`].
+    pub fn sync(&self) -> Result<()> {
+        let inner = &self.inner;
+        inner.check_writable()?;
+        match &inner.wal {
+            Some(logger) => Ok(logger.wal()?.flush()?),
+            None => self.flush(),
+        }
+    }
+
     /// Flushes as [`Db::flush`] and closes. Tree handles still around fail with
     /// [`Error::Closed`] afterwards. Dropping a `Db` without closing it writes nothing more.
     pub fn close(self) -> Result<()> {

@@ -385,6 +385,10 @@ impl OutOfPlaceStore {
     }
 }
 
+/// Drops between two checks whether the journal wants a snapshot (a DROP record is 24 bytes
+/// with its header: 64 of them fill well under a block).
+const DROPS_PER_SNAPSHOT_CHECK: u64 = 64;
+
 impl Drop for OutOfPlaceStore {
     fn drop(&mut self) {
         *self.inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) = true;
@@ -475,7 +479,7 @@ impl PageStore for OutOfPlaceStore {
     fn write_blobs(&self, pages: &[(PageId, &PageBuf)]) -> Result<()> {
         self.write_batch(pages, WritePurpose::Blob)?;
         let _w = self.inner.lock_writer();
-        let r = self.inner.make_durable();
+        let r = self.inner.make_durable().and_then(|()| self.inner.maybe_snapshot());
         self.inner.poison(r)
     }
 
@@ -484,6 +488,9 @@ impl PageStore for OutOfPlaceStore {
         let inner = &self.inner;
         let _w = inner.lock_writer();
         let r = (|| {
+            // As before any journal records: a long run of drops must reach a snapshot too.
+            inner.maybe_snapshot()?;
+            let mut dropped = 0u64;
             for run in runs {
                 assert!(run.end <= inner.layout.page_capacity, "run {run:?} beyond the capacity");
                 for pid in run.clone() {
@@ -492,9 +499,16 @@ impl PageStore for OutOfPlaceStore {
                         continue;
                     }
                     let lsn = inner.journal.append(journal::KIND_DROP, &pid.to_le_bytes())?.0;
-                    let mut st = inner.lock_state();
-                    st.map_lsn = lsn;
-                    st.space.free_pid(pid, lsn);
+                    {
+                        let mut st = inner.lock_state();
+                        st.map_lsn = lsn;
+                        st.space.free_pid(pid, lsn);
+                    }
+                    dropped += 1;
+                    if dropped.is_multiple_of(DROPS_PER_SNAPSHOT_CHECK) {
+                        // A small journal must not fill with one long run of drops.
+                        inner.maybe_snapshot()?;
+                    }
                 }
             }
             Ok(())
