@@ -720,14 +720,7 @@ impl Db {
                 }
             }
         }
-        let mut trees: Vec<Tree> = Vec::new();
-        let mut index: HashMap<&str, usize> = HashMap::new();
-        for op in &batch.ops {
-            if !index.contains_key(op.tree()) {
-                index.insert(op.tree(), trees.len());
-                trees.push(self.tree(op.tree())?);
-            }
-        }
+        let (trees, index) = self.batch_trees(batch)?;
         let estimate = log_estimate_bytes(payload_bytes, batch.ops.len() as u64);
         if inner.wal.is_some() {
             // Batches apply all or nothing and cannot decline half-way (as single writes do):
@@ -766,6 +759,23 @@ impl Db {
         })
     }
 
+    /// The trees a batch names (created on first use), and each name's index among them.
+    fn batch_trees<'b>(
+        &self,
+        batch: &'b WriteBatch,
+    ) -> Result<(Vec<Tree>, HashMap<&'b str, usize>)> {
+        let mut trees: Vec<Tree> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for op in &batch.ops {
+            if !index.contains_key(op.tree()) {
+                index.insert(op.tree(), trees.len());
+                trees.push(self.tree(op.tree())?);
+            }
+        }
+        assert_eq!(trees.len(), index.len(), "one tree per name");
+        Ok((trees, index))
+    }
+
     /// [`Db::write_with`] for a database whose values are tagged: blobs written first, then
     /// the batch of stored values (references and inline values), each freeing the blob its
     /// key named. Returns how many deletes found their key.
@@ -781,14 +791,7 @@ impl Db {
             }
             payload_bytes += op.key().len() as u64 + crate::blob::REF_BYTES as u64;
         }
-        let mut trees: Vec<Tree> = Vec::new();
-        let mut index: HashMap<&str, usize> = HashMap::new();
-        for op in &batch.ops {
-            if !index.contains_key(op.tree()) {
-                index.insert(op.tree(), trees.len());
-                trees.push(self.tree(op.tree())?);
-            }
-        }
+        let (trees, index) = self.batch_trees(batch)?;
         let stored = inner.store_batch(batch)?;
         for op in &stored {
             if let blobs::StoredOp::Put { stored, .. } = op {
