@@ -129,17 +129,24 @@ fn a_raw_row_runs_on_the_served_device_without_a_filesystem() {
         let options = settings["raw_engine_options"].to_string();
         assert!(options.contains("nowa=true") && options.contains("gc_unit_bytes="), "{options}");
     }
+    let mut blob_bytes = 0.0;
     for r in report.rows.iter().filter(|r| r.phase != "ycsb-c") {
         assert!(r.engine.starts_with("wafer-raw-"), "{r:?}");
         let b = r.flash_breakdown.as_ref().unwrap();
-        if r.engine == "wafer-raw-blobs" && r.phase != "load" {
-            assert!(b["blobs"] > 0.0, "{r:?}");
+        if r.engine == "wafer-raw-blobs" {
+            blob_bytes += b["blobs"];
+            // Lazy commits: a phase of a few hundred operations may leave its blobs staged
+            // and its log buffered until the next second's sync (none came within it).
+            if r.flash_bytes_per_op == Some(0.0) {
+                continue;
+            }
         }
         assert!(b["wal"] > 0.0 && b["filesystem"] < 1.0, "{r:?}");
         let sum: f64 = b.values().sum();
         assert!((sum / r.flash_bytes_per_op.unwrap() - 1.0).abs() < 0.05, "{r:?}");
         assert!(r.ssd_waf.unwrap() <= 1.05, "{r:?}");
     }
+    assert!(blob_bytes > 0.0, "the blob row wrote no blob pages");
 }
 
 /// Every engine's process aborts (SIGABRT, as Debian's librocksdb did near a full device)
