@@ -9,7 +9,6 @@ use crate::pagestore::PageStore;
 use crate::Result;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// One staged page: sealed, 4 KiB.
@@ -26,8 +25,6 @@ pub struct Stager {
     flushing: Mutex<()>,
     /// A flush starts once this many pages wait.
     max_pages: usize,
-    flushes: AtomicU64,
-    pages_flushed: AtomicU64,
 }
 
 impl Stager {
@@ -39,8 +36,6 @@ impl Stager {
             queue: Mutex::new(Vec::new()),
             flushing: Mutex::new(()),
             max_pages,
-            flushes: AtomicU64::new(0),
-            pages_flushed: AtomicU64::new(0),
         }
     }
 
@@ -108,13 +103,6 @@ impl Stager {
         for pid in &pids {
             pending.remove(pid);
         }
-        self.flushes.fetch_add(1, Ordering::Relaxed);
-        self.pages_flushed.fetch_add(batch.len() as u64, Ordering::Relaxed);
         Ok(())
-    }
-
-    /// (flushes, pages flushed) since open.
-    pub fn counts(&self) -> (u64, u64) {
-        (self.flushes.load(Ordering::Relaxed), self.pages_flushed.load(Ordering::Relaxed))
     }
 }

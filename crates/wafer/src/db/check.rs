@@ -94,7 +94,7 @@ struct Walk<'a> {
     owner: Vec<Owner>,
     report: CheckReport,
     /// Values are tagged: each user tree's values are decoded and their blobs' runs kept here.
-    blob_runs: Option<Vec<(u32, std::ops::Range<PageId>)>>,
+    blob_runs: Option<Vec<std::ops::Range<PageId>>>,
 }
 
 impl Walk<'_> {
@@ -179,7 +179,7 @@ impl Walk<'_> {
                 for i in 0..n {
                     match crate::blob::decode_stored(node::value(&p, i)) {
                         Ok(crate::blob::Stored::Blob(r)) if r.pages() > 0 => {
-                            runs.push((id, r.page_range()))
+                            runs.push(r.page_range())
                         }
                         Ok(_) => {}
                         Err(e) => bad.push(format!("tree {id}: stored value {i}: {e}")),
@@ -276,10 +276,6 @@ impl Walk<'_> {
 
     /// Claims every page of a blob or of a free blob extent.
     fn claim_run(&mut self, run: std::ops::Range<PageId>, who: Owner) {
-        let who = match who {
-            Owner::Tree(_) => Owner::Blob,
-            w => w,
-        };
         // Bounded by the run, itself bounded by the page ids (claim refuses the rest).
         for pid in run {
             if !self.claim(pid, who) {
@@ -372,8 +368,8 @@ impl DbInner {
             walk.tree(id, root, false);
         }
         if let Some(runs) = walk.blob_runs.take() {
-            for (id, run) in runs {
-                walk.claim_run(run, Owner::Tree(id));
+            for run in runs {
+                walk.claim_run(run, Owner::Blob);
             }
         }
         let system_trees = usize::from(self.blobs.get().is_some());
