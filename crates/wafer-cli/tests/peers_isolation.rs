@@ -142,8 +142,12 @@ fn a_raw_row_runs_on_the_served_device_without_a_filesystem() {
             }
         }
         assert!(b["wal"] > 0.0 && b["filesystem"] < 1.0, "{r:?}");
+        // The parts are the device's received bytes plus what its GC copied; a phase of a
+        // few hundred operations may end with some of them still in the device's write
+        // buffer, not yet on flash, so the sum is the larger of the two.
         let sum: f64 = b.values().sum();
-        assert!((sum / r.flash_bytes_per_op.unwrap() - 1.0).abs() < 0.05, "{r:?}");
+        let whole = r.flash_bytes_per_op.unwrap().max(r.device_write_bytes_per_op.unwrap());
+        assert!((sum / whole - 1.0).abs() < 0.05, "{r:?}");
         assert!(r.ssd_waf.unwrap() <= 1.05, "{r:?}");
     }
     assert!(blob_bytes > 0.0, "the blob row wrote no blob pages");
