@@ -76,4 +76,8 @@ pub enum OpenError {
     BlankSuperblock { what: String, evidence: String },
     #[error("{what}: sizes disagree: {detail}")]
     SizeMismatch { what: String, detail: String },
+    /// Another open holds the database (a live process, or another `Db` in this one): one
+    /// writer per database. The lock goes with its holder, a crashed process's included.
+    #[error("{}: locked by another open of this database (one writer at a time)", path.display())]
+    Locked { path: std::path::PathBuf },
 }

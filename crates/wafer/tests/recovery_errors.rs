@@ -145,7 +145,7 @@ fn empty_data_file_beside_a_wal_is_refused_and_left_alone() {
     for i in 0..1500u32 {
         t.put(&i.to_be_bytes(), &[3u8; 40]).unwrap();
     }
-    drop(db); // Crash.
+    drop((t, db)); // Crash: the tree handle held the database (and its file locks) too.
     std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(0).unwrap();
     let wal_before = contents(&wal);
     let err = Db::open(&path, options()).unwrap_err();

@@ -11,6 +11,7 @@ pub(crate) mod catalog;
 mod check;
 mod checkpoint;
 mod durability;
+mod exclusive;
 mod iter;
 mod locks;
 mod mode;
@@ -29,7 +30,8 @@ use crate::btree::{Env, Exclusive, TreeCore};
 use crate::buffer::{BufferPool, DoublewriteStore, PoolStats};
 use crate::device::{Counted, Device, FileDevice};
 use crate::durable::{redo, EngineState, RecoveryStats, WalLogger};
-use crate::options::Options;
+use crate::error::OpenError;
+use crate::options::{CreateMode, Options};
 use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::node::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
@@ -79,9 +81,12 @@ struct DbInner {
     /// Key locks of transactions (`Txn::lock`).
     locks: Arc<locks::LockTable>,
     /// The background write-back thread (`Options::background_write_back`).
-    cleaner: Option<crate::buffer::CleanerHandle>,
+    cleaner: Mutex<Option<crate::buffer::CleanerHandle>>,
     /// Out-of-line values, when the database's values are tagged (set once, at open).
     blobs: OnceLock<blobs::BlobState>,
+    /// `Db::open(path)`'s locks on its files, released at close or with the last handle, after
+    /// every background thread has written its last byte.
+    file_locks: Mutex<Option<exclusive::FileLocks>>,
 }
 
 #[derive(Debug, Clone)]
@@ -279,15 +284,57 @@ impl Db {
     /// that is not a database (an empty data file, a zeroed superblock beside a WAL with
     /// commits, a foreign file) is an [`Error::Open`] naming the file, before anything is
     /// written (docs/internals/recovery.md, "Creation").
+    ///
+    /// Both files stay locked (`flock`, exclusive) until the last handle of this `Db` is
+    /// dropped: another open of them, in any process or this one, fails with
+    /// [`OpenError::Locked`](crate::OpenError::Locked) before it reads a byte.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let path = path.as_ref();
         let wal_path = wal_path(path);
-        // Sizes and existence first: opening a FileDevice creates and extends its file.
-        let sizes = open::file_sizes(path, &wal_path, &options)?;
+        // The lock before anything else is read; creation takes the files with it.
+        let acquired = exclusive::acquire(path, &wal_path, options.create != CreateMode::Never)?;
+        let (sizes, acquired) = match acquired {
+            Some(a) if a.created => (open::new_file_sizes(&options), a),
+            Some(a) => (open::file_sizes(path, &wal_path, &options)?, a),
+            None => {
+                // Refuses every state acquire declines to lock; files that appeared since are
+                // another open's creation, holding their lock.
+                open::file_sizes(path, &wal_path, &options)?;
+                return Err(OpenError::Locked { path: path.to_path_buf() }.into());
+            }
+        };
+        let opened = Db::open_files(path, &wal_path, sizes, &options).and_then(
+            |(device, wal_device, how)| {
+                Db::open_inner(device, Some(wal_device), options, None, how)
+            },
+        );
+        match opened {
+            Ok(db) => {
+                let mut held = db.inner.file_locks.lock().unwrap_or_else(|e| e.into_inner());
+                debug_assert!(held.is_none(), "a new Db holds no locks yet");
+                *held = Some(acquired.locks);
+                drop(held);
+                Ok(db)
+            }
+            Err(e) => {
+                // The devices are dropped; files this open created go, while still locked.
+                acquired.remove_if_created(path, &wal_path);
+                Err(e)
+            }
+        }
+    }
+
+    /// The two `FileDevice`s of `Db::open`, each counted by its own [`Counted`].
+    fn open_files(
+        path: &Path,
+        wal_path: &Path,
+        sizes: open::FileSizes,
+        options: &Options,
+    ) -> Result<(SharedDevice, SharedDevice, How)> {
         let file = FileDevice::open(path, sizes.data_bytes, options.file)?;
         let stats = Arc::new(IoStats::default());
         let device = Arc::new(Counted::new(file, stats.clone()));
-        let wal_file = FileDevice::open(&wal_path, sizes.wal_bytes, options.file)?;
+        let wal_file = FileDevice::open(wal_path, sizes.wal_bytes, options.file)?;
         let wal_stats = Arc::new(IoStats::default());
         let wal_device = Arc::new(Counted::new(wal_file, wal_stats.clone()));
         let how = How {
@@ -298,7 +345,7 @@ impl Db {
             },
             io_stats: Some((stats, wal_stats)),
         };
-        Db::open_inner(device, Some(wal_device), options, None, how)
+        Ok((device, wal_device, how))
     }
 
     /// Opens the database on `device` WITHOUT a WAL, formatting a blank device (page 0 all
@@ -525,8 +572,9 @@ impl Db {
             doublewrite,
             data_device,
             locks: Arc::default(),
-            cleaner,
+            cleaner: Mutex::new(cleaner),
             blobs: OnceLock::new(),
+            file_locks: Mutex::new(None),
         };
         let inner = Arc::new(inner);
         let db = Db { inner };
@@ -944,11 +992,17 @@ impl Db {
             // Writers that got past their `closed` check finish first (checkpoint takes the
             // writer mutex); later ones see `closed`.
             inner.checkpoint()?;
-            return Ok(logger.wal()?.flush()?);
+            logger.wal()?.flush()?;
+        } else {
+            let _catalog = inner.catalog.exclusive();
+            let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
+            inner.checkpoint()?;
         }
-        let _catalog = inner.catalog.exclusive();
-        let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
-        inner.checkpoint()
+        // Tree handles may outlive the close: the files are free for the next open now, so
+        // nothing of this one may write again.
+        inner.stop_background();
+        inner.file_locks.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Ok(())
     }
 }
 
@@ -959,8 +1013,16 @@ impl Drop for DbInner {
     fn drop(&mut self) {
         // Stopped and joined first: they write through the store, and nothing may be written
         // once the last handle is gone (a checkpoint in progress finishes).
+        self.stop_background();
+    }
+}
+
+impl DbInner {
+    /// Stops and joins the checkpoint and write-back threads and the store's GC (a checkpoint
+    /// or GC cycle in progress finishes first).
+    fn stop_background(&self) {
         self.lock_checkpoint_thread().take();
-        self.cleaner = None;
+        self.cleaner.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.pool.store().stop_background();
     }
 }

@@ -41,6 +41,16 @@ pub(super) struct FileSizes {
     pub create: CreateMode,
 }
 
+/// A new pair of files spans the options' capacities, in whole pages.
+pub(super) fn new_file_sizes(options: &Options) -> FileSizes {
+    let block = PAGE_SIZE as u64;
+    FileSizes {
+        data_bytes: options.file_capacity_bytes / block * block,
+        wal_bytes: options.wal_capacity_bytes / block * block,
+        create: CreateMode::New,
+    }
+}
+
 /// Checks the data file and its WAL before either is opened (opening creates and extends).
 /// Files that exist keep their sizes; a new pair spans the options' capacities.
 pub(super) fn file_sizes(path: &Path, wal_path: &Path, options: &Options) -> Result<FileSizes> {
@@ -53,11 +63,7 @@ pub(super) fn file_sizes(path: &Path, wal_path: &Path, options: &Options) -> Res
             if options.create == CreateMode::Never {
                 return Err(OpenError::Missing { what: names.data }.into());
             }
-            Ok(FileSizes {
-                data_bytes: options.file_capacity_bytes / block * block,
-                wal_bytes: options.wal_capacity_bytes / block * block,
-                create: CreateMode::New,
-            })
+            Ok(new_file_sizes(options))
         }
         (Some(_), None) => Err(Error::WalFileMissing { path: wal_path.to_path_buf() }),
         (None, Some(_)) => {

@@ -1,0 +1,176 @@
+//! One writer per database: `Db::open(path)` holds an exclusive advisory lock (`flock`) on its
+//! data file and its WAL for the life of the `Db`, taken before either is read or written.
+//!
+//! Why the files themselves and no lock file beside them: the lock then goes wherever the
+//! database goes (a copy, a rename), and a crashed holder's lock is gone with its process, so
+//! there is nothing stale to clean up. The lock is per open file, so a second `Db::open` in the
+//! same process is refused like one from another process.
+//!
+//! Creation makes each file under a temporary name, locks it, and links it into place
+//! (`link(2)` refuses an existing name): a file appears under its name already locked. Of two
+//! opens that race to create one database, exactly one links it and the other finds the file,
+//! and its lock, on its next round. The data file is always locked before the WAL is looked
+//! at, so a reader never mistakes a creation in progress for a half-deleted database.
+//!
+//! `Db::open_on*` take devices the caller opened and owns; they take no lock.
+use crate::error::OpenError;
+use crate::{Error, Result};
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::ErrorKind;
+use std::path::Path;
+
+/// Rounds of "look, then create" before giving up: each lost race means another open created
+/// the files in between, so the next round finds them (and their lock) unless they vanish again.
+const ACQUIRE_ROUNDS_MAX: u32 = 4;
+
+/// The locked handles; dropping them (with the `Db`'s last handle) releases the locks.
+#[derive(Debug)]
+pub(super) struct FileLocks {
+    _data: File,
+    _wal: Option<File>,
+}
+
+impl Acquired {
+    /// Removes files this acquire created, when the open that created them failed: an empty
+    /// pair would otherwise be refused by every later open as a truncated database.
+    pub fn remove_if_created(self, path: &Path, wal_path: &Path) {
+        if self.created {
+            // Best effort: the open's own error is the one to report. Removed while still
+            // locked, so no other open takes them in between.
+            let _ = std::fs::remove_file(wal_path);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// What `acquire` found: the locks, and whether the files were created by it (empty, to be
+/// sized by the open).
+#[derive(Debug)]
+pub(super) struct Acquired {
+    pub locks: FileLocks,
+    pub created: bool,
+}
+
+/// Locks the database at `path` (and its WAL at `wal_path`), creating both when neither exists
+/// and `create_allowed`. Returns `None` when the data file is absent and may not be created:
+/// the open's own checks then say why. Refuses with [`OpenError::Locked`] when another open
+/// holds either file.
+pub(super) fn acquire(
+    path: &Path,
+    wal_path: &Path,
+    create_allowed: bool,
+) -> Result<Option<Acquired>> {
+    for _ in 0..ACQUIRE_ROUNDS_MAX {
+        if let Some(data) = open_existing(path)? {
+            lock(&data, path)?;
+            let wal = open_existing(wal_path)?;
+            if let Some(w) = &wal {
+                lock(w, wal_path)?;
+            }
+            let locks = FileLocks { _data: data, _wal: wal };
+            return Ok(Some(Acquired { locks, created: false }));
+        }
+        if !create_allowed || wal_path.exists() {
+            return Ok(None);
+        }
+        let Some(data) = create_locked(path)? else { continue };
+        // The data file is ours and locked: a WAL appearing now was not created by a Wafer
+        // open (which creates the data file first). The empty data file goes again, and the
+        // open's checks refuse the log alone.
+        let Some(wal) = create_locked(wal_path)? else {
+            std::fs::remove_file(path).map_err(|e| io_error("remove", e))?;
+            return Ok(None);
+        };
+        let locks = FileLocks { _data: data, _wal: Some(wal) };
+        return Ok(Some(Acquired { locks, created: true }));
+    }
+    Err(Error::Open(OpenError::Locked { path: path.to_path_buf() }))
+}
+
+fn open_existing(path: &Path) -> Result<Option<File>> {
+    match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(io_error("open to lock", source)),
+    }
+}
+
+/// Creates `path` locked, or returns `None` when the name exists (another open made it).
+fn create_locked(path: &Path) -> Result<Option<File>> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".creating-{}-{}", std::process::id(), creation_counter()));
+    let temp = std::path::PathBuf::from(name);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(|e| io_error("create", e))?;
+    let linked = lock(&file, &temp).and_then(|()| match std::fs::hard_link(&temp, path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(io_error("link into place", e)),
+    });
+    // The temporary name goes either way; the file lives on under `path` when linked.
+    let removed = std::fs::remove_file(&temp).map_err(|e| io_error("remove", e));
+    match (linked?, removed) {
+        (true, Ok(())) => Ok(Some(file)),
+        (false, Ok(())) => Ok(None),
+        (_, Err(e)) => Err(e),
+    }
+}
+
+/// Tells apart the temporary names of opens in one process.
+fn creation_counter() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+fn lock(file: &File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(TryLockError::WouldBlock) => {
+            Err(Error::Open(OpenError::Locked { path: path.to_path_buf() }))
+        }
+        Err(TryLockError::Error(source)) => Err(io_error("lock", source)),
+    }
+}
+
+fn io_error(op: &'static str, source: std::io::Error) -> Error {
+    Error::Device(crate::device::DeviceError::Io { op, offset: 0, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_paths(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("wafer-exclusive-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        (dir.join("db"), dir.join("db.wal"))
+    }
+
+    #[test]
+    fn a_second_acquire_is_refused_until_the_first_is_dropped() {
+        let (data, wal) = temp_paths("second");
+        let first = acquire(&data, &wal, true).unwrap().unwrap();
+        assert!(first.created);
+        let err = acquire(&data, &wal, true).unwrap_err();
+        assert!(matches!(&err, Error::Open(OpenError::Locked { path }) if *path == data), "{err}");
+        drop(first);
+        let again = acquire(&data, &wal, true).unwrap().unwrap();
+        assert!(!again.created, "the files exist now");
+    }
+
+    #[test]
+    fn nothing_is_created_when_creation_is_not_allowed_or_the_wal_is_alone() {
+        let (data, wal) = temp_paths("absent");
+        assert!(acquire(&data, &wal, false).unwrap().is_none());
+        assert!(!data.exists() && !wal.exists());
+        std::fs::write(&wal, b"a log without its data file").unwrap();
+        assert!(acquire(&data, &wal, true).unwrap().is_none());
+        assert!(!data.exists(), "creating beside another's log is the open's refusal to make");
+    }
+}
