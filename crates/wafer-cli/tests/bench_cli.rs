@@ -238,6 +238,13 @@ fn bench_on_a_file_reopens_with_no_load_and_checks_clean() {
     stdout(&wafer(&again));
     let out = stdout(&wafer(&["check", db.to_str().unwrap()]));
     assert!(out.contains("clean"), "{out}");
+    // The same database's figures, as an application would export them.
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&wafer(&["stats", db.to_str().unwrap()]))).unwrap();
+    assert!(json["pool"]["frames"].as_u64().unwrap() > 0, "{json}");
+    assert!(json["allocated_pages"].as_u64().unwrap() > 2, "{json}");
+    let text = stdout(&wafer(&["stats", "--format", "prometheus", db.to_str().unwrap()]));
+    assert!(text.contains("# TYPE wafer_allocated_pages gauge\nwafer_allocated_pages "), "{text}");
 
     let foreign = dir.join("notes.txt");
     let text = b"these are my notes, not a database\n".repeat(4000);

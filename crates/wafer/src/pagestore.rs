@@ -145,8 +145,9 @@ impl LogicalCounter {
 }
 
 /// A reading of a [`LogicalCounter`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct LogicalBytes {
+    #[serde(serialize_with = "crate::device::serialize_by_purpose")]
     pub by_purpose: [u64; WritePurpose::COUNT],
 }
 
@@ -160,7 +161,7 @@ impl LogicalBytes {
 }
 
 /// What [`PageStore::recover`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct StoreRecovery {
     /// Valid page copies found in the doublewrite area.
     pub doublewrite_copies: u64,
@@ -244,7 +245,7 @@ impl PageStore for InPlaceStore {
 }
 
 /// What the out-of-place store reports (`Db::stats().out_of_place`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct OutOfPlaceStats {
     /// Slots issued by purpose, GC victims and their valid slots (DB WAF by slots).
     pub space: SpaceCounters,

@@ -14,9 +14,11 @@ pub struct IoStats {
 }
 
 /// A plain snapshot of [`IoStats`]; subtract two for an interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct IoSnapshot {
+    #[serde(serialize_with = "crate::device::serialize_by_purpose")]
     pub write_bytes: [u64; WritePurpose::COUNT],
+    #[serde(serialize_with = "crate::device::serialize_by_purpose")]
     pub write_ops: [u64; WritePurpose::COUNT],
     pub read_bytes: u64,
     pub read_ops: u64,

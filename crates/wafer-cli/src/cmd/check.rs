@@ -12,6 +12,13 @@ use super::CliError;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+/// An existing database, as `check` and `stats` open it.
+#[derive(Debug, Args)]
+pub struct DbArgs {
     /// The database's data file (its WAL is PATH.wal).
     path: PathBuf,
     /// Where the superblock starts (the engine option `data_offset_bytes`); default: found by
@@ -65,7 +72,7 @@ fn find_superblock(path: &Path, at: Option<u64>) -> Result<Option<Found>, CliErr
     })
 }
 
-fn options(args: &CheckArgs, found: &Found) -> Result<Options, CliError> {
+fn options(args: &DbArgs, found: &Found) -> Result<Options, CliError> {
     let mut o = Options::production().with_create(CreateMode::Never);
     match WriteMode::from_u8(found.write_mode) {
         Some(WriteMode::OutOfPlace) => o = o.out_of_place(),
@@ -85,7 +92,8 @@ fn options(args: &CheckArgs, found: &Found) -> Result<Options, CliError> {
     Ok(o)
 }
 
-pub fn run(args: CheckArgs) -> Result<(), CliError> {
+/// Opens the existing database `args` names (recovering it, never creating one).
+pub fn open_existing(args: &DbArgs) -> Result<Db, CliError> {
     let path = args.path.display();
     let Some(found) = find_superblock(&args.path, args.data_offset)? else {
         return Err(CliError(format!(
@@ -95,7 +103,18 @@ pub fn run(args: CheckArgs) -> Result<(), CliError> {
         )));
     };
     // Open errors name the file already.
-    let db = Db::open(&args.path, options(&args, &found)?).map_err(|e| CliError(e.to_string()))?;
+    Db::open(&args.path, options(args, &found)?).map_err(|e| CliError(e.to_string()))
+}
+
+impl DbArgs {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+pub fn run(args: CheckArgs) -> Result<(), CliError> {
+    let db = open_existing(&args.db)?;
+    let path = args.db.path.display();
     let report = db.check().map_err(|e| CliError(format!("{path}: {e}")))?;
     let clean = report.is_clean();
     println!("{path}: {report}");

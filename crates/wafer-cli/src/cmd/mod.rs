@@ -8,6 +8,7 @@ pub mod experiment;
 pub mod peers;
 pub mod profile;
 pub mod report;
+pub mod stats;
 
 use clap::Subcommand;
 
@@ -22,6 +23,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Check a database file: every tree, the free list and the space metadata.
     Check(check::CheckArgs),
+    /// A database's statistics (recovering it first, as any open does): JSON or Prometheus text.
+    Stats(stats::StatsArgs),
     /// Charts and tables of benchmark reports.
     Report(report::ReportArgs),
     /// One-command reproductions of the papers' tables.
@@ -53,6 +56,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
         Command::Emu(args) => emu::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Check(args) => check::run(args),
+        Command::Stats(args) => stats::run(args),
         Command::Report(args) => report::run(args),
         Command::Experiment(args) => experiment::run(args),
         Command::Profile(args) => profile::run(args),

@@ -19,7 +19,7 @@ pub(super) struct PoolCounters {
     background_batches: AtomicU64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct PoolStats {
     pub frames: usize,
     pub hits: u64,

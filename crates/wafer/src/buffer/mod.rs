@@ -599,6 +599,7 @@ impl BufferPool {
     ) -> Result<MutexGuard<'a, MissState>> {
         let mut victims = self.pick_victims(&mut st);
         let evicted = victims.len();
+        let _span = tracing::debug_span!("wafer.eviction_batch", pages = evicted).entered();
         // Frames below the reserve are cleaned in the same store call (they stay cached).
         let cleaning = self.pick_to_clean(&st, &victims);
         victims.extend(cleaning);

@@ -159,6 +159,7 @@ impl Checkpointer {
     }
 
     fn checkpoint_locked(&self, st: &mut CkptState) -> Result<()> {
+        let _span = tracing::debug_span!("wafer.checkpoint", number = st.count + 1).entered();
         let r = self.checkpoint_steps(st);
         if r.is_err() {
             self.poisoned.store(true, Ordering::Relaxed);

@@ -55,6 +55,7 @@ impl DbInner {
         estimate_bytes: u64,
         apply: impl FnOnce(Env<'_>) -> Result<Option<T>>,
     ) -> Result<Option<T>> {
+        let _span = tracing::debug_span!("wafer.commit", ?durability, estimate_bytes).entered();
         let (Some(logger), Some(cp)) = (self.wal_logger(), self.checkpointer.as_deref()) else {
             let r = apply(self.env());
             // Without a log, what a batch freed may be reused after the next flush.

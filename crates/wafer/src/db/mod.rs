@@ -12,6 +12,7 @@ mod check;
 mod checkpoint;
 mod durability;
 mod exclusive;
+mod export;
 mod iter;
 mod locks;
 mod mode;
@@ -21,6 +22,7 @@ mod txn;
 pub use batch::{BatchOp, WriteBatch};
 pub use blobs::{BlobStats, ValueReader};
 pub use check::{CheckReport, Violation};
+pub use export::{Sample, METRIC_PREFIX};
 pub use iter::Iter;
 pub use locks::TXN_LOCKS_MAX;
 pub use txn::{Direction, Txn, DEFAULT_LOCK_TIMEOUT};
@@ -102,7 +104,9 @@ pub struct Tree {
     name: Arc<str>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// Serialises (serde) as nested JSON objects; [`DbStats::prometheus_text`] and
+/// [`DbStats::publish_metrics`] export the same numbers flat.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DbStats {
     pub pool: PoolStats,
     /// Pages in use, superblock and catalog included.
@@ -389,6 +393,7 @@ impl Db {
         mut how: How,
     ) -> Result<Db> {
         let started = Instant::now();
+        let _span = tracing::info_span!("wafer.open", names = ?how.names).entered();
         check_options(&options)?;
         // Read-only checks before any store is built: building one may format or repair.
         let superblock = open::read_superblock(device.as_ref(), &options, &how.names)?;
@@ -502,7 +507,11 @@ impl Db {
                 } else {
                     Wal::open_from(wal_dev.clone(), options.wal.clone(), Lsn(meta.checkpoint_lsn))?
                 };
-                let (s, counts) = redo::replay(&mut rec, &pool, wl, state)?;
+                let replayed = {
+                    let _span = tracing::info_span!("wafer.recovery").entered();
+                    redo::replay(&mut rec, &pool, wl, state)
+                };
+                let (s, counts) = replayed?;
                 state = s;
                 // Write-backs after the last commit may have stamped a little beyond its clock;
                 // timestamps stay monotonic up to that slack.

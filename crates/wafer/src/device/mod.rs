@@ -63,6 +63,19 @@ impl WritePurpose {
     }
 }
 
+/// Serialises a per-purpose array as a map keyed by [`WritePurpose::name`] (stats in JSON).
+pub(crate) fn serialize_by_purpose<S: serde::Serializer>(
+    by_purpose: &[u64; WritePurpose::COUNT],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(WritePurpose::COUNT))?;
+    for p in WritePurpose::ALL {
+        map.serialize_entry(p.name(), &by_purpose[p as usize])?;
+    }
+    map.end()
+}
+
 /// One positional write of a batch.
 #[derive(Debug, Clone, Copy)]
 pub struct WriteOp<'a> {

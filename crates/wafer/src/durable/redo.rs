@@ -12,7 +12,7 @@ use crate::page::{self, node, PageChange, PageId, PageKind};
 use crate::wal::{RecoveryReport, WalError, WalRecovery};
 use crate::{Error, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct RedoCounts {
     /// Records read from the redo start on.
     pub records: u64,
@@ -27,7 +27,7 @@ pub struct RedoCounts {
 }
 
 /// What opening a WAL database did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct RecoveryStats {
     pub store: StoreRecovery,
     pub redo: RedoCounts,

@@ -162,7 +162,7 @@ pub struct CodecCounters {
 }
 
 /// A reading of [`CodecCounters`] (`Db::stats().out_of_place.codec`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct CodecStats {
     /// Pages handed to the codec, and the bytes they are stored as (a raw page: 4096).
     pub pages_in: u64,

@@ -28,6 +28,7 @@ const BACKGROUND_PERIOD: Duration = Duration::from_millis(50);
 /// One GC cycle under the caller's `writer` lock. Ok(false): no zone would free anything.
 fn gc_cycle(inner: &Inner) -> Result<bool> {
     let Some(plan) = inner.lock_state().space.plan_gc() else { return Ok(false) };
+    let _span = tracing::debug_span!("wafer.gc_cycle", zones = plan.zones.len()).entered();
     let r = move_pages(inner, &plan);
     let mut st = inner.lock_state();
     if let Err(e) = r {

@@ -127,7 +127,7 @@ pub struct PlacementView<'a> {
 
 /// Accounting of a policy's deathtime predictions (000 sec. 4.2): each user write-back of a
 /// page whose death was predicted compares the predicted lifetime with the observed one.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EdtCounters {
     /// Deaths observed of pages with a prediction.
     pub predictions: u64,

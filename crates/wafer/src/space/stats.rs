@@ -31,8 +31,9 @@ impl GcRecord {
 pub const VALID_RATIO_BINS: usize = 20;
 
 /// Cumulative counters; `later.since(&earlier)` gives an interval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SpaceCounters {
+    #[serde(serialize_with = "crate::device::serialize_by_purpose")]
     pub issued_slots: [u64; WritePurpose::COUNT],
     pub gc_victims: u64,
     /// Sum over victims of their valid slots at choice time.

@@ -32,7 +32,8 @@ pub use writer::{BeforeWrite, Wal};
 /// A position in the log stream: `block_index * 4096 + offset_in_block`, counting log blocks
 /// from the first ever written. Monotonic across laps of the circular area, never reused.
 /// A record's LSN is the position of its header; 0 is never a record's LSN ("no LSN").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+#[serde(transparent)]
 pub struct Lsn(pub u64);
 
 impl std::fmt::Display for Lsn {

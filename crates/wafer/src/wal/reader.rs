@@ -18,7 +18,7 @@ use std::sync::Arc;
 const READ_CHUNK_BLOCKS: u64 = 256;
 
 /// What recovery found, returned by [`WalRecovery::finish`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct RecoveryReport {
     /// Oldest retained position (the header's truncation point).
     pub start_lsn: Lsn,

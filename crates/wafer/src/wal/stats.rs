@@ -24,7 +24,7 @@ pub struct WalStats {
 }
 
 /// A plain copy of [`WalStats`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct WalStatsSnapshot {
     pub records_appended: u64,
     pub payload_bytes_appended: u64,
