@@ -245,6 +245,20 @@ fn bench_on_a_file_reopens_with_no_load_and_checks_clean() {
     assert!(json["allocated_pages"].as_u64().unwrap() > 2, "{json}");
     let text = stdout(&wafer(&["stats", "--format", "prometheus", db.to_str().unwrap()]));
     assert!(text.contains("# TYPE wafer_allocated_pages gauge\nwafer_allocated_pages "), "{text}");
+    // Dumped, loaded into a new database out of place, dumped again: the same stream.
+    let stream = dir.join("f.dump");
+    let copy = dir.join("copy.db");
+    let (db_s, stream_s, copy_s) =
+        (db.to_str().unwrap(), stream.to_str().unwrap(), copy.to_str().unwrap());
+    stdout(&wafer(&["dump", db_s, "-o", stream_s]));
+    let engine = ["--engine", "write_mode=out-of-place", "--engine", "file_capacity_bytes=256MiB"];
+    stdout(&wafer(&[&["load", stream_s, copy_s][..], &engine[..]].concat()));
+    let again = dir.join("again.dump");
+    stdout(&wafer(&["dump", copy_s, "-o", again.to_str().unwrap()]));
+    assert!(std::fs::read(&stream).unwrap() == std::fs::read(&again).unwrap());
+    assert!(stdout(&wafer(&["check", copy_s])).contains("clean"));
+    let err = failure(&wafer(&[&["load", stream_s, copy_s][..], &engine[..]].concat()));
+    assert!(err.contains("already exists"), "load never writes into an existing database: {err}");
 
     let foreign = dir.join("notes.txt");
     let text = b"these are my notes, not a database\n".repeat(4000);

@@ -7,6 +7,7 @@ pub mod btree;
 pub mod buffer;
 pub mod db;
 pub mod device;
+pub mod dump;
 pub mod durable;
 pub mod error;
 pub mod oop;

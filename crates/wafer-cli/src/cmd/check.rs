@@ -83,13 +83,19 @@ fn options(args: &DbArgs, found: &Found) -> Result<Options, CliError> {
     // A doublewrite area of that size takes batches of at most its slots.
     let slots = (found.offset / 4096).saturating_sub(1).max(1);
     o.eviction_batch_pages = o.eviction_batch_pages.min(slots as usize);
-    for pair in &args.engine {
+    apply_engine_options(&mut o, &args.engine)?;
+    Ok(o)
+}
+
+/// Applies `--engine KEY=VALUE` pairs as the bench takes them.
+pub fn apply_engine_options(options: &mut Options, pairs: &[String]) -> Result<(), CliError> {
+    for pair in pairs {
         let Some((key, value)) = pair.split_once('=') else {
             return Err(CliError(format!("--engine {pair}: expected KEY=VALUE")));
         };
-        set_engine_option(&mut o, key, value).map_err(CliError)?;
+        set_engine_option(options, key, value).map_err(CliError)?;
     }
-    Ok(o)
+    Ok(())
 }
 
 /// Opens the existing database `args` names (recovering it, never creating one).

@@ -2,6 +2,7 @@
 pub mod bench;
 pub mod check;
 pub mod demo;
+pub mod dump;
 pub mod emu;
 mod emu_serve;
 pub mod experiment;
@@ -23,6 +24,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Check a database file: every tree, the free list and the space metadata.
     Check(check::CheckArgs),
+    /// Write every tree of a database as a portable, checksummed stream (upgrades, salvage).
+    Dump(dump::DumpArgs),
+    /// Load a stream `wafer dump` wrote into a new database.
+    Load(dump::LoadArgs),
     /// A database's statistics (recovering it first, as any open does): JSON or Prometheus text.
     Stats(stats::StatsArgs),
     /// Charts and tables of benchmark reports.
@@ -57,6 +62,8 @@ pub fn run(command: Command) -> Result<(), CliError> {
         Command::Bench(args) => bench::run(args),
         Command::Check(args) => check::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Dump(args) => dump::dump(args),
+        Command::Load(args) => dump::load(args),
         Command::Report(args) => report::run(args),
         Command::Experiment(args) => experiment::run(args),
         Command::Profile(args) => profile::run(args),
