@@ -1,5 +1,27 @@
 //! Wafer: an embedded key-value storage engine that writes to flash the way flash wants to be
 //! written. See docs/design.md for formats, protocols and invariants.
+//!
+//! ```
+//! use wafer::{Db, Options, WriteBatch};
+//! # fn main() -> wafer::Result<()> {
+//! # let dir = std::env::temp_dir().join(format!("wafer-lib-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).map_err(|e| wafer::Error::Corrupt(e.to_string()))?;
+//! let options = Options { file_capacity_bytes: 64 << 20, ..Options::production() };
+//! let db = Db::open(dir.join("app.db"), options)?; // and app.db.wal; both locked while open
+//! let users = db.tree("users")?;
+//! users.put(b"ada", b"engineer")?;
+//! let mut batch = WriteBatch::new(); // atomic across trees
+//! batch.put("users", b"grace", b"admiral").put("roles", b"admiral", b"grace");
+//! db.write(&batch)?;
+//! assert_eq!(users.get(b"grace")?.as_deref(), Some(&b"admiral"[..]));
+//! println!("{}", db.stats().to_json()); // or prometheus_text(), or publish_metrics()
+//! db.close()?;
+//! # std::fs::remove_dir_all(&dir).map_err(|e| wafer::Error::Corrupt(e.to_string()))?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! More in `examples/` (`cargo run -p wafer --example quick_start`).
 
 pub mod alloc;
 pub mod blob;
