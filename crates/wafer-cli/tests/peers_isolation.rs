@@ -153,6 +153,30 @@ fn a_raw_row_runs_on_the_served_device_without_a_filesystem() {
     assert!(blob_bytes > 0.0, "the blob row wrote no blob pages");
 }
 
+/// WiredTiger's and PostgreSQL's rows split their bytes by file kind from their own statistics:
+/// the log and the tables (heap) each wrote something over the run.
+#[test]
+fn wiredtiger_and_postgres_split_their_bytes_by_file_kind() {
+    if unavailable().is_some() {
+        return;
+    }
+    let engines = vec![EngineKind::WiredTiger, EngineKind::Postgres];
+    let mut c = config("kinds", engines, EmuSpace::DEFAULT, 0.0);
+    c.emu_write_phases = Some(WriteVolume { capacities: 0.02, limit: Duration::from_secs(20) });
+    let report = harness::run(&c, &mut Silent, &mut |_| {}).unwrap();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    for (engine, data) in [("wiredtiger", "tables"), ("postgres", "heap")] {
+        let (mut wal, mut pages) = (0.0, 0.0);
+        for r in report.rows.iter().filter(|r| r.engine == engine && r.phase != "ycsb-c") {
+            let b = r.flash_breakdown.as_ref().unwrap();
+            assert!(!b.contains_key("engine + filesystem"), "{r:?}");
+            wal += b["wal"] * r.ops as f64;
+            pages += b[data] * r.ops as f64;
+        }
+        assert!(wal > 0.0 && pages > 0.0, "{engine}: wal {wal} B, {data} {pages} B");
+    }
+}
+
 /// Every engine's process aborts (SIGABRT, as Debian's librocksdb did near a full device)
 /// after its second row, with its files open on the emulated SSD: each is a failure with the
 /// signal and its log, the rows before it are kept, the next engine still runs, and every

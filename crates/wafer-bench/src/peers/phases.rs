@@ -371,12 +371,14 @@ fn breakdown(
 }
 
 /// The order the breakdown's parts stack in (charts, tables).
-pub const BREAKDOWN_PARTS: [&str; 11] = [
+pub const BREAKDOWN_PARTS: [&str; 13] = [
     "wal",
     "user pages",
     "blobs",
     "sst",
     "blob files",
+    "tables",
+    "heap",
     "db gc",
     "compensation",
     "metadata",

@@ -30,6 +30,7 @@ c_api!(PqApi {
     fn PQresultStatus(Opaque) -> c_int;
     fn PQresultErrorMessage(Opaque) -> *const c_char;
     fn PQntuples(Opaque) -> c_int;
+    fn PQgetvalue(Opaque, c_int, c_int) -> *const c_char;
     fn PQclear(Opaque) -> ();
 });
 
@@ -362,6 +363,39 @@ impl PgPeer {
     }
 }
 
+/// What the server wrote, by its own statistics: WAL bytes (`pg_stat_wal`, PostgreSQL 14 and
+/// later) and table and index pages the checkpointer, the background writer and backends wrote
+/// (`pg_stat_bgwriter`, up to PostgreSQL 16, in pages of `block_size`).
+const WRITTEN_SQL: &str = "SELECT (SELECT wal_bytes::bigint FROM pg_stat_wal), \
+     (SELECT (buffers_checkpoint + buffers_clean + buffers_backend) \
+     * current_setting('block_size')::bigint FROM pg_stat_bgwriter)";
+
+impl PgPeer {
+    /// The first row of `sql` as integers, on a connection of its own (finished after).
+    fn integers(&self, sql: &str) -> Result<Vec<u64>, TargetError> {
+        let conn = self.connect()?;
+        let q = cstring(sql).map_err(|e| TargetError::new("stats", e))?;
+        // SAFETY: an open connection; the result is cleared below, after its values are copied.
+        let res = unsafe { (self.api.PQexec)(conn.0, q.as_ptr()) };
+        let mut out = Vec::new();
+        // SAFETY: PQresultStatus accepts any result (null included).
+        if !res.is_null() && unsafe { (self.api.PQresultStatus)(res) } == PGRES_TUPLES_OK {
+            // Bounded: the queries here select two columns.
+            for column in 0..2 {
+                // SAFETY: row 0 exists (each column is a scalar subquery); a column past the
+                // result's end returns null, which text_of turns into the fallback.
+                let text = unsafe { text_of((self.api.PQgetvalue)(res, 0, column), "") };
+                out.extend(text.trim().parse::<u64>().ok());
+            }
+        }
+        // SAFETY: cleared once (PQclear accepts null).
+        unsafe { (self.api.PQclear)(res) };
+        // SAFETY: finished once; the connection is not pooled.
+        unsafe { (self.api.PQfinish)(conn.0) };
+        Ok(out)
+    }
+}
+
 impl KvTarget for PgPeer {
     fn read(&self, key: &[u8]) -> Result<bool, TargetError> {
         Ok(self.run("read", "r", &[key], &[false])? > 0)
@@ -404,6 +438,13 @@ impl Peer for PgPeer {
 
     fn target(&self) -> &dyn KvTarget {
         self
+    }
+
+    fn written_by_kind(&self) -> Vec<(&'static str, u64)> {
+        match self.integers(WRITTEN_SQL).as_deref() {
+            Ok([wal, heap]) => vec![("wal", *wal), ("heap", *heap)],
+            _ => Vec::new(),
+        }
     }
 }
 

@@ -174,8 +174,10 @@ fn breakdown_table(report: &PeersReport) -> String {
     }
     let parts = breakdown_parts(&rows);
     let mut out = format!(
-        "\nFlash bytes per operation by writer (round 0; Wafer by its own purposes, RocksDB by \
-         file kind from its statistics, the others' files as one):\n\n| phase | dist | device | engine | {} |\n|---|---|---|---|{}\n",
+        "\nFlash bytes per operation by writer (round 0; Wafer by its own purposes; RocksDB, \
+         WiredTiger and PostgreSQL by file kind from their own statistics, PostgreSQL's views \
+         trailing its processes by up to seconds, so a short phase's split is approximate; the \
+         device counts every total; LMDB's files as one):\n\n| phase | dist | device | engine | {} |\n|---|---|---|---|{}\n",
         parts.join(" | "),
         "--:|".repeat(parts.len())
     );

@@ -168,7 +168,7 @@ impl WtPeer {
         // to the engine, a minute of log at 10k updates/s did not fit).
         let log_mib = (setup.dataset_bytes() >> 20).clamp(256, 4096);
         let config = format!(
-            "create,cache_size={},session_max={},log=(enabled=true,file_max=64MB),\
+            "create,cache_size={},session_max={},log=(enabled=true,file_max=64MB),statistics=(fast),\
              transaction_sync=(enabled={sync},method=fsync),\
              checkpoint=(wait=60,log_size={log_mib}MB),\
              eviction=(threads_min=1,threads_max=2){}",
@@ -355,9 +355,72 @@ impl KvTarget for WtPeer {
     }
 }
 
+/// Statistics rows a statistics cursor yields at most (WiredTiger 3.2 has about 400).
+const STAT_ROWS_MAX: usize = 10_000;
+/// The statistics that tell log bytes from table bytes (`statistics=(fast)`).
+const STAT_LOG_BYTES: &str = "log: log bytes written";
+const STAT_BLOCK_BYTES: &str = "block-manager: bytes written";
+
+impl WtPeer {
+    /// The connection's statistics named in `wanted`, through a statistics cursor on a session
+    /// of its own (closed after, with its cursor).
+    fn statistics(&self, wanted: &[&str]) -> Result<Vec<u64>, TargetError> {
+        let mut session: *mut WtSession = null_mut();
+        // SAFETY: the connection is open until drop.
+        let rc = unsafe {
+            ((*self.conn).open_session)(self.conn, null_mut(), std::ptr::null(), &mut session)
+        };
+        wt_result(&self.api, "statistics session", rc)?;
+        let uri = cstring("statistics:").map_err(|e| TargetError::new("statistics", e))?;
+        let mut out = vec![0u64; wanted.len()];
+        // SAFETY: a fresh session used by this thread only and closed below; a statistics
+        // cursor's value format is "SSq": (description, printable value, int64 value).
+        let rc = unsafe {
+            let mut cursor: *mut WtCursor = null_mut();
+            let mut rc = ((*session).open_cursor)(
+                session,
+                uri.as_ptr(),
+                null_mut(),
+                std::ptr::null(),
+                &mut cursor,
+            );
+            for _ in 0..STAT_ROWS_MAX {
+                if rc != 0 || ((*cursor).next)(cursor) != 0 {
+                    break;
+                }
+                let (mut desc, mut printable, mut value) =
+                    (std::ptr::null(), std::ptr::null(), 0i64);
+                rc = ((*cursor).get_value)(
+                    cursor,
+                    &mut desc as *mut *const c_char,
+                    &mut printable as *mut *const c_char,
+                    &mut value as *mut i64,
+                );
+                let desc = text_of(desc, "");
+                if let Some(i) = wanted.iter().position(|w| *w == desc) {
+                    out[i] = value.max(0) as u64;
+                }
+            }
+            ((*session).close)(session, std::ptr::null());
+            rc
+        };
+        wt_result(&self.api, "statistics", rc)?;
+        Ok(out)
+    }
+}
+
 impl Peer for WtPeer {
     fn target(&self) -> &dyn KvTarget {
         self
+    }
+
+    /// Log bytes, and the block manager's bytes less them (the tables: data, history and
+    /// metadata files), by WiredTiger's own statistics.
+    fn written_by_kind(&self) -> Vec<(&'static str, u64)> {
+        match self.statistics(&[STAT_LOG_BYTES, STAT_BLOCK_BYTES]).as_deref() {
+            Ok([log, blocks]) => vec![("wal", *log), ("tables", *blocks)],
+            _ => Vec::new(),
+        }
     }
 
     /// The log written and synced (`WT_SESSION::log_flush`, `sync=on`), on an idle session.
