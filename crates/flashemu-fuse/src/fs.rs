@@ -84,9 +84,7 @@ impl EmuFs {
     }
 
     pub(crate) fn stats(&self) -> Option<Stats> {
-        let counters = self.device.counters().ok()?;
-        let physical = self.device.with_ssd(|ssd| ssd.physical_bytes()).ok()?;
-        Some(Stats::new(&self.label, self.device.size_bytes(), physical, &counters))
+        Stats::of_device(&self.label, &self.device).ok()
     }
 }
 

@@ -120,9 +120,7 @@ impl Served {
     }
 
     pub fn stats(&self) -> Result<Stats, crate::BlockFileError> {
-        let counters = self.device.counters()?;
-        let physical = self.device.with_ssd(|ssd| ssd.physical_bytes())?;
-        Ok(Stats::new(&self.label, self.device.size_bytes(), physical, &counters))
+        Stats::of_device(&self.label, &self.device)
     }
 
     /// The device itself, e.g. for its timing report.

@@ -23,6 +23,10 @@ pub struct Stats {
     pub ssd_waf: Option<f64>,
     /// Mean valid fraction of GC victims; null before the first.
     pub gc_victim_valid_mean: Option<f64>,
+    /// The device's GC unit (a superblock: one block on every die), the capability an engine
+    /// aligns its zones to. Absent in documents of servers before it was reported.
+    #[serde(default)]
+    pub gc_unit_bytes: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +49,23 @@ impl Stats {
             flash_bytes: c.flash_bytes(),
             ssd_waf: c.waf(),
             gc_victim_valid_mean: c.victim_valid_mean(),
+            gc_unit_bytes: None,
         }
+    }
+
+    /// A served device's snapshot, its GC unit included.
+    pub fn of_device(
+        label: &str,
+        device: &crate::BlockFile,
+    ) -> Result<Stats, crate::BlockFileError> {
+        let counters = device.counters()?;
+        let (physical, unit) = device.with_ssd(|ssd| {
+            let slots = u64::from(ssd.layout().slots_per_superblock);
+            (ssd.physical_bytes(), slots * LBA_BYTES)
+        })?;
+        let mut stats = Stats::new(label, device.size_bytes(), physical, &counters);
+        stats.gc_unit_bytes = Some(unit);
+        Ok(stats)
     }
 
     pub fn to_json(&self) -> String {

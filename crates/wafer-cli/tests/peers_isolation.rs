@@ -128,6 +128,11 @@ fn a_raw_row_runs_on_the_served_device_without_a_filesystem() {
         assert!(totals["flash_bytes"].as_u64().unwrap() > 0, "{settings}");
         let options = settings["raw_engine_options"].to_string();
         assert!(options.contains("nowa=true") && options.contains("gc_unit_bytes="), "{options}");
+        // The unit is the one the served device reports, as a user's tool would read it.
+        let source = settings["raw_gc_unit_source"].as_str().unwrap();
+        assert!(source.contains("served device's report"), "{source}");
+        let reported = settings["emu_device_totals"]["gc_unit_bytes"].as_u64().unwrap();
+        assert!(options.contains(&format!("gc_unit_bytes={reported}")), "{options}");
     }
     let mut blob_bytes = 0.0;
     for r in report.rows.iter().filter(|r| r.phase != "ycsb-c") {

@@ -332,6 +332,13 @@ impl Staged {
         Ok(Staged { fs: None, server, wal_server: Some(wal_server), view })
     }
 
+    /// The GC unit the data device's server reports in its stats document (None from a
+    /// server that does not report it, or a document that cannot be read).
+    pub(crate) fn reported_gc_unit_bytes(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(&self.view.stats_path).ok()?;
+        Stats::from_json(&text).ok()?.gc_unit_bytes
+    }
+
     pub(crate) fn device_path(&self) -> PathBuf {
         self.server.device_path()
     }

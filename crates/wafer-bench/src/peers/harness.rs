@@ -692,9 +692,12 @@ fn run_raw(
         EmuSpace::Own(share) => share,
         _ => raw::FILL_DEFAULT,
     };
-    let plan = raw::plan(emu, config, row, fill)?;
+    let mut plan = raw::plan(emu, config, row, fill)?;
     let mut staged = Staged::create_raw(&plan.data, &plan.wal, exe, dir)?;
     let view = staged.view().clone();
+    // The zones align to the unit the served device reports, not to the one planned for it.
+    let reported = staged.reported_gc_unit_bytes();
+    let unit_source = raw::use_reported_gc_unit(&mut plan.engine, reported);
     let engine_dir = dir.join("db");
     let made = std::fs::create_dir_all(&engine_dir).map_err(|e| PeerError::io(&engine_dir, e));
     let outcome = made.and_then(|()| {
@@ -729,6 +732,7 @@ fn run_raw(
         map.insert("emu_wal_device".into(), describe_config(&plan.wal, config.dataset_bytes()));
         map.insert("raw_fill_of_zone_space".into(), plan.fill.into());
         map.insert("raw_engine_options".into(), plan.engine.clone().into());
+        map.insert("raw_gc_unit_source".into(), unit_source.into());
         map.insert("emu_device_totals".into(), serde_json::to_value(&stats).unwrap_or_default());
         map.insert(
             "emu_wal_device_totals".into(),

@@ -119,6 +119,19 @@ fn device_facts(config: &Config) -> (u64, u64) {
     (unit, physical.saturating_sub(logical))
 }
 
+/// Sets the engine's `gc_unit_bytes` to the unit the served device reported, when it did;
+/// returns where the unit came from (for the row's settings).
+pub(crate) fn use_reported_gc_unit(engine: &mut [String], reported: Option<u64>) -> &'static str {
+    let Some(unit) = reported else {
+        return "the preset as sized (the server reported no GC unit)";
+    };
+    for option in engine.iter_mut().filter(|o| o.starts_with("gc_unit_bytes=")) {
+        *option = format!("gc_unit_bytes={unit}");
+    }
+    debug_assert!(engine.iter().any(|o| *o == format!("gc_unit_bytes={unit}")));
+    "the served device's report (gc_unit_bytes in MOUNT/stats)"
+}
+
 /// WAL bytes: half the dataset within 16 MiB ..= 1 GiB, as the ext4 Wafer rows have.
 pub(crate) fn wal_bytes(dataset_bytes: u64) -> u64 {
     let block = wafer::device::BLOCK_BYTES;
