@@ -544,7 +544,10 @@ pub fn sweep(
             let fill = Fill { cold_fraction, files_fraction: FILES_FRACTION };
             let mix = FioMix { fill, random_map };
             let point = sweep_point(scale, trigger, DeviceModel { map_unit, ..model }, &mix)?;
-            on_result(&sweep_line(&point));
+            on_result(&format!(
+                "sweep (map unit, fill, WAF full, 1/8, ratio, PLAN-Pred-1/4) {}",
+                sweep_row(&point)
+            ));
             points.push(point);
         }
     }
@@ -568,9 +571,10 @@ fn fill_percent(fill: &Fill) -> f64 {
     (fill.cold_fraction + fill.files_fraction) * 100.0
 }
 
-fn sweep_line(p: &SweepPoint) -> String {
+/// One setting as a markdown row (also the live line while the sweep runs).
+fn sweep_row(p: &SweepPoint) -> String {
     format!(
-        "sweep, map unit {}, fill {:.0}%: WAF full {:.3}, 1/8 {:.3} ({:.2}x), PLAN-Pred-1/4 {:+.0}%",
+        "| {} | {:.0}% | {:.3} | {:.3} | {:.2}x | {:+.0}% |",
         p.map_unit.name(),
         fill_percent(&p.fill),
         p.full_waf,
@@ -596,15 +600,8 @@ pub fn render_sweep(sweep: &Sweep) -> String {
          |---|---:|---:|---:|---:|---:|\n",
     );
     for p in &sweep.points {
-        out.push_str(&format!(
-            "| {} | {:.0}% | {:.3} | {:.3} | {:.2}x | {:+.0}% |\n",
-            p.map_unit.name(),
-            fill_percent(&p.fill),
-            p.full_waf,
-            p.eighth_waf,
-            p.width_effect,
-            change_percent(p.pred_quarter_waf, p.full_waf)
-        ));
+        out.push_str(&sweep_row(p));
+        out.push('\n');
     }
     let Some(p) = sweep.points.get(sweep.largest) else {
         return out;
