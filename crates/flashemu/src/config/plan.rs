@@ -20,16 +20,21 @@ pub enum PlanScheme {
     PlanNoPred,
     /// Big and small superblocks by request size, and by predicted lifetime within each.
     PlanPred,
+    /// PLAN-Pred with the host's stream tag as the class (stream 0: the default superblocks):
+    /// a perfect job classifier. Not 004's scheme; the reference its predictor is measured
+    /// against when each job's data shares one lifetime.
+    PlanOracle,
 }
 
 impl PlanScheme {
-    pub const ALL: [PlanScheme; 6] = [
+    pub const ALL: [PlanScheme; 7] = [
         PlanScheme::Plain,
         PlanScheme::PartialGc,
         PlanScheme::MultiStream,
         PlanScheme::AutoStream,
         PlanScheme::PlanNoPred,
         PlanScheme::PlanPred,
+        PlanScheme::PlanOracle,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +45,7 @@ impl PlanScheme {
             PlanScheme::AutoStream => "autostream",
             PlanScheme::PlanNoPred => "plan-nopred",
             PlanScheme::PlanPred => "plan-pred",
+            PlanScheme::PlanOracle => "plan-oracle",
         }
     }
 
@@ -50,7 +56,7 @@ impl PlanScheme {
 
     /// Whether the scheme has small superblocks (and routes requests by size).
     pub fn flexible(self) -> bool {
-        matches!(self, PlanScheme::PlanNoPred | PlanScheme::PlanPred)
+        matches!(self, PlanScheme::PlanNoPred | PlanScheme::PlanPred | PlanScheme::PlanOracle)
     }
 }
 

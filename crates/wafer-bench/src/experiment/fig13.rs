@@ -275,9 +275,9 @@ fn two_places(v: f64) -> String {
 /// One panel's drilldown table, 000's figures beside.
 fn render_panel(out: &mut String, runs: &[Fig13Run], panel: Panel) {
     out.push_str(
-        "| configuration | user | doublewrite | DB GC | NoWA comp. | padding | metadata | **DB WAF** | SSD GC | SSD other | **total WAF** | WAL (outside WAF) | 000 DB WAF | 000 total WAF |\n",
+        "| configuration | user | doublewrite | DB GC | NoWA comp. | padding | metadata | **DB WAF** | DB WAF vict. | SSD GC | SSD other | **total WAF** | WAL (outside WAF) | 000 DB WAF (vict.) | 000 total WAF |\n",
     );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for run in runs.iter().filter(|r| r.panels.contains(&panel)) {
         let (paper_db, paper_total) = match panel {
             Panel::Compressed => paper_compressed(&run.label),
@@ -285,20 +285,21 @@ fn render_panel(out: &mut String, runs: &[Fig13Run], panel: Panel) {
         };
         let _ = write!(out, "| {} |", run.label);
         match (&run.result, run.drilldown()) {
-            (Ok(_), Some(d)) => {
-                // The DB's parts, **DB WAF**, then the SSD's parts.
+            (Ok(r), Some(d)) => {
+                // The DB's parts, **DB WAF** and 000's metric of it, then the SSD's parts.
                 let mut cells: Vec<String> =
                     d.parts()[..6].iter().map(|v| two_places(*v)).collect();
                 cells.push(format!("**{}**", two_places(d.db_waf())));
+                cells.push(fixed(r.summary.db_waf_victim));
                 cells.extend([d.ssd_gc, d.ssd_other].map(two_places));
                 for cell in &cells {
                     let _ = write!(out, " {cell} |");
                 }
                 let _ = write!(out, " **{}** | {} |", two_places(d.total_waf()), two_places(d.wal));
             }
-            (Ok(_), None) => out.push_str(&" - |".repeat(11)),
+            (Ok(_), None) => out.push_str(&" - |".repeat(12)),
             (Err(reason), _) => {
-                let _ = write!(out, " {reason} |{}", " |".repeat(10));
+                let _ = write!(out, " {reason} |{}", " |".repeat(11));
             }
         }
         let _ = writeln!(out, " {} | {} |", fixed(paper_db), fixed(paper_total));

@@ -81,75 +81,49 @@ pub struct SchemeSpec {
     pub small_chips_per_channel: u32,
     /// Every superblock, GC's too, this many chips a channel wide; 0: the scheme's widths.
     pub all_chips_per_channel: u32,
+    /// Further `plan.*` settings (key, value) beyond 004's defaults.
+    pub settings: &'static [(&'static str, &'static str)],
 }
 
-/// Not 004's: what PLAN-Pred could reach with a perfect predictor. Each job's data in its own
-/// superblocks (multi-stream: the job is all there is to know of a uniform file's lifetimes)
-/// and every superblock 1/4 or 1/8 wide, GC's too (PLAN keeps GC's full width).
-pub const BOUNDS: [SchemeSpec; 2] = [
+const fn spec(name: &'static str, scheme: &'static str, small: u32, all: u32) -> SchemeSpec {
     SchemeSpec {
-        name: "multi-stream, all 1/4",
-        scheme: "multi-stream",
-        small_chips_per_channel: 2,
-        all_chips_per_channel: 2,
-    },
+        name,
+        scheme,
+        small_chips_per_channel: small,
+        all_chips_per_channel: all,
+        settings: &[],
+    }
+}
+
+/// Weight of the old history in the long-history predictor variant: each chunk's lifetime
+/// is then a mean over about its last ten writes instead of mostly its last one.
+pub const LONG_HISTORY_WEIGHT: &str = "0.9";
+
+/// Not 004's schemes: references for its predictor, at the fill of the run. The
+/// job-separation bounds put each job's data in its own superblocks (multi-stream: the job is
+/// all there is to know of a uniform file's lifetimes) with every superblock, GC's too, 1/4 or
+/// 1/8 wide (PLAN keeps GC's full width). PLAN-Oracle is PLAN with the job as its class, a
+/// perfect job classifier; the long-history variant is 004's predictor keeping most of each
+/// chunk's past intervals (weight 0.9 instead of 0.1), a per-chunk mean deathtime.
+pub const REFERENCES: [SchemeSpec; 4] = [
+    spec("job-separation bound, all 1/4", "multi-stream", 2, 2),
+    spec("job-separation bound, all 1/8", "multi-stream", 1, 1),
+    spec("PLAN-Oracle-1/4", "plan-oracle", 2, 0),
     SchemeSpec {
-        name: "multi-stream, all 1/8",
-        scheme: "multi-stream",
-        small_chips_per_channel: 1,
-        all_chips_per_channel: 1,
+        settings: &[("plan.history-weight", LONG_HISTORY_WEIGHT)],
+        ..spec("PLAN-Pred-1/4, long history", "plan-pred", 2, 0)
     },
 ];
 
 pub const SCHEMES: [SchemeSpec; 8] = [
-    SchemeSpec {
-        name: "plain",
-        scheme: "plain",
-        small_chips_per_channel: 2,
-        all_chips_per_channel: 0,
-    },
-    SchemeSpec {
-        name: "partial GC",
-        scheme: "partial-gc",
-        small_chips_per_channel: 2,
-        all_chips_per_channel: 0,
-    },
-    SchemeSpec {
-        name: "multi-stream",
-        scheme: "multi-stream",
-        small_chips_per_channel: 2,
-        all_chips_per_channel: 0,
-    },
-    SchemeSpec {
-        name: "AutoStream",
-        scheme: "autostream",
-        small_chips_per_channel: 2,
-        all_chips_per_channel: 0,
-    },
-    SchemeSpec {
-        name: "PLAN-NoPred-1/4",
-        scheme: "plan-nopred",
-        small_chips_per_channel: 2,
-        all_chips_per_channel: 0,
-    },
-    SchemeSpec {
-        name: "PLAN-NoPred-1/8",
-        scheme: "plan-nopred",
-        small_chips_per_channel: 1,
-        all_chips_per_channel: 0,
-    },
-    SchemeSpec {
-        name: "PLAN-Pred-1/4",
-        scheme: "plan-pred",
-        small_chips_per_channel: 2,
-        all_chips_per_channel: 0,
-    },
-    SchemeSpec {
-        name: "PLAN-Pred-1/8",
-        scheme: "plan-pred",
-        small_chips_per_channel: 1,
-        all_chips_per_channel: 0,
-    },
+    spec("plain", "plain", 2, 0),
+    spec("partial GC", "partial-gc", 2, 0),
+    spec("multi-stream", "multi-stream", 2, 0),
+    spec("AutoStream", "autostream", 2, 0),
+    spec("PLAN-NoPred-1/4", "plan-nopred", 2, 0),
+    spec("PLAN-NoPred-1/8", "plan-nopred", 1, 0),
+    spec("PLAN-Pred-1/4", "plan-pred", 2, 0),
+    spec("PLAN-Pred-1/8", "plan-pred", 1, 0),
 ];
 
 /// What of 004's FEMU the device models beyond its FTL (see `PlanConfig`): the map unit, the
@@ -220,9 +194,11 @@ pub struct PlanReport {
     pub random_map: bool,
     pub time_unit_host_writes: u64,
     pub schemes: Vec<SchemeResult>,
-    /// `BOUNDS`: not 004's schemes; what a perfect predictor could reach.
-    pub bounds: Vec<SchemeResult>,
+    /// `REFERENCES`: not 004's schemes; job-separation bounds and predictors at this fill.
+    pub references: Vec<SchemeResult>,
     pub figure1: Vec<ParallelismResult>,
+    /// Map unit and fill swept for Figure 1's width effect (None: not run).
+    pub sweep: Option<Sweep>,
 }
 
 /// The `plan` preset at the scale: tiny for tests (256 MiB), demo 2 GiB, small 4 GiB, full
@@ -260,9 +236,12 @@ fn scheme_config(base: &Config, spec: &SchemeSpec) -> Result<Config, flashemu::C
     if spec.all_chips_per_channel > 0 {
         config.set("plan.big-chips-per-channel", &spec.all_chips_per_channel.to_string())?;
     }
-    if spec.scheme == "multi-stream" {
+    if spec.scheme == "multi-stream" || spec.scheme == "plan-oracle" {
         // Stream 0 for the aging writes, one per job.
         config.set("streams", &(FILE_RATIO.len() + 1).to_string())?;
+    }
+    for (key, value) in spec.settings {
+        config.set(key, value)?;
     }
     config.validate()?;
     Ok(config)
@@ -454,14 +433,14 @@ pub fn run(
     };
     let base = device_config(scale, trigger, model).map_err(config_error("plan preset"))?;
     let mut schemes = Vec::with_capacity(SCHEMES.len());
-    let mut bounds = Vec::with_capacity(BOUNDS.len());
-    for (index, spec) in SCHEMES.iter().chain(&BOUNDS).enumerate() {
+    let mut references = Vec::with_capacity(REFERENCES.len());
+    for (index, spec) in SCHEMES.iter().chain(&REFERENCES).enumerate() {
         let result = run_scheme(&base, spec, &mix)?;
         on_result(&format!("{}: WAF {:.3}", result.name, result.waf));
         if index < SCHEMES.len() {
             schemes.push(result)
         } else {
-            bounds.push(result)
+            references.push(result)
         }
     }
     let mut figure1 = Vec::with_capacity(FIGURE1_CHIPS.len());
@@ -491,9 +470,155 @@ pub fn run(
         random_map: mix.random_map,
         time_unit_host_writes: base.plan.map_or(0, |p| p.time_unit),
         schemes,
-        bounds,
+        references,
         figure1,
+        sweep: None,
     })
+}
+
+/// Map units and fills the sweep tries: the four files take `FILES_FRACTION` of the logical
+/// space and cold data the rest of each fill, up to just short of the eager regime (from
+/// about 75% valid every scheme collects each superblock once 1/8 of it is stale).
+pub const SWEEP_MAP_UNITS: [PlanMapUnit; 2] = [PlanMapUnit::Slot, PlanMapUnit::Page];
+pub const SWEEP_COLD_FRACTIONS: [f64; 5] = [0.0, 0.1, 0.2, 0.22, 0.24];
+
+/// Figure 1's width effect and PLAN-Pred-1/4 at one map unit and fill.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    pub map_unit: PlanMapUnit,
+    pub fill: Fill,
+    /// Plain scheme, full-width superblocks and every superblock 1/8 wide.
+    pub full_waf: f64,
+    pub eighth_waf: f64,
+    /// full_waf / eighth_waf: 004 Figure 1 shows 2.3.
+    pub width_effect: f64,
+    pub pred_quarter_waf: f64,
+}
+
+/// The sweep and, at its largest width effect, every reference scheme.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sweep {
+    pub points: Vec<SweepPoint>,
+    /// Index into `points` of the largest width effect.
+    pub largest: usize,
+    /// `REFERENCES` at that setting.
+    pub references_there: Vec<SchemeResult>,
+}
+
+/// One setting of the sweep: plain at full and 1/8 width, and PLAN-Pred-1/4.
+fn sweep_point(
+    scale: Scale,
+    trigger: PlanGcTrigger,
+    model: DeviceModel,
+    mix: &FioMix,
+) -> Result<SweepPoint, PlanError> {
+    let base = device_config(scale, trigger, model)
+        .map_err(|source| PlanError::Config { scheme: "plan preset".into(), source })?;
+    let eighth = base.geometry.chips_per_channel / 8;
+    let full = run_scheme(&base, &SCHEMES[0], mix)?;
+    let narrow =
+        run_scheme(&base, &spec("plain, all 1/8", "plain", eighth.max(1), eighth.max(1)), mix)?;
+    let pred = run_scheme(&base, &SCHEMES[6], mix)?;
+    Ok(SweepPoint {
+        map_unit: model.map_unit,
+        fill: mix.fill,
+        full_waf: full.waf,
+        eighth_waf: narrow.waf,
+        width_effect: if narrow.waf > 0.0 { full.waf / narrow.waf } else { 0.0 },
+        pred_quarter_waf: pred.waf,
+    })
+}
+
+/// Sweeps `SWEEP_MAP_UNITS` x `SWEEP_COLD_FRACTIONS` for Figure 1's width effect, then runs
+/// the reference schemes where it is largest; `on_result` sees each setting.
+pub fn sweep(
+    scale: Scale,
+    trigger: PlanGcTrigger,
+    model: DeviceModel,
+    random_map: bool,
+    on_result: &mut dyn FnMut(&str),
+) -> Result<Sweep, PlanError> {
+    let mut points = Vec::new();
+    for map_unit in SWEEP_MAP_UNITS {
+        for cold_fraction in SWEEP_COLD_FRACTIONS {
+            let fill = Fill { cold_fraction, files_fraction: FILES_FRACTION };
+            let mix = FioMix { fill, random_map };
+            let point = sweep_point(scale, trigger, DeviceModel { map_unit, ..model }, &mix)?;
+            on_result(&format!(
+                "sweep (map unit, fill, WAF full, 1/8, ratio, PLAN-Pred-1/4) {}",
+                sweep_row(&point)
+            ));
+            points.push(point);
+        }
+    }
+    let largest = (0..points.len())
+        .max_by(|&a, &b| points[a].width_effect.total_cmp(&points[b].width_effect))
+        .unwrap_or(0);
+    let mut references_there = Vec::new();
+    if let Some(point) = points.get(largest) {
+        let there = DeviceModel { map_unit: point.map_unit, ..model };
+        let base = device_config(scale, trigger, there)
+            .map_err(|source| PlanError::Config { scheme: "plan preset".into(), source })?;
+        let mix = FioMix { fill: point.fill, random_map };
+        for spec in &REFERENCES {
+            references_there.push(run_scheme(&base, spec, &mix)?);
+        }
+    }
+    Ok(Sweep { points, largest, references_there })
+}
+
+fn fill_percent(fill: &Fill) -> f64 {
+    (fill.cold_fraction + fill.files_fraction) * 100.0
+}
+
+/// One setting as a markdown row (also the live line while the sweep runs).
+fn sweep_row(p: &SweepPoint) -> String {
+    format!(
+        "| {} | {:.0}% | {:.3} | {:.3} | {:.2}x | {:+.0}% |",
+        p.map_unit.name(),
+        fill_percent(&p.fill),
+        p.full_waf,
+        p.eighth_waf,
+        p.width_effect,
+        change_percent(p.pred_quarter_waf, p.full_waf)
+    )
+}
+
+fn change_percent(waf: f64, plain: f64) -> f64 {
+    if plain > 0.0 {
+        (waf / plain - 1.0) * 100.0
+    } else {
+        0.0
+    }
+}
+
+/// The sweep as markdown: one row per setting, then the setting with the largest width
+/// effect and what PLAN-Pred-1/4 and the references change there.
+pub fn render_sweep(sweep: &Sweep) -> String {
+    let mut out = String::from(
+        "\n| map unit | fill (cold + files) | WAF full width | WAF 1/8 | full / 1/8 (004 Fig. 1: 2.3) | PLAN-Pred-1/4 vs plain (004 Fig. 3: -42%) |\n\
+         |---|---:|---:|---:|---:|---:|\n",
+    );
+    for p in &sweep.points {
+        out.push_str(&sweep_row(p));
+        out.push('\n');
+    }
+    let Some(p) = sweep.points.get(sweep.largest) else {
+        return out;
+    };
+    out.push_str(&format!(
+        "\nLargest width effect: map unit {}, fill {:.0}%: full / 1/8 = {:.2}x (004: 2.3x); \
+         PLAN-Pred-1/4 there {:+.1}% against plain (004: -42%).",
+        p.map_unit.name(),
+        fill_percent(&p.fill),
+        p.width_effect,
+        change_percent(p.pred_quarter_waf, p.full_waf)
+    ));
+    for r in &sweep.references_there {
+        out.push_str(&format!(" {} {:+.1}%;", r.name, change_percent(r.waf, p.full_waf)));
+    }
+    out.push('\n');
+    out
 }
 
 fn device_label(config: &Config) -> String {
@@ -536,12 +661,19 @@ pub fn render_markdown(report: &PlanReport) -> String {
         if report.random_map { "on" } else { "off" }
     );
     let plain = report.schemes.first().map_or(0.0, |s| s.waf);
-    for s in report.schemes.iter().chain(&report.bounds) {
-        let change = if plain > 0.0 { (s.waf / plain - 1.0) * 100.0 } else { 0.0 };
+    let fill = fill_percent(&report.fill);
+    for (index, s) in report.schemes.iter().chain(&report.references).enumerate() {
+        let change = change_percent(s.waf, plain);
         let valid = s.victim_valid_mean.map_or("-".into(), |v| format!("{:.0}%", v * 100.0));
+        // The references are not 004's schemes and hold at this fill only.
+        let name = if index < report.schemes.len() {
+            s.name.clone()
+        } else {
+            format!("*{} (not 004's; {fill:.0}% fill)*", s.name)
+        };
         out.push_str(&format!(
-            "| {} | {:.3} | {change:+.0}% | {:.3} | {valid} |\n",
-            s.name, s.waf, s.ssd_waf
+            "| {name} | {:.3} | {change:+.0}% | {:.3} | {valid} |\n",
+            s.waf, s.ssd_waf
         ));
     }
     out.push_str(
@@ -553,6 +685,9 @@ pub fn render_markdown(report: &PlanReport) -> String {
             "| {} ({}) | {:.3} | {:.3} | {:.1} |\n",
             f.parallelism, f.chips_per_channel, f.waf, f.ssd_waf, f.throughput_mb_s
         ));
+    }
+    if let Some(sweep) = &report.sweep {
+        out.push_str(&render_sweep(sweep));
     }
     out
 }
@@ -641,8 +776,8 @@ mod tests {
         let expected: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
         assert_eq!(names, expected);
         assert!(report.schemes.iter().all(|s| s.waf > 1.0 && s.gc_copied_blocks > 0));
-        assert_eq!(lines.len(), SCHEMES.len() + BOUNDS.len() + FIGURE1_CHIPS.len());
-        assert_eq!(report.bounds.len(), BOUNDS.len());
+        assert_eq!(lines.len(), SCHEMES.len() + REFERENCES.len() + FIGURE1_CHIPS.len());
+        assert_eq!(report.references.len(), REFERENCES.len());
         // 004 Figure 1's trend, as this emulator measures it at this scale: the narrowest
         // superblocks (1/8) copy less than full-width ones on the FIO mix.
         let waf_of = |chips: u32| {

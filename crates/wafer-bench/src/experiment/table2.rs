@@ -157,8 +157,8 @@ pub fn run(
 /// The measured rows beside 000's as a markdown table.
 pub fn render_markdown(scale: Scale, rows: &[(Row, Option<RunReport>)]) -> String {
     let mut out = format!(
-        "| config ({} scale) | DB WAF | SSD WAF | total WAF | flash B/op | 000: SSD, DB size, K OPS |\n\
-         |---|---|---|---|---|---|\n",
+        "| config ({} scale) | DB WAF | DB WAF vict. | SSD WAF | total WAF | flash B/op | 000: SSD, DB size, K OPS |\n\
+         |---|---|---|---|---|---|---|\n",
         scale.name()
     );
     for (row, _) in rows {
@@ -172,16 +172,17 @@ pub fn render_markdown(scale: Scale, rows: &[(Row, Option<RunReport>)]) -> Strin
             Ok(f) => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {paper} |",
+                    "| {} | {} | {} | {} | {} | {} | {paper} |",
                     row.label,
                     figure(f.db_waf, 2),
+                    figure(f.db_waf_victim, 2),
                     figure(f.ssd_waf, 3),
                     figure(f.total_waf, 2),
                     figure(f.physical_bytes_per_op, 0),
                 );
             }
             Err(why) => {
-                let _ = writeln!(out, "| {} | {why} | | | | {paper} |", row.label);
+                let _ = writeln!(out, "| {} | {why} | | | | | {paper} |", row.label);
             }
         }
     }

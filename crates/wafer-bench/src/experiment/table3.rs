@@ -56,8 +56,8 @@ pub fn fdp_log_waf(report: &RunReport) -> Option<f64> {
 /// The measured rows beside 000's as a markdown table, with the SSD WAF of the FDP log.
 pub fn render_markdown(scale: Scale, rows: &[(Row, Option<RunReport>)]) -> String {
     let mut out = format!(
-        "| config ({} scale) | DB WAF | SSD WAF | total WAF | FDP log: media/host | 000 (DB x SSD = total) |\n\
-         |---|---|---|---|---|---|\n",
+        "| config ({} scale) | DB WAF | DB WAF vict. | SSD WAF | total WAF | FDP log: media/host | 000 (DB x SSD = total) |\n\
+         |---|---|---|---|---|---|---|\n",
         scale.name()
     );
     for (row, report) in rows {
@@ -71,15 +71,16 @@ pub fn render_markdown(scale: Scale, rows: &[(Row, Option<RunReport>)]) -> Strin
             Ok(f) => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {log} | {paper} |",
+                    "| {} | {} | {} | {} | {} | {log} | {paper} |",
                     row.label,
                     figure(f.db_waf),
+                    figure(f.db_waf_victim),
                     figure(f.ssd_waf),
                     figure(f.total_waf)
                 );
             }
             Err(why) => {
-                let _ = writeln!(out, "| {} | {why} | | | | {paper} |", row.label);
+                let _ = writeln!(out, "| {} | {why} | | | | | {paper} |", row.label);
             }
         }
     }

@@ -46,6 +46,13 @@ pub struct Figures {
     pub bytes: BytesByPurpose,
     /// db_issued / logical_user.
     pub db_waf: Option<f64>,
+    /// DB WAF as 000's artifact prints it (ZLeanStore `src/leanstore.cc`): out of place
+    /// `1 / (1 - v) * c`, v the GC victims' live share per page and c the device's user bytes
+    /// over their uncompressed bytes; in place its constant, 2 with a doublewrite buffer and 1
+    /// without. It counts what GC must copy per victim, not the bytes issued, so slack,
+    /// padding and metadata stay out. None out of place before the first victim.
+    #[serde(default)]
+    pub db_waf_victim: Option<f64>,
     /// flash / db_issued; None without flash counters.
     pub ssd_waf: Option<f64>,
     /// db_waf * ssd_waf (= flash / logical_user).
@@ -116,6 +123,18 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
+/// 000's artifact's DB WAF (see [`Figures::db_waf_victim`]). Zone slots tell out of place from
+/// in place; a victim entirely live has no finite figure.
+fn victim_db_waf(d: &CounterSnapshot, logical_user: u64) -> Option<f64> {
+    if d.zone_slots == 0 {
+        let written = d.user_bytes > 0 || logical_user > 0;
+        return written.then_some(if d.doublewrite_bytes > 0 { 2.0 } else { 1.0 });
+    }
+    let live = ratio(d.gc_victim_live_bytes, d.gc_victim_slots * 4096)?;
+    let compression = ratio(d.user_bytes, logical_user)?;
+    (live < 1.0).then(|| compression / (1.0 - live))
+}
+
 /// The victims' valid-ratio CDF of a histogram of equal bins over [0, 1].
 fn victim_cdf(hist: &[u64; VICTIM_VALID_BINS]) -> Option<[f64; VICTIM_VALID_BINS]> {
     let total: u64 = hist.iter().sum();
@@ -170,6 +189,7 @@ impl Figures {
             ops_per_sec: (d.time_ns > 0).then(|| d.ops as f64 / elapsed_s),
             bytes,
             db_waf,
+            db_waf_victim: victim_db_waf(d, logical_user),
             ssd_waf,
             total_waf,
             logical_bytes_per_op: ratio(db_issued, d.ops),
@@ -292,5 +312,29 @@ mod tests {
         let f = Figures::from_delta(&d);
         assert_eq!(f.db_waf, Some(1.0));
         assert_eq!(f.total_waf, None);
+    }
+
+    #[test]
+    fn victim_db_waf_is_the_artifacts_formula() {
+        // Out of place: victims 3/4 live per page, user pages stored at half their size.
+        let d = CounterSnapshot {
+            user_bytes: 500,
+            logical_user_bytes: 1000,
+            gc_copy_bytes: 10_000,
+            gc_victims: 2,
+            gc_victim_slots: 8,
+            gc_victim_live_bytes: 6 * 4096,
+            zone_slots: 64,
+            ..CounterSnapshot::default()
+        };
+        let f = Figures::from_delta(&d);
+        assert!(close(f.db_waf_victim.unwrap(), 0.5 / 0.25), "{:?}", f.db_waf_victim);
+        // No victim yet: no figure; in place: the artifact's constants.
+        let none = CounterSnapshot { gc_victims: 0, gc_victim_slots: 0, ..d };
+        assert_eq!(Figures::from_delta(&none).db_waf_victim, None);
+        let in_place = CounterSnapshot { user_bytes: 10, ..CounterSnapshot::default() };
+        assert_eq!(Figures::from_delta(&in_place).db_waf_victim, Some(1.0));
+        let dwb = CounterSnapshot { doublewrite_bytes: 10, ..in_place };
+        assert_eq!(Figures::from_delta(&dwb).db_waf_victim, Some(2.0));
     }
 }

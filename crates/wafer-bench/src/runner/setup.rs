@@ -76,6 +76,14 @@ pub struct BenchConfig {
     /// close in rank scatter over the key space) or `ordered` (key number = key, so the hot
     /// ranks of a zipfian sit side by side in the tree, as in ZLeanStore's YCSB).
     pub insert_order: Option<String>,
+    /// A named set of workload settings under the explicit ones: `zleanstore` is the YCSB of
+    /// 000's artifact (ZLeanStore): ordered keys with the zipf rank as the key (unscrambled),
+    /// 120-byte values, and zipf 0.8 (000 Table 1's) unless a distribution is given.
+    pub preset: Option<String>,
+    /// false: the emulated device drops the engine's trims, as a host with TRIM off (000's
+    /// artifact's default) never sends them; freed zones then stay valid in the SSD until
+    /// overwritten. Default true.
+    pub trim: Option<bool>,
     pub threads: Option<u32>,
     /// Buffer pool: `0.1` or `10%` of the dataset (on-device size), or `64MiB`.
     pub buffer: Option<String>,
@@ -134,6 +142,8 @@ impl BenchConfig {
             distribution,
             zipf_theta,
             insert_order,
+            preset,
+            trim,
             threads,
             buffer,
             duration,
@@ -522,7 +532,10 @@ pub(crate) fn open_device(
             let config = emu_config(arg, c)?;
             let json = serde_json::json!({"kind": "emu", "source": arg,
                 "config": serde_json::to_value(&config).unwrap_or_default()});
-            let dev = EmuDevice::new(config)?;
+            let mut dev = EmuDevice::new(config)?;
+            if c.trim == Some(false) {
+                dev = dev.without_trim();
+            }
             let dev = zoned_volume_if_zns(dev, options)?;
             let capacity_bytes = dev.capacity_bytes();
             OpenedDevice { backend: Some(dev), wal: None, capacity_bytes, json, created: None }
@@ -587,8 +600,32 @@ fn zoned_volume_if_zns(
     Ok(Box::new(volume))
 }
 
+/// The workload settings `preset` names (see [`BenchConfig::preset`]).
+fn preset_config(preset: &str) -> Result<BenchConfig, SetupError> {
+    match preset.trim() {
+        "zleanstore" => Ok(BenchConfig {
+            insert_order: Some("ordered".into()),
+            value_size: Some(120),
+            zipf_theta: Some(0.8),
+            ..BenchConfig::default()
+        }),
+        other => Err(invalid(format!("preset `{other}` (expected zleanstore)"))),
+    }
+}
+
+/// `c` over its preset's settings; a distribution of `c`'s own replaces the preset's zipf.
+fn with_preset(c: &BenchConfig) -> Result<BenchConfig, SetupError> {
+    let Some(name) = &c.preset else { return Ok(c.clone()) };
+    let mut base = preset_config(name)?;
+    if c.distribution.is_some() {
+        base.zipf_theta = None;
+    }
+    Ok(base.overridden_by(c))
+}
+
 /// Builds the target and the run from `c`. Slow only by the pilot (a second or so).
 pub fn prepare(c: &BenchConfig) -> Result<Prepared, SetupError> {
+    let c = &with_preset(c)?;
     let device_text = c.device.clone().unwrap_or_else(|| "emu:cns".to_string());
     let device = DeviceChoice::parse(&device_text)?;
     let mut options = engine_options(c)?;
@@ -804,5 +841,28 @@ mod tests {
         assert!(workload_spec(&BenchConfig::default(), 10).unwrap().key_format.hashed);
         let e = workload_spec(&with("sideways"), 10).unwrap_err().to_string();
         assert!(e.contains("insert order `sideways`"), "{e}");
+    }
+
+    #[test]
+    fn zleanstore_preset_sits_under_explicit_settings() {
+        let preset = |extra: BenchConfig| {
+            with_preset(&BenchConfig { preset: Some("zleanstore".into()), ..extra })
+        };
+        let c = preset(BenchConfig::default()).unwrap();
+        let spec = workload_spec(&c, 10).unwrap();
+        assert!(!spec.key_format.hashed);
+        assert_eq!(spec.value_size_bytes, 120);
+        assert_eq!(spec.request_distribution, Distribution::Zipfian { theta: 0.8 });
+        // An explicit value size or distribution wins.
+        let own = BenchConfig {
+            value_size: Some(1000),
+            distribution: Some("uniform".into()),
+            ..BenchConfig::default()
+        };
+        let spec = workload_spec(&preset(own).unwrap(), 10).unwrap();
+        assert_eq!(spec.value_size_bytes, 1000);
+        assert_eq!(spec.request_distribution, Distribution::Uniform);
+        let e = with_preset(&BenchConfig { preset: Some("tpc".into()), ..BenchConfig::default() });
+        assert!(e.is_err());
     }
 }

@@ -14,10 +14,11 @@ pub struct Row {
     pub figures: Result<Figures, String>,
 }
 
-pub(crate) const HEADERS: [&str; 16] = [
+pub(crate) const HEADERS: [&str; 17] = [
     "config",
     "OPS (K)",
     "DB WAF",
+    "DB WAF vict.",
     "SSD WAF",
     "total WAF",
     "logical B/op",
@@ -53,6 +54,7 @@ pub(crate) fn cells(f: &Figures) -> Vec<String> {
     vec![
         fixed(f.ops_per_sec.map(|o| o / 1000.0), 1),
         fixed(f.db_waf, 2),
+        fixed(f.db_waf_victim, 2),
         fixed(f.ssd_waf, 2),
         fixed(f.total_waf, 2),
         per_op(b.db_issued, f.ops),
@@ -104,7 +106,9 @@ pub fn render(rows: &[Row]) -> String {
         out.push('\n');
     }
     out.push_str(
-        "drilldown columns (user .. WAL) are bytes per operation; WAL is outside the WAF figures\n",
+        "drilldown columns (user .. WAL) are bytes per operation; WAL is outside the WAF figures\n\
+         DB WAF: issued bytes / user bytes; DB WAF vict.: 000's printed metric, \
+         1 / (1 - victims' live share) x compression (in place: 2 with doublewrite, else 1)\n",
     );
     out
 }

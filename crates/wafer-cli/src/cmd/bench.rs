@@ -202,6 +202,13 @@ pub struct YcsbArgs {
     /// numbers in key order, so a zipfian's hot keys share leaves, as ZLeanStore's YCSB).
     #[arg(long, value_name = "ORDER")]
     insert_order: Option<String>,
+    /// Workload settings under the flags: zleanstore (000's artifact's YCSB: ordered keys, the
+    /// zipf rank as key, 120-byte values, zipf 0.8).
+    #[arg(long)]
+    preset: Option<String>,
+    /// The emulated SSD drops the engine's trims (TRIM off, 000's artifact's default).
+    #[arg(long)]
+    no_trim: bool,
     /// Worker threads [default: cores].
     #[arg(long)]
     threads: Option<u32>,
@@ -261,6 +268,8 @@ impl YcsbArgs {
             distribution: self.distribution.clone(),
             zipf_theta: self.zipf_theta,
             insert_order: self.insert_order.clone(),
+            preset: self.preset.clone(),
+            trim: self.no_trim.then_some(false),
             threads: self.threads,
             buffer: self.buffer.clone(),
             duration: self.duration.clone(),

@@ -197,6 +197,11 @@ struct PlanArgs {
     /// random map, which covers every block of a file once a pass.
     #[arg(long)]
     norandommap: bool,
+    /// Skip the sweep of map unit (slot, page) and fill that looks for Figure 1's width
+    /// effect (plain at full and 1/8 width and PLAN-Pred-1/4 per setting, the reference
+    /// schemes where the effect is largest).
+    #[arg(long)]
+    no_sweep: bool,
 }
 
 #[derive(Debug, Args)]
@@ -494,7 +499,13 @@ fn run_plan(args: &PlanArgs) -> Result<(), CliError> {
         "plan",
         &args.scale,
         &args.out,
-        |scale, on_line| Ok(plan::run(scale, trigger, model, mix, on_line)?),
+        |scale, on_line| {
+            let mut report = plan::run(scale, trigger, model, mix, on_line)?;
+            if !args.no_sweep {
+                report.sweep = Some(plan::sweep(scale, trigger, model, mix.random_map, on_line)?);
+            }
+            Ok(report)
+        },
         plan::render_markdown,
         plan::write_figures,
     )

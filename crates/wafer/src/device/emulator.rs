@@ -17,6 +17,8 @@ pub struct EmuDevice {
     capacity_bytes: u64,
     /// Zone geometry, read once at construction; None on conventional and FDP devices.
     zones: Option<ZoneGeometry>,
+    /// Whether trims reach the SSD (see [`EmuDevice::without_trim`]).
+    trims_reach_ssd: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -61,7 +63,13 @@ impl EmuDevice {
         } else {
             None
         };
-        Ok(EmuDevice { ssd: Mutex::new(ssd), capacity_bytes, zones })
+        Ok(EmuDevice { ssd: Mutex::new(ssd), capacity_bytes, zones, trims_reach_ssd: true })
+    }
+
+    /// The device with TRIM off: trims are accepted and dropped, as if the host never sent
+    /// them, so the SSD keeps freed data valid until it is overwritten.
+    pub fn without_trim(self) -> EmuDevice {
+        EmuDevice { trims_reach_ssd: false, ..self }
     }
 
     fn check_store(store: &StoreKind) -> Result<(), DeviceError> {
@@ -119,7 +127,7 @@ impl Device for EmuDevice {
 
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
         check_range(offset, len, self.capacity_bytes)?;
-        if len == 0 {
+        if len == 0 || !self.trims_reach_ssd {
             return Ok(());
         }
         Ok(self.ssd().trim(offset / LBA_BYTES, len / LBA_BYTES)?)
@@ -317,6 +325,20 @@ mod tests {
         let dev = EmuDevice::new(config(Interface::Conventional { streams: 1 })).unwrap();
         assert!(dev.zoned().is_none());
         run(&dev, "emulator");
+    }
+
+    #[test]
+    fn without_trim_drops_trims_before_the_ssd() {
+        let cfg = config(Interface::Conventional { streams: 1 });
+        let dev = EmuDevice::new(cfg).unwrap().without_trim();
+        dev.write_at(0, &[7u8; BLOCK_BYTES as usize], WritePurpose::Padding).unwrap();
+        dev.trim(0, BLOCK_BYTES).unwrap();
+        assert_eq!(dev.ssd().counters().host_trim_bytes, 0);
+        let mut back = [0u8; BLOCK_BYTES as usize];
+        dev.read_at(0, &mut back).unwrap();
+        assert_eq!(back, [7u8; BLOCK_BYTES as usize], "the SSD still holds the data");
+        // Out-of-range trims are still refused.
+        assert!(dev.trim(dev.capacity_bytes(), BLOCK_BYTES).is_err());
     }
 
     #[test]

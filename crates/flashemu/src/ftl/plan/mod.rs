@@ -81,7 +81,9 @@ fn host_points(config: &Config, plan: &PlanConfig) -> (u32, u32) {
         PlanScheme::MultiStream => (streams, 0),
         PlanScheme::AutoStream => (plan.autostream_streams, 0),
         PlanScheme::PlanNoPred => (1, 1),
-        PlanScheme::PlanPred => (1 + plan.lifetime_classes, 1 + plan.lifetime_classes),
+        PlanScheme::PlanPred | PlanScheme::PlanOracle => {
+            (1 + plan.lifetime_classes, 1 + plan.lifetime_classes)
+        }
     };
     if plan.device_streams == 0 {
         return used;
@@ -376,6 +378,12 @@ impl PlanFtl {
                 let base = if big { 0 } else { 1 + self.plan.lifetime_classes as usize };
                 base + class.map_or(0, |c| 1 + c as usize)
             }
+            PlanScheme::PlanOracle => {
+                // Stream 0 has no class; streams beyond the classes share the last one.
+                let base = if big { 0 } else { 1 + self.plan.lifetime_classes as usize };
+                let class = handle.min(self.plan.lifetime_classes as usize);
+                base + class
+            }
         }
     }
 
@@ -578,6 +586,19 @@ mod tests {
         assert_eq!(width(&f, 0), 16, "big superblock: 2 channels x 8 chips");
         assert_eq!(width(&f, 1000), 4, "small superblock: 2 channels x 2 chips");
         assert_eq!(width(&f, 2002), 16);
+    }
+
+    #[test]
+    fn oracle_classes_are_the_host_streams() {
+        let mut f = ftl("plan-oracle");
+        let classes = f.plan.lifetime_classes as usize;
+        // Stream 0: the default points; stream s: class s, whatever the chunk's history.
+        assert_eq!(f.point_of(0, 0, 1, false, 0, 0), classes + 1);
+        assert_eq!(f.point_of(0, 0, 1, false, 3, 0), classes + 1 + 3);
+        assert_eq!(f.point_of(0, 0, 1, false, 3, 500), classes + 1 + 3);
+        assert_eq!(f.point_of(1, 128, 64, true, 2, 0), 2);
+        // Streams beyond the classes share the last.
+        assert_eq!(f.point_of(1, 128, 64, true, classes + 5, 0), classes);
     }
 
     #[test]
