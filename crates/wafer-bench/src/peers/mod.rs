@@ -135,6 +135,9 @@ pub enum EngineKind {
     WaferOutOfPlace,
     /// Out of place with LZ4 page compression and packing: the best the engine has now.
     WaferBest,
+    /// As `WaferBest`, with values of [`PeersConfig::blob_threshold_bytes`] or more out of line
+    /// (blobs), on a file as the other engines are.
+    WaferBlobs,
     /// Wafer on the emulated SSD's served file, no filesystem: each of
     /// [`PeersConfig::raw_rows`] (skipped on `file`, which has no device under it).
     WaferRaw,
@@ -161,10 +164,11 @@ impl From<EngineKind> for String {
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 9] = [
+    pub const ALL: [EngineKind; 10] = [
         EngineKind::WaferInPlace,
         EngineKind::WaferOutOfPlace,
         EngineKind::WaferBest,
+        EngineKind::WaferBlobs,
         EngineKind::WaferRaw,
         EngineKind::RocksDb,
         EngineKind::RocksDbBlob,
@@ -178,6 +182,7 @@ impl EngineKind {
             EngineKind::WaferInPlace => "wafer-in-place",
             EngineKind::WaferOutOfPlace => "wafer-out-of-place",
             EngineKind::WaferBest => "wafer-oop-lz4",
+            EngineKind::WaferBlobs => "wafer-oop-blobs",
             EngineKind::WaferRaw => "wafer-raw",
             EngineKind::RocksDb => "rocksdb",
             EngineKind::RocksDbBlob => "rocksdb-blob",
@@ -202,6 +207,7 @@ impl EngineKind {
             EngineKind::WaferInPlace
                 | EngineKind::WaferOutOfPlace
                 | EngineKind::WaferBest
+                | EngineKind::WaferBlobs
                 | EngineKind::WaferRaw
         )
     }
@@ -216,8 +222,10 @@ impl EngineKind {
     ) -> Option<String> {
         let max = wafer::page::node::MAX_VALUE_BYTES as u32;
         let wafer = self.is_wafer();
-        let blobs =
-            raw.is_some_and(|r| r.engine.iter().any(|o| o.starts_with(raw::BLOB_THRESHOLD_OPTION)));
+        let blobs = *self == EngineKind::WaferBlobs
+            || raw.is_some_and(|r| {
+                r.engine.iter().any(|o| o.starts_with(raw::BLOB_THRESHOLD_OPTION))
+            });
         (wafer && !blobs && value_bytes > max).then(|| {
             format!(
                 "values of {value_bytes} bytes: this Wafer row keeps values in its leaves, at \
@@ -229,9 +237,10 @@ impl EngineKind {
     /// Opens the engine on `setup.dir` (created empty by the caller).
     pub(crate) fn open(&self, setup: &PeerSetup) -> Result<Box<dyn Peer>, PeerError> {
         Ok(match self {
-            EngineKind::WaferInPlace | EngineKind::WaferOutOfPlace | EngineKind::WaferBest => {
-                Box::new(wafer_peer::WaferPeer::open(*self, setup)?)
-            }
+            EngineKind::WaferInPlace
+            | EngineKind::WaferOutOfPlace
+            | EngineKind::WaferBest
+            | EngineKind::WaferBlobs => Box::new(wafer_peer::WaferPeer::open(*self, setup)?),
             EngineKind::WaferRaw => match &setup.raw {
                 Some(job) => Box::new(wafer_peer::WaferPeer::open_raw(job, setup)?),
                 None => {

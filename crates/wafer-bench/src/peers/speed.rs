@@ -25,8 +25,13 @@ use crate::runner::Stop;
 use crate::ycsb::{KeyFormat, Workload};
 
 /// Engines of the comparison, in round-0 order.
-pub const ENGINES: [EngineKind; 4] =
-    [EngineKind::WaferInPlace, EngineKind::WaferOutOfPlace, EngineKind::RocksDb, EngineKind::Lmdb];
+pub const ENGINES: [EngineKind; 5] = [
+    EngineKind::WaferInPlace,
+    EngineKind::WaferOutOfPlace,
+    EngineKind::WaferBlobs,
+    EngineKind::RocksDb,
+    EngineKind::Lmdb,
+];
 /// Ordered keys padded to 12 digits: `user` + 12 = 16 bytes.
 const KEY_16_BYTES: KeyFormat = KeyFormat { hashed: false, zero_padding: 12 };
 

@@ -67,8 +67,11 @@ pub(crate) fn bench_config(kind: EngineKind, setup: &PeerSetup) -> BenchConfig {
         let zone = (capacity / ZONES_PER_FILE).clamp(1 << 20, 64 << 20) / block * block;
         engine.push(format!("zone_bytes={zone}"));
     }
-    if kind == EngineKind::WaferBest {
+    if matches!(kind, EngineKind::WaferBest | EngineKind::WaferBlobs) {
         engine.extend(["compression=lz4".to_string(), "packing=true".to_string()]);
+    }
+    if kind == EngineKind::WaferBlobs {
+        engine.push(format!("{}={}", raw::BLOB_THRESHOLD_OPTION, setup.blob_threshold_bytes));
     }
     BenchConfig {
         device: Some(format!("file:{}", setup.dir.join("wafer.db").display())),

@@ -71,8 +71,8 @@ pub struct PeersArgs {
     #[arg(long, value_name = "BYTES", value_delimiter = ',')]
     value_size: Vec<u32>,
     /// Values of at least this many bytes go to blob files: RocksDB's min_blob_size in the
-    /// rocksdb-blob engine and, in a raw Wafer row given a bare `blob_threshold`, Wafer's
-    /// [default: 512].
+    /// rocksdb-blob engine, Wafer's in wafer-oop-blobs and in a raw Wafer row given a bare
+    /// `blob_threshold` [default: 512].
     #[arg(long, value_name = "BYTES")]
     blob_threshold: Option<u32>,
     /// The Wafer rows on the raw served device (engine wafer-raw), replacing the default
