@@ -394,7 +394,8 @@ pub struct SpeedArgs {
     /// Rounds, interleaved: round r starts every suite at engine r [default: 3].
     #[arg(long, default_value_t = 3)]
     rounds: u32,
-    /// Engines, comma-separated [default: wafer-in-place, wafer-out-of-place, rocksdb, lmdb].
+    /// Engines, comma-separated [default: wafer-in-place, wafer-out-of-place, wafer-oop-blobs,
+    /// rocksdb, lmdb].
     #[arg(long, value_delimiter = ',')]
     engines: Vec<String>,
     /// Suites, comma-separated [default: random, sorted, memory].
