@@ -82,7 +82,7 @@ enum ExperimentCommand {
 
 #[derive(Debug, Args)]
 struct MqssdLsmArgs {
-    /// full (about 400 MB per database, 30 fills and 60 read runs: about half an hour here) or
+    /// full (about 800 MB per database, 30 fills and 60 read runs: about half an hour here) or
     /// tiny (8 MB, two layouts at k = 1 and 2: about half a minute; also `quick`).
     #[arg(long, default_value = "full")]
     scale: String,
@@ -99,6 +99,9 @@ struct MqssdLsmArgs {
     /// Keep the databases (by default each layout's is removed after its reads).
     #[arg(long)]
     keep: bool,
+    /// Render a sweep's --json report again (markdown, charts) instead of running one.
+    #[arg(long, value_name = "REPORT.json")]
+    from: Option<PathBuf>,
     #[command(flatten)]
     out: super::ReportFiles,
 }
@@ -267,8 +270,15 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
 }
 
 fn run_mqssd_lsm(args: &MqssdLsmArgs) -> Result<(), CliError> {
-    use wafer_bench::experiment::mqssd_lsm::{self, report, Request, Sweep};
+    use wafer_bench::experiment::mqssd_lsm::{self, report, LsmReport, Request, Sweep};
     args.out.check()?;
+    if let Some(path) = &args.from {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        let stored: LsmReport = serde_json::from_str(&text)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        return emit_report(&args.out, &stored, report::render_markdown, report::write_figures);
+    }
     let path = &args.mqssd_profile;
     let text =
         std::fs::read_to_string(path).map_err(|e| CliError(format!("{}: {e}", path.display())))?;

@@ -92,12 +92,12 @@ const MIB: u64 = 1 << 20;
 const KIB: u64 = 1 << 10;
 
 impl Sweep {
-    /// 001's grid (F 2-32 and the single level, k 1-16) on about 400 MB: about half an hour
+    /// 001's grid (F 2-32 and the single level, k 1-16) on about 800 MB: about half an hour
     /// here.
     pub fn full() -> Sweep {
         Sweep {
             name: "full".into(),
-            keys: 196_608,
+            keys: 393_216,
             key_bytes: 16,
             value_bytes: 2048,
             file_bytes: 3 * MIB,
@@ -225,8 +225,8 @@ pub struct Request {
     pub profile_source: String,
 }
 
-/// The sweep's measurements and eq. 9-12's predictions.
-#[derive(Debug, Clone, Serialize)]
+/// The sweep's measurements and eq. 9-12's predictions (its JSON reads back for rendering).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LsmReport {
     pub sweep: Sweep,
     pub db_bench_version: String,

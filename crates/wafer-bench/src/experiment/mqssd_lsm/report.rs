@@ -49,14 +49,19 @@ fn prediction(report: &LsmReport, layout: Layout, k: u32) -> Option<&Prediction>
     report.predictions.iter().find(|p| p.layout == layout && p.k == k)
 }
 
-fn cell(report: &LsmReport, layout: Layout, k: u32, m: Measure) -> (Option<f64>, Option<f64>) {
+/// A cell's measured seconds and the model's (times its constant).
+type Cell = (Option<f64>, Option<f64>);
+
+fn cell(report: &LsmReport, layout: Layout, k: u32, m: Measure) -> Cell {
     let got = measured(&report.fills, &report.reads, layout, k, m);
     let model = prediction(report, layout, k).map(|p| p.get(m) * report.constants.get(m));
     (got, model)
 }
 
 fn seconds(v: f64) -> String {
-    if v >= 100.0 {
+    if v < 1.0 {
+        format!("{v:.3}")
+    } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
         format!("{v:.1}")
@@ -96,6 +101,7 @@ pub fn render_markdown(report: &LsmReport) -> String {
             out.push('\n');
         }
     }
+    out.push_str(&tail_table(report));
     out.push_str(&layout_table(report));
     out.push_str(&orderings(report));
     out.push_str(&paper_tables());
@@ -105,6 +111,26 @@ pub fn render_markdown(report: &LsmReport) -> String {
 fn header(columns: impl Iterator<Item = String>) -> String {
     let columns: Vec<String> = columns.collect();
     format!("| | {} |\n|---|{}\n", columns.join(" | "), "---|".repeat(columns.len()))
+}
+
+/// Seconds compaction went on after the load ended: the part of the insert time that is
+/// compaction alone (the rest ran beside the load).
+fn tail_table(report: &LsmReport) -> String {
+    let sweep = &report.sweep;
+    let mut out = String::from(
+        "\n#### Compaction after the load (s): insert time minus db_bench's load time\n\n",
+    );
+    out.push_str(&header(sweep.layouts.iter().map(Layout::label)));
+    for &k in &sweep.ks {
+        let _ = write!(out, "| k = {k} |");
+        for &layout in &sweep.layouts {
+            let fill = report.fills.iter().find(|f| f.layout == layout && f.k == k);
+            let text = fill.map_or("-".into(), |f| seconds(f.insert_s - f.load_s));
+            let _ = write!(out, " {text} |");
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Per layout: sorted runs and bytes written per byte loaded, against the model's counts.
@@ -148,7 +174,7 @@ fn orderings(report: &LsmReport) -> String {
          | k | queries | scans | inserts |\n|---|---|---|---|\n",
     );
     for &k in &sweep.ks {
-        let best = |m: Measure, pick: fn((Option<f64>, Option<f64>)) -> Option<f64>| {
+        let best = |m: Measure, pick: fn(Cell) -> Option<f64>| {
             sweep
                 .layouts
                 .iter()
