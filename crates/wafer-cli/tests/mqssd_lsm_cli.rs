@@ -84,3 +84,40 @@ fn tiny_sweep_measures_every_cell_and_renders_again_from_json() {
     assert_eq!(again, markdown);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `wafer tune` prices both batch options from the committed profile: the out-of-place
+/// eviction batch is a power of two within the pool's bound, and no choice costs more per
+/// page than today's value by more than the tolerance it picks within.
+#[test]
+fn tune_chooses_both_batch_options_from_the_profile() {
+    let profile = profile();
+    let json = wafer(&[
+        "tune",
+        "--mqssd-profile",
+        profile.to_str().unwrap(),
+        "--write-mode",
+        "out-of-place",
+        "--buffer-pool",
+        "16MiB",
+        "--json",
+    ]);
+    let choices: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let choices = choices.as_array().unwrap();
+    assert_eq!(choices.len(), 2, "{json}");
+    for c in choices {
+        let chosen = c["chosen"].as_u64().unwrap();
+        assert!(chosen.is_power_of_two(), "{c}");
+        let (now, model) =
+            (c["current_us_per_page"].as_f64().unwrap(), c["chosen_us_per_page"].as_f64().unwrap());
+        assert!(model <= now * 1.1 && model > 0.0, "{c}");
+    }
+    // 16 MiB is 4096 frames: eviction writes back at most an eighth of them at once.
+    assert!(choices[0]["chosen"].as_u64().unwrap() <= 512, "{json}");
+    let table = wafer(&["tune", "--mqssd-profile", profile.to_str().unwrap()]);
+    assert!(table.contains("Options::eviction_batch_pages") && table.contains("QUEUE_DEPTH"));
+    let out = Command::new(env!("CARGO_BIN_EXE_wafer"))
+        .args(["tune", "--mqssd-profile", profile.to_str().unwrap(), "--write-mode", "sideways"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
