@@ -6,6 +6,7 @@ pub mod cost;
 pub mod fit;
 pub mod model;
 pub mod plots;
+pub mod tune;
 
 pub use model::{Costs, DeviceInfo, DeviceProfile, KFit, Op, Point, PredictionError};
 

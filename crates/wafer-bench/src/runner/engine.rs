@@ -122,6 +122,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "zone_bytes" => options.out_of_place.zone_bytes = bytes(value)?,
         "zones_per_gc_unit" => options.out_of_place.zones_per_gc_unit = count(value)?,
         "open_zones" => options.out_of_place.open_zones = count(value)?,
+        "gc_batch_pages" => options.out_of_place.gc_batch_pages = count(value)?,
         "max_fill_percent" => options.out_of_place.max_fill_percent = count(value)?,
         "placement" => {
             let placement = parse_placement(value)?;
@@ -152,8 +153,8 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                  file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
                  doublewrite, append_split, background_write_back, background_checkpoint, \
                  background_gc, durability, wal_capacity_bytes, checkpoint_log_bytes, \
-                 zone_bytes, zones_per_gc_unit, open_zones, max_fill_percent, placement, \
-                 gc_policy, gc_zones, compression, packing, nowa, fdp, gc_unit_bytes, \
+                 zone_bytes, zones_per_gc_unit, open_zones, gc_batch_pages, max_fill_percent, \
+                 placement, gc_policy, gc_zones, compression, packing, nowa, fdp, gc_unit_bytes, \
                  ssd_spare_bytes, blob_threshold)"
             ))
         }
@@ -256,6 +257,7 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "zone_bytes": options.out_of_place.zone_bytes,
         "zones_per_gc_unit": options.out_of_place.zones_per_gc_unit,
         "open_zones": options.out_of_place.open_zones,
+        "gc_batch_pages": options.out_of_place.gc_batch_pages,
         "placement": format!("{:?}", options.out_of_place.placement),
         "gc_zones": format!("{:?}", options.out_of_place.gc_zones),
         "gc_policy": format!("{:?}", options.out_of_place.policy),

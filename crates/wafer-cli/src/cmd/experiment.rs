@@ -71,6 +71,39 @@ enum ExperimentCommand {
     /// 4x the scale's flash in memory (2 GiB at demo). --plot FILE writes FILE-waf and
     /// FILE-improvement.
     Fig14(Fig14Args),
+    /// 001 sec. 5.3 (Tables 3-4, Figure 5): Debian's db_bench (rocksdb-tools) runs
+    /// filluniquerandom, readrandom and seekrandom for fanout F = 2-32 and the single-level
+    /// layout, at k = 1-16 compaction threads (fill) or user threads (reads), on the disk of
+    /// --dir; the measured times are printed beside eq. 9-12 costed with an MQSSD profile.
+    /// --json: `fills`, `reads`, `predictions`, `constants`; --plots STEM: STEM-queries,
+    /// -scans, -inserts.
+    MqssdLsm(MqssdLsmArgs),
+}
+
+#[derive(Debug, Args)]
+struct MqssdLsmArgs {
+    /// full (about 800 MB per database, 30 fills and 60 read runs: about half an hour here) or
+    /// tiny (8 MB, two layouts at k = 1 and 2: about half a minute; also `quick`).
+    #[arg(long, default_value = "full")]
+    scale: String,
+    /// The device profile of the disk under --dir (`wafer profile --out`).
+    #[arg(long, value_name = "FILE.toml", default_value = "docs/results/data/mqssd-profile.toml")]
+    mqssd_profile: PathBuf,
+    /// Directory for the databases: on the profiled disk, not tmpfs (db_bench uses direct I/O)
+    /// [default: the system's temporary directory].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// The db_bench program.
+    #[arg(long, value_name = "PATH", default_value = "db_bench")]
+    db_bench: PathBuf,
+    /// Keep the databases (by default each layout's is removed after its reads).
+    #[arg(long)]
+    keep: bool,
+    /// Render a sweep's --json report again (markdown, charts) instead of running one.
+    #[arg(long, value_name = "REPORT.json")]
+    from: Option<PathBuf>,
+    #[command(flatten)]
+    out: super::ReportFiles,
 }
 
 #[derive(Debug, Args)]
@@ -237,7 +270,46 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
         ExperimentCommand::InferGcUnit(a) => run_infer(&a),
         ExperimentCommand::Fig13(a) => run_fig13(&a),
         ExperimentCommand::Fig14(a) => run_fig14(&a),
+        ExperimentCommand::MqssdLsm(a) => run_mqssd_lsm(&a),
     }
+}
+
+fn run_mqssd_lsm(args: &MqssdLsmArgs) -> Result<(), CliError> {
+    use wafer_bench::experiment::mqssd_lsm::{self, report, LsmReport, Request, Sweep};
+    args.out.check()?;
+    if let Some(path) = &args.from {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        let stored: LsmReport = serde_json::from_str(&text)
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        return emit_report(&args.out, &stored, report::render_markdown, report::write_figures);
+    }
+    let path = &args.mqssd_profile;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    let profile = wafer_bench::mqssd::DeviceProfile::from_toml(&text)?;
+    let sweep = Sweep::parse(&args.scale)?;
+    let dir = args.dir.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("wafer-mqssd-lsm-{}", std::process::id()))
+    });
+    let request = Request {
+        sweep,
+        db_bench: args.db_bench.clone(),
+        dir: dir.clone(),
+        keep: args.keep,
+        profile_source: path.display().to_string(),
+    };
+    let quiet = args.out.quiet;
+    let result = mqssd_lsm::run(&request, &profile, &mut |line| {
+        if !quiet {
+            eprintln!("mqssd-lsm [{}] {line}", args.scale);
+        }
+    });
+    // A directory this run made is removed even when a db_bench run failed.
+    if args.dir.is_none() && !args.keep {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    emit_report(&args.out, &result?, report::render_markdown, report::write_figures)
 }
 
 fn run_cczns(args: &CcznsArgs) -> Result<(), CliError> {
@@ -579,18 +651,26 @@ fn run_paper<R: serde::Serialize>(
             eprintln!("{name} [{}] {line}", scale.name());
         }
     })?;
-    let markdown = render_markdown(&report);
+    emit_report(out, &report, render_markdown, write_figures)
+}
+
+/// Prints a report's markdown and writes the JSON, markdown and charts the flags ask for.
+fn emit_report<R: serde::Serialize>(
+    out: &super::ReportFiles,
+    report: &R,
+    render_markdown: fn(&R) -> String,
+    write_figures: Figures<R>,
+) -> Result<(), CliError> {
+    let markdown = render_markdown(report);
     print!("{markdown}");
     if let Some(path) = &out.json {
-        let json = serde_json::to_string_pretty(&report)
-            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
-        super::write_file(path, json.as_bytes())?;
+        super::write_file(path, summary_json(report)?.as_bytes())?;
     }
     if let Some(path) = &out.markdown {
         super::write_file(path, markdown.as_bytes())?;
     }
     if let Some(stem) = &out.plots {
-        let paths = write_figures(&report, stem)
+        let paths = write_figures(report, stem)
             .map_err(|e| CliError(format!("{}: {e}", stem.display())))?;
         for path in paths {
             eprintln!("wrote {}", path.display());

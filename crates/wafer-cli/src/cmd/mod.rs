@@ -10,6 +10,7 @@ pub mod peers;
 pub mod profile;
 pub mod report;
 pub mod stats;
+pub mod tune;
 
 use clap::Subcommand;
 
@@ -37,6 +38,10 @@ pub enum Command {
     /// 001's MQSSD device profiler: file benchmark over k threads and random fraction r, fitted
     /// costs s, beta, t, alpha per k and across k, a TOML profile and Figures 1, 3, 4.
     Profile(profile::ProfileArgs),
+    /// Wafer's batch sizes chosen from an MQSSD device profile's cost terms (eviction batch,
+    /// GC read batch), with the per-page costs behind each choice; the I/O depths that are
+    /// constants are listed with the depth the model would give them.
+    Tune(tune::TuneArgs),
 }
 
 /// A failed command: the message is printed after `wafer: error: `.
@@ -67,6 +72,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
         Command::Report(args) => report::run(args),
         Command::Experiment(args) => experiment::run(args),
         Command::Profile(args) => profile::run(args),
+        Command::Tune(args) => tune::run(args),
     }
 }
 

@@ -361,6 +361,8 @@ pub use emulator::EmuDevice;
 pub use fault::{CrashSummary, FaultDevice, IoKind};
 pub use file::{FileDevice, FileOptions};
 pub use memory::MemoryDevice;
+/// Operations a file device keeps in flight through io_uring (what `wafer tune` reports).
+pub use uring::QUEUE_DEPTH as URING_QUEUE_DEPTH;
 pub use zoned_fault::{ZonedFaultDevice, ZonedFaultGeometry};
 pub use zoned_volume::ZonedVolume;
 
