@@ -34,7 +34,7 @@ pub enum Error {
     InvalidOptions(String),
     #[error("tree name `{0}` is invalid: {1}")]
     InvalidTreeName(String, &'static str),
-    #[error("database is poisoned by an earlier I/O error and refuses writes until reopened")]
+    #[error("database is poisoned by an earlier failed write (an I/O error, or a buffer pool too small for a batch) and refuses writes until reopened")]
     Poisoned,
     #[error("database is closed")]
     Closed,
