@@ -106,17 +106,36 @@ fn create_locked(path: &Path) -> Result<Option<File>> {
         .create_new(true)
         .open(&temp)
         .map_err(|e| io_error("create", e))?;
-    let linked = lock(&file, &temp).and_then(|()| match std::fs::hard_link(&temp, path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(io_error("link into place", e)),
+    let linked = lock(&file, &temp).map(|()| match std::fs::hard_link(&temp, path) {
+        Ok(()) => Some(true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Some(false),
+        // A filesystem without hard links (FAT, some network ones): `None`, below.
+        Err(_) => None,
     });
     // The temporary name goes either way; the file lives on under `path` when linked.
     let removed = std::fs::remove_file(&temp).map_err(|e| io_error("remove", e));
     match (linked?, removed) {
-        (true, Ok(())) => Ok(Some(file)),
-        (false, Ok(())) => Ok(None),
+        (Some(true), Ok(())) => Ok(Some(file)),
+        (Some(false), Ok(())) => Ok(None),
+        (None, Ok(())) => create_then_lock(path),
         (_, Err(e)) => Err(e),
+    }
+}
+
+/// Creation where links are refused: the file is created, then locked. Another open may find
+/// it between the two and lock it first; this one then removes the empty file it made and
+/// reports `Locked`, and that one, finding no WAL beside it, refuses. Neither writes a byte.
+fn create_then_lock(path: &Path) -> Result<Option<File>> {
+    match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
+        Ok(file) => match lock(&file, path) {
+            Ok(()) => Ok(Some(file)),
+            Err(e) => {
+                let _ = std::fs::remove_file(path);
+                Err(e)
+            }
+        },
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(io_error("create", e)),
     }
 }
 
