@@ -103,6 +103,14 @@ pub struct Options {
     /// values above 2047 bytes always are. Some(0): every value. Chosen at creation: a database
     /// created with None keeps values inline only (at most 2048 bytes), and its format is the
     /// one without blobs; one created with Some(_) may be reopened with None (no new blobs).
+    ///
+    /// Out of place with compression, every blob page takes a page id of its own but is stored
+    /// in a fraction of a slot, so the page-id cap (`out_of_place.max_fill_percent`, 95% of the
+    /// zone space by default) can be reached before the zones fill: a load of 250,000 values of
+    /// 1000 bytes into a file three times their size stopped with `OutOfSpace` at its cap of
+    /// 172,635 page ids. Raise the cap (up to
+    /// `oop::options::MAX_FILL_PERCENT_COMPRESSED`; the benchmarks use 250) to use the file;
+    /// writes that would not fit are then refused with `OutOfSpace`, losing nothing.
     pub blob_threshold_bytes: Option<u32>,
 }
 
