@@ -35,6 +35,10 @@ pub const RAW_BASE: [&str; 6] = [
 
 /// The engine option a blob row adds (its value: [`PeersConfig::blob_threshold_bytes`]).
 pub const BLOB_THRESHOLD_OPTION: &str = "blob_threshold";
+/// The page-id cap every blob engine of the comparison runs with: each blob page takes an id
+/// of its own while LZ4 and packing store it in a fraction of a slot, so ids go past the zone
+/// space (thin provisioning; a write that would not fit is refused with `OutOfSpace`).
+pub const BLOB_ID_CAP_OPTION: &str = "max_fill_percent=250";
 
 /// One Wafer row on the raw device: its name and the options it adds to [`RAW_BASE`].
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -52,7 +56,7 @@ impl RawRow {
             RawRow { name: "wafer-raw-nowa".into(), engine: Vec::new() },
             RawRow {
                 name: "wafer-raw-blobs".into(),
-                engine: vec![BLOB_THRESHOLD_OPTION.into(), "max_fill_percent=250".into()],
+                engine: vec![BLOB_THRESHOLD_OPTION.into(), BLOB_ID_CAP_OPTION.into()],
             },
         ]
     }

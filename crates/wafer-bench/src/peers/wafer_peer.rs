@@ -72,10 +72,7 @@ pub(crate) fn bench_config(kind: EngineKind, setup: &PeerSetup) -> BenchConfig {
     }
     if kind == EngineKind::WaferBlobs {
         engine.push(format!("{}={}", raw::BLOB_THRESHOLD_OPTION, setup.blob_threshold_bytes));
-        // Each blob page takes a page id of its own, though LZ4 and packing store it in a
-        // fraction of a slot: the id cap goes past the zone space as the raw blob row's does
-        // (thin provisioning; a write that would not fit is refused with OutOfSpace).
-        engine.push("max_fill_percent=250".into());
+        engine.push(raw::BLOB_ID_CAP_OPTION.into());
     }
     BenchConfig {
         device: Some(format!("file:{}", setup.dir.join("wafer.db").display())),
