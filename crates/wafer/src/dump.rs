@@ -158,7 +158,9 @@ pub fn load(input: impl Read, db: &Db) -> Result<DumpTotals, DumpError> {
                     return Err(DumpError::Malformed { record: r.record, reason });
                 }
                 r.no_trailing_bytes()?;
-                db.write_with(&batch, crate::Durability::None)?;
+                if !batch.is_empty() {
+                    db.write_with(&batch, crate::Durability::None)?;
+                }
                 db.sync()?;
                 return Ok(totals);
             }
