@@ -173,7 +173,8 @@ fn a_small_log_is_recycled_by_checkpoints_and_never_full_for_the_user() {
     }
     let stats = db.stats();
     assert!(stats.checkpoints >= 3, "{stats:?}");
-    assert!(stats.wal.unwrap().device_bytes_written > 1 << 20, "the log went round laps");
+    let written = stats.wal.unwrap().device_bytes_written;
+    assert!(written > 3 * (256 << 10), "the log went round laps: {written} bytes");
     // A batch that can never fit the log is refused whole, without poisoning.
     let mut big = WriteBatch::new();
     for i in 0..200u32 {

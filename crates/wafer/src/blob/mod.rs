@@ -18,9 +18,12 @@
 //! later blob reused as foreign and retries its lookup; `crc32c` covers the whole value.
 //!
 //! **Which ids.** A blob occupies a contiguous run of page ids. The runs come from the free
-//! extents of the blob space: a system tree (`\0blobs`, start -> length) whose extents are
-//! taken from the allocator's high-water mark in runs of at least [`GROW_PAGES_MIN`] (a batch
-//! of its own). Blob ids never pass through the buffer pool.
+//! extents of the blob space ([`BlobSpace`]), taken from the allocator's high-water mark in
+//! runs of at least [`GROW_PAGES_MIN`] (a batch of its own). A batch's changes to the free
+//! extents ride in its commit record (`durable::record`, TAKE / GIVE); a system tree
+//! (`\0blobs`, start -> length) holds them as of its last fold, which a batch makes once
+//! [`FOLD_CHANGES_MAX`] or fewer changes have piled up, and every checkpoint record carries
+//! the changes since. Blob ids never pass through the buffer pool.
 //!
 //! **Order.** (1) Before the writer mutex, a put takes a run and builds its pages. With a log,
 //! a small blob's pages wait in the [`Stager`] until the log is about to write records (its
@@ -28,9 +31,10 @@
 //! without a log, goes straight to the store ([`crate::pagestore::PageStore::write_blobs`],
 //! which returns once the pages and the store's map entries for them are durable). Either way
 //! a blob is durable before any log record naming it can be, and before any page holding its
-//! reference is written back (the write-ahead rule makes the log durable first). (2) Under the mutex the batch logs the reference
-//! (a small leaf put), removes the run from the free-extent tree and adds the run of any blob
-//! the batch replaced or deleted. (3) A freed run is taken again only after the commit that
+//! reference is written back (the write-ahead rule makes the log durable first). (2) Under the
+//! mutex the batch logs the reference (a small leaf put), takes the run from the free extents
+//! and gives back the run of any blob the batch replaced or deleted (both in its commit
+//! record). (3) A freed run is taken again only after the commit that
 //! freed it is durable; out of place its pages are then dropped from the map. So a committed
 //! reference always finds its blob, and a blob no committed reference names lies in a free
 //! extent: after a crash, recovery drops whatever the store still maps in free extents or
@@ -59,6 +63,10 @@ pub const FREE_TREE_NAME: &str = "\0blobs";
 /// With a log, blobs of at most this many pages wait in the [`Stager`] for the log's next
 /// write (larger ones are written at once, in groups); a flush starts at this many waiting.
 pub const STAGE_PAGES_MAX: usize = 256;
+/// The batch that would leave more than this many extent changes since the free-extent
+/// tree's last fold ends with a fold: folds that rare cancel most changes (a run freed and
+/// taken again), and a checkpoint record carries at most this many.
+pub const FOLD_CHANGES_MAX: usize = 8192;
 /// A lookup that finds its blob replaced under it looks again, at most this many times.
 pub const READ_ATTEMPTS: u32 = 16;
 

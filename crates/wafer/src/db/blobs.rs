@@ -7,6 +7,7 @@ use crate::blob::{
 };
 use crate::btree::{Env, Exclusive, TreeCore};
 use crate::device::AlignedBuf;
+use crate::durable::ExtentOp;
 use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
 use crate::wal::Durability;
 use crate::{Error, Result};
@@ -31,6 +32,8 @@ pub struct BlobStats {
     pub gated_pages: u64,
     /// Lookups that found their blob replaced under them and looked again.
     pub read_retries: u64,
+    /// Batches that brought the free-extent tree up to date (folds).
+    pub folds: u64,
 }
 
 #[derive(Debug, Default)]
@@ -41,6 +44,7 @@ struct Counters {
     pages_read: AtomicU64,
     blobs_freed: AtomicU64,
     read_retries: AtomicU64,
+    folds: AtomicU64,
 }
 
 /// The blob space of a database whose values are tagged.
@@ -56,6 +60,9 @@ pub(crate) struct BlobState {
     counters: Counters,
     /// With a log: small blobs wait here for the log's next write.
     pub stager: Option<Arc<blob::Stager>>,
+    /// Extent changes since the last fold that trigger the next one (a checkpoint record
+    /// carries them all, and must fit the log's buffer).
+    pub fold_changes_max: usize,
 }
 
 /// A batch operation as stored: the tagged value, and the run its blob took (to be claimed).
@@ -89,12 +96,14 @@ impl BlobState {
     pub fn new(
         threshold: Option<u32>,
         tree: Arc<TreeCore>,
-        extents: Vec<(u64, u64)>,
+        space: BlobSpace,
         stager: Option<Arc<blob::Stager>>,
+        fold_changes_max: usize,
     ) -> Self {
         BlobState {
             threshold,
-            space: Mutex::new(BlobSpace::new(extents)),
+            space: Mutex::new(space),
+            fold_changes_max,
             tree,
             seq: AtomicU64::new(seq_seed()),
             counters: Counters::default(),
@@ -134,8 +143,35 @@ impl BlobState {
             free_pages: space.free_pages(),
             gated_pages: space.gated_pages(),
             read_retries: c.read_retries.load(Ordering::Relaxed),
+            folds: c.folds.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Log bytes a fold of `changes` extent changes may take at most: each moves at most three
+/// extents, each a tree record of at most [`FOLD_RECORD_BYTES`] (its share of leaf splits in).
+fn fold_bytes(changes: usize) -> u64 {
+    3 * changes as u64 * FOLD_RECORD_BYTES + 4 * (PAGE_SIZE as u64 + 64)
+}
+/// A free-extent tree change in the log: the record (a 16-byte entry put or deleted, about
+/// 55 bytes framed) and its share of the splits (a leaf holds over 100 entries).
+const FOLD_RECORD_BYTES: u64 = 64 + 128;
+
+/// Extent changes since the last fold that make the next batch fold: as many as a checkpoint
+/// record carries within the log's largest record, as many as a fold fits in a sixteenth of
+/// the log, and at most [`blob::FOLD_CHANGES_MAX`].
+pub(super) fn fold_changes_max(wal: &crate::wal::WalOptions, log_capacity_bytes: u64) -> usize {
+    let blocks = wal.buffer_blocks.saturating_sub(2) as usize;
+    let room = (blocks * crate::wal::format::BLOCK_DATA_BYTES).saturating_sub(128);
+    let by_record = room / crate::durable::record::EXTENT_OP_BYTES_MAX;
+    let by_log = (log_capacity_bytes / 16 / (3 * FOLD_RECORD_BYTES)) as usize;
+    by_record.min(by_log).clamp(1, blob::FOLD_CHANGES_MAX)
+}
+
+/// What every batch of a database with blobs and a log keeps free in the log beyond its own
+/// records, so that the batch may fold (0 without blobs).
+pub(super) fn fold_reserve_bytes(b: Option<&BlobState>) -> u64 {
+    b.map_or(0, |b| fold_bytes(b.fold_changes_max))
 }
 
 /// Applies free-extent tree changes through the batch's hold of the tree.
@@ -155,9 +191,21 @@ fn apply_tree_ops(g: &Exclusive<'_>, env: Env<'_>, ops: &[TreeOp]) -> Result<()>
     Ok(())
 }
 
+/// Inside a batch of its own (the writer mutex held, or writers held off without a log): the
+/// free-extent tree takes the committed free extents. Returns the tree changes made.
+pub(super) fn fold_free_tree(b: &BlobState, env: Env<'_>) -> Result<usize> {
+    let g = b.tree.exclusive();
+    let ops = b.lock_space().fold();
+    apply_tree_ops(&g, env, &ops)?;
+    Ok(ops.len())
+}
+
 impl DbInner {
     pub(super) fn blob_state(&self) -> Result<&BlobState> {
-        self.blobs.get().ok_or_else(|| Error::Corrupt("blob operation without blobs".into()))
+        self.blobs
+            .get()
+            .map(|b| &**b)
+            .ok_or_else(|| Error::Corrupt("blob operation without blobs".into()))
     }
 
     /// Opens the gates of freed runs whose commits are durable; out of place their pages leave
@@ -187,12 +235,11 @@ impl DbInner {
         // Bounded: each round removes an extent, and extents are at least a page.
         for _ in 0..blob::SHRINK_ROUNDS_MAX {
             let shrunk = self.write_txn(Durability::None, estimate, |env| {
-                let g = b.tree.exclusive();
                 let top = b.lock_space().shrink_top(env.alloc.state().high_water);
-                let Some((start, ops)) = top else { return Ok(false) };
+                let Some(start) = top else { return Ok(false) };
                 env.alloc.lower_high_water(start);
-                let r = apply_tree_ops(&g, env, &ops);
-                self.poison_unless_clean(r).map(|()| true)
+                assert_eq!(env.alloc.state().high_water, start, "the space gave its top back");
+                Ok(true)
             })?;
             if !shrunk {
                 break;
@@ -232,12 +279,29 @@ impl DbInner {
     fn grow_blob_space(&self, b: &BlobState, pages: u64) -> Result<()> {
         let estimate = super::durability::log_estimate_bytes(64, 3);
         self.write_txn(Durability::None, estimate, |env| {
-            let g = b.tree.exclusive();
             let run = env.alloc.take_high_water_run(pages, blob::GROW_PAGES_MIN)?;
-            let ops = b.lock_space().grow(run);
-            let r = apply_tree_ops(&g, env, &ops);
-            self.poison_unless_clean(r)
+            assert!(run.end - run.start >= pages, "a grow of {run:?} for {pages} pages");
+            b.lock_space().grow(run);
+            Ok(())
         })
+    }
+
+    /// Under the writer mutex, at the end of a batch with a log: when the batch would leave
+    /// more extent changes since the last fold than a checkpoint record carries, the batch
+    /// itself brings the free-extent tree up to date (its commit says it folds). The room
+    /// for that is in every batch's estimate ([`fold_reserve_bytes`]).
+    pub(super) fn fold_blobs_if_full(&self, env: Env<'_>) -> Result<()> {
+        let Some(b) = self.blobs.get() else { return Ok(()) };
+        let pending = {
+            let space = b.lock_space();
+            space.since_fold().len() + space.batch_changes()
+        };
+        if pending > b.fold_changes_max {
+            let changed = fold_free_tree(b, env)?;
+            b.counters.folds.fetch_add(1, Ordering::Relaxed);
+            assert!(changed <= 3 * pending, "{changed} tree changes for {pending} extent changes");
+        }
+        Ok(())
     }
 
     /// Writes `value` as a blob (durable when this returns) and returns its stored reference
@@ -392,7 +456,6 @@ impl DbInner {
         &self,
         env: Env<'_>,
         g: &Exclusive<'_>,
-        free_tree: &Exclusive<'_>,
         op: &StoredOp<'_>,
     ) -> Result<bool> {
         let b = self.blob_state()?;
@@ -401,8 +464,7 @@ impl DbInner {
             StoredOp::Put { stored, run, .. } => {
                 g.put(env, op.key(), stored)?;
                 if let Some(run) = run {
-                    let ops = b.lock_space().claim(run.clone());
-                    apply_tree_ops(free_tree, env, &ops)?;
+                    b.lock_space().claim(run.clone());
                 }
             }
             StoredOp::Delete { .. } => {
@@ -414,13 +476,21 @@ impl DbInner {
         if let Some(old) = &old {
             if let Ok(Stored::Blob(r)) = decode_stored(old) {
                 if r.pages() > 0 {
-                    let ops = b.lock_space().release(r.page_range());
-                    apply_tree_ops(free_tree, env, &ops)?;
+                    b.lock_space().release(r.page_range());
                 }
                 b.counters.blobs_freed.fetch_add(1, Ordering::Relaxed);
             }
         }
         Ok(old.is_some())
+    }
+
+    /// Under the writer mutex as a batch ends with a commit record: the extent changes it
+    /// made, and whether it folds (none without blobs).
+    pub(super) fn commit_extents(&self) -> (Vec<ExtentOp>, bool) {
+        match self.blobs.get() {
+            Some(b) => b.lock_space().commit_batch(),
+            None => (Vec::new(), false),
+        }
     }
 
     /// The batch's commit record is at `gate`: what it freed waits for it.
@@ -429,6 +499,10 @@ impl DbInner {
             let mut space = b.lock_space();
             match gate {
                 Some(g) => {
+                    if g == Gate::Flush {
+                        // No log records the changes: the next flush folds them.
+                        space.discard_batch();
+                    }
                     space.seal(g);
                 }
                 None => space.forget_unsealed(),

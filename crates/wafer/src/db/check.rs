@@ -344,13 +344,29 @@ impl DbInner {
                 let runs = walk.blob_runs.take();
                 let extents = walk.tree(id, root, true);
                 walk.blob_runs = runs;
+                let mut entries = std::collections::BTreeMap::new();
                 for (k, v) in extents {
                     match crate::blob::decode_extent(&k, &v) {
-                        Some((start, len)) => walk.claim_run(start..start + len, Owner::BlobFree),
+                        Some((start, len)) => {
+                            entries.insert(start, len);
+                        }
                         None => {
                             walk.violation(None, "blob free-extent entry does not decode".into())
                         }
                     }
+                }
+                // The tree lags the free extents by the changes since its last fold.
+                let space = b.lock_space();
+                if !space.tree_matches(&entries) {
+                    walk.violation(
+                        None,
+                        "blob free-extent tree differs from what its last fold wrote".into(),
+                    );
+                }
+                let free: Vec<_> = space.free_extents().collect();
+                drop(space);
+                for run in free {
+                    walk.claim_run(run, Owner::BlobFree);
                 }
                 continue;
             }

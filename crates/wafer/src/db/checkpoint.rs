@@ -8,6 +8,7 @@
 //! poison flag) live in [`Checkpointer`], which the database and the thread share. The thread
 //! never holds the database itself, so the last handle's drop stops and joins it before the
 //! database goes ([`CheckpointThread`]): a dropped database writes nothing afterwards.
+use super::blobs::BlobState;
 use super::durability::write_meta;
 use crate::alloc::Allocator;
 use crate::buffer::BufferPool;
@@ -20,7 +21,7 @@ use crate::wakeup::Wakeup;
 use crate::wal::{Durability, Lsn};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Bookkeeping of completed checkpoints (under `Checkpointer::state`).
@@ -44,6 +45,9 @@ pub(super) struct Checkpointer {
     pub catalog_root: PageId,
     /// The superblock's `blobs` flag (values tagged), kept by every checkpoint.
     pub blobs: bool,
+    /// The blob space, once open: every checkpoint record carries its extent changes since
+    /// the last fold.
+    pub blob_state: OnceLock<Arc<BlobState>>,
     /// `Options::checkpoint_log_bytes` and `checkpoint_interval`.
     pub log_bytes: u64,
     pub interval: Option<Duration>,
@@ -78,6 +82,7 @@ impl Checkpointer {
             write_mode: options.write_mode,
             catalog_root: super::catalog::CATALOG_ROOT,
             blobs,
+            blob_state: OnceLock::new(),
             log_bytes: options.checkpoint_log_bytes,
             interval: options.checkpoint_interval,
             state: Mutex::new(CkptState { last_at: Instant::now(), count: 0 }),
@@ -168,7 +173,7 @@ impl Checkpointer {
     }
 
     /// The fuzzy checkpoint: (1) under the writer mutex (between batches) append a CHECKPOINT
-    /// record L carrying the engine state; (2) write back every dirty page, the workload going
+    /// record L carrying the engine state (and the blob extent changes since the last fold); (2) write back every dirty page, the workload going
     /// on (pages of a batch in progress are skipped, then written in a second pass under the
     /// writer mutex); (3) sync the store; (4) make the log durable through L; (5) write and sync
     /// the superblock naming L as the redo start; (6) truncate the log before L.
@@ -181,7 +186,9 @@ impl Checkpointer {
         let (l, state) = {
             let _w = self.lock_writer();
             let state = self.engine_state();
-            (logger.append_checkpoint(&state)?, state)
+            let space = self.blob_state.get().map(|b| b.lock_space());
+            let extents = space.as_ref().map_or(&[][..], |s| s.since_fold());
+            (logger.append_checkpoint(&state, extents)?, state)
         };
         let skipped = self.pool.flush_dirty(WritePurpose::UserCheckpoint)?;
         if skipped > 0 {

@@ -5,7 +5,7 @@
 use super::DbInner;
 use crate::btree::Env;
 use crate::device::WritePurpose;
-use crate::durable::WalLogger;
+use crate::durable::{CommitBody, WalLogger};
 use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::PAGE_SIZE;
 use crate::wal::{Durability, WalError};
@@ -65,6 +65,9 @@ impl DbInner {
         let wal = logger.wal()?;
         // The room check before the mutex may checkpoint; the one under it makes sure writers
         // that passed the first check together did not use the room up meanwhile.
+        // Room for the fold this batch may end with.
+        let reserve_bytes = super::blobs::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
+        let estimate_bytes = estimate_bytes + reserve_bytes;
         let mut attempt = 0;
         let guard = loop {
             self.ensure_log_room(logger, estimate_bytes)?;
@@ -76,8 +79,11 @@ impl DbInner {
         };
         self.check_writable()?;
         let before = wal.next_lsn();
-        let result = apply(self.env());
-        let logged = wal.next_lsn() != before;
+        // A batch that declined changed nothing, and folds nothing either.
+        let result = apply(self.env()).and_then(|v| match v {
+            Some(v) => self.fold_blobs_if_full(self.env()).map(|()| Some(v)),
+            None => Ok(None),
+        });
         let value = match result {
             // Not `logged`: a concurrent flush pads the log's block, moving `next_lsn` with
             // no record of ours. `apply` declines only before it changes anything.
@@ -89,15 +95,19 @@ impl DbInner {
                 return Err(Error::Poisoned);
             }
             Err(e) => {
-                if logged || logger.failed() {
+                if wal.next_lsn() != before || logger.failed() {
                     self.poison();
                 }
                 self.seal_blobs(None);
                 return Err(e);
             }
         };
+        // Blob extent changes log no page record of their own: they ride in the commit.
+        let (extents, folded) = self.commit_extents();
+        let logged = wal.next_lsn() != before || !extents.is_empty() || folded;
         let lsn = if logged {
-            let lsn = logger.append_commit(&cp.engine_state()).inspect_err(|_| {
+            let body = CommitBody { state: cp.engine_state(), folded, extents };
+            let lsn = logger.append_commit(&body).inspect_err(|_| {
                 self.poison();
                 self.seal_blobs(None);
             })?;
@@ -177,6 +187,11 @@ impl DbInner {
 
     /// Dirty pages, sync, superblock, sync (no WAL). Callers hold every tree's structure latch.
     fn flush_stop_the_world(&self) -> Result<()> {
+        if let Some(b) = self.blobs.get() {
+            // No log carries extent changes: the tree takes them before its pages go out.
+            super::blobs::fold_free_tree(b, self.env())?;
+            b.lock_space().discard_batch();
+        }
         self.pool.flush_all(WritePurpose::UserCheckpoint)?;
         let store = self.pool.store();
         store.sync()?;

@@ -85,7 +85,7 @@ struct DbInner {
     /// The background write-back thread (`Options::background_write_back`).
     cleaner: Mutex<Option<crate::buffer::CleanerHandle>>,
     /// Out-of-line values, when the database's values are tagged (set once, at open).
-    blobs: OnceLock<blobs::BlobState>,
+    blobs: OnceLock<Arc<blobs::BlobState>>,
     /// `Db::open(path)`'s locks on its files, released at close or with the last handle, after
     /// every background thread has written its last byte.
     file_locks: Mutex<Option<exclusive::FileLocks>>,
@@ -495,6 +495,7 @@ impl Db {
             write_clock: meta.write_clock,
         };
         let mut recovery = None;
+        let mut recovered_extents = Vec::new();
         if let (Some(wal_dev), Some(wl)) = (&wal_device, &wal_logger) {
             if fresh {
                 wl.attach(Wal::create(wal_dev.clone(), options.wal.clone())?);
@@ -511,8 +512,10 @@ impl Db {
                     let _span = tracing::info_span!("wafer.recovery").entered();
                     redo::replay(&mut rec, &pool, wl, state)
                 };
-                let (s, counts) = replayed?;
-                state = s;
+                let replayed = replayed?;
+                let counts = replayed.counts;
+                state = replayed.state;
+                recovered_extents = replayed.extents;
                 // Write-backs after the last commit may have stamped a little beyond its clock;
                 // timestamps stay monotonic up to that slack.
                 pool.raise_write_clock(state.write_clock);
@@ -600,13 +603,15 @@ impl Db {
                 // The database exists once its superblock does; the WAL was formatted before.
                 inner.checkpoint()?;
             }
-        } else if db.inner.recovery.is_some_and(|r| r.redo.records > 1) {
-            // Bounds the next recovery and frees the replayed log.
-            db.inner.checkpoint()?;
         }
         db.load_catalog()?;
         if meta.blobs {
-            db.open_blobs()?;
+            db.open_blobs(recovered_extents)?;
+        }
+        if !fresh && db.inner.recovery.is_some_and(|r| r.redo.records > 1) {
+            // Bounds the next recovery and frees the replayed log (its checkpoint record
+            // carries the blob extent changes the free-extent tree still lacks).
+            db.inner.checkpoint()?;
         }
         if let (Some(cp), true) = (&db.inner.checkpointer, db.inner.options.background_checkpoint) {
             let thread = CheckpointThread::start(cp).map_err(|e| {
@@ -646,8 +651,9 @@ impl Db {
     }
 
     /// Sets up the blob space of a database whose values are tagged: its free-extent tree
-    /// (created on first open) and what a crash left behind dropped.
-    fn open_blobs(&self) -> Result<()> {
+    /// (created on first open) with the extent changes the log held since its last fold
+    /// (`since_fold`), and what a crash left behind dropped.
+    fn open_blobs(&self, since_fold: Vec<crate::durable::ExtentOp>) -> Result<()> {
         let inner = &self.inner;
         let tree = self.tree_unchecked(crate::blob::FREE_TREE_NAME)?;
         inner.trees.write().unwrap_or_else(|e| e.into_inner()).remove(crate::blob::FREE_TREE_NAME);
@@ -679,8 +685,25 @@ impl Db {
             }
             None => None,
         };
-        let state =
-            blobs::BlobState::new(inner.options.blob_threshold_bytes, tree.core, extents, stager);
+        let space = crate::blob::BlobSpace::recovered(extents, since_fold).map_err(|e| {
+            Error::Corrupt(format!("blob free extents: the log and the tree disagree: {e}"))
+        })?;
+        let log_bytes = match &inner.wal {
+            Some(wl) => wl.wal()?.capacity_bytes(),
+            None => 0,
+        };
+        let fold_changes_max = blobs::fold_changes_max(&inner.options.wal, log_bytes);
+        let state = Arc::new(blobs::BlobState::new(
+            inner.options.blob_threshold_bytes,
+            tree.core,
+            space,
+            stager,
+            fold_changes_max,
+        ));
+        if let Some(cp) = &inner.checkpointer {
+            let set = cp.blob_state.set(state.clone()).is_ok();
+            assert!(set, "the checkpointer's blob space set twice");
+        }
         inner.blobs.set(state).map_err(|_| Error::Corrupt("blob space set up twice".into()))?;
         inner.drop_uncommitted_blobs()
     }
@@ -863,7 +886,6 @@ impl Db {
                 .collect();
             prefetch_parallel(inner, &reads);
         }
-        let b = inner.blob_state()?;
         let applied = inner.write_txn(durability, estimate, |env| {
             let mut order: Vec<usize> = (0..trees.len()).collect();
             order.sort_by_key(|i| trees[*i].core.id);
@@ -871,15 +893,13 @@ impl Db {
             for i in order {
                 guards[i] = Some(trees[i].core.exclusive());
             }
-            // After the user trees: the free-extent tree is only ever taken last.
-            let free_tree = b.tree.exclusive();
             inner.check_writable()?;
             let mut deleted = 0u64;
             for op in &stored {
                 let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
                     return Err(Error::Corrupt("batch tree vanished".into()));
                 };
-                match inner.apply_stored(env, g, &free_tree, op) {
+                match inner.apply_stored(env, g, op) {
                     Ok(found) => {
                         deleted += u64::from(found && matches!(op, blobs::StoredOp::Delete { .. }))
                     }

@@ -4,7 +4,7 @@
 //! change of the batch in progress (`page_lsn <= committed`, the LSN of the last commit record
 //! appended) and (b) the log is durable up to that commit record. So no page on the device ever
 //! holds a change recovery would not redo, and recovery needs no undo.
-use super::record::{self, EngineState};
+use super::record::{self, CommitBody, EngineState, ExtentOp};
 use crate::page::{Lsn, PageChange, PageId, PageLogger};
 use crate::wal::{Durability, Lsn as WalLsn, Wal, WalError};
 use crate::{Error, Result};
@@ -79,24 +79,26 @@ impl WalLogger {
         }
     }
 
-    fn append_state(&self, kind: u8, state: &EngineState) -> Result<Lsn> {
-        let mut buf = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        record::encode_state(state, &mut buf);
-        self.append(kind, &buf)
-    }
-
-    /// Ends a batch: appends its commit record (carrying the allocator state after it) and
-    /// makes its pages eligible for write-back. Caller holds the writer mutex.
-    pub fn append_commit(&self, state: &EngineState) -> Result<Lsn> {
-        let lsn = self.append_state(record::KIND_COMMIT, state)?;
+    /// Ends a batch: appends its commit record (the allocator state after it and the free
+    /// extent changes it made) and makes its pages eligible for write-back. Caller holds the
+    /// writer mutex.
+    pub fn append_commit(&self, body: &CommitBody) -> Result<Lsn> {
+        let lsn = {
+            let mut buf = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+            record::encode_commit(body, &mut buf);
+            self.append(record::KIND_COMMIT, &buf)?
+        };
         self.set_committed(lsn);
         Ok(lsn)
     }
 
-    /// A checkpoint's redo start, carrying the state redo begins with. Caller holds the writer
-    /// mutex (no batch in progress).
-    pub fn append_checkpoint(&self, state: &EngineState) -> Result<Lsn> {
-        self.append_state(record::KIND_CHECKPOINT, state)
+    /// A checkpoint's redo start, carrying the state redo begins with and the blob extent
+    /// changes committed since the last fold. Caller holds the writer mutex (no batch in
+    /// progress).
+    pub fn append_checkpoint(&self, state: &EngineState, extents: &[ExtentOp]) -> Result<Lsn> {
+        let mut buf = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        record::encode_checkpoint(state, extents, &mut buf);
+        self.append(record::KIND_CHECKPOINT, &buf)
     }
 
     /// Written right after recovery: any page records after the last commit belong to a batch

@@ -5,9 +5,16 @@
 //! kind 1 PUT     [ver u8=1][pid u64][tree_id u32][key_len u16][val_len u16][key][value]
 //! kind 2 DELETE  [ver u8=1][pid u64][tree_id u32][key_len u16][key]
 //! kind 3 IMAGE   [ver u8=1][pid u64][page 4096 bytes]
-//! kind 4 COMMIT  [ver u8=1][high_water u64][free_head u64][free_count u64][next_tree_id u32]
-//!                [write_clock u64]
-//! kind 5 CKPT    same body as COMMIT: the allocator state at the checkpoint's redo start
+//! kind 4 COMMIT  [ver u8=2][flags u8][high_water v][free_head v][free_count v]
+//!                [next_tree_id v][write_clock v][ops v] ops x ([op u8][start v][len v])
+//!                v: unsigned LEB128, at most 10 bytes. flags bit 0 FOLDED: the blob space's
+//!                free-extent tree holds every extent change committed before this record.
+//!                op 1 TAKE / 2 GIVE: pages start..start+len leave / join the free extents
+//!                (the batch's blob runs claimed and freed, the blob space grown or shrunk)
+//!                version 1 (still read): [ver u8=1][high_water u64][free_head u64]
+//!                [free_count u64][next_tree_id u32][write_clock u64], no flags, no ops
+//! kind 5 CKPT    same body as COMMIT, flags 0: the state at the checkpoint's redo start, and
+//!                the extent changes committed since the last fold (redo starts after them)
 //! kind 6 ABORT   [ver u8=1]: page records since the last COMMIT belong to a dead batch
 //! kind 7 IMAGE_GAP [ver u8=1][pid u64][low_end u16][high_start u16][page[..low_end]]
 //!                [page[high_start..4096]]: a node page whose bytes between its slot array and
@@ -20,6 +27,7 @@
 use crate::alloc::AllocState;
 use crate::page::node::Entry;
 use crate::page::{PageBuf, PageChange, PageId, PAGE_SIZE};
+use std::ops::Range;
 
 pub const KIND_PUT: u8 = 1;
 pub const KIND_DELETE: u8 = 2;
@@ -41,6 +49,11 @@ const DECOMPRESSED_MAX_BYTES: usize = 64 << 10;
 /// save nothing worth a second record layout).
 const IMAGE_GAP_MIN_BYTES: usize = 64;
 pub const RECORD_VERSION: u8 = 1;
+/// Version of COMMIT and CHECKPOINT records written now (version 1 is still read).
+pub const STATE_VERSION: u8 = 2;
+const FLAG_FOLDED: u8 = 1;
+const OP_TAKE: u8 = 1;
+const OP_GIVE: u8 = 2;
 
 /// What the allocator and catalog look like after a committed batch (or at a checkpoint).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,14 +64,51 @@ pub struct EngineState {
     pub write_clock: u64,
 }
 
+/// A change to the blob space's free extents, logged in the commit record of the batch that
+/// made it (recovery replays them onto the free-extent tree as of its last fold).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExtentOp {
+    /// The pages leave the free extents (a blob's run claimed, the space shrunk at its top).
+    Take(Range<PageId>),
+    /// The pages join them (a replaced blob's run freed, the space grown).
+    Give(Range<PageId>),
+}
+
+/// A commit record: the engine state after the batch and the extent changes it made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitBody {
+    pub state: EngineState,
+    /// The free-extent tree holds every extent change committed before this record.
+    pub folded: bool,
+    pub extents: Vec<ExtentOp>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
-    Put { pid: PageId, tree_id: u32, key: Vec<u8>, value: Vec<u8> },
-    Delete { pid: PageId, tree_id: u32, key: Vec<u8> },
-    Image { pid: PageId, page: Box<PageBuf> },
-    Rebuild { pid: PageId, tree_id: u32, insert: Vec<Entry>, keep: usize },
-    Commit(EngineState),
-    Checkpoint(EngineState),
+    Put {
+        pid: PageId,
+        tree_id: u32,
+        key: Vec<u8>,
+        value: Vec<u8>,
+    },
+    Delete {
+        pid: PageId,
+        tree_id: u32,
+        key: Vec<u8>,
+    },
+    Image {
+        pid: PageId,
+        page: Box<PageBuf>,
+    },
+    Rebuild {
+        pid: PageId,
+        tree_id: u32,
+        insert: Vec<Entry>,
+        keep: usize,
+    },
+    Commit(CommitBody),
+    /// Never `folded`; its extents are those committed since the last fold.
+    Checkpoint(CommitBody),
     Abort,
 }
 
@@ -130,14 +180,56 @@ fn zero_gap(page: &[u8]) -> Option<(usize, usize)> {
         .then_some((low_end, high_start))
 }
 
-pub fn encode_state(state: &EngineState, out: &mut Vec<u8>) {
+/// Encodes a COMMIT body (version 2) into `out` (cleared first).
+pub fn encode_commit(body: &CommitBody, out: &mut Vec<u8>) {
+    encode_state_v2(&body.state, body.folded, &body.extents, out);
+}
+
+/// Encodes a CHECKPOINT body (version 2) into `out` (cleared first).
+pub fn encode_checkpoint(state: &EngineState, extents: &[ExtentOp], out: &mut Vec<u8>) {
+    encode_state_v2(state, false, extents, out);
+}
+
+/// Payload bytes of one extent change at most (its kind and two 10-byte varints).
+pub const EXTENT_OP_BYTES_MAX: usize = 21;
+
+fn encode_state_v2(state: &EngineState, folded: bool, ops: &[ExtentOp], out: &mut Vec<u8>) {
     out.clear();
-    out.push(RECORD_VERSION);
-    out.extend_from_slice(&state.alloc.high_water.to_le_bytes());
-    out.extend_from_slice(&state.alloc.free_head.to_le_bytes());
-    out.extend_from_slice(&state.alloc.free_count.to_le_bytes());
-    out.extend_from_slice(&state.next_tree_id.to_le_bytes());
-    out.extend_from_slice(&state.write_clock.to_le_bytes());
+    out.push(STATE_VERSION);
+    out.push(if folded { FLAG_FOLDED } else { 0 });
+    for v in [
+        state.alloc.high_water,
+        state.alloc.free_head,
+        state.alloc.free_count,
+        u64::from(state.next_tree_id),
+        state.write_clock,
+        ops.len() as u64,
+    ] {
+        put_varint(out, v);
+    }
+    for op in ops {
+        let (code, r) = match op {
+            ExtentOp::Take(r) => (OP_TAKE, r),
+            ExtentOp::Give(r) => (OP_GIVE, r),
+        };
+        assert!(r.start < r.end, "an extent change of no pages: {r:?}");
+        out.push(code);
+        put_varint(out, r.start);
+        put_varint(out, r.end - r.start);
+    }
+}
+
+/// Unsigned LEB128: 7 bits a byte, low first, the high bit set on every byte but the last.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    // Bounded: a u64 takes at most 10 bytes.
+    for _ in 0..10 {
+        if v < 0x80 {
+            out.push(v as u8);
+            return;
+        }
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
 }
 
 /// Bounds-checked little-endian reader over a payload.
@@ -167,6 +259,25 @@ impl<'a> Cursor<'a> {
         let mut a = [0u8; 8];
         a.copy_from_slice(self.take(8)?);
         Ok(u64::from_le_bytes(a))
+    }
+    fn varint(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = self.take(1)?[0];
+            let bits = u64::from(b & 0x7f);
+            if i == 9 && b > 1 {
+                return Err("varint beyond 64 bits".into());
+            }
+            v |= bits << (7 * i);
+            if b & 0x80 == 0 {
+                // One encoding per value (the writer's): a zero last byte is an overlong form.
+                if b == 0 && i > 0 {
+                    return Err("overlong varint".into());
+                }
+                return Ok(v);
+            }
+        }
+        Err("varint longer than 10 bytes".into())
     }
     fn end(&self) -> Result<(), String> {
         if self.b.is_empty() {
@@ -217,6 +328,11 @@ pub fn decode(kind: u8, payload: &[u8]) -> Result<Record, String> {
 fn decode_plain(kind: u8, payload: &[u8]) -> Result<Record, String> {
     let mut c = Cursor { b: payload };
     let version = c.take(1)?[0];
+    if version == STATE_VERSION && matches!(kind, KIND_COMMIT | KIND_CHECKPOINT) {
+        let record = decode_state_v2(kind, &mut c)?;
+        c.end()?;
+        return Ok(record);
+    }
     if version != RECORD_VERSION {
         return Err(format!("record version {version} (this build reads {RECORD_VERSION})"));
     }
@@ -275,10 +391,11 @@ fn decode_plain(kind: u8, payload: &[u8]) -> Result<Record, String> {
             let alloc =
                 AllocState { high_water: c.u64()?, free_head: c.u64()?, free_count: c.u64()? };
             let state = EngineState { alloc, next_tree_id: c.u32()?, write_clock: c.u64()? };
+            let body = CommitBody { state, folded: false, extents: Vec::new() };
             if kind == KIND_COMMIT {
-                Record::Commit(state)
+                Record::Commit(body)
             } else {
-                Record::Checkpoint(state)
+                Record::Checkpoint(body)
             }
         }
         KIND_ABORT => Record::Abort,
@@ -286,6 +403,40 @@ fn decode_plain(kind: u8, payload: &[u8]) -> Result<Record, String> {
     };
     c.end()?;
     Ok(record)
+}
+
+/// A version 2 COMMIT or CHECKPOINT body after its version byte.
+fn decode_state_v2(kind: u8, c: &mut Cursor<'_>) -> Result<Record, String> {
+    let flags = c.take(1)?[0];
+    if flags & !FLAG_FOLDED != 0 {
+        return Err(format!("state record flags {flags:#x}"));
+    }
+    let alloc =
+        AllocState { high_water: c.varint()?, free_head: c.varint()?, free_count: c.varint()? };
+    let next_tree_id = u32::try_from(c.varint()?).map_err(|_| "tree id beyond 32 bits")?;
+    let state = EngineState { alloc, next_tree_id, write_clock: c.varint()? };
+    let count = c.varint()?;
+    // Each change takes at least 3 bytes: a count beyond that is damage.
+    if count.saturating_mul(3) > c.b.len() as u64 {
+        return Err(format!("{count} extent changes in {} bytes", c.b.len()));
+    }
+    if kind == KIND_CHECKPOINT && flags != 0 {
+        return Err("a checkpoint record marked as a fold".into());
+    }
+    let mut extents = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let code = c.take(1)?[0];
+        let (start, len) = (c.varint()?, c.varint()?);
+        let end =
+            start.checked_add(len).filter(|_| len > 0).ok_or("an empty or wrapping extent")?;
+        extents.push(match code {
+            OP_TAKE => ExtentOp::Take(start..end),
+            OP_GIVE => ExtentOp::Give(start..end),
+            other => return Err(format!("extent change kind {other}")),
+        });
+    }
+    let body = CommitBody { state, folded: flags & FLAG_FOLDED != 0, extents };
+    Ok(if kind == KIND_CHECKPOINT { Record::Checkpoint(body) } else { Record::Commit(body) })
 }
 
 #[cfg(test)]
@@ -351,12 +502,54 @@ mod tests {
             next_tree_id: 3,
             write_clock: 77,
         };
-        encode_state(&state, &mut buf);
-        assert_eq!(decode(KIND_COMMIT, &buf), Ok(Record::Commit(state)));
-        assert_eq!(decode(KIND_CHECKPOINT, &buf), Ok(Record::Checkpoint(state)));
-        buf[0] = 2;
+        encode_checkpoint(&state, &[ExtentOp::Give(4..5)], &mut buf);
+        let body = CommitBody { state, folded: false, extents: vec![ExtentOp::Give(4..5)] };
+        assert_eq!(decode(KIND_CHECKPOINT, &buf), Ok(Record::Checkpoint(body)));
+        buf[0] = 3;
         assert!(decode(KIND_COMMIT, &buf).unwrap_err().contains("version"));
         assert!(decode(99, &[1]).is_err());
+    }
+
+    #[test]
+    fn commit_records_carry_extent_changes_and_version_1_still_reads() {
+        let state = EngineState {
+            alloc: AllocState { high_water: 1 << 40, free_head: 4, free_count: 2 },
+            next_tree_id: 3,
+            write_clock: u64::MAX,
+        };
+        let extents = vec![ExtentOp::Take(100..101), ExtentOp::Give(7..(1 << 33))];
+        let body = CommitBody { state, folded: true, extents };
+        let mut buf = Vec::new();
+        encode_commit(&body, &mut buf);
+        assert_eq!(decode(KIND_COMMIT, &buf), Ok(Record::Commit(body.clone())));
+        let plain = CommitBody { state, folded: false, extents: Vec::new() };
+        encode_commit(&plain, &mut buf);
+        assert!(buf.len() < 26, "a commit without extent changes takes {} bytes", buf.len());
+        assert!(decode(KIND_CHECKPOINT, &buf).is_ok(), "the same body serves a checkpoint");
+        // Every truncation and every flipped byte is an error or another record, never a panic.
+        encode_commit(&body, &mut buf);
+        for n in 0..buf.len() {
+            assert!(decode(KIND_COMMIT, &buf[..n]).is_err(), "cut at {n}");
+            let mut bad = buf.clone();
+            bad[n] ^= 0xff;
+            let _ = decode(KIND_COMMIT, &bad);
+        }
+        assert!(decode(KIND_CHECKPOINT, &buf).is_err(), "a checkpoint is never a fold");
+        // Version 1, as earlier builds wrote it.
+        let mut v1 = vec![1u8];
+        for v in [10u64, 4, 2] {
+            v1.extend_from_slice(&v.to_le_bytes());
+        }
+        v1.extend_from_slice(&3u32.to_le_bytes());
+        v1.extend_from_slice(&77u64.to_le_bytes());
+        let s1 = EngineState {
+            alloc: AllocState { high_water: 10, free_head: 4, free_count: 2 },
+            next_tree_id: 3,
+            write_clock: 77,
+        };
+        let want = CommitBody { state: s1, folded: false, extents: Vec::new() };
+        assert_eq!(decode(KIND_COMMIT, &v1), Ok(Record::Commit(want.clone())));
+        assert_eq!(decode(KIND_CHECKPOINT, &v1), Ok(Record::Checkpoint(want)));
     }
 
     #[test]

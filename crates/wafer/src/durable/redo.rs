@@ -6,7 +6,7 @@
 //! is dropped whole. Pages on the device never hold such changes (the write-back rule), so
 //! nothing needs undoing.
 use super::logger::WalLogger;
-use super::record::{self, EngineState, Record};
+use super::record::{self, EngineState, ExtentOp, Record};
 use crate::buffer::{BufferPool, PageMut, StoreRecovery};
 use crate::page::{self, node, PageChange, PageId, PageKind};
 use crate::wal::{RecoveryReport, WalError, WalRecovery};
@@ -36,14 +36,25 @@ pub struct RecoveryStats {
     pub duration_micros: u64,
 }
 
-/// Replays every record `rec` yields onto the pool's pages; returns the engine state after the
-/// last committed batch (`state` is the checkpoint's, used when no batch follows).
+/// What redo recovered beside the pages.
+#[derive(Debug)]
+pub struct Replayed {
+    /// The engine state after the last committed batch (the checkpoint's when none follows).
+    pub state: EngineState,
+    pub counts: RedoCounts,
+    /// The free-extent changes committed after the free-extent tree's last fold, in log order:
+    /// what the tree as redone still lacks.
+    pub extents: Vec<ExtentOp>,
+}
+
+/// Replays every record `rec` yields onto the pool's pages, from the checkpoint's `state`.
 pub fn replay(
     rec: &mut WalRecovery,
     pool: &BufferPool,
     logger: &WalLogger,
     mut state: EngineState,
-) -> Result<(EngineState, RedoCounts)> {
+) -> Result<Replayed> {
+    let mut extents: Vec<ExtentOp> = Vec::new();
     let mut counts = RedoCounts::default();
     let mut pending: Vec<(u64, Record)> = Vec::new();
     // Bounded by the log: each round consumes one record of it.
@@ -56,8 +67,14 @@ pub fn replay(
             | Record::Delete { .. }
             | Record::Image { .. }
             | Record::Rebuild { .. } => pending.push((r.lsn.0, decoded)),
-            Record::Commit(s) => {
+            Record::Commit(body) => {
                 logger.set_committed(r.lsn.0);
+                if body.folded {
+                    // The tree holds everything committed before (the fold's page records
+                    // are this batch's, redone below).
+                    extents.clear();
+                }
+                extents.extend(body.extents);
                 for (lsn, rec) in pending.drain(..) {
                     if apply(pool, lsn, rec)? {
                         counts.applied += 1;
@@ -66,9 +83,9 @@ pub fn replay(
                     }
                 }
                 counts.batches += 1;
-                state = s;
+                state = body.state;
             }
-            Record::Checkpoint(s) => {
+            Record::Checkpoint(body) => {
                 if !pending.is_empty() {
                     return Err(Error::Wal(WalError::CorruptRecord {
                         lsn: r.lsn,
@@ -76,7 +93,9 @@ pub fn replay(
                     }));
                 }
                 logger.set_committed(r.lsn.0);
-                state = s;
+                state = body.state;
+                // Every change since the last fold, whether or not redo saw them before.
+                extents = body.extents;
             }
             Record::Abort => {
                 counts.discarded += pending.len() as u64;
@@ -85,7 +104,7 @@ pub fn replay(
         }
     }
     counts.discarded += pending.len() as u64;
-    Ok((state, counts))
+    Ok(Replayed { state, counts, extents })
 }
 
 fn pid_of(r: &Record) -> PageId {
