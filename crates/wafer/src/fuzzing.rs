@@ -258,7 +258,7 @@ pub fn oop_journal(data: &[u8]) {
         let len = usize::from(*len % 32).min(tail.len());
         let r = crate::wal::WalRecord {
             lsn: crate::wal::Lsn(lsn),
-            kind: *kind % 4,
+            kind: *kind % 8,
             payload: tail[..len].to_vec(),
         };
         rest = &tail[len..];
@@ -495,6 +495,13 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
             }
             out.extend_from_slice(&[crate::oop::journal::KIND_FREE, 24]);
             out.extend_from_slice(&crate::oop::journal::free_payload(3, 0, 9));
+            let loc = Location::new(1, 2, PAGE_SIZE as u16);
+            let sets = crate::oop::journal::sets_payload(&[(4, loc), (5, loc)]);
+            out.extend_from_slice(&[crate::oop::journal::KIND_SETS, sets.len() as u8]);
+            out.extend_from_slice(&sets);
+            let drops = crate::oop::journal::drops_payload(&[4..6, 9..10]);
+            out.extend_from_slice(&[crate::oop::journal::KIND_DROPS, drops.len() as u8]);
+            out.extend_from_slice(&drops);
             vec![out]
         }
         "wal_raw" => {

@@ -38,6 +38,7 @@ pub mod page;
 pub mod pagestore;
 pub mod space;
 pub mod stats;
+mod varint;
 mod wakeup;
 pub mod wal;
 

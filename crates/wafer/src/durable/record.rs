@@ -7,7 +7,7 @@
 //! kind 3 IMAGE   [ver u8=1][pid u64][page 4096 bytes]
 //! kind 4 COMMIT  [ver u8=2][flags u8][high_water v][free_head v][free_count v]
 //!                [next_tree_id v][write_clock v][ops v] ops x ([op u8][start v][len v])
-//!                v: unsigned LEB128, at most 10 bytes. flags bit 0 FOLDED: the blob space's
+//!                v: unsigned LEB128, shortest form (`crate::varint`). flags bit 0 FOLDED: the blob space's
 //!                free-extent tree holds every extent change committed before this record.
 //!                op 1 TAKE / 2 GIVE: pages start..start+len leave / join the free extents
 //!                (the batch's blob runs claimed and freed, the blob space grown or shrunk)
@@ -205,7 +205,7 @@ fn encode_state_v2(state: &EngineState, folded: bool, ops: &[ExtentOp], out: &mu
         state.write_clock,
         ops.len() as u64,
     ] {
-        put_varint(out, v);
+        crate::varint::put(out, v);
     }
     for op in ops {
         let (code, r) = match op {
@@ -214,21 +214,8 @@ fn encode_state_v2(state: &EngineState, folded: bool, ops: &[ExtentOp], out: &mu
         };
         assert!(r.start < r.end, "an extent change of no pages: {r:?}");
         out.push(code);
-        put_varint(out, r.start);
-        put_varint(out, r.end - r.start);
-    }
-}
-
-/// Unsigned LEB128: 7 bits a byte, low first, the high bit set on every byte but the last.
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    // Bounded: a u64 takes at most 10 bytes.
-    for _ in 0..10 {
-        if v < 0x80 {
-            out.push(v as u8);
-            return;
-        }
-        out.push((v as u8 & 0x7f) | 0x80);
-        v >>= 7;
+        crate::varint::put(out, r.start);
+        crate::varint::put(out, r.end - r.start);
     }
 }
 
@@ -261,23 +248,7 @@ impl<'a> Cursor<'a> {
         Ok(u64::from_le_bytes(a))
     }
     fn varint(&mut self) -> Result<u64, String> {
-        let mut v = 0u64;
-        for i in 0..10 {
-            let b = self.take(1)?[0];
-            let bits = u64::from(b & 0x7f);
-            if i == 9 && b > 1 {
-                return Err("varint beyond 64 bits".into());
-            }
-            v |= bits << (7 * i);
-            if b & 0x80 == 0 {
-                // One encoding per value (the writer's): a zero last byte is an overlong form.
-                if b == 0 && i > 0 {
-                    return Err("overlong varint".into());
-                }
-                return Ok(v);
-            }
-        }
-        Err("varint longer than 10 bytes".into())
+        crate::varint::take(&mut self.b).map_err(String::from)
     }
     fn end(&self) -> Result<(), String> {
         if self.b.is_empty() {

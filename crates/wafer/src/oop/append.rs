@@ -327,26 +327,37 @@ pub(super) fn commit(
         return Err(e);
     }
     let mut logged: Result<bool> = Ok(true);
+    let mut entries: Vec<(PageId, Location)> = Vec::with_capacity(targets.len());
     for (index, loc) in targets {
         let pid = a.pages[index].0;
-        let moved = a.gc_from.is_some_and(|f| st.space.location(pid) != Some(f[index]));
-        if moved || logged.is_err() {
+        if a.gc_from.is_some_and(|f| st.space.location(pid) != Some(f[index])) {
             st.space.abandon(loc);
-            if moved {
-                logged = logged.map(|_| false);
-            }
+            logged = Ok(false);
             continue;
         }
-        // The data is synced: now the record may become durable at any time.
-        match inner.journal.append(journal::KIND_SET, &journal::set_payload(pid, loc)) {
+        entries.push((pid, loc));
+    }
+    // The data is synced: now the records may become durable at any time.
+    for chunk in entries.chunks(journal::BATCH_MAX) {
+        let appended = match &logged {
+            Ok(_) => inner.journal.append(journal::KIND_SETS, &journal::sets_payload(chunk)),
+            Err(_) => Err(crate::wal::WalError::Poisoned),
+        };
+        match appended {
             Ok(lsn) => {
                 st.map_lsn = lsn.0;
-                st.space.commit(pid, loc, lsn.0);
-                st.free.remove(pid);
+                for &(pid, loc) in chunk {
+                    st.space.commit(pid, loc, lsn.0);
+                    st.free.remove(pid);
+                }
             }
             Err(e) => {
-                st.space.abandon(loc);
-                logged = Err(e.into());
+                for &(_, loc) in chunk {
+                    st.space.abandon(loc);
+                }
+                if logged.is_ok() {
+                    logged = Err(e.into());
+                }
             }
         }
     }

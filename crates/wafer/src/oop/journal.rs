@@ -10,7 +10,14 @@
 //! record kind 3 MARK: u64 snapshot counter                               a snapshot starts here
 //! record kind 4 DROP: u64 page id                                        page dropped (unmapped,
 //!                                                                        reads as never written)
+//! record kind 5 SETS:  [count v] count x ([page id v][packed location v]) SET for each, in
+//!                                                                        order (one flush's pages)
+//! record kind 6 DROPS: [count v] count x ([first page id v][pages v])     DROP for every page of
+//!                                                                        each run
 //! ```
+//! (v: unsigned LEB128, `crate::varint`.) Writers log SETS and DROPS, at most [`BATCH_MAX`]
+//! entries a record; SET and DROP, which earlier builds wrote, still replay. A batched record
+//! saves the 20-byte record header per page: a blob page's map entry costs about 10 bytes.
 //! Replay applies records in LSN order from the snapshot's LSN; a record appears only after
 //! the page data it points to was synced (store.rs `append`), and the journal's own framing
 //! (checksums, torn-tail rule) decides where the durable log ends.
@@ -29,6 +36,11 @@ pub const KIND_FREE: u8 = 2;
 pub const KIND_MARK: u8 = 3;
 /// A blob page no committed state names any more (`crate::blob`): unmapped, not free.
 pub const KIND_DROP: u8 = 4;
+pub const KIND_SETS: u8 = 5;
+pub const KIND_DROPS: u8 = 6;
+/// Entries of one SETS or DROPS record at most: 256 of at most 20 bytes fit the smallest
+/// journal buffer's largest record (two 4 KiB blocks).
+pub const BATCH_MAX: usize = 256;
 
 /// Journal options: a log buffer of a sixteenth of the journal (4..=256 blocks), no trim (the
 /// region stays allocated, as for a log file).
@@ -51,6 +63,31 @@ pub fn set_payload(pid: PageId, loc: Location) -> [u8; 16] {
     p
 }
 
+/// A SETS record's payload: `entries` (at most [`BATCH_MAX`]) in order.
+pub fn sets_payload(entries: &[(PageId, Location)]) -> Vec<u8> {
+    assert!(!entries.is_empty() && entries.len() <= BATCH_MAX, "{} entries", entries.len());
+    let mut out = Vec::with_capacity(2 + entries.len() * 10);
+    crate::varint::put(&mut out, entries.len() as u64);
+    for (pid, loc) in entries {
+        crate::varint::put(&mut out, *pid);
+        crate::varint::put(&mut out, loc.pack());
+    }
+    out
+}
+
+/// A DROPS record's payload: `runs` (at most [`BATCH_MAX`], none empty).
+pub fn drops_payload(runs: &[std::ops::Range<PageId>]) -> Vec<u8> {
+    assert!(!runs.is_empty() && runs.len() <= BATCH_MAX, "{} runs", runs.len());
+    let mut out = Vec::with_capacity(2 + runs.len() * 6);
+    crate::varint::put(&mut out, runs.len() as u64);
+    for r in runs {
+        assert!(r.start < r.end, "an empty run {r:?}");
+        crate::varint::put(&mut out, r.start);
+        crate::varint::put(&mut out, r.end - r.start);
+    }
+    out
+}
+
 pub fn free_payload(pid: PageId, aux: u64, page_lsn: u64) -> [u8; 24] {
     let mut p = [0u8; 24];
     p[..8].copy_from_slice(&pid.to_le_bytes());
@@ -69,6 +106,9 @@ pub fn apply(r: &WalRecord, map: &mut PageMap, free: &mut FreePages, pid_limit: 
     let bad = |why: &str| Error::Corrupt(format!("map journal record at {}: {why}", r.lsn));
     if r.kind == KIND_MARK {
         return Ok(());
+    }
+    if matches!(r.kind, KIND_SETS | KIND_DROPS) {
+        return apply_batch(r, map, free, pid_limit).map_err(|why| bad(&why));
     }
     let pid = u64_at(&r.payload, 0).ok_or_else(|| bad("short"))?;
     if pid == 0 || pid >= pid_limit {
@@ -95,6 +135,43 @@ pub fn apply(r: &WalRecord, map: &mut PageMap, free: &mut FreePages, pid_limit: 
             free.remove(pid);
         }
         _ => return Err(bad("unknown kind or length")),
+    }
+    Ok(())
+}
+
+/// A SETS or DROPS record; Err says what is wrong with its bytes.
+fn apply_batch(
+    r: &WalRecord,
+    map: &mut PageMap,
+    free: &mut FreePages,
+    pid_limit: u64,
+) -> Result<(), String> {
+    let mut b = &r.payload[..];
+    let count = crate::varint::take(&mut b)?;
+    // Each entry takes at least two bytes.
+    if count == 0 || count > BATCH_MAX as u64 || count * 2 > b.len() as u64 {
+        return Err(format!("{count} entries in {} bytes", b.len()));
+    }
+    for _ in 0..count {
+        let (first, second) = (crate::varint::take(&mut b)?, crate::varint::take(&mut b)?);
+        if first == 0 || first >= pid_limit {
+            return Err(format!("page id {first} out of range"));
+        }
+        if r.kind == KIND_SETS {
+            let loc = Location::unpack(second).ok_or("invalid location")?;
+            map.set(first, loc);
+            free.remove(first);
+            continue;
+        }
+        let end = first.checked_add(second).filter(|e| second > 0 && *e <= pid_limit);
+        let end = end.ok_or_else(|| format!("run {first}+{second} out of range"))?;
+        for pid in first..end {
+            map.clear(pid);
+            free.remove(pid);
+        }
+    }
+    if !b.is_empty() {
+        return Err(format!("{} trailing bytes", b.len()));
     }
     Ok(())
 }
@@ -193,6 +270,38 @@ mod tests {
             record(KIND_SET, &[0xff; 16]),
             record(KIND_FREE, &free_payload(7, 700, 1)),
             record(9, &set_payload(7, loc)),
+        ] {
+            assert!(apply(&bad, &mut map, &mut free, 100).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn batched_records_replay_like_their_single_records_and_refuse_garbage() {
+        let (mut map, mut free) = (PageMap::new(), FreePages::default());
+        let (a, b) = (Location::new(3, 2, 4096), Location::packed(4, 9, 64, 700));
+        let sets = sets_payload(&[(7, a), (8, b), (7, b)]);
+        assert!(sets.len() < 3 * 12, "{} bytes for three map entries", sets.len());
+        apply(&record(KIND_SETS, &sets), &mut map, &mut free, 100).unwrap();
+        assert_eq!((map.get(7), map.get(8)), (Some(b), Some(b)), "entries apply in order");
+        apply(&record(KIND_SET, &set_payload(9, a)), &mut map, &mut free, 100).unwrap();
+        apply(&record(KIND_DROPS, &drops_payload(&[7..9, 20..22])), &mut map, &mut free, 100)
+            .unwrap();
+        assert_eq!((map.get(7), map.get(8), map.get(9)), (None, None, Some(a)));
+        let mut long = vec![0u8];
+        crate::varint::put(&mut long, 300);
+        let mut big_run = Vec::new();
+        crate::varint::put(&mut big_run, 1);
+        crate::varint::put(&mut big_run, 95);
+        crate::varint::put(&mut big_run, 10);
+        for bad in [
+            record(KIND_SETS, &sets[..sets.len() - 1]),
+            record(KIND_SETS, &[sets.clone(), vec![0]].concat()),
+            record(KIND_SETS, &sets_payload(&[(700, a)])),
+            record(KIND_SETS, &sets_payload(&[(0, a)])),
+            record(KIND_SETS, &long),
+            record(KIND_SETS, &[0]),
+            record(KIND_DROPS, &big_run),
+            record(KIND_DROPS, &[1, 5, 0]),
         ] {
             assert!(apply(&bad, &mut map, &mut free, 100).is_err(), "{bad:?}");
         }

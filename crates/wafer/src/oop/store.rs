@@ -385,10 +385,6 @@ impl OutOfPlaceStore {
     }
 }
 
-/// Drops between two checks whether the journal wants a snapshot (a DROP record is 24 bytes
-/// with its header: 64 of them fill well under a block).
-const DROPS_PER_SNAPSHOT_CHECK: u64 = 64;
-
 impl Drop for OutOfPlaceStore {
     fn drop(&mut self) {
         *self.inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) = true;
@@ -490,26 +486,33 @@ impl PageStore for OutOfPlaceStore {
         let r = (|| {
             // As before any journal records: a long run of drops must reach a snapshot too.
             inner.maybe_snapshot()?;
-            let mut dropped = 0u64;
-            for run in runs {
-                assert!(run.end <= inner.layout.page_capacity, "run {run:?} beyond the capacity");
-                for pid in run.clone() {
-                    let mapped = inner.lock_state().space.location(pid).is_some();
-                    if !mapped {
-                        continue;
-                    }
-                    let lsn = inner.journal.append(journal::KIND_DROP, &pid.to_le_bytes())?.0;
-                    {
-                        let mut st = inner.lock_state();
-                        st.map_lsn = lsn;
+            for chunk in runs.chunks(journal::BATCH_MAX) {
+                let live: Vec<std::ops::Range<PageId>> = {
+                    let st = inner.lock_state();
+                    let mapped = |r: &std::ops::Range<PageId>| {
+                        assert!(
+                            r.end <= inner.layout.page_capacity,
+                            "run {r:?} beyond the capacity"
+                        );
+                        r.clone().any(|pid| st.space.location(pid).is_some())
+                    };
+                    chunk.iter().filter(|r| mapped(r)).cloned().collect()
+                };
+                if live.is_empty() {
+                    continue;
+                }
+                let lsn =
+                    inner.journal.append(journal::KIND_DROPS, &journal::drops_payload(&live))?.0;
+                let mut st = inner.lock_state();
+                st.map_lsn = lsn;
+                for pid in live.iter().flat_map(|r| r.clone()) {
+                    if st.space.location(pid).is_some() {
                         st.space.free_pid(pid, lsn);
                     }
-                    dropped += 1;
-                    if dropped.is_multiple_of(DROPS_PER_SNAPSHOT_CHECK) {
-                        // A small journal must not fill with one long run of drops.
-                        inner.maybe_snapshot()?;
-                    }
                 }
+                drop(st);
+                // A small journal must not fill with one long run of drops.
+                inner.maybe_snapshot()?;
             }
             Ok(())
         })();
