@@ -1,8 +1,8 @@
 //! The two on-disk encodings of out-of-line values: the stored value a leaf holds, and the
 //! blob page that holds one chunk of a blob. Layouts: the module doc of [`crate::blob`].
 use crate::page::{
-    self, get_u16, get_u32, get_u64, put_u16, PageBuf, PageId, PageKind, HEADER_BYTES, OFF_AUX,
-    OFF_HEAP_START, OFF_SLOT_COUNT, OFF_TREE_ID, PAGE_SIZE,
+    self, get_u16, get_u32, get_u64, put_u16, put_u32, put_u64, PageBuf, PageId, PageKind,
+    HEADER_BYTES, OFF_AUX, OFF_HEAP_START, OFF_SLOT_COUNT, OFF_TREE_ID, PAGE_SIZE,
 };
 
 /// Value bytes one blob page carries (the page minus the common header).
@@ -11,22 +11,14 @@ pub const CHUNK_BYTES: usize = PAGE_SIZE - HEADER_BYTES;
 pub const TAG_INLINE: u8 = 0;
 /// Stored-value tag: a [`BlobRef`] follows.
 pub const TAG_BLOB: u8 = 1;
-/// Version of the references written now: varint first page, length and clock (about 22
-/// bytes for a small blob); version 1 (fixed 38 bytes) is still read.
-const REF_VERSION: u8 = 2;
-const REF_VERSION_FIXED: u8 = 1;
-/// Bytes of a stored reference at most, tag included (a version 1 reference; a version 2 one
-/// takes at most 2 + 10 + 10 + 8 + 4 + 10 = 44 bytes, but only for page ids, lengths and
-/// clocks past 2^63, which page ids and lengths never reach).
+const REF_VERSION: u8 = 1;
+/// Bytes of a stored reference, tag included.
 pub const REF_BYTES: usize = 38;
-/// Bytes of a version 2 reference in the worst case, for bounds.
-pub const REF_BYTES_MAX: usize = 44;
 /// The largest value a blob holds: 2^32 chunks (the chunk index is a u32).
 pub const BLOB_MAX_BYTES: u64 = (u32::MAX as u64) * CHUNK_BYTES as u64;
 
 const _: () = assert!(CHUNK_BYTES == 4016);
 const _: () = assert!(REF_BYTES == 1 + 1 + 8 + 8 + 8 + 4 + 8);
-const _: () = assert!(REF_BYTES_MAX == 1 + 1 + 10 + 10 + 8 + 4 + 10);
 
 /// Where a blob lives and how to check it: a run of `pages` page ids from `first`, each page
 /// stamped with `seq` (unique per blob version, so a page reused by a later blob is told
@@ -74,58 +66,36 @@ impl BlobRef {
     pub fn page_range(&self) -> std::ops::Range<PageId> {
         self.first..self.first + self.pages()
     }
-    /// The stored reference (version 2): `[tag][2][first v][len v][seq u64][crc u32][clock v]`.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(24);
-        v.push(TAG_BLOB);
-        v.push(REF_VERSION);
-        crate::varint::put(&mut v, self.first);
-        crate::varint::put(&mut v, self.len_bytes);
-        v.extend_from_slice(&self.seq.to_le_bytes());
-        v.extend_from_slice(&self.crc.to_le_bytes());
-        crate::varint::put(&mut v, self.clock);
-        assert!(v.len() <= REF_BYTES_MAX, "a reference of {} bytes", v.len());
+    pub fn encode(&self) -> [u8; REF_BYTES] {
+        let mut v = [0u8; REF_BYTES];
+        v[0] = TAG_BLOB;
+        v[1] = REF_VERSION;
+        put_u64(&mut v, 2, self.first);
+        put_u64(&mut v, 10, self.len_bytes);
+        put_u64(&mut v, 18, self.seq);
+        put_u32(&mut v, 26, self.crc);
+        put_u64(&mut v, 30, self.clock);
         v
     }
     fn decode(v: &[u8]) -> Result<BlobRef, FormatError> {
-        let r = match v.get(1) {
-            Some(&REF_VERSION_FIXED) => Self::decode_fixed(v)?,
-            Some(&REF_VERSION) => Self::decode_varint(v)?,
-            Some(&other) => return Err(FormatError::RefVersion(other)),
-            None => return Err(FormatError::RefLength(v.len())),
+        if v.len() != REF_BYTES {
+            return Err(FormatError::RefLength(v.len()));
+        }
+        if v[1] != REF_VERSION {
+            return Err(FormatError::RefVersion(v[1]));
+        }
+        let r = BlobRef {
+            first: get_u64(v, 2),
+            len_bytes: get_u64(v, 10),
+            seq: get_u64(v, 18),
+            crc: get_u32(v, 26),
+            clock: get_u64(v, 30),
         };
         let range_ok = r.len_bytes <= BLOB_MAX_BYTES && r.first.checked_add(r.pages()).is_some();
         if !range_ok {
             return Err(FormatError::RefRange { first: r.first, len: r.len_bytes });
         }
         Ok(r)
-    }
-    /// Version 1, as earlier builds wrote it: every field fixed-width.
-    fn decode_fixed(v: &[u8]) -> Result<BlobRef, FormatError> {
-        if v.len() != REF_BYTES {
-            return Err(FormatError::RefLength(v.len()));
-        }
-        Ok(BlobRef {
-            first: get_u64(v, 2),
-            len_bytes: get_u64(v, 10),
-            seq: get_u64(v, 18),
-            crc: get_u32(v, 26),
-            clock: get_u64(v, 30),
-        })
-    }
-    fn decode_varint(v: &[u8]) -> Result<BlobRef, FormatError> {
-        let short = || FormatError::RefLength(v.len());
-        let mut b = &v[2..];
-        let first = crate::varint::take(&mut b).map_err(|_| short())?;
-        let len_bytes = crate::varint::take(&mut b).map_err(|_| short())?;
-        let (seq, rest) = b.split_first_chunk::<8>().ok_or_else(short)?;
-        let (crc, mut rest) = rest.split_first_chunk::<4>().ok_or_else(short)?;
-        let clock = crate::varint::take(&mut rest).map_err(|_| short())?;
-        if !rest.is_empty() {
-            return Err(short());
-        }
-        let (seq, crc) = (u64::from_le_bytes(*seq), u32::from_le_bytes(*crc));
-        Ok(BlobRef { first, len_bytes, seq, crc, clock })
     }
 }
 
@@ -215,21 +185,8 @@ mod tests {
         let r = sample();
         let v = r.encode();
         assert_eq!(decode_stored(&v), Ok(Stored::Blob(r)));
-        assert!(v.len() <= 22, "a small blob's reference takes {} bytes", v.len());
         assert_eq!(r.pages(), 3);
-        for n in 0..v.len() {
-            assert!(decode_stored(&v[..n]).is_err(), "cut at {n}");
-        }
-        assert!(decode_stored(&[v.clone(), vec![0]].concat()).is_err(), "trailing bytes");
-        // Version 1, fixed-width, as earlier builds wrote it.
-        let mut v1 = vec![TAG_BLOB, 1];
-        for x in [900u64, 9000, 0xfeed] {
-            v1.extend_from_slice(&x.to_le_bytes());
-        }
-        v1.extend_from_slice(&7u32.to_le_bytes());
-        v1.extend_from_slice(&3u64.to_le_bytes());
-        assert_eq!(decode_stored(&v1), Ok(Stored::Blob(r)));
-        assert_eq!(decode_stored(&v1[..10]), Err(FormatError::RefLength(10)));
+        assert_eq!(decode_stored(&v[..10]), Err(FormatError::RefLength(10)));
         let mut w = v;
         w[1] = 9;
         assert_eq!(decode_stored(&w), Err(FormatError::RefVersion(9)));

@@ -6,9 +6,8 @@
 //!
 //! ```text
 //! stored value, inline:    [0u8][value bytes]                       (values below the threshold)
-//! stored value, reference: [1u8][ver u8 = 2][first page v][length v][seq u64][crc32c u32]
-//!                          [clock v]     (v: LEB128, `crate::varint`; about 22 bytes, little-
-//!                          endian; version 1, still read: every field fixed, 38 bytes)
+//! stored value, reference: [1u8][ver u8 = 1][first page u64][length u64][seq u64][crc32c u32]
+//!                          [clock u64]                              (38 bytes, little-endian)
 //! blob page (one per 4016 bytes of value, page ids first..first + pages):
 //!   the common 80-byte page header: kind 5 (Blob), page id, tree id field = chunk index (u32),
 //!   aux = seq, heap-start field = chunk bytes (u16), write history = [previous version's
@@ -46,7 +45,7 @@ pub mod stage;
 
 pub use format::{
     check_page_structure, decode_stored, encode_inline, BlobRef, FormatError, Stored, CHUNK_BYTES,
-    REF_BYTES, REF_BYTES_MAX,
+    REF_BYTES,
 };
 pub use space::{BlobSpace, Gate, TreeOp};
 pub use stage::Stager;

@@ -324,7 +324,7 @@ impl DbInner {
         };
         if pages == 0 {
             r.clock = now;
-            return Ok((r.encode(), None));
+            return Ok((r.encode().to_vec(), None));
         }
         let run = self.take_blob_run(b, pages)?;
         r.first = run.start;
@@ -343,7 +343,7 @@ impl DbInner {
         b.counters.blobs_written.fetch_add(1, Ordering::Relaxed);
         b.counters.value_bytes_written.fetch_add(value.len() as u64, Ordering::Relaxed);
         b.counters.pages_written.fetch_add(pages, Ordering::Relaxed);
-        Ok((r.encode(), Some(run)))
+        Ok((r.encode().to_vec(), Some(run)))
     }
 
     /// The pages of blob `r` (holding `value`): staged when small and a log orders them,
