@@ -7,6 +7,7 @@ pub mod gc_unit;
 pub mod jobs;
 pub mod metrics;
 pub mod mqssd;
+pub mod op_kind;
 pub mod peers;
 pub mod plot;
 pub mod progress;

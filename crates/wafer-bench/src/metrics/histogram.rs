@@ -239,4 +239,19 @@ mod tests {
         assert!(h.is_empty());
         assert_eq!(h.mean_ns(), 0.0);
     }
+
+    /// Recording speed in this build profile. Run: `cargo test -p wafer-bench --release
+    /// metrics::histogram::tests::record_throughput -- --ignored --nocapture`
+    #[test]
+    #[ignore = "measurement, prints figures"]
+    fn record_throughput() {
+        use std::time::Instant;
+        let mut h = Histogram::new();
+        let t = Instant::now();
+        for i in 0..10_000_000u64 {
+            h.record(i.wrapping_mul(0x9E37_79B9) % 10_000_000);
+        }
+        let ns = t.elapsed().as_nanos() as f64 / 1e7;
+        println!("histogram record: {ns:.2} ns ({} samples)", h.count());
+    }
 }

@@ -12,10 +12,11 @@ mod report;
 mod sampler;
 pub mod sources;
 
+pub use crate::op_kind::OpKind;
 pub use counters::{CounterSnapshot, ProcessError, ProcessSample, VICTIM_VALID_BINS};
 pub use figures::{BytesByPurpose, Figures};
 pub use histogram::{Histogram, HistogramSummary};
-pub use op_kind::{OpHistograms, OpKind};
+pub use op_kind::OpHistograms;
 pub use report::{
     config_hash, ReportError, RunReport, INTERVALS_MAX, RUN_REPORT_SCHEMA, RUN_REPORT_VERSION,
 };

@@ -1,7 +1,7 @@
 //! The operations a YCSB generator emits and the runner executes against the engine.
 
 use super::key::Key;
-use crate::metrics::OpKind;
+use crate::op_kind::OpKind;
 use crate::values::ValueSpec;
 
 /// One operation. Values are described, not materialized (no allocation per operation):

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::dist::{fnvhash64, Distribution, Rng};
-use crate::metrics::OpKind;
+use crate::op_kind::OpKind;
 
 fn generator(spec: &WorkloadSpec) -> (WorkloadGenerator, Arc<InsertSequence>) {
     let inserts = Arc::new(InsertSequence::new(spec.record_count));
@@ -204,6 +204,7 @@ fn load_covers_every_key_once() {
 
 /// Generator speed in this build profile. Run:
 /// `cargo test -p wafer-bench --release ycsb::tests::throughput -- --ignored --nocapture`
+/// (the histogram's is `metrics::histogram::tests::record_throughput`)
 #[test]
 #[ignore = "measurement, prints figures"]
 fn throughput() {
@@ -235,13 +236,6 @@ fn throughput() {
     }
     let ns = t.elapsed().as_nanos() as f64 / f64::from(n);
     println!("value fill 1000 B at ratio 0.412: {ns:.1} ns/value");
-    let mut h = crate::metrics::Histogram::new();
-    let t = Instant::now();
-    for i in 0..10_000_000u64 {
-        h.record(i.wrapping_mul(0x9E37_79B9) % 10_000_000);
-    }
-    let ns = t.elapsed().as_nanos() as f64 / 1e7;
-    println!("histogram record: {ns:.2} ns ({} samples)", h.count());
 }
 
 /// Writes 4 KiB pages of values at several ratios to $WAFER_VALUES_DIR for checking with the
