@@ -1,13 +1,11 @@
 //! Workloads, runners, metrics and reports for Wafer and flashemu.
 
-pub mod dist;
 pub mod emu_report;
 pub mod experiment;
 pub mod gc_unit;
 pub mod jobs;
 pub mod metrics;
 pub mod mqssd;
-pub mod op_kind;
 pub mod peers;
 pub mod plot;
 pub mod progress;
@@ -15,8 +13,7 @@ pub mod report;
 pub mod runner;
 pub mod tpcc;
 pub mod trace;
-pub mod values;
-pub mod ycsb;
+pub use wafer_workloads::{dist, op_kind, values, ycsb};
 
 #[doc(hidden)]
 pub mod fuzzing;

@@ -203,8 +203,8 @@ fn load_covers_every_key_once() {
 }
 
 /// Generator speed in this build profile. Run:
-/// `cargo test -p wafer-bench --release ycsb::tests::throughput -- --ignored --nocapture`
-/// (the histogram's is `metrics::histogram::tests::record_throughput`)
+/// `cargo test -p wafer-workloads --release ycsb::tests::throughput -- --ignored --nocapture`
+/// (the histogram's is `metrics::histogram::tests::record_throughput` in wafer-bench)
 #[test]
 #[ignore = "measurement, prints figures"]
 fn throughput() {
@@ -240,7 +240,7 @@ fn throughput() {
 
 /// Writes 4 KiB pages of values at several ratios to $WAFER_VALUES_DIR for checking with the
 /// lz4 CLI (see the report for the figures): `WAFER_VALUES_DIR=/tmp/v cargo test -p
-/// wafer-bench ycsb::tests::dump_value_pages -- --ignored`
+/// wafer-workloads ycsb::tests::dump_value_pages -- --ignored`
 #[test]
 #[ignore = "writes files for an external compressor"]
 fn dump_value_pages() {

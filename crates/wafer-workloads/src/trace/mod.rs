@@ -1,12 +1,10 @@
-//! Block traces: parsers for fio iolog (v2, v3) and the MQSim / DiskSim ASCII format, and a
-//! replayer that drives the emulator through the same counters and report as the jobs.
+//! Block traces: parsers for fio iolog (v2, v3) and the MQSim / DiskSim ASCII format. The
+//! replayer that drives the emulator with them is `wafer_bench::trace::replay`.
 pub mod fio;
 pub mod mqsim;
 pub mod reader;
-pub mod replay;
 
 pub use reader::{TraceFormat, TraceReader};
-pub use replay::{replay, ReplayOptions, TraceFootprint};
 
 /// A malformed trace: the line number (1-based) and what is wrong with it.
 #[derive(Debug, thiserror::Error)]

@@ -5,8 +5,8 @@
 //! Typical use, per thread:
 //! ```
 //! use std::sync::Arc;
-//! use wafer_bench::dist::Rng;
-//! use wafer_bench::ycsb::{InsertSequence, Workload, WorkloadGenerator};
+//! use wafer_workloads::dist::Rng;
+//! use wafer_workloads::ycsb::{InsertSequence, Workload, WorkloadGenerator};
 //! let spec = Workload::A.spec(10_000);
 //! let inserts = Arc::new(InsertSequence::new(spec.record_count));
 //! let mut generator = WorkloadGenerator::new(&spec, inserts.clone()).unwrap();
