@@ -7,12 +7,12 @@ pub mod jobs;
 pub mod metrics;
 pub mod mqssd;
 pub mod peers;
-pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod tpcc;
 pub mod trace;
+pub use wafer_plot as plot;
 pub use wafer_workloads::{dist, op_kind, values, ycsb};
 
 #[doc(hidden)]

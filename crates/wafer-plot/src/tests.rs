@@ -103,7 +103,7 @@ fn ticks_are_short() {
 }
 
 /// Writes sample charts for a visual check:
-/// `cargo test -p wafer-bench plot_gallery -- --ignored`, then open $TMPDIR/wafer-plot-*.
+/// `cargo test -p wafer-plot plot_gallery -- --ignored`, then open $TMPDIR/wafer-plot-*.
 #[test]
 #[ignore]
 fn plot_gallery() {

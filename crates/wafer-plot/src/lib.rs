@@ -5,7 +5,7 @@
 //! drilldown in bytes per operation). Legends sit beside the plot, never over the data.
 //!
 //! ```
-//! use wafer_bench::plot::{Chart, LineChart, Series};
+//! use wafer_plot::{Chart, LineChart, Series};
 //! let chart = Chart::Line(LineChart {
 //!     title: "WAF".into(),
 //!     x_label: "host writes / capacity".into(),
@@ -13,9 +13,9 @@
 //!     series: vec![Series::new("interval", vec![(0.0, 1.0), (1.0, 2.5)])],
 //!     ..LineChart::default()
 //! });
-//! let png = wafer_bench::plot::render_png(&chart, (640, 400)).unwrap();
+//! let png = wafer_plot::render_png(&chart, (640, 400)).unwrap();
 //! assert_eq!(&png[1..4], b"PNG");
-//! let svg = wafer_bench::plot::render_svg(&chart, (640, 400)).unwrap();
+//! let svg = wafer_plot::render_svg(&chart, (640, 400)).unwrap();
 //! assert!(svg.contains("interval"));
 //! ```
 mod draw;
