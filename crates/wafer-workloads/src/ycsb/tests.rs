@@ -204,7 +204,7 @@ fn load_covers_every_key_once() {
 
 /// Generator speed in this build profile. Run:
 /// `cargo test -p wafer-workloads --release ycsb::tests::throughput -- --ignored --nocapture`
-/// (the histogram's is `metrics::histogram::tests::record_throughput` in wafer-bench)
+/// (the histogram's is `metrics::histogram::tests::record_throughput` in wafer-harness)
 #[test]
 #[ignore = "measurement, prints figures"]
 fn throughput() {
