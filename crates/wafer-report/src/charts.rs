@@ -1,10 +1,10 @@
-//! Chart builders over run reports. Each returns a [`Chart`] description; [`crate::plot`] draws
+//! Chart builders over run reports. Each returns a [`Chart`] description; [`wafer_plot`] draws
 //! it. Series that need data a run report does not carry yet (latency per interval, the valid
 //! ratio of GC victims) take that data as arguments, so a runner that records it later only
 //! has to pass it in.
-use crate::metrics::{HistogramSummary, RunReport};
-use crate::plot::{cdf_points, BarChart, Chart, LineChart, Series};
-use crate::runner::plots;
+use wafer_harness::metrics::{HistogramSummary, RunReport};
+use wafer_harness::runner::plots;
+use wafer_plot::{cdf_points, BarChart, Chart, LineChart, Series};
 
 pub(crate) use plots::{capacity_bytes, labels as run_labels};
 

@@ -6,9 +6,9 @@ use html_escape::encode_text;
 
 use super::charts::{self, LatencyTimeline, VictimHistogram};
 use super::machine::MachineInfo;
-use crate::metrics::{Figures, RunReport};
-use crate::plot::{render_svg, Chart, PlotError};
-use crate::runner::table::{self, Row};
+use wafer_harness::metrics::{Figures, RunReport};
+use wafer_harness::runner::table::{self, Row};
+use wafer_plot::{render_svg, Chart, PlotError};
 
 /// Chart size in the page, pixels (the SVG scales down with the window).
 const CHART_PX: (u32, u32) = (960, 540);

@@ -3,10 +3,10 @@
 //! them is self-contained.
 #![allow(clippy::unwrap_used)]
 
-use wafer_bench::metrics::RunReport;
-use wafer_bench::plot::{render_png, render_svg, Chart};
-use wafer_bench::report::charts::{self, LatencyTimeline, VictimHistogram};
-use wafer_bench::report::{html, Document, PaperTable};
+use wafer_harness::metrics::RunReport;
+use wafer_plot::{render_png, render_svg, Chart};
+use wafer_report::charts::{self, LatencyTimeline, VictimHistogram};
+use wafer_report::{html, Document, PaperTable};
 
 fn fixtures() -> Vec<RunReport> {
     ["run-in-place-tiny.json", "run-out-of-place-tiny.json"]
@@ -111,7 +111,7 @@ fn html_report_is_self_contained_with_paper_figures_beside() {
 }
 
 /// Writes every kind as PNG and SVG for a look:
-/// `cargo test -p wafer-bench --test report_charts gallery -- --ignored --nocapture`.
+/// `cargo test -p wafer-report --test report_charts gallery -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn gallery() {
