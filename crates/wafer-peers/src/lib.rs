@@ -40,8 +40,8 @@ use std::path::{Path, PathBuf};
 pub use emu_device::EmuDevice;
 pub use harness::{run, PeerDevice, PeersConfig, PeersReport, Row, Scale, WriteVolume};
 
-use crate::runner::{KvTarget, TargetError};
 use procio::{HostIo, ProcIoError};
+use wafer_harness::runner::{KvTarget, TargetError};
 
 /// A peer that cannot be set up or driven.
 #[derive(Debug, thiserror::Error)]

@@ -11,11 +11,11 @@ use super::harness::{PeersConfig, Row};
 use super::procio::HostIo;
 use super::watch::{self, Gauged, Watch};
 use super::{EngineKind, Peer, PeerError, PeerSetup};
-use crate::dist::Distribution;
-use crate::metrics::{CounterSnapshot, HistogramSummary};
-use crate::progress::Progress;
-use crate::runner::{self, KvTarget, RunSpec, Stop, Warmup};
-use crate::ycsb::Workload;
+use wafer_harness::metrics::{CounterSnapshot, HistogramSummary};
+use wafer_harness::progress::Progress;
+use wafer_harness::runner::{self, KvTarget, RunSpec, Stop, Warmup};
+use wafer_workloads::dist::Distribution;
+use wafer_workloads::ycsb::Workload;
 
 /// Which engine, device and round a row belongs to.
 #[derive(Debug, Clone, Copy)]

@@ -19,10 +19,10 @@ use std::time::Duration;
 use super::harness::{self, PeersConfig, Row};
 use super::table::median;
 use super::{Durability, EngineKind, PeerError};
-use crate::dist::Distribution;
-use crate::progress::Progress;
-use crate::runner::Stop;
-use crate::ycsb::{KeyFormat, Workload};
+use wafer_harness::progress::Progress;
+use wafer_harness::runner::Stop;
+use wafer_workloads::dist::Distribution;
+use wafer_workloads::ycsb::{KeyFormat, Workload};
 
 /// Engines of the comparison, in round-0 order.
 pub const ENGINES: [EngineKind; 5] = [
@@ -72,7 +72,7 @@ pub fn suites(scale: SpeedScale, dir: PathBuf, engines: &[EngineKind]) -> Vec<Su
         c.scale = format!("speed-{name}");
         c.engines = engines.to_vec();
         c.record_count = records;
-        c.value_size_bytes = crate::ycsb::YCSB_RECORD_BYTES;
+        c.value_size_bytes = wafer_workloads::ycsb::YCSB_RECORD_BYTES;
         c.threads = 2;
         c.durability = Durability::Lazy;
         c.stop = stop;

@@ -133,18 +133,18 @@ fn bad_configurations_are_refused_before_anything_runs() {
     // Engines run in worker processes only: in this one, their host bytes would be every
     // thread's (another test's deleted dirty files cancelled a load's bytes to 0).
     assert!(matches!(base.validate(), Err(PeerError::Config(m)) if m.contains("wafer_exe")));
-    assert!(run(&base, &mut crate::progress::Silent, &mut |_| {}).is_err());
+    assert!(run(&base, &mut wafer_harness::progress::Silent, &mut |_| {}).is_err());
     base.wafer_exe = Some("/nonexistent/wafer".into());
     base.validate().unwrap();
     let mut c = base.clone();
-    c.workloads = vec![crate::ycsb::Workload::E];
+    c.workloads = vec![wafer_workloads::ycsb::Workload::E];
     assert!(matches!(c.validate(), Err(PeerError::Config(_))));
     let mut c = base.clone();
     c.rounds = 0;
     assert!(c.validate().is_err());
     let mut c = base;
     c.engines.clear();
-    assert!(run(&c, &mut crate::progress::Silent, &mut |_| {}).is_err());
+    assert!(run(&c, &mut wafer_harness::progress::Silent, &mut |_| {}).is_err());
     assert!(!dir.exists());
 }
 

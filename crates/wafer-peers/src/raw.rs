@@ -17,9 +17,9 @@ use flashemu::Config;
 use super::emu_device::EmuDevice;
 use super::harness::PeersConfig;
 use super::PeerError;
-use crate::dist::Distribution;
-use crate::runner::{engine, setup, BenchConfig};
-use crate::ycsb::Workload;
+use wafer_harness::runner::{engine, setup, BenchConfig};
+use wafer_workloads::dist::Distribution;
+use wafer_workloads::ycsb::Workload;
 
 /// Every raw row's engine options (Table 1's aligned NoWA row): out of place, LZ4 pages
 /// packed into 4 KiB slots, grouping by deathtime over 16 open zones of 1/16 of the GC unit

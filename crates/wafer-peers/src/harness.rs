@@ -9,10 +9,10 @@ use super::emu_device::{describe_config, logical_bytes, EmuDevice, EmuSpace, Sta
 use super::raw::{self, RawJob, RawRow};
 use super::worker::{self, WorkerJob};
 use super::{Durability, EngineKind, PeerError, PeerSetup};
-use crate::dist::Distribution;
-use crate::progress::Progress;
-use crate::runner::Stop;
-use crate::ycsb::{KeyFormat, Workload, WorkloadSpec};
+use wafer_harness::progress::Progress;
+use wafer_harness::runner::Stop;
+use wafer_workloads::dist::Distribution;
+use wafer_workloads::ycsb::{KeyFormat, Workload, WorkloadSpec};
 
 pub const PEERS_SCHEMA: &str = "wafer-bench/peers";
 pub const PEERS_VERSION: u32 = 3;
@@ -88,7 +88,7 @@ impl Scale {
             engines: EngineKind::ALL.to_vec(),
             devices: vec![PeerDevice::File],
             record_count: records,
-            value_size_bytes: crate::ycsb::YCSB_RECORD_BYTES,
+            value_size_bytes: wafer_workloads::ycsb::YCSB_RECORD_BYTES,
             cache_bytes,
             threads: 2,
             durability: Durability::Lazy,
@@ -229,7 +229,7 @@ impl PeersConfig {
         if !(1..=ROUNDS_MAX).contains(&self.rounds) {
             return bad(format!("rounds must be in 1..={ROUNDS_MAX}"));
         }
-        let batch_max = crate::runner::LOAD_BATCH_MAX;
+        let batch_max = wafer_harness::runner::LOAD_BATCH_MAX;
         if !(1..=batch_max).contains(&self.load_batch) {
             return bad(format!("load batch must be in 1..={batch_max} records"));
         }

@@ -4,9 +4,9 @@
 use super::emu_device::fs_space;
 use super::raw::{self, RawJob};
 use super::{Durability, EngineKind, Peer, PeerError, PeerSetup};
-use crate::runner::engine::EngineTarget;
-use crate::runner::{setup, BenchConfig, KvTarget, TargetError};
 use wafer::device::FileDevice;
+use wafer_harness::runner::engine::EngineTarget;
+use wafer_harness::runner::{setup, BenchConfig, KvTarget, TargetError};
 
 /// The data file holds the dataset three times over: the B+tree's page fill (a sorted load
 /// with middle splits leaves every leaf half full: twice the dataset, which did not fit in a

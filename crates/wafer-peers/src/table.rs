@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::harness::{PeersReport, Row};
 use super::phases::BREAKDOWN_PARTS;
-use crate::plot::{BarChart, Chart};
+use wafer_plot::{BarChart, Chart};
 
 /// One cell group: an engine in one phase, medians over the rounds.
 #[derive(Debug, Clone, PartialEq)]
@@ -284,7 +284,7 @@ pub fn write_png_and_svg(
         let mut name = stem.with_extension("").into_os_string();
         name.push(format!("-{suffix}.{ext}"));
         let path = PathBuf::from(name);
-        let bytes = crate::plot::render_for_path(chart, &path, (1200, 560))
+        let bytes = wafer_plot::render_for_path(chart, &path, (1200, 560))
             .map_err(std::io::Error::other)?;
         std::fs::write(&path, bytes)?;
         paths.push(path);
@@ -401,14 +401,14 @@ pub fn write_charts(report: &PeersReport, stem: &Path) -> std::io::Result<Vec<Pa
         let title = format!("Flash bytes per operation ({scale} scale)");
         charts.push(("flash", chart(&title, "bytes/op", flash)));
     }
-    let svg = crate::plot::is_svg_path(stem);
+    let svg = wafer_plot::is_svg_path(stem);
     let mut paths = Vec::new();
     for (suffix, c) in &charts {
         let mut name = stem.with_extension("").into_os_string();
         name.push(format!("-{suffix}.{}", if svg { "svg" } else { "png" }));
         let path = PathBuf::from(name);
         let bytes =
-            crate::plot::render_for_path(c, &path, (1200, 560)).map_err(std::io::Error::other)?;
+            wafer_plot::render_for_path(c, &path, (1200, 560)).map_err(std::io::Error::other)?;
         std::fs::write(&path, bytes)?;
         paths.push(path);
     }

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use super::dl::{c_api, cstring, text_of};
 use super::procio::{self, HostIo, ProcIoError};
 use super::{Durability, Peer, PeerError, PeerSetup};
-use crate::metrics::CounterSnapshot;
-use crate::runner::{KvTarget, TargetError};
+use wafer_harness::metrics::CounterSnapshot;
+use wafer_harness::runner::{KvTarget, TargetError};
 
 type Opaque = *mut c_void;
 

@@ -21,7 +21,7 @@
 //! writeback, late, and the phase's end flushes them into its row, so a phase puts at least
 //! the volume on its device.
 //!
-//! [`Stop::DbWritesWithin`]: crate::runner::Stop::DbWritesWithin
+//! [`Stop::DbWritesWithin`]: wafer_harness::runner::Stop::DbWritesWithin
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use super::emu_device::EmuView;
 use super::{phases, Peer, LAZY_SYNC_INTERVAL};
-use crate::metrics::CounterSnapshot;
-use crate::runner::{KvTarget, TargetError};
+use wafer_harness::metrics::CounterSnapshot;
+use wafer_harness::runner::{KvTarget, TargetError};
 
 /// How often written bytes are read: a volume stop overshoots by at most this much writing
 /// (plus, on the emulated SSD, what the page cache holds dirty when it stops).

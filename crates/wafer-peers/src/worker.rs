@@ -20,7 +20,7 @@ use super::emu_device::{EmuView, Staged};
 use super::harness::{PeersConfig, Row};
 use super::raw::RawJob;
 use super::{phases, EngineKind, PeerError};
-use crate::progress::Silent;
+use wafer_harness::progress::Silent;
 
 /// How long a worker may take to exit once its output has ended, and to die once killed.
 const EXIT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -5,8 +5,8 @@ use std::ptr::null_mut;
 
 use super::dl::{c_api, cstring, text_of};
 use super::{Durability, Peer, PeerError, PeerSetup};
-use crate::metrics::CounterSnapshot;
-use crate::runner::{KvTarget, TargetError};
+use wafer_harness::metrics::CounterSnapshot;
+use wafer_harness::runner::{KvTarget, TargetError};
 
 type Opaque = *mut c_void;
 type Err = *mut *mut c_char;

@@ -10,8 +10,8 @@ use std::sync::Mutex;
 
 use super::dl::{c_api, cstring, text_of};
 use super::{Durability, Peer, PeerError, PeerSetup};
-use crate::metrics::CounterSnapshot;
-use crate::runner::{KvTarget, TargetError};
+use wafer_harness::metrics::CounterSnapshot;
+use wafer_harness::runner::{KvTarget, TargetError};
 
 type Fp = *const c_void;
 type Cfg = *const c_char;
