@@ -308,18 +308,8 @@ impl RowPlan {
     }
 }
 
-/// 000 Table 1 as published (Samsung PM9A3, 800 GB dataset, 64 threads): label, K OPS, DB WAF,
-/// SSD WAF, logical and physical bytes per operation, hit ratio. For side-by-side reading only;
-/// absolute OPS do not compare across machines.
-pub const PAPER_ROWS: [(&str, u32, f64, f64, u32, u32, f64); 7] = [
-    ("in-place", 229, 2.00, 2.36, 1858, 4378, 0.932),
-    ("-> out-of-place", 230, 4.06, 1.94, 3745, 7274, 0.918),
-    ("+ comp. + pagepack", 380, 0.62, 1.95, 566, 566, 0.929),
-    ("+ GDT", 458, 0.59, 1.96, 566, 1110, 0.931),
-    ("+ NoWA", 510, 0.60, 1.07, 567, 606, 0.931),
-    ("+ aligning GC unit", 535, 0.60, 1.00, 567, 567, 0.931),
-    ("- comp.", 328, 3.58, 1.00, 3364, 3364, 0.927),
-];
+/// 000 Table 1 as published; the rows live with the HTML report that sets them beside a run's.
+pub use crate::report::html::TABLE1_PAPER_ROWS as PAPER_ROWS;
 
 /// The published rows as text, aligned like [`crate::runner::table::render`]'s first columns.
 pub fn render_paper_rows() -> String {
