@@ -569,8 +569,7 @@ fn restructuring_left_the_byte_counts_unchanged() {
 /// flash bytes since snapshot version 3 (508 map entries per block): each snapshot area grew
 /// 3 blocks, so the second area and the free-page sections moved, and the SSD's GC met the
 /// same DB writes at other LBAs (256,045,056 before; the DB's own byte counts did not move).
-const PINNED_BYTES: (u64, u64, u64, u64, u64) =
-    (8_380_416, 26_087_424, 729_088, 226_320_384, 3000);
+const PINNED_BYTES: (u64, u64, u64, u64, u64) = (8_380_416, 26_087_424, 729_088, 226_320_384, 3000);
 const SCALED_BYTES: (u64, u64, u64, u64, u64) =
     (11_448_320, 28_925_952, 1_789_952, 254_242_816, 4000);
 
