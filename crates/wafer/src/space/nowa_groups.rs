@@ -74,6 +74,7 @@ impl GroupBook {
 
     /// The artifact's `AddWriteGroupHistory` throttle bookkeeping.
     fn group_completed(&mut self) {
+        assert!(self.next_group > 0, "a group completes only after one started");
         if self.last_choice_compensated {
             self.groups_since_compensation = 0;
         } else {
@@ -89,6 +90,7 @@ impl GroupBook {
     }
 
     fn leave(&mut self, zone: ZoneId, collected: bool) {
+        assert!((zone as usize) < self.group_of.len(), "zone {zone}");
         let Some(id) = self.group_of[zone as usize].take() else { return };
         let Some(group) = self.groups.get_mut(&id) else { return };
         group.remaining.retain(|z| *z != zone);
@@ -122,11 +124,13 @@ impl GroupBook {
     /// (imbalanced groups - 1) groups were written since the last compensating one.
     pub fn compensation_due(&self) -> bool {
         let imbalanced = self.imbalanced_count();
+        assert!(imbalanced as usize <= self.groups.len());
         imbalanced > 0 && self.groups_since_compensation + 1 >= imbalanced
     }
 
     /// GC chose a compensation (true) or its policy's victims (false).
     pub fn note_choice(&mut self, compensated: bool) {
+        assert!(!compensated || self.imbalanced_count() > 0, "compensated a balanced book");
         self.last_choice_compensated = compensated;
     }
 
@@ -168,22 +172,72 @@ impl GroupBook {
         (copies <= room_slots).then_some(taken)
     }
 
-    /// The artifact's victim cost when a greedy pick would leave its group imbalanced
-    /// (`AvgGroupValidPages`): the mean live slots of the zone's mates not already `taken`;
-    /// its own live slots when it has none.
-    pub fn imbalance_cost(&self, zones: &ZoneTable, zone: ZoneId, taken: &[ZoneId]) -> u64 {
-        let others: Vec<ZoneId> = self
-            .members_left(zone)
-            .iter()
-            .copied()
-            .filter(|z| *z != zone && !taken.contains(z))
-            .collect();
-        assert!(others.len() < self.group_of.len());
-        if others.is_empty() {
-            return u64::from(zones.get(zone).live_slots());
+    /// The group `zone`'s current incarnation opened in.
+    pub fn group_of(&self, zone: ZoneId) -> Option<u64> {
+        assert!((zone as usize) < self.group_of.len(), "zone {zone}");
+        self.group_of[zone as usize]
+    }
+}
+
+/// Per group: live slots of its members left not yet taken, how many those are, and how many
+/// members were left before any was taken.
+type GroupTally = (u64, u32, u32);
+
+/// The artifact's victim costs over one GC choice, tallied once per group: rescanning each
+/// candidate's group for every candidate and pick costs zones x group size per pick, which
+/// with 4,096 zones of 128 KiB (Table 1's "+ NoWA" at demo scale) slowed the run 20-fold.
+#[derive(Debug, Clone)]
+pub struct GroupCosts {
+    by_group: BTreeMap<u64, GroupTally>,
+}
+
+impl GroupCosts {
+    /// Tallies the groups of `candidates`.
+    pub fn new(book: &GroupBook, zones: &ZoneTable, candidates: &[ZoneId]) -> GroupCosts {
+        let mut by_group = BTreeMap::new();
+        for &zone in candidates {
+            let Some(id) = book.group_of(zone) else { continue };
+            by_group.entry(id).or_insert_with(|| {
+                let left = book.members_left(zone);
+                let live: u64 = left.iter().map(|z| u64::from(zones.get(*z).live_slots())).sum();
+                (live, left.len() as u32, left.len() as u32)
+            });
         }
-        let sum: u64 = others.iter().map(|z| u64::from(zones.get(*z).live_slots())).sum();
-        sum / others.len() as u64
+        assert!(by_group.len() <= candidates.len());
+        GroupCosts { by_group }
+    }
+
+    /// Taking `zone` leaves other members of its group holding data (the artifact's
+    /// `WillTriggerImbalance`; victims already taken still count, as there).
+    pub fn leaves_members(&self, book: &GroupBook, zone: ZoneId) -> bool {
+        let tally = book.group_of(zone).and_then(|id| self.by_group.get(&id));
+        tally.is_some_and(|(_, _, left)| *left > 1)
+    }
+
+    /// The artifact's cost of a victim that leaves members behind (`AvgGroupValidPages`): the
+    /// mean live slots of its group's other members not yet taken; its own live slots when
+    /// none is left, or when it leaves no member behind.
+    pub fn cost(&self, book: &GroupBook, zones: &ZoneTable, zone: ZoneId) -> u64 {
+        let own = u64::from(zones.get(zone).live_slots());
+        if !self.leaves_members(book, zone) {
+            return own;
+        }
+        let tally = book.group_of(zone).and_then(|id| self.by_group.get(&id));
+        let Some(&(live, count, _)) = tally else { return own };
+        assert!(count >= 1 && live >= own, "zone {zone} counts in its group's tally");
+        match count - 1 {
+            0 => own,
+            others => (live - own) / u64::from(others),
+        }
+    }
+
+    /// `zone` was taken as a victim: its group's mean leaves it out.
+    pub fn take(&mut self, book: &GroupBook, zones: &ZoneTable, zone: ZoneId) {
+        let Some(id) = book.group_of(zone) else { return };
+        let Some(tally) = self.by_group.get_mut(&id) else { return };
+        assert!(tally.1 > 0, "zone {zone} taken twice");
+        tally.0 = tally.0.saturating_sub(u64::from(zones.get(zone).live_slots()));
+        tally.1 -= 1;
     }
 }
 

@@ -25,9 +25,10 @@ impl VictimPolicy for Greedy {
         // Group-mode NoWA may prefer a victim that does not leave its group imbalanced.
         let pick = match view.groups() {
             Some(_) => {
-                let ids: Vec<_> =
-                    view.zones.iter().filter(|(_, z)| is_candidate(z)).map(|(id, _)| id).collect();
-                view.balanced(pick, &ids, &[])
+                let mut ids = vec![pick];
+                let others = view.zones.iter().filter(|(id, z)| *id != pick && is_candidate(z));
+                ids.extend(others.map(|(id, _)| id));
+                view.balanced_order(&ids, 1).first().copied().unwrap_or(pick)
             }
             None => pick,
         };

@@ -48,44 +48,32 @@ impl SpaceView<'_> {
         self.nowa.filter(|m| m.options().mode == NoWaMode::Group).map(|m| m.groups())
     }
 
-    /// Group mode's refinement of a greedy pick (the artifact's `GreedyGC` with
-    /// `SearchForOtherCandidate`): a pick that would leave members of its group behind gives
-    /// way to the candidate of strictly least cost, a candidate's cost being its own live
-    /// slots or, if it too would leave members behind, their mean live slots
-    /// ([`GroupBook::imbalance_cost`](super::nowa_groups::GroupBook::imbalance_cost)).
-    /// `taken`: victims already chosen this cycle. Without group mode the pick stands.
-    pub fn balanced(&self, pick: ZoneId, candidates: &[ZoneId], taken: &[ZoneId]) -> ZoneId {
-        let Some(groups) = self.groups() else { return pick };
-        assert!(!taken.contains(&pick), "zone {pick} taken twice");
-        let leaves_members = |z: ZoneId| groups.members_left(z).len() > 1;
-        if !leaves_members(pick) {
-            return pick;
-        }
-        let cost = |z: ZoneId| match leaves_members(z) {
-            true => groups.imbalance_cost(self.zones, z, taken),
-            false => u64::from(self.zones.get(z).live_slots()),
-        };
-        let mut best = (cost(pick), pick);
-        for &zone in candidates.iter().filter(|z| **z != pick && !taken.contains(z)) {
-            let c = cost(zone);
-            if c < best.0 {
-                best = (c, zone);
-            }
-        }
-        best.1
-    }
-
-    /// Victims in group mode's order: from `greedy` (candidates in greedy order), one
-    /// [`SpaceView::balanced`] pick after another, at most `limit`; `greedy` itself otherwise.
+    /// Victims in group mode's order (the artifact's `GreedyGC` with
+    /// `SearchForOtherCandidate`), at most `limit`, from `greedy` (candidates in greedy
+    /// order): each next greedy pick that would leave members of its group behind gives way
+    /// to the candidate of strictly least cost, a candidate's cost being its own live slots
+    /// or, if it too would leave members behind, their mean live slots
+    /// ([`GroupCosts::cost`](super::nowa_groups::GroupCosts::cost)). Without group mode,
+    /// `greedy`'s first `limit`.
     pub fn balanced_order(&self, greedy: &[ZoneId], limit: usize) -> Vec<ZoneId> {
-        if self.groups().is_none() {
+        let Some(groups) = self.groups() else {
             return greedy.iter().take(limit).copied().collect();
-        }
+        };
+        let mut costs = super::nowa_groups::GroupCosts::new(groups, self.zones, greedy);
         let mut order: Vec<ZoneId> = Vec::with_capacity(limit.min(greedy.len()));
         for _ in 0..limit.min(greedy.len()) {
             let Some(&pick) = greedy.iter().find(|z| !order.contains(z)) else { break };
-            let chosen = self.balanced(pick, greedy, &order);
-            order.push(chosen);
+            let mut best = (costs.cost(groups, self.zones, pick), pick);
+            if costs.leaves_members(groups, pick) {
+                for &zone in greedy.iter().filter(|z| **z != pick && !order.contains(z)) {
+                    let cost = costs.cost(groups, self.zones, zone);
+                    if cost < best.0 {
+                        best = (cost, zone);
+                    }
+                }
+            }
+            costs.take(groups, self.zones, best.1);
+            order.push(best.1);
         }
         assert!(order.len() <= limit);
         order
