@@ -172,7 +172,7 @@ mod tests {
 
     /// At the tiny scale both modes run; group mode compensates only inside GC cycles, so it
     /// writes fewer compensation bytes than unit mode on the unaligned row; the chart has a
-    /// point per run and metric and 000's three.
+    /// two-point line per mode and metric and 000's pair.
     #[test]
     fn tiny_comparison_runs_and_charts() {
         let rows = run(Scale::Tiny, &mut crate::progress::Silent, &mut |_| {}).unwrap();
@@ -188,8 +188,8 @@ mod tests {
             unit.bytes.compensation
         );
         let json = |i: usize| rows[i].1.as_ref().map(|r| r.to_json().unwrap()).unwrap_or_default();
-        assert!(json(2).contains("\"nowa_mode\":\"group\""), "{}", json(2));
-        assert!(json(1).contains("\"nowa_mode\":\"unit\""), "{}", json(1));
+        assert!(json(2).contains("\"nowa_mode\": \"group\""), "{}", json(2));
+        assert!(json(1).contains("\"nowa_mode\": \"unit\""), "{}", json(1));
         let table: Vec<Row> = rows.iter().map(|(r, _)| r.clone()).collect();
         let chart = chart(Scale::Tiny, &table);
         assert_eq!(chart.series.len(), 2 * MODES.len() + 1);

@@ -139,7 +139,10 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "compression" => options.out_of_place.compression = Compression::parse(value)?,
         "packing" => options.out_of_place.packing = flag(value)?,
         "nowa" => options.out_of_place.nowa = flag(value)?,
-        "nowa_mode" => options.out_of_place.nowa_mode = NoWaMode::parse(value)?,
+        "nowa_mode" => {
+            options.out_of_place.nowa_mode =
+                NoWaMode::parse(value).map_err(|e| format!("nowa_mode: {e}"))?
+        }
         "fdp" => options.out_of_place.fdp = flag(value)?,
         "gc_unit_bytes" => options.out_of_place.gc_unit_bytes = bytes(value)?,
         "ssd_spare_bytes" => options.out_of_place.ssd_spare_bytes = bytes(value)?,
