@@ -6,6 +6,7 @@ pub mod fig15;
 pub mod fig16;
 pub mod infer_gc_unit;
 pub mod mqssd_lsm;
+pub mod nowa_modes;
 pub mod plan;
 pub mod table1;
 pub mod table2;

@@ -28,6 +28,12 @@ enum ExperimentCommand {
     /// fill (DB, SSD and total WAF; 000 reports throughput). --json-dir:
     /// DIR/table2-<row number>.json; --plot FILE: DB, SSD and total WAF per configuration.
     Table2(FigureArgs),
+    /// NoWA's two modes in Table 1's geometry: the "+ NoWA" and "+ aligning GC unit" rows with
+    /// `nowa_mode=unit` (whole estimated SSD units compensated in cycles of their own) and
+    /// `nowa_mode=group` (000's artifact: zones opened together balanced when GC runs anyway),
+    /// and "+ GDT" as the reference. --json-dir: DIR/nowa-modes-<run number>.json; --markdown:
+    /// the table beside 000's figures; --plot FILE: DB WAF against SSD WAF per run.
+    NowaModes(FigureArgs),
     /// 000 Table 3: on an emulated FDP SSD, in place against out of place with every
     /// optimization, keeping SSD WAF at 1 with NoWA or with FDP placement hints (with and
     /// without compression). --json-dir: DIR/table3-<row number>.json; --plot FILE: DB, SSD
@@ -263,6 +269,7 @@ pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
         ExperimentCommand::Table1(a) => run_table1(&a),
         ExperimentCommand::Table2(a) => run_table2(&a),
         ExperimentCommand::Table3(a) => run_table3(&a),
+        ExperimentCommand::NowaModes(a) => run_nowa_modes(&a),
         ExperimentCommand::Plan(a) => run_plan(&a),
         ExperimentCommand::Cczns(a) => run_cczns(&a),
         ExperimentCommand::Fig16(a) => run_fig16(&a),
@@ -757,6 +764,33 @@ fn run_table3(args: &FigureArgs) -> Result<(), CliError> {
         chart: table3::chart,
     };
     run_waf_table(args, &t)
+}
+
+fn run_nowa_modes(args: &FigureArgs) -> Result<(), CliError> {
+    use wafer_bench::experiment::nowa_modes;
+    let scale = check_outputs(args)?;
+    let mut live = ProgressBar::without_totals(!args.quiet);
+    let quiet = args.quiet;
+    let rows = nowa_modes::run(scale, &mut live, &mut |row| {
+        if !quiet {
+            eprintln!("nowa-modes [{}] {}: done", scale.name(), row.label);
+        }
+    })?;
+    let table_rows: Vec<table::Row> = rows.iter().map(|(r, _)| r.clone()).collect();
+    println!(
+        "NoWA unit against group balancing in Table 1's geometry (YCSB-A zipf 0.8), scale {}",
+        scale.name()
+    );
+    print!("{}", table::render(&table_rows));
+    let markdown = nowa_modes::render_markdown(scale, &rows);
+    println!();
+    print!("{markdown}");
+    let mut reports = Vec::with_capacity(rows.len());
+    for (_, report) in &rows {
+        reports.push(report.as_ref().map(|r| r.to_json()).transpose()?);
+    }
+    let chart = wafer_bench::plot::Chart::Line(nowa_modes::chart(scale, &table_rows));
+    write_outputs(args, "nowa-modes", &reports, None, &markdown, &[("", chart)])
 }
 
 fn run_table1(args: &Table1Args) -> Result<(), CliError> {

@@ -13,6 +13,7 @@ use wafer::stats::IoStats;
 
 use wafer::oop::codec::Compression;
 use wafer::oop::GcZones;
+use wafer::space::nowa::NoWaMode;
 use wafer::space::{PlacementKind, VictimPolicyKind};
 
 // The space's victim histogram is copied bin for bin.
@@ -138,6 +139,10 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "compression" => options.out_of_place.compression = Compression::parse(value)?,
         "packing" => options.out_of_place.packing = flag(value)?,
         "nowa" => options.out_of_place.nowa = flag(value)?,
+        "nowa_mode" => {
+            options.out_of_place.nowa_mode =
+                NoWaMode::parse(value).map_err(|e| format!("nowa_mode: {e}"))?
+        }
         "fdp" => options.out_of_place.fdp = flag(value)?,
         "gc_unit_bytes" => options.out_of_place.gc_unit_bytes = bytes(value)?,
         "ssd_spare_bytes" => options.out_of_place.ssd_spare_bytes = bytes(value)?,
@@ -154,8 +159,8 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                  doublewrite, append_split, background_write_back, background_checkpoint, \
                  background_gc, durability, wal_capacity_bytes, checkpoint_log_bytes, \
                  zone_bytes, zones_per_gc_unit, open_zones, gc_batch_pages, max_fill_percent, \
-                 placement, gc_policy, gc_zones, compression, packing, nowa, fdp, gc_unit_bytes, \
-                 ssd_spare_bytes, blob_threshold)"
+                 placement, gc_policy, gc_zones, compression, packing, nowa, nowa_mode, fdp, \
+                 gc_unit_bytes, ssd_spare_bytes, blob_threshold)"
             ))
         }
     }
@@ -264,6 +269,7 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "compression": options.out_of_place.compression.name(),
         "packing": options.out_of_place.packing,
         "nowa": options.out_of_place.nowa,
+        "nowa_mode": options.out_of_place.nowa_mode.name(),
         "fdp": options.out_of_place.fdp,
         "placement_handles": options.out_of_place.placement_handles,
         "gc_unit_bytes": options.out_of_place.gc_unit_bytes,
@@ -551,9 +557,18 @@ mod tests {
         );
         set_engine_option(&mut o, "gc_zones", "exhaustion").unwrap();
         assert_eq!(o.out_of_place.gc_zones, GcZones::OnExhaustion);
-        for (key, bad) in
-            [("placement", "x"), ("open_zones", "0"), ("gc_zones", "1/2"), ("gc_policy", "lru")]
-        {
+        assert_eq!(o.out_of_place.nowa_mode, NoWaMode::Unit, "unit by default");
+        set_engine_option(&mut o, "nowa_mode", "group").unwrap();
+        assert_eq!(o.out_of_place.nowa_mode, NoWaMode::Group);
+        set_engine_option(&mut o, "nowa_mode", "unit").unwrap();
+        assert_eq!(o.out_of_place.nowa_mode, NoWaMode::Unit);
+        for (key, bad) in [
+            ("placement", "x"),
+            ("open_zones", "0"),
+            ("gc_zones", "1/2"),
+            ("gc_policy", "lru"),
+            ("nowa_mode", "zone"),
+        ] {
             let e = set_engine_option(&mut o, key, bad).unwrap_err();
             assert!(e.starts_with(key), "{e}");
         }

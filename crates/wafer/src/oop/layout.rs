@@ -43,6 +43,7 @@ fn nowa_options(device_capacity_bytes: u64, o: &OutOfPlaceOptions) -> NoWaOption
     NoWaOptions {
         unit_slots: unit_bytes / SLOT_BYTES,
         budget_units: u32::try_from(budget).unwrap_or(u32::MAX),
+        mode: o.nowa_mode,
     }
 }
 

@@ -115,6 +115,12 @@ pub struct OutOfPlaceOptions {
     /// NoWA (000 sec. 5.4): zones open in groups and GC compensates imbalance, so a
     /// conventional SSD's own GC finds fully invalid superblocks (SSD WAF 1).
     pub nowa: bool,
+    /// How NoWA corrects imbalance: `Unit` (the default) compensates whole estimated SSD
+    /// units when they exceed the SSD's budget, in GC cycles of their own (SSD WAF near 1, more
+    /// DB copies); `Group` balances the zones opened together the way 000's artifact does,
+    /// only when GC runs anyway (fewer DB copies, some SSD copies). See
+    /// docs/internals/gc.md, NoWA. Ignored without `nowa`.
+    pub nowa_mode: crate::space::nowa::NoWaMode,
     /// The SSD's GC unit, for NoWA's model of it; 0: the device's report (superblock, reclaim
     /// unit), else the unit zones are cut from (`ZONE_BYTES_DEFAULT`).
     pub gc_unit_bytes: u64,
@@ -151,6 +157,7 @@ impl OutOfPlaceOptions {
             background_gc: true,
             fdp: false,
             nowa: false,
+            nowa_mode: crate::space::nowa::NoWaMode::Unit,
             gc_unit_bytes: 0,
             ssd_spare_bytes: 0,
         }
@@ -175,6 +182,7 @@ impl OutOfPlaceOptions {
             background_gc: false,
             fdp: false,
             nowa: false,
+            nowa_mode: crate::space::nowa::NoWaMode::Unit,
             gc_unit_bytes: 0,
             ssd_spare_bytes: 0,
         }

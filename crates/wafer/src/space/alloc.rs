@@ -37,6 +37,8 @@ struct Route {
     group: u32,
     take: u32,
     opens: bool,
+    /// With NoWA: the zone it opens starts a new group of zones opened together (rule 1).
+    starts_group: bool,
 }
 
 impl Space {
@@ -190,12 +192,14 @@ impl Space {
                 if left == 0 {
                     break;
                 }
+                let mut starts_group = false;
                 let (owner, opens) = match (room[group], group_left.as_mut()) {
                     (r, _) if r > 0 => (group, false),
                     (_, None) => (group, true),
                     (_, Some(zones_left)) => {
                         if room.iter().all(|r| *r == 0) {
                             *zones_left = max_open;
+                            starts_group = true;
                         }
                         if *zones_left > 0 {
                             *zones_left -= 1;
@@ -214,7 +218,9 @@ impl Space {
                 let take = left.min(room[owner]);
                 room[owner] -= take;
                 left -= take;
-                routes.push(Route { owner: owner as u32, group: stretch.group, take, opens });
+                assert!(opens || !starts_group, "a group starts with a zone it opens");
+                let owner = owner as u32;
+                routes.push(Route { owner, group: stretch.group, take, opens, starts_group });
             }
             assert_eq!(left, 0, "a stretch was not routed");
         }
@@ -233,6 +239,9 @@ impl Space {
             let hint = self.fdp_hint(route.owner);
             self.zones.open(zone, hint);
             self.open_by_group[owner] = Some(zone);
+            if let Some(model) = self.nowa.as_mut() {
+                model.zone_opened(zone, route.starts_group);
+            }
         }
         let zone = self.open_by_group[owner];
         assert!(zone.is_some(), "route to group {owner} without an open zone");

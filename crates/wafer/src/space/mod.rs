@@ -53,6 +53,7 @@ mod invariants;
 pub mod io;
 mod map;
 pub mod nowa;
+pub mod nowa_groups;
 mod options;
 pub mod pack;
 pub mod placement;

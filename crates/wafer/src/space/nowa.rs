@@ -24,11 +24,42 @@
 use std::collections::BTreeMap;
 
 use super::gc::VICTIMS_PER_CYCLE_MAX;
+use super::nowa_groups::GroupBook;
 use super::zone::{ZoneId, ZoneState, ZoneTable};
 
 /// Units the model tracks at most: bounds its map (a unit older than the SSD's physical units
 /// has been collected by the SSD whatever the model says).
 pub const TRACKED_UNITS_MAX: u64 = 1 << 20;
+
+/// How NoWA corrects imbalance (see the module doc and `nowa_groups.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NoWaMode {
+    /// Rule 2 as above: when live units exceed the budget, GC takes every remaining zone of
+    /// the cheapest partly dead unit, in cycles of its own.
+    #[default]
+    Unit,
+    /// 000's artifact: no SSD unit estimate and no cycles of its own; when GC runs anyway and
+    /// a group of zones opened together was partly collected, GC takes the rest of the
+    /// cheapest such group instead of its policy's victim, and greedy avoids starting groups.
+    Group,
+}
+
+impl NoWaMode {
+    pub fn parse(text: &str) -> Result<NoWaMode, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "unit" => Ok(NoWaMode::Unit),
+            "group" => Ok(NoWaMode::Group),
+            other => Err(format!("unknown NoWA mode `{other}` (expected unit or group)")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NoWaMode::Unit => "unit",
+            NoWaMode::Group => "group",
+        }
+    }
+}
 
 /// What NoWA needs to know of the SSD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +69,8 @@ pub struct NoWaOptions {
     /// Units that may hold valid data before the SSD must collect one: its physical units
     /// less the free superblocks it keeps.
     pub budget_units: u32,
+    /// How imbalance is corrected.
+    pub mode: NoWaMode,
 }
 
 /// The units a zone's current incarnation spans, first and last inclusive.
@@ -63,6 +96,8 @@ pub struct SsdModel {
     compensations: u64,
     /// No compensation was worth it; cleared by the next reset (what frees candidates).
     blocked: bool,
+    /// The zones opened together (group mode's balancing; kept in unit mode too, unused).
+    groups: GroupBook,
 }
 
 impl SsdModel {
@@ -77,6 +112,7 @@ impl SsdModel {
             compensation_slots: 0,
             compensations: 0,
             blocked: false,
+            groups: GroupBook::new(zone_count),
         }
     }
 
@@ -107,6 +143,21 @@ impl SsdModel {
 
     pub fn set_group_zones_left(&mut self, zones: u32) {
         self.group_zones_left = zones;
+    }
+
+    /// The zones opened together and group mode's throttle.
+    pub fn groups(&self) -> &GroupBook {
+        &self.groups
+    }
+
+    pub fn groups_mut(&mut self) -> &mut GroupBook {
+        &mut self.groups
+    }
+
+    /// `zone` opened; `starts_group`: as the first zone of a new group (rule 1).
+    pub fn zone_opened(&mut self, zone: ZoneId, starts_group: bool) {
+        assert!((zone as usize) < self.spans.len(), "zone {zone}");
+        self.groups.zone_opened(zone, starts_group);
     }
 
     /// `slots` appended to `zone` next in the stream.
@@ -143,6 +194,7 @@ impl SsdModel {
     /// `zone` was reset (trimmed): the units it spanned lose it.
     pub fn reset(&mut self, zone: ZoneId) {
         self.blocked = false;
+        self.groups.reset(zone);
         let Some(span) = self.spans[zone as usize].take() else { return };
         assert!(span.first_unit <= span.last_unit);
         for u in span.first_unit..=span.last_unit {
@@ -268,7 +320,7 @@ mod tests {
     use super::*;
 
     fn model(unit_slots: u64, budget_units: u32, zones: u32) -> SsdModel {
-        SsdModel::new(NoWaOptions { unit_slots, budget_units }, zones)
+        SsdModel::new(NoWaOptions { unit_slots, budget_units, mode: NoWaMode::Unit }, zones)
     }
 
     /// 000 Figure 9: two zones multiplexed into two units die together, freeing both; Figure 8:
@@ -319,7 +371,7 @@ mod tests {
     const USER: WritePurpose = WritePurpose::UserEviction;
 
     fn nowa_space(unit_slots: u64, budget_units: u32) -> Space {
-        let nowa = Some(NoWaOptions { unit_slots, budget_units });
+        let nowa = Some(NoWaOptions { unit_slots, budget_units, mode: NoWaMode::Unit });
         Space::new(SpaceOptions { nowa, ..SpaceOptions::test_min() }).unwrap()
     }
 

@@ -14,13 +14,26 @@ impl VictimPolicy for Greedy {
     }
 
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
-        view.zones
+        let pick = view
+            .zones
             .iter()
             .filter(|(_, z)| is_candidate(z))
             .min_by_key(|(id, z)| {
                 (view.valid_rank(z), view.sharing(*id), z.last_write_clock(), *id)
             })
-            .map(|(id, _)| VictimChoice::copyback(id, view))
+            .map(|(id, _)| id)?;
+        // Group-mode NoWA may prefer a victim that does not leave its group imbalanced.
+        let pick = match view.groups() {
+            Some(_) => {
+                let mut ids = vec![pick];
+                let others = view.zones.iter().filter(|(id, z)| *id != pick && is_candidate(z));
+                ids.extend(others.map(|(id, _)| id));
+                view.balanced_order(&ids, 1).first().copied().unwrap_or(pick)
+            }
+            None => pick,
+        };
+        assert!(is_candidate(view.zones.get(pick)));
+        Some(VictimChoice::copyback(pick, view))
     }
 }
 
@@ -62,6 +75,12 @@ impl VictimPolicy for UntilZone {
                 let score = |z: &Zone| super::cost_benefit::score(z, view.clock, f64::from(spz));
                 candidates.sort_by(|a, b| score(b.1).total_cmp(&score(a.1)).then(a.0.cmp(&b.0)))
             }
+        }
+        if self.order == VictimOrder::Greedy && view.groups().is_some() {
+            // Group-mode NoWA: the artifact's imbalance-aware picks, one after another.
+            let ids: Vec<_> = candidates.iter().map(|(id, _)| *id).collect();
+            let order = view.balanced_order(&ids, VICTIMS_PER_CYCLE_MAX);
+            candidates = order.iter().map(|id| (*id, view.zones.get(*id))).collect();
         }
         let empty = view.zones.count(|z| z.state() == ZoneState::Empty);
         // Room for the copies: the empty zones less one, kept for the user writes that wait.

@@ -4,6 +4,7 @@
 //! out; [`Space::finish_victim`] and [`Space::release_ready`] close the cycle under the rule
 //! "a zone is reused only after the records that moved its pages out are durable".
 use super::map::{Location, PageId, SlotEntry};
+use super::nowa::NoWaMode;
 use super::zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};
 use super::Space;
 use crate::device::WritePurpose;
@@ -31,17 +32,58 @@ pub struct SpaceView<'a> {
 }
 
 impl SpaceView<'_> {
-    /// How many live zones the victim `zone` leaves in its units (0 without NoWA): greedy
-    /// orders break near-ties by it.
+    /// How many live zones the victim `zone` leaves in its units (0 without NoWA or in group
+    /// mode): greedy orders break near-ties by it.
     pub fn sharing(&self, zone: ZoneId) -> u32 {
-        self.nowa.map_or(0, |m| m.sharing(zone))
+        self.unit_model().map_or(0, |m| m.sharing(zone))
+    }
+
+    /// NoWA's model when it balances whole units.
+    fn unit_model(&self) -> Option<&super::nowa::SsdModel> {
+        self.nowa.filter(|m| m.options().mode == NoWaMode::Unit)
+    }
+
+    /// NoWA's zones opened together, when it balances groups.
+    pub fn groups(&self) -> Option<&super::nowa_groups::GroupBook> {
+        self.nowa.filter(|m| m.options().mode == NoWaMode::Group).map(|m| m.groups())
+    }
+
+    /// Victims in group mode's order (the artifact's `GreedyGC` with
+    /// `SearchForOtherCandidate`), at most `limit`, from `greedy` (candidates in greedy
+    /// order): each next greedy pick that would leave members of its group behind gives way
+    /// to the candidate of strictly least cost, a candidate's cost being its own live slots
+    /// or, if it too would leave members behind, their mean live slots
+    /// ([`GroupCosts::cost`](super::nowa_groups::GroupCosts::cost)). Without group mode,
+    /// `greedy`'s first `limit`.
+    pub fn balanced_order(&self, greedy: &[ZoneId], limit: usize) -> Vec<ZoneId> {
+        let Some(groups) = self.groups() else {
+            return greedy.iter().take(limit).copied().collect();
+        };
+        let mut costs = super::nowa_groups::GroupCosts::new(groups, self.zones, greedy);
+        let mut order: Vec<ZoneId> = Vec::with_capacity(limit.min(greedy.len()));
+        for _ in 0..limit.min(greedy.len()) {
+            let Some(&pick) = greedy.iter().find(|z| !order.contains(z)) else { break };
+            let mut best = (costs.cost(groups, self.zones, pick), pick);
+            if costs.leaves_members(groups, pick) {
+                for &zone in greedy.iter().filter(|z| **z != pick && !order.contains(z)) {
+                    let cost = costs.cost(groups, self.zones, zone);
+                    if cost < best.0 {
+                        best = (cost, zone);
+                    }
+                }
+            }
+            costs.take(groups, self.zones, best.1);
+            order.push(best.1);
+        }
+        assert!(order.len() <= limit);
+        order
     }
 
     /// What greedy compares: the victim's live bytes, what GC would copy (per page: a packed
-    /// slot with one live page costs that page, not the slot); with NoWA in steps of 1/32 of
-    /// a zone, so near-equal victims are told apart by [`SpaceView::sharing`].
+    /// slot with one live page costs that page, not the slot); with unit-mode NoWA in steps of
+    /// 1/32 of a zone, so near-equal victims are told apart by [`SpaceView::sharing`].
     pub fn valid_rank(&self, zone: &Zone) -> u64 {
-        match self.nowa {
+        match self.unit_model() {
             None => zone.live_bytes(),
             Some(_) => {
                 let zone_bytes = u64::from(self.zones.slots_per_zone()) * super::map::SLOT_BYTES;
@@ -162,22 +204,28 @@ impl Space {
         self.free_zone_count() >= self.options.gc_free_zones_high && !self.nowa_wants_compensation()
     }
 
-    /// NoWA's model has more live units than the SSD holds and a compensation was not found
-    /// impossible since the last zone reset.
+    /// Unit mode only (group mode never adds a cycle): NoWA's model has more live units than
+    /// the SSD holds and a compensation was not found impossible since the last zone reset.
     fn nowa_wants_compensation(&self) -> bool {
-        self.nowa.as_ref().is_some_and(|m| m.over_budget() && !m.compensation_blocked())
+        self.nowa.as_ref().is_some_and(|m| {
+            m.options().mode == NoWaMode::Unit && m.over_budget() && !m.compensation_blocked()
+        })
     }
 
-    /// NoWA's compensation when it is due (see `nowa.rs`): every remaining zone of the
-    /// cheapest partly dead unit, copied back to the GC group.
+    /// NoWA's compensation when it is due, copied back to the GC group: in unit mode every
+    /// remaining zone of the cheapest partly dead unit (`nowa.rs`), in group mode the members
+    /// left of the cheapest partly collected group (`nowa_groups.rs`).
     fn nowa_compensation(&mut self, gc_group: u32) -> Option<VictimChoice> {
-        let model = self.nowa.as_ref()?;
-        if !model.over_budget() {
-            return None;
-        }
         let spz = u64::from(self.slots_per_zone());
         // Room for the copies: the empty zones less one, kept for the user writes that wait.
         let room_slots = u64::from(self.empty_zone_count().saturating_sub(1)) * spz;
+        let model = self.nowa.as_ref()?;
+        if model.options().mode == NoWaMode::Group {
+            return self.nowa_group_compensation(gc_group, room_slots);
+        }
+        if !model.over_budget() {
+            return None;
+        }
         let zones = model.compensation(&self.zones, room_slots);
         let model = self.nowa.as_mut()?;
         let Some(zones) = zones else {
@@ -186,6 +234,22 @@ impl Space {
         };
         let valid: u64 = zones.iter().map(|z| u64::from(self.zones.get(*z).valid_slots())).sum();
         model.compensated(valid);
+        Some(VictimChoice { zones, purpose: WritePurpose::Compensation, dest_group: gc_group })
+    }
+
+    /// Group mode: when the artifact's throttle allows, the members left of the cheapest
+    /// imbalanced group; records whether GC compensated (the throttle's other half).
+    fn nowa_group_compensation(&mut self, gc_group: u32, room_slots: u64) -> Option<VictimChoice> {
+        let model = self.nowa.as_mut()?;
+        assert_eq!(model.options().mode, NoWaMode::Group);
+        let groups = model.groups();
+        let zones = groups.compensation_due().then(|| groups.compensation(&self.zones, room_slots));
+        let zones = zones.flatten();
+        model.groups_mut().note_choice(zones.is_some());
+        let zones = zones?;
+        let valid: u64 = zones.iter().map(|z| u64::from(self.zones.get(*z).valid_slots())).sum();
+        model.compensated(valid);
+        assert!(!zones.is_empty() && zones.len() <= VICTIMS_PER_CYCLE_MAX);
         Some(VictimChoice { zones, purpose: WritePurpose::Compensation, dest_group: gc_group })
     }
 

@@ -295,6 +295,11 @@ fn run(seed: u64, steps: u32) -> u64 {
         nowa: (rng.below(3) == 0).then(|| crate::space::nowa::NoWaOptions {
             unit_slots: u64::from(slots_per_zone) * (1 + rng.below(4)),
             budget_units: 2 + rng.below(8) as u32,
+            mode: if rng.below(2) == 0 {
+                crate::space::nowa::NoWaMode::Unit
+            } else {
+                crate::space::nowa::NoWaMode::Group
+            },
         }),
     };
     // Live pages up to ~60% of the area: GC always has room.
