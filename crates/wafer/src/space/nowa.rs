@@ -23,7 +23,6 @@
 //! whose units have the fewest other live zones ([`SsdModel::sharing`]).
 use std::collections::BTreeMap;
 
-use super::gc::VICTIMS_PER_CYCLE_MAX;
 use super::nowa_groups::GroupBook;
 use super::zone::{ZoneId, ZoneState, ZoneTable};
 
@@ -221,7 +220,7 @@ impl SsdModel {
     /// (all its zones Full and idle, their live bytes below a unit's worth less one zone, else
     /// moving them would use about the space it frees). A unit of more zones than one cycle
     /// may take, or whose copies exceed `room_slots`, goes over several cycles: the fewest
-    /// valid first, at most [`VICTIMS_PER_CYCLE_MAX`] and `room_slots` (at least one zone).
+    /// valid first, at most [`super::gc::VICTIMS_PER_CYCLE_MAX`] and `room_slots` (at least one zone).
     pub fn compensation(&self, zones: &ZoneTable, room_slots: u64) -> Option<Vec<ZoneId>> {
         let spz = u64::from(zones.slots_per_zone());
         let mut by_unit: BTreeMap<u64, Vec<ZoneId>> = BTreeMap::new();
@@ -248,18 +247,7 @@ impl SsdModel {
             .min_by_key(|(cost, _)| *cost);
         let (cost, members) = best?;
         assert!(!members.is_empty() && cost < self.options.unit_slots);
-        let mut members = members.clone();
-        members.sort_by_key(|z| (live(z), *z));
-        let mut taken = Vec::with_capacity(members.len().min(VICTIMS_PER_CYCLE_MAX));
-        let mut copies = 0u64;
-        for zone in members.into_iter().take(VICTIMS_PER_CYCLE_MAX) {
-            if !taken.is_empty() && copies + valid(&zone) > room_slots {
-                break;
-            }
-            copies += valid(&zone);
-            taken.push(zone);
-        }
-        (copies <= room_slots).then_some(taken)
+        super::nowa_groups::cheapest_within_room(members, live, valid, room_slots)
     }
 
     /// No compensation is worth it now: GC stops asking until a zone is reset.

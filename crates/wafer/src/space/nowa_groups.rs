@@ -157,19 +157,7 @@ impl GroupBook {
             })
             .min_by_key(|(mean, id, _)| (*mean, *id));
         let (_, _, members) = best?;
-        let mut members = members.clone();
-        members.sort_by_key(|z| (live(z), *z));
-        let mut taken = Vec::with_capacity(members.len().min(VICTIMS_PER_CYCLE_MAX));
-        let mut copies = 0u64;
-        for zone in members.into_iter().take(VICTIMS_PER_CYCLE_MAX) {
-            if !taken.is_empty() && copies + valid(&zone) > room_slots {
-                break;
-            }
-            copies += valid(&zone);
-            taken.push(zone);
-        }
-        assert!(!taken.is_empty() && taken.len() <= VICTIMS_PER_CYCLE_MAX);
-        (copies <= room_slots).then_some(taken)
+        cheapest_within_room(members, live, valid, room_slots)
     }
 
     /// The group `zone`'s current incarnation opened in.
@@ -239,6 +227,30 @@ impl GroupCosts {
         tally.0 = tally.0.saturating_sub(u64::from(zones.get(zone).live_slots()));
         tally.1 -= 1;
     }
+}
+
+/// Of `members`, the fewest live first: at most [`VICTIMS_PER_CYCLE_MAX`] zones whose valid
+/// slots fit `room_slots` (the first always taken); None when even that one does not fit.
+/// Both NoWA modes pick their compensated zones so.
+pub(super) fn cheapest_within_room(
+    members: &[ZoneId],
+    live: impl Fn(&ZoneId) -> u64,
+    valid: impl Fn(&ZoneId) -> u64,
+    room_slots: u64,
+) -> Option<Vec<ZoneId>> {
+    let mut members = members.to_vec();
+    members.sort_by_key(|z| (live(z), *z));
+    let mut taken = Vec::with_capacity(members.len().min(VICTIMS_PER_CYCLE_MAX));
+    let mut copies = 0u64;
+    for zone in members.into_iter().take(VICTIMS_PER_CYCLE_MAX) {
+        if !taken.is_empty() && copies + valid(&zone) > room_slots {
+            break;
+        }
+        copies += valid(&zone);
+        taken.push(zone);
+    }
+    assert!(taken.len() <= VICTIMS_PER_CYCLE_MAX);
+    (!taken.is_empty() && copies <= room_slots).then_some(taken)
 }
 
 #[cfg(test)]
