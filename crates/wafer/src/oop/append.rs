@@ -339,9 +339,13 @@ pub(super) fn commit(
     }
     // The data is synced: now the records may become durable at any time.
     for chunk in entries.chunks(journal::BATCH_MAX) {
-        let appended = match &logged {
+        let appended = match logged {
             Ok(_) => inner.journal.append(journal::KIND_SETS, &journal::sets_payload(chunk)),
-            Err(_) => Err(crate::wal::WalError::Poisoned),
+            // After a failed append the rest is abandoned too.
+            Err(_) => {
+                chunk.iter().for_each(|(_, loc)| st.space.abandon(*loc));
+                continue;
+            }
         };
         match appended {
             Ok(lsn) => {
@@ -352,12 +356,8 @@ pub(super) fn commit(
                 }
             }
             Err(e) => {
-                for &(_, loc) in chunk {
-                    st.space.abandon(loc);
-                }
-                if logged.is_ok() {
-                    logged = Err(e.into());
-                }
+                chunk.iter().for_each(|(_, loc)| st.space.abandon(*loc));
+                logged = Err(e.into());
             }
         }
     }
