@@ -38,6 +38,9 @@ pub enum Error {
     Poisoned,
     #[error("database is closed")]
     Closed,
+    /// The tree behind this handle was dropped (`Db::drop_tree`); `Db::tree` makes a new one.
+    #[error("tree {0} was dropped")]
+    TreeDropped(String),
     /// A transaction waited its lock timeout for a key lock another transaction holds (a
     /// clean refusal: abort the transaction and retry it).
     #[error("lock on a key of tree `{tree}` not granted within {waited_ms} ms")]

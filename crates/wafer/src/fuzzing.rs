@@ -135,10 +135,16 @@ pub fn redo_record(data: &[u8]) {
     assert_eq!(out, payload, "redo record round trip");
 }
 
-/// The catalog entry value.
+/// The catalog entry value; and the same bytes as an entry of the garbage tree (the engine's
+/// other catalog-level tree), the first 8 bytes its key.
 pub fn catalog_entry(data: &[u8]) {
     if let Ok((tree_id, root)) = crate::db::catalog::decode(data) {
         assert_eq!(&crate::db::catalog::encode(tree_id, root)[..], data, "catalog round trip");
+    }
+    let (k, v) = data.split_at(data.len().min(8));
+    if let Ok((pid, tree_id)) = crate::db::garbage::decode(k, v) {
+        assert_eq!(pid.to_be_bytes(), k, "garbage key round trip");
+        assert_eq!(&crate::db::garbage::encode(tree_id)[..], v, "garbage value round trip");
     }
 }
 
@@ -446,7 +452,11 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
             }
             seeds
         }
-        "catalog_entry" => vec![crate::db::catalog::encode(3, 17).to_vec()],
+        "catalog_entry" => {
+            let mut garbage = 40u64.to_be_bytes().to_vec();
+            garbage.extend_from_slice(&crate::db::garbage::encode(3));
+            vec![crate::db::catalog::encode(3, 17).to_vec(), garbage]
+        }
         "blob_ref" => {
             let r = crate::blob::BlobRef { first: 40, len_bytes: 9000, seq: 7, crc: 3, clock: 2 };
             vec![r.encode().to_vec(), crate::blob::encode_inline(b"inline")]

@@ -311,6 +311,28 @@ fn random_batch(rng: &mut Rng, model: &mut Model) -> WriteBatch {
     batch
 }
 
+/// A range delete (mostly), a clear or a drop of one tree, applied to `model` as well.
+fn random_cut(rng: &mut Rng, db: &Db, model: &mut Model) -> wafer::Result<()> {
+    let tree = TREES[rng.below(3) as usize];
+    match rng.below(8) {
+        0 => {
+            model.retain(|(t, _), _| t != tree);
+            db.drop_tree(tree).map(|_| ())
+        }
+        1 => {
+            model.retain(|(t, _), _| t != tree);
+            db.tree(tree)?.clear()
+        }
+        _ => {
+            let lo = rng.below(400);
+            let hi = lo + 1 + rng.below(200);
+            let (lo, hi) = (format!("k{lo:04}").into_bytes(), format!("k{hi:04}").into_bytes());
+            model.retain(|(t, k), _| t != tree || *k < lo || *k >= hi);
+            db.tree(tree)?.delete_range(lo..hi)
+        }
+    }
+}
+
 /// Runs the workload until it is done or an error (the power cut) stops it. Returns the model
 /// after each batch (index 0: before any) and the index of the last one acknowledged by Sync.
 fn workload(seed: u64, db: &Db) -> (Vec<Model>, usize) {
@@ -335,6 +357,15 @@ fn workload(seed: u64, db: &Db) -> (Vec<Model>, usize) {
         }
         if rng.below(25) == 0 && db.checkpoint().is_err() {
             break;
+        }
+        // Range deletes, clears and drops: cuts land between a cut's batch and the batches
+        // that free what it detached, and inside both.
+        if rng.below(8) == 0 {
+            let cut = random_cut(&mut rng, db, &mut model);
+            states.push(model.clone());
+            if cut.is_err() {
+                break;
+            }
         }
         // Compressed pages fill the device too slowly for GC to start on its own: collect
         // every zone now and then, so cuts land inside GC moves of packed slots too.

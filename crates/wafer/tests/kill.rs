@@ -56,6 +56,28 @@ fn child(path: &str, round: u64, out_of_place: bool) {
             println!("ack {round} {i}");
             i += 1;
         }
+        if i.is_multiple_of(10) {
+            scratch_cut(&db, i);
+        }
+    }
+}
+
+/// Keys a scratch batch puts; the parent finds none of them or all.
+const SCRATCH_KEYS: u64 = 40;
+
+/// Fills the `scratch` tree with one batch, then removes it all again: by a range delete, a
+/// clear or a drop of the tree. A kill lands in the cut's batch or in the batches that free
+/// what it detached.
+fn scratch_cut(db: &Db, i: u64) {
+    let mut b = WriteBatch::new();
+    for j in 0..SCRATCH_KEYS {
+        b.put("scratch", format!("s{j:04}").as_bytes(), &value(0, i + j));
+    }
+    db.write(&b).unwrap();
+    match (i / 10) % 3 {
+        0 => db.tree("scratch").unwrap().delete_range(b"s".as_slice()..b"t".as_slice()).unwrap(),
+        1 => db.tree("scratch").unwrap().clear().unwrap(),
+        _ => assert!(db.drop_tree("scratch").unwrap()),
     }
 }
 
@@ -149,6 +171,8 @@ fn sigkill_rounds(name: &str, out_of_place: bool) {
                 );
             }
         }
+        let scratch = db.tree("scratch").unwrap().iter().count() as u64;
+        assert!(scratch == 0 || scratch == SCRATCH_KEYS, "round {round}: {scratch} scratch keys");
         let report = db.check().unwrap();
         assert!(report.is_clean(), "after kill round {round}: {report}");
         drop(db); // A crash too: the next round recovers from this one's log.

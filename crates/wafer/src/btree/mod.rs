@@ -10,9 +10,11 @@
 //! structure version (odd while an `Exclusive` lives) instead, and latch only when that keeps
 //! failing or a page must be read.
 mod lookup;
+mod range;
 mod scan;
 mod smo;
 
+pub use range::{reclaim_page, CutPlan, FREE_RECORD_BYTES_MAX, IMAGE_RECORD_BYTES_MAX};
 pub use scan::{Bounds, ScanBatch};
 /// Bound checks shared with the iterators.
 pub mod scan_bounds {
@@ -47,6 +49,9 @@ pub struct TreeCore {
     smo: RwLock<()>,
     /// Odd while a structure modification runs (optimistic lookups validate it).
     structure: lookup::StructureVersion,
+    /// Set, under the exclusive latch, when the tree is dropped: its pages are free (and may
+    /// belong to another tree by now), so writes through a stale handle must stop here.
+    dropped: std::sync::atomic::AtomicBool,
 }
 
 /// Proof that the caller holds a tree's structure latch exclusive. It also holds the tree's
@@ -62,7 +67,22 @@ pub struct Exclusive<'a> {
 
 impl TreeCore {
     pub fn new(id: u32, root: PageId) -> TreeCore {
-        TreeCore { id, root, smo: RwLock::new(()), structure: Default::default() }
+        TreeCore {
+            id,
+            root,
+            smo: RwLock::new(()),
+            structure: Default::default(),
+            dropped: Default::default(),
+        }
+    }
+
+    /// Err([`Error::TreeDropped`]) once the tree is dropped. Writers check it under the
+    /// structure latch, which the drop held exclusive, so none writes into freed pages.
+    pub fn check_live(&self) -> Result<()> {
+        if self.dropped.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(Error::TreeDropped(format!("#{}", self.id)));
+        }
+        Ok(())
     }
 
     pub fn shared(&self) -> RwLockReadGuard<'_, ()> {
@@ -167,6 +187,7 @@ impl TreeCore {
         cached_only: bool,
     ) -> Result<PutShared> {
         let _s = self.shared();
+        self.check_live()?;
         let Some(leaf) = self.leaf_for_write(env, key, cached_only)? else {
             return Ok(PutShared::NotCached);
         };
@@ -214,6 +235,7 @@ impl TreeCore {
         cached_only: bool,
     ) -> Result<Option<(bool, bool)>> {
         let _s = self.shared();
+        self.check_live()?;
         let Some(leaf) = self.leaf_for_write(env, key, cached_only)? else {
             return Ok(None);
         };
@@ -273,12 +295,26 @@ impl Exclusive<'_> {
         self.core
     }
 
+    /// The entries of the tree's first leaf (all of them: at most a page's worth).
+    pub fn first_leaf_entries(&self, env: Env<'_>) -> Result<Vec<node::Entry>> {
+        let (_, leaf) = self.path_to_leaf(env, b"")?;
+        let g = env.pool.read(leaf)?;
+        Ok(node::entries(g.bytes()))
+    }
+
+    /// Marks the tree dropped (its pages freed by the caller's batch): see
+    /// [`TreeCore::check_live`].
+    pub fn mark_dropped(&self) {
+        self.core.dropped.store(true, std::sync::atomic::Ordering::Release);
+    }
+
     pub fn get(&self, env: Env<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let g = self.core.leaf_read(env, key)?;
         Ok(node::search(g.bytes(), key).ok().map(|i| node::value(g.bytes(), i).to_vec()))
     }
 
     pub fn delete(&self, env: Env<'_>, key: &[u8]) -> Result<bool> {
+        self.core.check_live()?;
         let pid = self.core.leaf_read(env, key)?.pid();
         let mut g = env.pool.write(pid)?;
         if node::search(g.bytes(), key).is_err() {

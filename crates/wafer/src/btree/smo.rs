@@ -41,7 +41,7 @@ impl Exclusive<'_> {
     }
 
     /// Inner nodes from the root to the leaf covering `key`, with the child position taken.
-    fn path_to_leaf(&self, env: Env<'_>, key: &[u8]) -> Result<(Path, PageId)> {
+    pub(super) fn path_to_leaf(&self, env: Env<'_>, key: &[u8]) -> Result<(Path, PageId)> {
         let mut path = Vec::new();
         let mut pid = self.core.root;
         for _ in 0..DEPTH_MAX {
@@ -57,6 +57,7 @@ impl Exclusive<'_> {
     }
 
     pub fn put(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<()> {
+        self.core.check_live()?;
         let (path, leaf) = self.path_to_leaf(env, key)?;
         // Worst case: a three-way split on every level plus a root split.
         let r = env.alloc.reserve(3 * (path.len() as u64 + 2))?;
@@ -188,6 +189,7 @@ impl Exclusive<'_> {
     /// under a quarter full merges with a leaf sibling (left preferred) when the two fit in three
     /// quarters of a page. The gap between the thresholds keeps split/merge from ping-ponging.
     pub fn rebalance_leaf(&self, env: Env<'_>, key: &[u8]) -> Result<()> {
+        self.core.check_live()?;
         let (mut path, leaf) = self.path_to_leaf(env, key)?;
         if leaf == self.core.root {
             return Ok(());
@@ -289,7 +291,7 @@ impl Exclusive<'_> {
     }
 
     /// While the root is an inner node with a single child, moves that child into the root.
-    fn absorb_into_root(&self, env: Env<'_>, mut root: PageMut<'_>) -> Result<()> {
+    pub(super) fn absorb_into_root(&self, env: Env<'_>, mut root: PageMut<'_>) -> Result<()> {
         let rpid = root.pid();
         for _ in 0..DEPTH_MAX {
             let is_lone = page::kind(root.bytes()) == Some(PageKind::Inner)

@@ -153,6 +153,22 @@ impl BlobState {
 fn fold_bytes(changes: usize) -> u64 {
     3 * changes as u64 * FOLD_RECORD_BYTES + 4 * (PAGE_SIZE as u64 + 64)
 }
+/// The blob a stored value names (None: an inline value), for code that frees values it
+/// removes without looking each up.
+pub(super) fn blob_of(stored: &[u8]) -> Result<Option<BlobRef>> {
+    match decode_stored(stored) {
+        Ok(Stored::Blob(r)) => Ok(Some(r)),
+        Ok(Stored::Inline(_)) => Ok(None),
+        Err(e) => Err(Error::Corrupt(format!("stored value: {e}"))),
+    }
+}
+
+/// Log bytes freeing `blobs` blobs in one batch adds: an extent change each in the commit
+/// record, and a fold of them all (a batch that frees many folds).
+pub(super) fn release_log_bytes(blobs: usize) -> u64 {
+    blobs as u64 * crate::durable::record::EXTENT_OP_BYTES_MAX as u64 + fold_bytes(blobs)
+}
+
 /// A free-extent tree change in the log: the record (a 16-byte entry put or deleted, about
 /// 55 bytes framed) and its share of the splits (a leaf holds over 100 entries).
 const FOLD_RECORD_BYTES: u64 = 64 + 128;
@@ -475,13 +491,20 @@ impl DbInner {
         }
         if let Some(old) = &old {
             if let Ok(Stored::Blob(r)) = decode_stored(old) {
-                if r.pages() > 0 {
-                    b.lock_space().release(r.page_range());
-                }
-                b.counters.blobs_freed.fetch_add(1, Ordering::Relaxed);
+                self.release_blob(&r)?;
             }
         }
         Ok(old.is_some())
+    }
+
+    /// Under the writer mutex: the batch frees the blob `r` (its key no longer names it).
+    pub(super) fn release_blob(&self, r: &BlobRef) -> Result<()> {
+        let b = self.blob_state()?;
+        if r.pages() > 0 {
+            b.lock_space().release(r.page_range());
+        }
+        b.counters.blobs_freed.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Under the writer mutex as a batch ends with a commit record: the extent changes it

@@ -250,6 +250,24 @@ impl Walk<'_> {
         }
     }
 
+    /// The garbage tree and every detached subtree it records, each owned by the tree it was
+    /// cut from until its pages are freed.
+    fn garbage(&mut self, id: u32, root: PageId) {
+        let runs = self.blob_runs.take();
+        let entries = self.tree(id, root, true);
+        self.blob_runs = runs;
+        for (k, v) in entries {
+            match super::garbage::decode(&k, &v) {
+                Ok((pid, tree_id)) => {
+                    self.tree(tree_id, pid, false);
+                    // A subtree is part of a tree, not one more.
+                    self.report.trees -= 1;
+                }
+                Err(e) => self.violation(None, format!("garbage tree: {e}")),
+            }
+        }
+    }
+
     fn free_list(&mut self, head: PageId, count: u64) {
         let mut pid = head;
         let mut seen = 0u64;
@@ -370,6 +388,9 @@ impl DbInner {
                 }
                 continue;
             }
+            if name == super::garbage::GARBAGE_TREE_NAME {
+                walk.garbage(id, root);
+            }
             match trees.get(&name) {
                 Some(core) if core.id == id && core.root == root => {}
                 Some(core) => walk.violation(
@@ -381,7 +402,9 @@ impl DbInner {
                 ),
                 None => walk.violation(None, format!("catalog tree {name:?} is not loaded")),
             }
-            walk.tree(id, root, false);
+            if name != super::garbage::GARBAGE_TREE_NAME {
+                walk.tree(id, root, false);
+            }
         }
         if let Some(runs) = walk.blob_runs.take() {
             for run in runs {

@@ -13,8 +13,10 @@ mod checkpoint;
 mod durability;
 mod exclusive;
 mod export;
+pub(crate) mod garbage;
 mod iter;
 mod locks;
+mod manage;
 mod mode;
 mod open;
 mod txn;
@@ -192,7 +194,10 @@ impl DbInner {
         if let Err(e) = &r {
             let clean = matches!(
                 e,
-                Error::KeyTooLarge { .. } | Error::ValueTooLarge { .. } | Error::OutOfSpace(_)
+                Error::KeyTooLarge { .. }
+                    | Error::ValueTooLarge { .. }
+                    | Error::OutOfSpace(_)
+                    | Error::TreeDropped(_)
             );
             if !clean {
                 self.poisoned.store(true, Ordering::Relaxed);
@@ -608,6 +613,8 @@ impl Db {
         if meta.blobs {
             db.open_blobs(recovered_extents)?;
         }
+        // What a crash left detached but not yet freed.
+        db.reclaim_garbage()?;
         if !fresh && db.inner.recovery.is_some_and(|r| r.redo.records > 1) {
             // Bounds the next recovery and frees the replayed log (its checkpoint record
             // carries the blob extent changes the free-extent tree still lacks).
@@ -821,6 +828,8 @@ impl Db {
                 guards[i] = Some(trees[i].core.exclusive());
             }
             inner.check_writable()?;
+            // A tree dropped since `batch_trees` refuses the batch before it changes anything.
+            trees.iter().try_for_each(|t| t.core.check_live())?;
             for op in &batch.ops {
                 let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
                     return Err(Error::Corrupt("batch tree vanished".into()));
@@ -894,6 +903,7 @@ impl Db {
                 guards[i] = Some(trees[i].core.exclusive());
             }
             inner.check_writable()?;
+            trees.iter().try_for_each(|t| t.core.check_live())?;
             let mut deleted = 0u64;
             for op in &stored {
                 let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
@@ -1129,11 +1139,20 @@ impl Tree {
     /// with the value's page latched shared: it must not call back into this database.
     pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
         self.db.check_open()?;
+        self.check_live()?;
         check_key(key)?;
-        if self.db.blobs.get().is_none() {
-            return self.core.get_with(self.db.env(), key, f);
-        }
-        self.get_tagged(key, f)
+        let found = if self.db.blobs.get().is_none() {
+            self.core.get_with(self.db.env(), key, f)
+        } else {
+            self.get_tagged(key, f)
+        };
+        // A drop racing the read freed the pages it read: say that, not "corrupt".
+        found.map_err(|e| self.check_live().err().unwrap_or(e))
+    }
+
+    /// Err([`Error::TreeDropped`]) once the tree behind this handle is dropped.
+    fn check_live(&self) -> Result<()> {
+        self.core.check_live().map_err(|_| Error::TreeDropped(self.name.to_string()))
     }
 
     /// A lookup in a tagged database: an inline value goes to `f` from the leaf, a blob is
@@ -1201,6 +1220,7 @@ impl Tree {
 
     pub fn put_with(&self, key: &[u8], value: &[u8], durability: Durability) -> Result<()> {
         self.db.check_writable()?;
+        self.check_live()?;
         check_key(key)?;
         self.db.check_value(value)?;
         if self.db.blobs.get().is_some() {
@@ -1253,6 +1273,7 @@ impl Tree {
 
     pub fn delete_with(&self, key: &[u8], durability: Durability) -> Result<bool> {
         self.db.check_writable()?;
+        self.check_live()?;
         check_key(key)?;
         if self.db.blobs.get().is_some() {
             let mut b = WriteBatch::new();
