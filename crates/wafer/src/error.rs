@@ -41,6 +41,10 @@ pub enum Error {
     /// The tree behind this handle was dropped (`Db::drop_tree`); `Db::tree` makes a new one.
     #[error("tree {0} was dropped")]
     TreeDropped(String),
+    /// The snapshot outlived the versions kept for it (`Options::snapshot_bytes_max`): take a
+    /// new one.
+    #[error("snapshot expired: writers since it began changed more pages than the database keeps for snapshots (Options::snapshot_bytes_max)")]
+    SnapshotExpired,
     /// A transaction waited its lock timeout for a key lock another transaction holds (a
     /// clean refusal: abort the transaction and retry it).
     #[error("lock on a key of tree `{tree}` not granted within {waited_ms} ms")]

@@ -45,7 +45,9 @@ pub mod wal;
 #[doc(hidden)]
 pub mod fuzzing;
 
-pub use db::{BatchOp, Db, DbStats, Direction, Iter, Tree, Txn, WriteBatch};
+pub use db::{
+    BatchOp, Db, DbStats, Direction, Iter, Snapshot, SnapshotTree, Tree, Txn, WriteBatch,
+};
 pub use error::{Error, OpenError, Result};
 pub use options::{CreateMode, Options, WriteMode};
 pub use wal::Durability;

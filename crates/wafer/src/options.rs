@@ -112,7 +112,14 @@ pub struct Options {
     /// `oop::options::MAX_FILL_PERCENT_COMPRESSED`; the benchmarks use 250) to use the file;
     /// writes that would not fit are then refused with `OutOfSpace`, losing nothing.
     pub blob_threshold_bytes: Option<u32>,
+    /// Page copies snapshots may keep in memory (`Db::snapshot`): the first change to a page
+    /// while a snapshot lives saves its bytes. Past this bound the oldest snapshot expires
+    /// (its reads fail with `Error::SnapshotExpired`) rather than the memory growing.
+    pub snapshot_bytes_max: u64,
 }
+
+/// Default bound of snapshot page copies (`Options::snapshot_bytes_max`): 16,384 pages.
+pub const SNAPSHOT_BYTES_MAX_DEFAULT: u64 = 64 << 20;
 
 impl Options {
     /// Sized for benchmarks on these machines: 256 MiB pool, 64-page batches, 4 GiB files,
@@ -142,6 +149,7 @@ impl Options {
             checkpoint_log_bytes: 256 << 20,
             checkpoint_interval: None,
             blob_threshold_bytes: None,
+            snapshot_bytes_max: SNAPSHOT_BYTES_MAX_DEFAULT,
         }
     }
 
@@ -172,6 +180,7 @@ impl Options {
             checkpoint_log_bytes: 512 << 10,
             checkpoint_interval: None,
             blob_threshold_bytes: None,
+            snapshot_bytes_max: SNAPSHOT_BYTES_MAX_DEFAULT,
         }
     }
 

@@ -65,7 +65,12 @@ fn check_all(db: &Db, model: &Model, seed: u64) {
 /// Runs `steps` random operations; returns the model.
 fn run(db: &Db, model: &mut Model, seed: u64, steps: u64, space: u64) {
     let mut rng = Rng(seed | 1);
+    // Snapshots taken between operations, each with the model as it was then.
+    let mut snaps: Vec<(wafer::Snapshot, Model)> = Vec::new();
     for step in 0..steps {
+        if rng.below(100) == 0 {
+            snapshots(db, model, &mut snaps, &mut rng, &format!("seed {seed} step {step}"));
+        }
         let name = TREES[rng.below(3) as usize];
         let tree = db.tree(name).unwrap();
         let m = model.get_mut(name).unwrap();
@@ -172,6 +177,42 @@ fn run(db: &Db, model: &mut Model, seed: u64, steps: u64, space: u64) {
                 }
             }
         }
+    }
+}
+
+/// Takes a snapshot, checks one against its model copy (whole, both directions, and lookups),
+/// or drops one.
+fn snapshots(
+    db: &Db,
+    model: &Model,
+    snaps: &mut Vec<(wafer::Snapshot, Model)>,
+    rng: &mut Rng,
+    ctx: &str,
+) {
+    match rng.below(3) {
+        0 if snaps.len() < 4 => snaps.push((
+            db.snapshot().unwrap_or_else(|e| panic!("{ctx}: snapshot: {e}")),
+            model.clone(),
+        )),
+        1 if !snaps.is_empty() => {
+            let (snap, then) = &snaps[rng.below(snaps.len() as u64) as usize];
+            for name in TREES {
+                let tree = snap.tree(name);
+                let want: Vec<(Vec<u8>, Vec<u8>)> =
+                    then[name].iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                let got: Vec<_> = tree.iter().map(|r| r.unwrap()).collect();
+                assert!(got == want, "{ctx}: snapshot of {name} differs from its time");
+                let back: Vec<_> = tree.iter().rev().map(|r| r.unwrap()).collect();
+                assert!(back.into_iter().rev().eq(want.iter().cloned()), "{ctx}: reverse");
+                for (k, v) in want.iter().step_by(7) {
+                    assert_eq!(tree.get(k).unwrap().as_ref(), Some(v), "{ctx}: snapshot get");
+                }
+            }
+        }
+        _ if !snaps.is_empty() => {
+            snaps.swap_remove(rng.below(snaps.len() as u64) as usize);
+        }
+        _ => {}
     }
 }
 

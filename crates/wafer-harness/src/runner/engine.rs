@@ -120,6 +120,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "durability" => options.durability = parse_durability(value)?,
         "wal_capacity_bytes" => options.wal_capacity_bytes = bytes(value)?,
         "checkpoint_log_bytes" => options.checkpoint_log_bytes = bytes(value)?,
+        "snapshot_bytes_max" => options.snapshot_bytes_max = bytes(value)?,
         "zone_bytes" => options.out_of_place.zone_bytes = bytes(value)?,
         "zones_per_gc_unit" => options.out_of_place.zones_per_gc_unit = count(value)?,
         "open_zones" => options.out_of_place.open_zones = count(value)?,

@@ -41,7 +41,12 @@ pub struct BlobSpace {
     /// Free extents that may be taken now: `free` less what is taken or gated.
     avail: Avail,
     /// Freed by a commit not yet known durable (in `free`, not in `avail`).
-    gated: VecDeque<(Range<PageId>, Gate)>,
+    gated: VecDeque<(Range<PageId>, Gate, u64)>,
+    /// Seals so far: each gated run carries the count at its seal.
+    seals: u64,
+    /// Snapshots alive, by the first seal they pin: runs sealed from then on stay gated while
+    /// they live (a snapshot may read the blobs those runs held).
+    pins: BTreeMap<u64, u64>,
     /// Freed in the batch under way: gated once its commit record has an LSN.
     unsealed: Vec<Range<PageId>>,
     /// Taken pages that no commit has claimed yet (extents of blobs being written).
@@ -196,7 +201,7 @@ impl BlobSpace {
         self.taken_pages
     }
     pub fn gated_pages(&self) -> u64 {
-        self.gated.iter().map(|(r, _)| r.end - r.start).sum::<u64>() + self.dropping
+        self.gated.iter().map(|(r, _, _)| r.end - r.start).sum::<u64>() + self.dropping
     }
 
     /// Takes `pages` contiguous page ids, best fit, from the end of the smallest extent that
@@ -311,8 +316,27 @@ impl BlobSpace {
     /// Returns the runs it freed (the store may drop their pages once durable as well).
     pub fn seal(&mut self, gate: Gate) -> Vec<Range<PageId>> {
         let runs: Vec<Range<PageId>> = std::mem::take(&mut self.unsealed);
-        self.gated.extend(runs.iter().cloned().map(|r| (r, gate)));
+        self.seals += 1;
+        let seal = self.seals;
+        self.gated.extend(runs.iter().cloned().map(|r| (r, gate, seal)));
         runs
+    }
+
+    /// A snapshot begins: what later batches free stays gated until [`Self::unpin`] with the
+    /// returned mark. The caller holds every writer off, so no batch is half applied.
+    pub fn pin(&mut self) -> u64 {
+        let mark = self.seals + 1;
+        *self.pins.entry(mark).or_insert(0) += 1;
+        mark
+    }
+
+    pub fn unpin(&mut self, mark: u64) {
+        if let Some(n) = self.pins.get_mut(&mark) {
+            *n -= 1;
+            if *n == 0 {
+                self.pins.remove(&mark);
+            }
+        }
     }
 
     /// The batch under way failed: the database is poisoned, nothing it freed may be reused.
@@ -333,8 +357,9 @@ impl BlobSpace {
         };
         // Gates are sealed in commit order, so the open ones are at the front.
         let mut runs: Vec<Range<PageId>> = Vec::new();
-        while let Some((r, g)) = self.gated.front() {
-            if !passed(g) {
+        let pinned_from = self.pins.keys().next().copied().unwrap_or(u64::MAX);
+        while let Some((r, g, seal)) = self.gated.front() {
+            if !passed(g) || *seal >= pinned_from {
                 break;
             }
             runs.push(r.clone());
@@ -419,6 +444,24 @@ mod tests {
         let r = BlobSpace::recovered(vec![(90, 20)], s.since_fold().to_vec()).unwrap();
         assert_eq!(extents(&r), extents(&s));
         assert!(r.tree_matches(&[(90, 20)].into()), "the tree still lacks the shrink");
+    }
+
+    #[test]
+    fn a_pin_keeps_what_later_batches_free_gated_until_it_goes() {
+        let mut s = BlobSpace::new([(100, 10)]);
+        let (a, b) = (s.take(2).unwrap(), s.take(2).unwrap());
+        s.claim(a.clone());
+        s.claim(b.clone());
+        s.release(a.clone());
+        s.seal(Gate::Lsn(5)); // Freed before the snapshot: not pinned.
+        let mark = s.pin();
+        s.release(b.clone());
+        s.seal(Gate::Lsn(6));
+        assert_eq!(s.open_gates(Some(10)), vec![a.clone()], "the run freed later stays");
+        s.make_available(&[a]);
+        assert!(s.open_gates(None).is_empty());
+        s.unpin(mark);
+        assert_eq!(s.open_gates(Some(10)), vec![b]);
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod scan;
 mod smo;
 
 pub use range::{reclaim_page, CutPlan, FREE_RECORD_BYTES_MAX, IMAGE_RECORD_BYTES_MAX};
-pub use scan::{Bounds, ScanBatch};
+pub use scan::{AtEpoch, Bounds, Latest, Nodes, ScanBatch};
 /// Bound checks shared with the iterators.
 pub mod scan_bounds {
     pub use super::scan::{above_lo, below_hi};

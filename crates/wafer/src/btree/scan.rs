@@ -1,13 +1,61 @@
 //! Range scans, one leaf at a time. No sibling links: each batch descends from the root with
 //! the scan's current bound and the leaf's fence (the nearest separator beyond it) says where the
 //! next leaf starts. Latches are held only while one leaf is copied out, so a scan never blocks
-//! writers for long and a caller may write between batches. Not a snapshot: each key is seen at
-//! most once, in order, with a value current at the time its leaf was read.
+//! writers for long and a caller may write between batches. On the latest pages ([`Latest`])
+//! this is not a snapshot: each key is seen at most once, in order, with a value current at the
+//! time its leaf was read. On a snapshot's pages ([`AtEpoch`]) every leaf is as the snapshot
+//! began.
 use super::{Env, TreeCore, DEPTH_MAX};
-use crate::buffer::PageRef;
-use crate::page::{node, node::Entry, PageBuf, PageKind};
-use crate::Result;
-use std::ops::Bound;
+use crate::buffer::{BufferPool, PageRef};
+use crate::page::{node, node::Entry, PageBuf, PageId, PageKind};
+use crate::{Error, Result};
+use std::ops::{Bound, Deref};
+use std::sync::Arc;
+
+/// Where a descent reads its nodes, one at a time.
+pub trait Nodes {
+    type Node: Deref<Target = PageBuf>;
+    fn node(&self, pid: PageId) -> Result<Self::Node>;
+    /// Bounds the leaves one scan call may hop over (the page ids).
+    fn page_capacity(&self) -> u64;
+}
+
+/// The pages as they are now, latched shared while read.
+#[derive(Debug, Clone, Copy)]
+pub struct Latest<'e>(pub Env<'e>);
+
+impl<'e> Nodes for Latest<'e> {
+    type Node = PageRef<'e>;
+    fn node(&self, pid: PageId) -> Result<PageRef<'e>> {
+        self.0.pool.read(pid)
+    }
+    fn page_capacity(&self) -> u64 {
+        self.0.pool.page_capacity()
+    }
+}
+
+/// The pages as a snapshot (`epoch`) sees them (`buffer/versions.rs`).
+#[derive(Debug, Clone, Copy)]
+pub struct AtEpoch<'e> {
+    pub pool: &'e BufferPool,
+    pub epoch: u64,
+}
+
+impl Nodes for AtEpoch<'_> {
+    type Node = Arc<PageBuf>;
+    fn node(&self, pid: PageId) -> Result<Arc<PageBuf>> {
+        let p = self.pool.read_at(pid, self.epoch)?;
+        // Checked after the read: an expiry drops versions, and a read that raced it may have
+        // found the page as it is now instead.
+        if self.pool.versions().is_expired(self.epoch) {
+            return Err(Error::SnapshotExpired);
+        }
+        Ok(p)
+    }
+    fn page_capacity(&self) -> u64 {
+        self.pool.page_capacity()
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bounds {
@@ -37,42 +85,53 @@ impl TreeCore {
     /// Descends from the root to a leaf, latching one node at a time. `choose` picks the child
     /// position in an inner node and the fence it offers; the deepest fence offered is returned
     /// with the latched leaf.
-    fn descend<'e>(
+    fn descend<N: Nodes>(
         &self,
-        env: Env<'e>,
+        nodes: &N,
         choose: impl Fn(&PageBuf) -> (usize, Option<Vec<u8>>),
-    ) -> Result<(PageRef<'e>, Option<Vec<u8>>)> {
+    ) -> Result<(N::Node, Option<Vec<u8>>)> {
         let mut pid = self.root;
         let mut fence = None;
         for _ in 0..DEPTH_MAX {
-            let g = env.pool.read(pid)?;
-            if self.check_page(pid, g.bytes())? == PageKind::Leaf {
+            let g = nodes.node(pid)?;
+            if self.check_page(pid, &g)? == PageKind::Leaf {
                 return Ok((g, fence));
             }
-            let (pos, offered) = choose(g.bytes());
+            let (pos, offered) = choose(&g);
             if offered.is_some() {
                 fence = offered;
             }
-            pid = node::child_at_pos(g.bytes(), pos);
+            pid = node::child_at_pos(&g, pos);
         }
         Err(self.too_deep())
+    }
+
+    /// The value of `key` in `nodes` (a snapshot's lookup; the latest pages have faster ones).
+    pub fn get_in<N: Nodes>(&self, nodes: &N, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let (leaf, _) = self.descend(nodes, |p| (node::child_pos_for(p, key), None))?;
+        Ok(node::search(&leaf, key).ok().map(|i| node::value(&leaf, i).to_vec()))
     }
 
     /// The next ascending entries within `b` (one leaf's worth); empty when the range is done.
     pub fn scan_forward(&self, env: Env<'_>, b: &Bounds) -> Result<ScanBatch> {
         let _s = self.shared();
+        self.scan_forward_in(&Latest(env), b)
+    }
+
+    /// As [`TreeCore::scan_forward`], on `nodes`.
+    pub fn scan_forward_in<N: Nodes>(&self, nodes: &N, b: &Bounds) -> Result<ScanBatch> {
         let mut lo = b.lo.clone();
         // Each hop moves to a later leaf, so the leaf count bounds the hops.
-        for _ in 0..=env.pool.page_capacity() {
+        for _ in 0..=nodes.page_capacity() {
             // The fence: the separator right of the path, where the next leaf's keys begin.
-            let (leaf, fence) = self.descend(env, |p| {
+            let (leaf, fence) = self.descend(nodes, |p| {
                 let pos = match &lo {
                     Bound::Unbounded => 0,
                     Bound::Included(k) | Bound::Excluded(k) => node::child_pos_for(p, k),
                 };
                 (pos, (pos < node::slot_count(p)).then(|| node::key(p, pos).to_vec()))
             })?;
-            let p = leaf.bytes();
+            let p: &PageBuf = &leaf;
             let start = match &lo {
                 Bound::Unbounded => 0,
                 Bound::Included(k) => node::search(p, k).unwrap_or_else(|i| i),
@@ -100,10 +159,15 @@ impl TreeCore {
     /// The next descending entries within `b` (one leaf's worth); empty when the range is done.
     pub fn scan_backward(&self, env: Env<'_>, b: &Bounds) -> Result<ScanBatch> {
         let _s = self.shared();
+        self.scan_backward_in(&Latest(env), b)
+    }
+
+    /// As [`TreeCore::scan_backward`], on `nodes`.
+    pub fn scan_backward_in<N: Nodes>(&self, nodes: &N, b: &Bounds) -> Result<ScanBatch> {
         let mut hi = b.hi.clone();
-        for _ in 0..=env.pool.page_capacity() {
+        for _ in 0..=nodes.page_capacity() {
             // The fence: the separator left of the path, above every earlier leaf's keys.
-            let (leaf, fence) = self.descend(env, |p| {
+            let (leaf, fence) = self.descend(nodes, |p| {
                 let pos = match &hi {
                     Bound::Unbounded => node::slot_count(p),
                     Bound::Included(k) => node::child_pos_for(p, k),
@@ -111,7 +175,7 @@ impl TreeCore {
                 };
                 (pos, (pos > 0).then(|| node::key(p, pos - 1).to_vec()))
             })?;
-            let p = leaf.bytes();
+            let p: &PageBuf = &leaf;
             let end = match &hi {
                 Bound::Unbounded => node::slot_count(p),
                 Bound::Included(k) => node::search(p, k).map_or_else(|i| i, |i| i + 1),

@@ -22,6 +22,7 @@ mod flush;
 mod gc;
 mod latch;
 mod reserve;
+pub mod versions;
 
 pub use crate::pagestore::{InPlaceStore, PageStore, StoreRecovery};
 pub use cleaner::CleanerHandle;
@@ -115,6 +116,9 @@ pub struct BufferPool {
     reserve_frames: usize,
     /// Wakes the background write-back thread, when one runs (`cleaner.rs`).
     cleaner: crate::wakeup::Wakeup,
+    /// Page versions snapshots read (`versions.rs`): saved at the first exclusive latch of a
+    /// page while a snapshot lives.
+    versions: versions::PageVersions,
 }
 
 /// A page latched shared.
@@ -122,6 +126,13 @@ pub struct BufferPool {
 pub struct PageRef<'a> {
     g: RwLockReadGuard<'a, FrameMeta>,
     page: &'a PageCell,
+}
+
+impl std::ops::Deref for PageRef<'_> {
+    type Target = PageBuf;
+    fn deref(&self) -> &PageBuf {
+        self.bytes()
+    }
 }
 
 impl PageRef<'_> {
@@ -320,6 +331,27 @@ impl BufferPool {
             dirty_frames: AtomicUsize::new(0),
             reserve_frames: 0,
             cleaner: Default::default(),
+            versions: versions::PageVersions::new(u64::MAX),
+        })
+    }
+
+    /// Bounds the page versions snapshots keep (`versions.rs`).
+    pub fn with_snapshot_bytes_max(mut self, bytes: u64) -> BufferPool {
+        self.versions = versions::PageVersions::new(bytes);
+        self
+    }
+
+    pub fn versions(&self) -> &versions::PageVersions {
+        &self.versions
+    }
+
+    /// Page `pid` as snapshot `epoch` sees it: a saved version, else the page as it is (read
+    /// under its latch, so no writer changes it between the two looks).
+    pub fn read_at(&self, pid: PageId, epoch: u64) -> Result<std::sync::Arc<PageBuf>> {
+        let g = self.read(pid)?;
+        Ok(match self.versions.find(pid, epoch) {
+            Some(v) => v,
+            None => std::sync::Arc::new(*g.bytes()),
         })
     }
 
@@ -448,7 +480,10 @@ impl BufferPool {
 
     /// Latches page `pid` exclusive, loading it on a miss.
     pub fn write(&self, pid: PageId) -> Result<PageMut<'_>> {
-        self.fix(pid, BufferPool::latch_exclusive).map(|f| PageMut { f })
+        let g = self.fix(pid, BufferPool::latch_exclusive).map(|f| PageMut { f })?;
+        // Before the caller changes anything: a live snapshot may read the page as it is.
+        self.versions.before_write(pid, g.bytes());
+        Ok(g)
     }
 
     /// Finds page `pid`'s frame (loading it on a miss) and latches it with `latch`: the one

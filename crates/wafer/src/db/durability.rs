@@ -24,7 +24,7 @@ impl DbInner {
         self.wal.as_deref()
     }
 
-    fn lock_writer(&self) -> MutexGuard<'_, ()> {
+    pub(super) fn lock_writer(&self) -> MutexGuard<'_, ()> {
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -21,6 +21,8 @@ pub struct Iter {
     done: bool,
     /// Values are tagged (`crate::blob`): yield them decoded, blobs read.
     decode: bool,
+    /// Reading a snapshot's view (kept alive while the iterator lives), not the latest pages.
+    at: Option<Arc<super::snapshot::At>>,
 }
 
 impl Iter {
@@ -34,6 +36,20 @@ impl Iter {
     pub(super) fn new_core(db: Arc<DbInner>, _catalog: &TreeCore, bounds: Bounds) -> Iter {
         Iter::with(db, None, bounds)
     }
+    /// Over a snapshot's view of a tree (None: the tree did not exist then, nothing to yield).
+    pub(super) fn at(
+        at: Arc<super::snapshot::At>,
+        core: Option<Arc<TreeCore>>,
+        bounds: Bounds,
+    ) -> Iter {
+        let done = core.is_none();
+        let decode = at.db.blobs.get().is_some();
+        Iter { done, decode, ..Iter::with(at.db.clone(), core, bounds) }.viewing(at)
+    }
+    fn viewing(mut self, at: Arc<super::snapshot::At>) -> Iter {
+        self.at = Some(at);
+        self
+    }
     fn with(db: Arc<DbInner>, core: Option<Arc<TreeCore>>, bounds: Bounds) -> Iter {
         Iter {
             db,
@@ -43,6 +59,18 @@ impl Iter {
             back: VecDeque::new(),
             done: false,
             decode: false,
+            at: None,
+        }
+    }
+
+    /// One leaf's worth of entries from the front (`forward`) or the back of the range.
+    fn leaf_batch(&self, forward: bool) -> Result<Vec<Entry>> {
+        let core = self.core.as_deref().unwrap_or(&self.db.catalog);
+        match (&self.at, forward) {
+            (Some(at), true) => core.scan_forward_in(&at.nodes(), &self.bounds),
+            (Some(at), false) => core.scan_backward_in(&at.nodes(), &self.bounds),
+            (None, true) => core.scan_forward(self.db.env(), &self.bounds),
+            (None, false) => core.scan_backward(self.db.env(), &self.bounds),
         }
     }
 
@@ -55,8 +83,14 @@ impl Iter {
             Ok(e) => e,
             Err(e) => return Some(Err(e)),
         };
-        let core = self.core.clone()?;
-        match self.db.resolve_stored(&core, &k, v) {
+        let resolved = match &self.at {
+            Some(at) => at.resolve(v),
+            None => {
+                let core = self.core.clone()?;
+                self.db.resolve_stored(&core, &k, v)
+            }
+        };
+        match resolved {
             Ok(v) => Some(Ok((k, v))),
             Err(e) => self.fail(e),
         }
@@ -84,8 +118,7 @@ impl Iter {
             if let Err(e) = self.db.check_open() {
                 return self.fail(e);
             }
-            let core = self.core.as_deref().unwrap_or(&self.db.catalog);
-            match core.scan_forward(self.db.env(), &self.bounds) {
+            match self.leaf_batch(true) {
                 Ok(batch) if batch.is_empty() => self.done = true,
                 Ok(batch) => self.front = batch.into(),
                 Err(e) => return self.fail(e),
@@ -110,8 +143,7 @@ impl Iter {
             if let Err(e) = self.db.check_open() {
                 return self.fail(e);
             }
-            let core = self.core.as_deref().unwrap_or(&self.db.catalog);
-            match core.scan_backward(self.db.env(), &self.bounds) {
+            match self.leaf_batch(false) {
                 Ok(batch) if batch.is_empty() => self.done = true,
                 Ok(batch) => self.back = batch.into(),
                 Err(e) => return self.fail(e),

@@ -37,12 +37,8 @@ impl Tree {
     /// `options.durability` says. Subtrees inside the range are unlinked whole, not entry by
     /// entry; their pages are free when this returns.
     pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
-        let bounds = Bounds {
-            lo: super::owned_bound(range.start_bound()),
-            hi: super::owned_bound(range.end_bound()),
-        };
         let db = Db { inner: self.db.clone() };
-        db.cut(self, &bounds, Then::Keep)
+        db.cut(self, &super::bounds_of(range), Then::Keep)
     }
 
     /// Removes every entry of the tree, atomically; the tree stays, empty.

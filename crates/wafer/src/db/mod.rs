@@ -19,6 +19,7 @@ mod locks;
 mod manage;
 mod mode;
 mod open;
+mod snapshot;
 mod txn;
 
 pub use batch::{BatchOp, WriteBatch};
@@ -27,6 +28,7 @@ pub use check::{CheckReport, Violation};
 pub use export::{Sample, METRIC_PREFIX};
 pub use iter::Iter;
 pub use locks::TXN_LOCKS_MAX;
+pub use snapshot::{Snapshot, SnapshotTree};
 pub use txn::{Direction, Txn, DEFAULT_LOCK_TIMEOUT};
 
 use crate::alloc::{stamp_image, AllocState, Allocator};
@@ -142,6 +144,8 @@ pub struct DbStats {
     pub flash: Option<flashemu::Counters>,
     /// Out-of-line values, for databases created with `Options::blob_threshold_bytes`.
     pub blobs: Option<BlobStats>,
+    /// Live snapshots and the page copies kept for them (`Db::snapshot`).
+    pub snapshots: crate::buffer::versions::SnapshotStats,
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
@@ -485,7 +489,8 @@ impl Db {
                 meta.write_clock,
                 logger.clone(),
             )?
-            .with_clean_reserve_percent(reserve_percent)?,
+            .with_clean_reserve_percent(reserve_percent)?
+            .with_snapshot_bytes_max(options.snapshot_bytes_max),
         );
         // Before redo: its evictions may already run GC.
         let cache: std::sync::Weak<BufferPool> = Arc::downgrade(&pool);
@@ -959,6 +964,7 @@ impl Db {
             doublewrite_pages: inner.doublewrite.as_ref().map_or(0, |d| d.pages_doublewritten()),
             flash: inner.data_device.flash_counters(),
             blobs: inner.blobs.get().map(|b| b.stats()),
+            snapshots: inner.pool.versions().stats(),
         }
     }
 
@@ -1112,6 +1118,22 @@ fn owned_bound<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<Vec<u8>> {
         Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
         Bound::Unbounded => Bound::Unbounded,
     }
+}
+
+fn bounds_of<K: AsRef<[u8]>, R: RangeBounds<K>>(range: R) -> crate::btree::Bounds {
+    crate::btree::Bounds {
+        lo: owned_bound(range.start_bound()),
+        hi: owned_bound(range.end_bound()),
+    }
+}
+
+/// The keys starting with `prefix`.
+fn prefix_bounds(prefix: &[u8]) -> crate::btree::Bounds {
+    let hi = match prefix_end(prefix) {
+        Some(end) => Bound::Excluded(end),
+        None => Bound::Unbounded,
+    };
+    crate::btree::Bounds { lo: Bound::Included(prefix.to_vec()), hi }
 }
 
 /// The smallest key greater than every key starting with `prefix` (None: no such key).
@@ -1292,11 +1314,7 @@ impl Tree {
 
     /// Entries with keys in `range`, ascending; `.rev()` for descending.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
-        let bounds = crate::btree::Bounds {
-            lo: owned_bound(range.start_bound()),
-            hi: owned_bound(range.end_bound()),
-        };
-        Iter::new(self.clone(), bounds)
+        Iter::new(self.clone(), bounds_of(range))
     }
 
     /// Entries as stored (tagged values undecoded): the engine's own trees.
@@ -1313,12 +1331,7 @@ impl Tree {
 
     /// Entries whose key starts with `prefix`, ascending; `.rev()` for descending.
     pub fn prefix(&self, prefix: &[u8]) -> Iter {
-        let hi = match prefix_end(prefix) {
-            Some(end) => Bound::Excluded(end),
-            None => Bound::Unbounded,
-        };
-        let bounds = crate::btree::Bounds { lo: Bound::Included(prefix.to_vec()), hi };
-        Iter::new(self.clone(), bounds)
+        Iter::new(self.clone(), prefix_bounds(prefix))
     }
 }
 

@@ -1,0 +1,138 @@
+//! Snapshots: a read view of every tree as the last commit before it left them, while writers
+//! go on. Taking one holds writers off for an instant (the writer mutex with a log, and every
+//! tree's structure latch) and starts an epoch in the buffer pool's page versions
+//! (`buffer/versions.rs`): from then on the first change to each page saves its bytes first.
+//! Reads descend from the trees' roots through those versions (`btree::AtEpoch`).
+//!
+//! What a snapshot keeps is bounded: the saved pages (`Options::snapshot_bytes_max`, reported in
+//! `DbStats::snapshots`), and the blobs that batches free while it lives, which stay unused (and
+//! out of place, mapped) until it is dropped. A long-lived snapshot under heavy writes costs a
+//! page copy in memory for every page written since it began; when the bound is reached, the
+//! oldest snapshot expires and its reads fail with [`Error::SnapshotExpired`].
+use super::{DbInner, Iter};
+use crate::btree::{AtEpoch, Bounds, Exclusive, TreeCore};
+use crate::{Error, Result};
+use std::collections::HashMap;
+use std::ops::RangeBounds;
+use std::sync::Arc;
+
+/// A consistent read view over every tree ([`super::Db::snapshot`]). Cheap to clone; the view
+/// (and what it keeps) lives until the last clone, tree and iterator of it is dropped.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    at: Arc<At>,
+}
+
+/// One tree as a snapshot sees it (empty if the tree did not exist then).
+#[derive(Debug, Clone)]
+pub struct SnapshotTree {
+    at: Arc<At>,
+    core: Option<Arc<TreeCore>>,
+}
+
+/// What a snapshot holds: its epoch, the trees as they were, and its pin on freed blobs.
+#[derive(Debug)]
+pub(super) struct At {
+    pub(super) db: Arc<DbInner>,
+    pub(super) epoch: u64,
+    trees: HashMap<String, Arc<TreeCore>>,
+    blob_pin: Option<u64>,
+}
+
+impl Drop for At {
+    fn drop(&mut self) {
+        self.db.pool.versions().end(self.epoch);
+        if let (Some(mark), Some(b)) = (self.blob_pin, self.db.blobs.get()) {
+            b.lock_space().unpin(mark);
+        }
+    }
+}
+
+impl At {
+    pub(super) fn nodes(&self) -> AtEpoch<'_> {
+        AtEpoch { pool: &self.db.pool, epoch: self.epoch }
+    }
+
+    /// A stored value as the user's value: a blob read (the snapshot keeps it from reuse).
+    pub(super) fn resolve(&self, stored: Vec<u8>) -> Result<Vec<u8>> {
+        if self.db.blobs.get().is_none() {
+            return Ok(stored);
+        }
+        match crate::blob::decode_stored(&stored) {
+            Ok(crate::blob::Stored::Inline(v)) => Ok(v.to_vec()),
+            Ok(crate::blob::Stored::Blob(r)) => self
+                .db
+                .read_blob(&r)?
+                .ok_or_else(|| Error::Corrupt("a blob a snapshot reads fails its checks".into())),
+            Err(e) => Err(Error::Corrupt(format!("stored value: {e}"))),
+        }
+    }
+}
+
+impl super::Db {
+    /// A read view of every tree as the last commit left them; writes go on beside it. See
+    /// the module docs for what a long-lived snapshot costs.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        // Lock order: `trees`, the writer mutex, then tree latches in id order.
+        let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
+        let _writer = inner.wal.as_ref().map(|_| inner.lock_writer());
+        let mut cores: Vec<&Arc<TreeCore>> = map.values().collect();
+        cores.sort_by_key(|c| c.id);
+        let latches: Vec<Exclusive<'_>> = cores.iter().map(|c| c.exclusive()).collect();
+        let epoch = inner.pool.versions().begin();
+        let blob_pin = inner.blobs.get().map(|b| b.lock_space().pin());
+        drop(latches);
+        let trees: HashMap<String, Arc<TreeCore>> = map
+            .iter()
+            .filter(|(name, _)| !name.starts_with('\0'))
+            .map(|(name, core)| (name.clone(), core.clone()))
+            .collect();
+        assert!(trees.len() <= map.len());
+        Ok(Snapshot { at: Arc::new(At { db: inner.clone(), epoch, trees, blob_pin }) })
+    }
+}
+
+impl Snapshot {
+    /// The tree called `name` as it was (an empty view if it did not exist).
+    pub fn tree(&self, name: &str) -> SnapshotTree {
+        SnapshotTree { at: self.at.clone(), core: self.at.trees.get(name).cloned() }
+    }
+
+    /// Names of the trees that existed, sorted.
+    pub fn tree_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.at.trees.keys().cloned().collect();
+        names.sort();
+        names
+    }
+}
+
+impl SnapshotTree {
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.at.db.check_open()?;
+        let Some(core) = &self.core else { return Ok(None) };
+        match core.get_in(&self.at.nodes(), key)? {
+            Some(stored) => self.at.resolve(stored).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Entries with keys in `range`, ascending; `.rev()` for descending.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
+        self.iter_in(super::bounds_of(range))
+    }
+
+    pub fn iter(&self) -> Iter {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// Entries whose key starts with `prefix`, ascending; `.rev()` for descending.
+    pub fn prefix(&self, prefix: &[u8]) -> Iter {
+        self.iter_in(super::prefix_bounds(prefix))
+    }
+
+    fn iter_in(&self, bounds: Bounds) -> Iter {
+        Iter::at(self.at.clone(), self.core.clone(), bounds)
+    }
+}
