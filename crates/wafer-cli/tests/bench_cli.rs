@@ -259,6 +259,16 @@ fn bench_on_a_file_reopens_with_no_load_and_checks_clean() {
     assert!(stdout(&wafer(&["check", copy_s])).contains("clean"));
     let err = failure(&wafer(&[&["load", stream_s, copy_s][..], &engine[..]].concat()));
     assert!(err.contains("already exists"), "load never writes into an existing database: {err}");
+    // A backup of the out-of-place copy is a database of its own, with the same entries.
+    let backup = dir.join("backup.db");
+    let backup_s = backup.to_str().unwrap();
+    stdout(&wafer(&["backup", copy_s, backup_s]));
+    assert!(stdout(&wafer(&["check", backup_s])).contains("clean"));
+    let backed = dir.join("backup.dump");
+    stdout(&wafer(&["dump", backup_s, "-o", backed.to_str().unwrap()]));
+    assert!(std::fs::read(&stream).unwrap() == std::fs::read(&backed).unwrap());
+    let err = failure(&wafer(&["backup", copy_s, backup_s]));
+    assert!(err.contains("already exists"), "a backup never overwrites: {err}");
 
     let foreign = dir.join("notes.txt");
     let text = b"these are my notes, not a database\n".repeat(4000);

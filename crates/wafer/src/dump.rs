@@ -78,7 +78,9 @@ pub fn dump(db: &Db, out: impl Write) -> Result<DumpTotals, DumpError> {
     header.extend_from_slice(&crc32c::crc32c(&header).to_le_bytes());
     out.write_all(&header)?;
     let mut totals = DumpTotals::default();
-    let mut names = db.tree_names()?;
+    // One view of every tree, however long the dump takes and whatever writers do meanwhile.
+    let snap = db.snapshot()?;
+    let mut names = snap.tree_names();
     names.sort();
     for name in &names {
         let name_len = u16::try_from(name.len()).map_err(|_| malformed(0, "tree name too long"))?;
@@ -87,7 +89,7 @@ pub fn dump(db: &Db, out: impl Write) -> Result<DumpTotals, DumpError> {
         write_record(&mut out, TAG_TREE, &[&body])?;
         totals.trees += 1;
         // Bounded by the tree's entries.
-        for kv in db.tree(name)?.iter() {
+        for kv in snap.tree(name).iter() {
             let (key, value) = kv?;
             let mut lens = (key.len() as u32).to_le_bytes().to_vec();
             lens.extend_from_slice(&(value.len() as u64).to_le_bytes());

@@ -311,6 +311,22 @@ fn random_batch(rng: &mut Rng, model: &mut Model) -> WriteBatch {
     batch
 }
 
+/// Copies a snapshot into a new database (off the failing devices), which must then equal
+/// `model` and check clean.
+fn backup(db: &Db, model: &Model) -> wafer::Result<()> {
+    let snap = db.snapshot()?;
+    let mut o = Options::test_min();
+    o.blob_threshold_bytes = options().blob_threshold_bytes;
+    let data = Arc::new(wafer::device::MemoryDevice::new(16 << 20));
+    let wal = Arc::new(wafer::device::MemoryDevice::new(4 << 20));
+    let copy = Db::open_on_devices(data, wal, o)?;
+    snap.copy_to(&copy)?;
+    assert!(dump(&copy) == *model, "a backup differs from the state it began at");
+    let report = copy.check()?;
+    assert!(report.is_clean(), "backup: {report}");
+    Ok(())
+}
+
 /// A range delete (mostly), a clear or a drop of one tree, applied to `model` as well.
 fn random_cut(rng: &mut Rng, db: &Db, model: &mut Model) -> wafer::Result<()> {
     let tree = TREES[rng.below(3) as usize];
@@ -356,6 +372,11 @@ fn workload(seed: u64, db: &Db) -> (Vec<Model>, usize) {
             }
         }
         if rng.below(25) == 0 && db.checkpoint().is_err() {
+            break;
+        }
+        // A backup in progress: the cut may land while it reads; one that completes holds
+        // exactly the state it began at, and checks clean.
+        if rng.below(20) == 0 && backup(db, &model).is_err() {
             break;
         }
         // Range deletes, clears and drops: cuts land between a cut's batch and the batches

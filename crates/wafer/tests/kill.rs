@@ -59,7 +59,53 @@ fn child(path: &str, round: u64, out_of_place: bool) {
         if i.is_multiple_of(10) {
             scratch_cut(&db, i);
         }
+        if i % 50 == 1 {
+            backup(&db, path);
+        }
     }
+}
+
+/// `<path>.bk`: where the child backs the database up, now and then.
+fn backup_path(path: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{path}.bk"))
+}
+
+/// Replaces the last backup with a new one, while the kill may land anywhere in it.
+fn backup(db: &Db, path: &str) {
+    let target = backup_path(path);
+    // The data file first: a WAL alone is no database, a data file alone would be a broken one.
+    let _ = std::fs::remove_file(&target);
+    let _ = std::fs::remove_file(wafer::db::wal_path(&target));
+    db.backup_to(&target).unwrap();
+}
+
+/// After a kill: a backup at the target is whole (it opens and checks clean, every value one
+/// the child wrote); then it and the temporary files of one cut short go.
+fn check_backup(path: &std::path::Path, out_of_place: bool, round: u64) -> bool {
+    let target = backup_path(&path.display().to_string());
+    let found = target.exists();
+    if found {
+        let copy = Db::open(&target, options(out_of_place).with_create(wafer::CreateMode::Never))
+            .unwrap_or_else(|e| panic!("round {round}: the backup does not open: {e}"));
+        for kv in copy.tree("kill").unwrap().iter() {
+            let (k, v) = kv.unwrap();
+            let k = String::from_utf8(k).unwrap();
+            let (r, i) = k[1..].split_once('-').unwrap();
+            assert_eq!(v, value(r.parse().unwrap(), i.parse().unwrap()), "round {round}: {k}");
+        }
+        let report = copy.check().unwrap();
+        assert!(report.is_clean(), "round {round}: backup: {report}");
+    }
+    let _ = std::fs::remove_file(&target);
+    let _ = std::fs::remove_file(wafer::db::wal_path(&target));
+    let dir = path.parent().unwrap();
+    let stem = target.file_name().unwrap().to_string_lossy().into_owned();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&format!("{stem}.backup-")) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    found
 }
 
 /// Keys a scratch batch puts; the parent finds none of them or all.
@@ -123,6 +169,7 @@ fn sigkill_rounds(name: &str, out_of_place: bool) {
     let exe = std::env::current_exe().unwrap();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ std::process::id() as u64);
     let mut acked: Vec<u64> = Vec::new(); // Per round: acknowledged writes 0..n.
+    let mut backups = 0u64;
     for round in 0..rounds {
         let mut child = Command::new(&exe)
             .args(["--exact", name, "--nocapture"])
@@ -171,13 +218,16 @@ fn sigkill_rounds(name: &str, out_of_place: bool) {
                 );
             }
         }
+        backups += u64::from(check_backup(&path, out_of_place, round));
         let scratch = db.tree("scratch").unwrap().iter().count() as u64;
         assert!(scratch == 0 || scratch == SCRATCH_KEYS, "round {round}: {scratch} scratch keys");
         let report = db.check().unwrap();
         assert!(report.is_clean(), "after kill round {round}: {report}");
         drop(db); // A crash too: the next round recovers from this one's log.
     }
-    eprintln!("{rounds} kills, acknowledged writes per round: {acked:?}");
+    eprintln!(
+        "{rounds} kills, {backups} backups found whole, acknowledged writes per round: {acked:?}"
+    );
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&wal);
 }

@@ -193,3 +193,59 @@ fn a_snapshot_outlives_drops_clears_and_new_trees() {
     let report = db.check().unwrap();
     assert!(report.is_clean(), "{report}");
 }
+
+/// A backup taken while a writer runs is a database of its own, consistent as of one batch,
+/// that checks clean; a second backup to the same path is refused.
+#[test]
+fn a_backup_beside_a_writer_opens_on_its_own_and_checks_clean() {
+    let dir = std::env::temp_dir().join(format!("wafer-backup-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut o = Options::test_min().with_buffer_pool_bytes(64 * 4096).with_blobs(700);
+    o.file_capacity_bytes = 32 << 20;
+    o.wal_capacity_bytes = 8 << 20;
+    o.checkpoint_log_bytes = 2 << 20;
+    let db = Db::open(dir.join("src.db"), o.clone()).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (db.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for step in 0u64..100_000 {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let v = step.to_le_bytes().repeat(1 + step as usize % 200);
+                let mut b = WriteBatch::new();
+                b.put("left", &key(step % 300), &v).put("right", &key(step % 300), &v);
+                b.put("left", b"step", &v).put("right", b"step", &v);
+                db.write(&b).unwrap();
+            }
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let target = dir.join("backup.db");
+    let totals = db.backup_to(&target).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    assert_eq!(totals.trees, 2);
+    let err = db.backup_to(&target).unwrap_err();
+    assert!(matches!(err, Error::Open(wafer::OpenError::AlreadyExists { .. })), "{err}");
+    db.close().unwrap();
+    let copy = Db::open(&target, o.with_create(wafer::CreateMode::Never)).unwrap();
+    let (left, right) = (copy.tree("left").unwrap(), copy.tree("right").unwrap());
+    assert_eq!(left.get(b"step").unwrap(), right.get(b"step").unwrap(), "half a batch");
+    let l: Vec<_> = left.iter().map(|r| r.unwrap()).collect();
+    let r: Vec<_> = right.iter().map(|r| r.unwrap()).collect();
+    assert!(l == r, "the two trees of one batch differ in the backup");
+    assert_eq!(l.len() as u64 * 2, totals.entries);
+    let report = copy.check().unwrap();
+    assert!(report.is_clean(), "{report}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".backup-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    drop(copy);
+    let _ = std::fs::remove_dir_all(&dir);
+}

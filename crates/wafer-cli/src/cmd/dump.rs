@@ -1,6 +1,6 @@
 //! `wafer dump PATH` and `wafer load FILE NEWDB`: every tree through the portable, versioned,
 //! checksummed stream of `wafer::dump` (its module doc gives the format), for upgrades and
-//! salvage.
+//! salvage. `wafer backup SRC DST`: a copy as a new database (`Db::backup_to`).
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -28,6 +28,27 @@ pub struct LoadArgs {
     /// blob_threshold=1KiB, file_capacity_bytes=64GiB, ...), repeatable.
     #[arg(long = "engine", value_name = "KEY=VALUE")]
     engine: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    /// The backup's data file (its WAL is DST.wal); neither may exist.
+    dst: PathBuf,
+}
+
+pub fn backup(args: BackupArgs) -> Result<(), CliError> {
+    let db = open_existing(&args.db)?;
+    let path = args.db.path().display().to_string();
+    let dst = args.dst.display().to_string();
+    let totals = db.backup_to(&args.dst).map_err(|e| CliError(format!("{dst}: {e}")))?;
+    db.close().map_err(|e| CliError(format!("{path}: close: {e}")))?;
+    eprintln!(
+        "{dst}: backed up {} trees, {} entries, {} bytes of keys and values from {path}",
+        totals.trees, totals.entries, totals.bytes
+    );
+    Ok(())
 }
 
 pub fn dump(args: DumpArgs) -> Result<(), CliError> {

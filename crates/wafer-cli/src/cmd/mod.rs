@@ -29,6 +29,9 @@ pub enum Command {
     Dump(dump::DumpArgs),
     /// Load a stream `wafer dump` wrote into a new database.
     Load(dump::LoadArgs),
+    /// Copy a database into a new one (DST and DST.wal), consistent as of one commit; it
+    /// checks with `wafer check DST`.
+    Backup(dump::BackupArgs),
     /// A database's statistics (recovering it first, as any open does): JSON or Prometheus text.
     Stats(stats::StatsArgs),
     /// Charts and tables of benchmark reports.
@@ -69,6 +72,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
         Command::Stats(args) => stats::run(args),
         Command::Dump(args) => dump::dump(args),
         Command::Load(args) => dump::load(args),
+        Command::Backup(args) => dump::backup(args),
         Command::Report(args) => report::run(args),
         Command::Experiment(args) => experiment::run(args),
         Command::Profile(args) => profile::run(args),

@@ -225,6 +225,21 @@ impl DbInner {
 /// (it then fails with `LogFull` mid-way only if other writers keep filling the log).
 const LOG_ROOM_ATTEMPTS: u32 = 4;
 
+impl DbInner {
+    /// Whether a batch of `ops` operations with `payload_bytes` of keys and values fits in a
+    /// quarter of the log as its room check estimates it (a writer sizing its own batches,
+    /// as a copy does, keeps each well inside any log). Always true without a log.
+    pub(super) fn batch_fits_log(&self, payload_bytes: u64, ops: u64) -> Result<bool> {
+        let Some(logger) = self.wal_logger() else { return Ok(true) };
+        let wal = logger.wal()?;
+        let usable = wal.capacity_bytes().saturating_sub(log_slack_bytes(wal));
+        // Tagged batches estimate three records an operation (`Db::write_tagged`).
+        let estimate = log_estimate_bytes(payload_bytes, 3 * ops)
+            + super::blobs::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
+        Ok(estimate <= usable / 4)
+    }
+}
+
 fn log_slack_bytes(wal: &crate::wal::Wal) -> u64 {
     2 * wal.options().buffer_blocks as u64 * PAGE_SIZE as u64
 }

@@ -155,7 +155,7 @@ fn lock(file: &File, path: &Path) -> Result<()> {
     }
 }
 
-fn io_error(op: &'static str, source: std::io::Error) -> Error {
+pub(super) fn io_error(op: &'static str, source: std::io::Error) -> Error {
     Error::Device(crate::device::DeviceError::Io { op, offset: 0, source })
 }
 

@@ -5,6 +5,7 @@
 //! [`Durability`] says, and a reopen after a crash recovers. Without one ([`Db::open_on`]) data
 //! is durable only after [`Db::flush`] / [`Db::close`]. Dropping a `Db` without closing it
 //! behaves like a crash either way.
+mod backup;
 mod batch;
 mod blobs;
 pub(crate) mod catalog;
@@ -22,6 +23,7 @@ mod open;
 mod snapshot;
 mod txn;
 
+pub use backup::BackupTotals;
 pub use batch::{BatchOp, WriteBatch};
 pub use blobs::{BlobStats, ValueReader};
 pub use check::{CheckReport, Violation};
