@@ -38,6 +38,9 @@ pub enum Error {
     Poisoned,
     #[error("database is closed")]
     Closed,
+    /// The database was opened with `Options::read_only`.
+    #[error("database is open read-only")]
+    ReadOnly,
     /// The tree behind this handle was dropped (`Db::drop_tree`); `Db::tree` makes a new one.
     #[error("tree {0} was dropped")]
     TreeDropped(String),

@@ -116,6 +116,12 @@ pub struct Options {
     /// while a snapshot lives saves its bytes. Past this bound the oldest snapshot expires
     /// (its reads fail with `Error::SnapshotExpired`) rather than the memory growing.
     pub snapshot_bytes_max: u64,
+    /// Opens for reading only: `Db::open` shares the files with other read-only opens (a
+    /// shared `flock`, refused while a writer holds them, and refusing writers while held),
+    /// and nothing is ever written to them. A database a crash left is recovered in memory
+    /// (`device::Overlay`), so its files stay byte for byte as they were. Every write returns
+    /// `Error::ReadOnly`.
+    pub read_only: bool,
 }
 
 /// Default bound of snapshot page copies (`Options::snapshot_bytes_max`): 16,384 pages.
@@ -150,6 +156,7 @@ impl Options {
             checkpoint_interval: None,
             blob_threshold_bytes: None,
             snapshot_bytes_max: SNAPSHOT_BYTES_MAX_DEFAULT,
+            read_only: false,
         }
     }
 
@@ -181,6 +188,7 @@ impl Options {
             checkpoint_interval: None,
             blob_threshold_bytes: None,
             snapshot_bytes_max: SNAPSHOT_BYTES_MAX_DEFAULT,
+            read_only: false,
         }
     }
 
@@ -198,6 +206,13 @@ impl Options {
 
     pub fn with_create(mut self, create: CreateMode) -> Options {
         self.create = create;
+        self
+    }
+
+    /// For reading only (`Options::read_only`): never creates, never writes.
+    pub fn read_only(mut self) -> Options {
+        self.read_only = true;
+        self.create = CreateMode::Never;
         self
     }
 

@@ -87,6 +87,24 @@ pub(super) fn acquire(
     Err(Error::Open(OpenError::Locked { path: path.to_path_buf() }))
 }
 
+/// Locks an existing database's files shared, for a read-only open: any number of these may
+/// hold them together, never beside a writer. Refuses with [`OpenError::Locked`] while a
+/// writer holds either file; `None` when the data file does not exist.
+pub(super) fn acquire_shared(path: &Path, wal_path: &Path) -> Result<Option<FileLocks>> {
+    let open = |p: &Path| match File::open(p) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(io_error("open to lock", source)),
+    };
+    let Some(data) = open(path)? else { return Ok(None) };
+    lock_shared(&data, path)?;
+    let wal = open(wal_path)?;
+    if let Some(w) = &wal {
+        lock_shared(w, wal_path)?;
+    }
+    Ok(Some(FileLocks { _data: data, _wal: wal }))
+}
+
 fn open_existing(path: &Path) -> Result<Option<File>> {
     match OpenOptions::new().read(true).write(true).open(path) {
         Ok(f) => Ok(Some(f)),
@@ -146,7 +164,16 @@ fn creation_counter() -> u64 {
 }
 
 fn lock(file: &File, path: &Path) -> Result<()> {
-    match file.try_lock() {
+    locked(file.try_lock(), path)
+}
+
+fn lock_shared(file: &File, path: &Path) -> Result<()> {
+    locked(file.try_lock_shared(), path)
+}
+
+/// A lock attempt's outcome: held by another open is [`OpenError::Locked`].
+fn locked(attempt: std::result::Result<(), TryLockError>, path: &Path) -> Result<()> {
+    match attempt {
         Ok(()) => Ok(()),
         Err(TryLockError::WouldBlock) => {
             Err(Error::Open(OpenError::Locked { path: path.to_path_buf() }))

@@ -190,6 +190,9 @@ impl DbInner {
     }
     fn check_writable(&self) -> Result<()> {
         self.check_open()?;
+        if self.options.read_only {
+            return Err(Error::ReadOnly);
+        }
         if self.poisoned.load(Ordering::Relaxed) || self.pool.is_poisoned() {
             return Err(Error::Poisoned);
         }
@@ -204,6 +207,7 @@ impl DbInner {
                     | Error::ValueTooLarge { .. }
                     | Error::OutOfSpace(_)
                     | Error::TreeDropped(_)
+                    | Error::ReadOnly
             );
             if !clean {
                 self.poisoned.store(true, Ordering::Relaxed);
@@ -306,6 +310,9 @@ impl Db {
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let path = path.as_ref();
         let wal_path = wal_path(path);
+        if options.read_only {
+            return Db::open_read_only(path, &wal_path, options);
+        }
         // The lock before anything else is read; creation takes the files with it.
         let acquired = exclusive::acquire(path, &wal_path, options.create != CreateMode::Never)?;
         let (sizes, acquired) = match acquired {
@@ -337,6 +344,21 @@ impl Db {
                 Err(e)
             }
         }
+    }
+
+    /// [`Db::open`] with `Options::read_only`: shared locks, and both files behind an
+    /// [`crate::device::Overlay`], so recovery runs in memory and nothing reaches the files.
+    fn open_read_only(path: &Path, wal_path: &Path, options: Options) -> Result<Db> {
+        let Some(locks) = exclusive::acquire_shared(path, wal_path)? else {
+            return Err(OpenError::Missing { what: path.display().to_string() }.into());
+        };
+        let sizes = open::file_sizes(path, wal_path, &options)?;
+        let (device, wal_device, how) = Db::open_files(path, wal_path, sizes, &options)?;
+        let device: SharedDevice = Arc::new(crate::device::Overlay::new(device));
+        let wal_device: SharedDevice = Arc::new(crate::device::Overlay::new(wal_device));
+        let db = Db::open_inner(device, Some(wal_device), options, None, how)?;
+        *db.inner.file_locks.lock().unwrap_or_else(|e| e.into_inner()) = Some(locks);
+        Ok(db)
     }
 
     /// The two `FileDevice`s of `Db::open`, each counted by its own [`Counted`].
@@ -399,11 +421,17 @@ impl Db {
     fn open_inner(
         device: Arc<dyn Device>,
         wal_device: Option<Arc<dyn Device>>,
-        options: Options,
+        mut options: Options,
         logger: Option<Arc<dyn PageLogger>>,
         mut how: How,
     ) -> Result<Db> {
         let started = Instant::now();
+        if options.read_only {
+            // Nothing to write back or checkpoint but what recovery did, in memory.
+            options.background_write_back = false;
+            options.background_checkpoint = false;
+            options.create = CreateMode::Never;
+        }
         let _span = tracing::info_span!("wafer.open", names = ?how.names).entered();
         check_options(&options)?;
         // Read-only checks before any store is built: building one may format or repair.
@@ -619,6 +647,9 @@ impl Db {
         db.load_catalog()?;
         if meta.blobs {
             db.open_blobs(recovered_extents)?;
+        }
+        if db.inner.options.read_only {
+            return Ok(db);
         }
         // What a crash left detached but not yet freed.
         db.reclaim_garbage()?;
@@ -1033,7 +1064,9 @@ impl Db {
         if inner.poisoned.load(Ordering::Relaxed) || inner.pool.is_poisoned() {
             return Err(Error::Poisoned);
         }
-        if let Some(logger) = &inner.wal {
+        if inner.options.read_only {
+            // Nothing of a read-only open may reach the files.
+        } else if let Some(logger) = &inner.wal {
             // No checkpoint after close's own: the thread stops first (finishing one it runs).
             inner.lock_checkpoint_thread().take();
             // Writers that got past their `closed` check finish first (checkpoint takes the

@@ -349,6 +349,7 @@ mod emulator;
 mod fault;
 mod file;
 mod memory;
+mod overlay;
 mod uring;
 mod zoned_fault;
 mod zoned_volume;
@@ -361,6 +362,7 @@ pub use emulator::EmuDevice;
 pub use fault::{CrashSummary, FaultDevice, IoKind};
 pub use file::{FileDevice, FileOptions};
 pub use memory::MemoryDevice;
+pub use overlay::Overlay;
 /// Operations a file device keeps in flight through io_uring (what `wafer tune` reports).
 pub use uring::QUEUE_DEPTH as URING_QUEUE_DEPTH;
 pub use zoned_fault::{ZonedFaultDevice, ZonedFaultGeometry};
