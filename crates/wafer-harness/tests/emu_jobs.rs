@@ -2,9 +2,10 @@
 #![allow(clippy::unwrap_used)]
 
 use flashemu::{Config, Ssd, LBA_BYTES};
+use wafer_harness::jobs::replay::{self, ReplayOptions};
 use wafer_harness::jobs::{self, device, JobSpec, RunSpec, Until, Workload};
 use wafer_harness::progress::Silent;
-use wafer_harness::trace::{self, ReplayOptions, TraceFormat, TraceReader};
+use wafer_harness::trace::{TraceFormat, TraceReader};
 use wafer_workloads::dist::Distribution;
 
 fn tiny() -> Ssd {
@@ -150,14 +151,14 @@ fn trace_replay_counts_through_the_same_report() {
         input_bytes: 0,
         strict: false,
     };
-    let report = trace::replay(&mut ssd, &mut reader, &options, &mut Silent).unwrap();
+    let report = replay::replay(&mut ssd, &mut reader, &options, &mut Silent).unwrap();
     let footprint = report.trace.unwrap();
     assert_eq!(footprint.folded_requests, 1, "{footprint:?}");
     assert_eq!(footprint.end_bytes, capacity + 2 * 4096);
     assert!(footprint.span_ratio() > 1.0);
     let mut reader = TraceReader::new(text.as_bytes(), TraceFormat::Auto);
     let strict = ReplayOptions { strict: true, ..options.clone() };
-    let err = trace::replay(&mut tiny(), &mut reader, &strict, &mut Silent).unwrap_err();
+    let err = replay::replay(&mut tiny(), &mut reader, &strict, &mut Silent).unwrap_err();
     assert!(err.to_string().contains("beyond the device"), "{err}");
     assert_eq!(report.host_bytes, (128 + 1 + 1) * LBA_BYTES);
     assert_eq!(report.host_read_bytes, 2 * LBA_BYTES);
@@ -166,12 +167,12 @@ fn trace_replay_counts_through_the_same_report() {
 
     let ascii = "0 0 0 8 0\n1 0 8 8 0\n2 0 0 16 1\n";
     let mut reader = TraceReader::new(ascii.as_bytes(), TraceFormat::Auto);
-    let report = trace::replay(&mut tiny(), &mut reader, &options, &mut Silent).unwrap();
+    let report = replay::replay(&mut tiny(), &mut reader, &options, &mut Silent).unwrap();
     assert_eq!(report.host_bytes, 2 * LBA_BYTES);
     assert_eq!(report.host_read_bytes, 2 * LBA_BYTES);
 
     let mut reader = TraceReader::new("0 0 0 8\n".as_bytes(), TraceFormat::Auto);
-    let err = trace::replay(&mut tiny(), &mut reader, &options, &mut Silent).unwrap_err();
+    let err = replay::replay(&mut tiny(), &mut reader, &options, &mut Silent).unwrap_err();
     assert!(err.to_string().contains("trace line 1"), "{err}");
 }
 

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use flashemu::{Config, Ssd};
 use wafer_bench::emu_report::{table, RunReport};
+use wafer_bench::jobs::replay::{self, ReplayOptions};
 use wafer_bench::jobs::{self, device, DeviceSource, JobFile, JobSpec, RunSpec, Until, Workload};
 use wafer_bench::plot;
 use wafer_bench::progress::ProgressBar;
-use wafer_bench::trace::{self, ReplayOptions, TraceFormat, TraceReader};
+use wafer_bench::trace::{TraceFormat, TraceReader};
 
 use super::CliError;
 
@@ -357,7 +358,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         strict: args.strict,
     };
     let mut progress = ProgressBar::new(!args.output.quiet);
-    let report = trace::replay(&mut ssd, &mut reader, &options, &mut progress)
+    let report = replay::replay(&mut ssd, &mut reader, &options, &mut progress)
         .map_err(|e| CliError(format!("{}: {e}", args.trace.display())))?;
     args.output.emit(&report)?;
     if let Some(f) = report.trace {

@@ -144,7 +144,25 @@ pub struct RunReport {
     pub sim_host_writes_per_second: f64,
     /// A replay's address footprint against the device (None for jobs).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::trace::TraceFootprint>,
+    pub trace: Option<TraceFootprint>,
+}
+
+/// Where a trace's addresses lie against the device it was replayed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct TraceFootprint {
+    /// Requests (reads, writes, trims) that reached beyond the device, folded into range.
+    pub folded_requests: u64,
+    pub requests: u64,
+    /// One past the highest byte any request touched, before folding.
+    pub end_bytes: u64,
+    pub device_bytes: u64,
+}
+
+impl TraceFootprint {
+    /// The trace's address span over the device's capacity (above 1: it was folded).
+    pub fn span_ratio(&self) -> f64 {
+        self.end_bytes as f64 / self.device_bytes.max(1) as f64
+    }
 }
 
 /// Inputs to [`RunReport::build`] beyond the device and the samples.

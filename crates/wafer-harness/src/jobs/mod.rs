@@ -24,6 +24,7 @@ pub mod device;
 pub mod error;
 pub mod fill;
 pub mod jobfile;
+pub mod replay;
 pub mod runner;
 pub mod size;
 pub mod spec;

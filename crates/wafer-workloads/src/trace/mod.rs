@@ -1,5 +1,5 @@
 //! Block traces: parsers for fio iolog (v2, v3) and the MQSim / DiskSim ASCII format. The
-//! replayer that drives the emulator with them is `wafer_harness::trace::replay`.
+//! replayer that drives the emulator with them is `wafer_harness::jobs::replay`.
 pub mod fio;
 pub mod mqsim;
 pub mod reader;

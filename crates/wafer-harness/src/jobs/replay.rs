@@ -7,7 +7,7 @@
 //! - Addresses beyond the device wrap modulo its capacity, so a trace from a larger disk still
 //!   replays (its footprint folds onto the emulated space); a range crossing the end continues
 //!   at block 0. The report counts those folded requests and gives the trace's highest address
-//!   against the device ([`TraceFootprint`]); with `strict` the first one ends the replay with
+//!   against the device (`TraceFootprint`); with `strict` the first one ends the replay with
 //!   an error instead.
 //! - Syncs flush the device (which may pad a partly written flash page).
 use std::io::BufRead;
@@ -15,12 +15,12 @@ use std::time::Instant;
 
 use flashemu::{Placement, Ssd, LBA_BYTES};
 
-use super::{TraceEvent, TraceOp, TraceReader};
-use crate::emu_report::{JobTotals, Phase, ReportInputs, RunReport, Sampler};
-use crate::jobs::fill::{fill, fill_blocks};
-use crate::jobs::runner::SAMPLES_PER_CAPACITY;
-use crate::jobs::JobError;
+use super::fill::{fill, fill_blocks};
+use super::runner::SAMPLES_PER_CAPACITY;
+use super::JobError;
+use crate::emu_report::{JobTotals, Phase, ReportInputs, RunReport, Sampler, TraceFootprint};
 use crate::progress::Progress;
+use crate::trace::{TraceEvent, TraceOp, TraceReader};
 
 /// Largest device call the replayer issues; longer records are split.
 pub const CHUNK_MAX_BLOCKS: u64 = 1024;
@@ -35,41 +35,23 @@ pub struct ReplayOptions {
     pub strict: bool,
 }
 
-/// Where a trace's addresses lie against the device it was replayed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-pub struct TraceFootprint {
-    /// Requests (reads, writes, trims) that reached beyond the device, folded into range.
-    pub folded_requests: u64,
-    pub requests: u64,
-    /// One past the highest byte any request touched, before folding.
-    pub end_bytes: u64,
-    pub device_bytes: u64,
-}
-
-impl TraceFootprint {
-    /// The trace's address span over the device's capacity (above 1: it was folded).
-    pub fn span_ratio(&self) -> f64 {
-        self.end_bytes as f64 / self.device_bytes.max(1) as f64
-    }
-
-    /// Counts `first..first + blocks`; Err with the reason when it reaches beyond the device
-    /// and `strict` refuses that.
-    fn note(&mut self, first: u64, blocks: u64, strict: bool) -> Result<(), JobError> {
-        let end_bytes = first.saturating_add(blocks).saturating_mul(LBA_BYTES);
-        self.requests += 1;
-        self.end_bytes = self.end_bytes.max(end_bytes);
-        if end_bytes > self.device_bytes {
-            self.folded_requests += 1;
-            if strict {
-                return Err(JobError::spec(format!(
-                    "request {} reaches byte {end_bytes}, beyond the device's {} bytes \
-                     (--strict; without it addresses fold modulo the capacity)",
-                    self.requests, self.device_bytes
-                )));
-            }
+/// Counts `first..first + blocks` in `fp`; Err with the reason when it reaches beyond the
+/// device and `strict` refuses that.
+fn note(fp: &mut TraceFootprint, first: u64, blocks: u64, strict: bool) -> Result<(), JobError> {
+    let end_bytes = first.saturating_add(blocks).saturating_mul(LBA_BYTES);
+    fp.requests += 1;
+    fp.end_bytes = fp.end_bytes.max(end_bytes);
+    if end_bytes > fp.device_bytes {
+        fp.folded_requests += 1;
+        if strict {
+            return Err(JobError::spec(format!(
+                "request {} reaches byte {end_bytes}, beyond the device's {} bytes \
+                 (--strict; without it addresses fold modulo the capacity)",
+                fp.requests, fp.device_bytes
+            )));
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// The blocks an event touches (writes, reads) or covers (trims), before wrapping.
@@ -156,7 +138,7 @@ pub fn replay<R: BufRead>(
             continue;
         }
         let Some((first, blocks)) = block_span(&event) else { continue };
-        footprint.note(first, blocks, options.strict)?;
+        note(&mut footprint, first, blocks, options.strict)?;
         for (lba, count) in wrapped_chunks(first, blocks, capacity_blocks) {
             let bytes = count * LBA_BYTES;
             match event.op {
