@@ -40,10 +40,10 @@
 //! ([`StateMachine::with_apply_durability`]).
 //!
 //! **Snapshots.** The format is in [`snapshot`](crate::snapshot) (private): every pair of the
-//! live data tree in key order, a pair count and a CRC-32C. A build serialises the live tree
-//! *while holding the apply lock*, because Wafer has no point-in-time read view of a tree
-//! yet (its iterators read leaf by leaf): applies wait for the length of the scan, a known cost
-//! that a future `Db::snapshot` would remove. The built snapshot is stored (synced) in
+//! live data tree in key order, a pair count and a CRC-32C. A build takes a Wafer snapshot
+//! (`Db::snapshot`) under the apply lock, so the view holds exactly the applied state it
+//! records, and serialises the live tree from that view while applies go on. The built
+//! snapshot is stored (synced) in
 //! `raft.snapshot` before it is returned. An install checks the bytes first, writes the pairs
 //! into the data tree not in use, then one synced batch switches the `applied` record to that
 //! tree and stores the snapshot: the switch is atomic however large the snapshot, and the old
@@ -53,10 +53,9 @@
 //! pool until it commits, so large appends, applies, installs and deletes are split into
 //! batches of at most an eighth of the pool. Each split point is a consistent state.
 //!
-//! **Engine gaps worked around.** No range delete and no keys-only scan: truncate and purge
-//! delete key by key (their keys are known), and emptying a data tree reads its values. No
-//! tree drop: the two data trees take turns instead of a fresh tree per install. No snapshot
-//! read view: the apply lock, above. openraft 0.9 hands snapshots over as one in-memory
+//! **Limits.** Truncate and purge delete key by key (their keys are known; a purge is short);
+//! emptying a data tree is one `Tree::clear`. The two data trees take turns instead of a fresh
+//! tree per install. openraft 0.9 hands snapshots over as one in-memory
 //! `Cursor<Vec<u8>>`, so a snapshot must fit in memory.
 
 mod error;

@@ -185,17 +185,22 @@ fn snapshot_id(last: Option<&LogId<NodeId>>) -> String {
 }
 
 impl SnapshotBuilder {
-    /// Serialises the map while holding the apply lock (Wafer has no point-in-time read view
-    /// yet: iterating while applies go on could mix states), and stores the result as the
-    /// current snapshot before releasing it, so an install cannot be overwritten by an older
-    /// build.
+    /// Serialises the map from a Wafer snapshot taken under the apply lock (applies go on
+    /// during the scan), and stores the result as the current snapshot unless an install
+    /// replaced the map meanwhile, so an install is never overwritten by an older build.
     fn build(&self) -> Result<Snapshot<TypeConfig>> {
-        let state = lock(&self.state);
+        // A Wafer snapshot taken under the apply lock holds exactly the applied state: the
+        // scan then runs while applies go on.
+        let (state, view) = {
+            let state = lock(&self.state);
+            (state.clone(), self.db.snapshot()?)
+        };
         let mut writer = snapshot::Writer::new();
-        for kv in self.db.tree(data_tree(state.generation))?.iter() {
+        for kv in view.tree(data_tree(state.generation)).iter() {
             let (key, value) = kv?;
             writer.push(&key, &value);
         }
+        drop(view);
         let data = writer.finish();
         let meta = SnapshotMeta {
             last_log_id: state.last_applied,
@@ -204,9 +209,13 @@ impl SnapshotBuilder {
         };
         let mut batch = WriteBatch::new();
         stage_snapshot(&mut batch, &meta, &data)?;
-        // Synced: openraft purges the log up to this snapshot once it returns.
-        self.db.write_with(&batch, Durability::Sync)?;
-        drop(state);
+        let now = lock(&self.state);
+        // An install since the scan stored a newer snapshot: this one is not kept over it.
+        if now.generation == state.generation {
+            // Synced: openraft purges the log up to this snapshot once it returns.
+            self.db.write_with(&batch, Durability::Sync)?;
+        }
+        drop(now);
         Ok(Snapshot { meta, snapshot: Box::new(Cursor::new(data)) })
     }
 }

@@ -77,24 +77,8 @@ pub(crate) fn delete_keys(
     Ok(())
 }
 
-/// Empties `tree` in bounded batches. Wafer has no range delete and no keys-only scan, so this
-/// reads every value (blobs included) once; it runs only on the data tree not in use.
+/// Empties `tree` in one small batch (`Tree::clear` detaches its leaves whole; their pages
+/// are freed in bounded batches before it returns).
 pub(crate) fn clear_tree(db: &Db, tree: &str) -> Result<()> {
-    let t = db.tree(tree)?;
-    loop {
-        let mut keys = Vec::new();
-        let mut bytes = 0;
-        for kv in t.iter() {
-            let (key, _value) = kv?;
-            bytes += key.len() + OP_OVERHEAD;
-            keys.push(key);
-            if bytes >= batch_budget(db) {
-                break;
-            }
-        }
-        if keys.is_empty() {
-            return Ok(());
-        }
-        delete_keys(db, tree, keys.into_iter(), Durability::None)?;
-    }
+    Ok(db.tree(tree)?.clear()?)
 }
