@@ -72,7 +72,7 @@ pub use map::{
     Location, PageId, PageMap, ReverseMap, SharedSlot, SlotEntry, SlotPages, PACK_ALIGN_BYTES,
     PAGE_ID_LIMIT, SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
 };
-pub use options::{SpaceOptions, ZONE_BYTES_DEFAULT};
+pub use options::{ArtifactOptions, SpaceOptions, ZONE_BYTES_DEFAULT};
 pub use placement::{
     EdtCounters, GroupRun, PageDesc, PlacementKind, PlacementPolicy, PlacementView, WritePlan,
 };
@@ -120,7 +120,10 @@ impl Space {
             pending_reset: Vec::new(),
             open_by_group: vec![None; options.max_open_zones as usize],
             placement: options.placement.build(),
-            policy: options.policy.build(),
+            policy: match options.artifact.gc_burst {
+                true => Box::new(gc::Burst),
+                false => options.policy.build(),
+            },
             stats: stats::SpaceStats::default(),
             clock: 0,
             nowa: options.nowa.map(|o| nowa::SsdModel::new(o, zone_count)),
