@@ -119,7 +119,7 @@ impl Space {
             empty: (0..zone_count).collect(),
             pending_reset: Vec::new(),
             open_by_group: vec![None; options.max_open_zones as usize],
-            placement: options.placement.build(),
+            placement: options.placement.build_with(options.artifact),
             policy: match options.artifact.gc_burst {
                 true => Box::new(gc::Burst),
                 false => options.policy.build(),
@@ -249,8 +249,12 @@ impl Space {
         plan
     }
 
-    /// The group GC copyback goes to.
+    /// The group GC copyback goes to: the placement policy's, or with the artifact's
+    /// `gc_with_user` user group 0 (every policy's first user group).
     pub fn gc_group(&self) -> u32 {
+        if self.options.artifact.gc_with_user {
+            return 0;
+        }
         let room = self.room_by_group();
         let view = self.placement_view(&room);
         self.placement.gc_group(&view)
@@ -262,7 +266,11 @@ impl Space {
         assert!(!pages.is_empty());
         let room = self.room_by_group();
         let view = self.placement_view(&room);
-        let plan = self.placement.plan_gc(pages, dest_group, &view);
+        // The artifact mixes the survivors into the user write stream.
+        let plan = match self.options.artifact.gc_with_user {
+            true => self.placement.plan_gc_with_user(pages, &view),
+            false => self.placement.plan_gc(pages, dest_group, &view),
+        };
         if let Err(why) = plan.check(pages.len()) {
             panic!("placement {} planned GC wrongly: {why}", self.placement.name());
         }

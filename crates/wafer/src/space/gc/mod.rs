@@ -508,6 +508,37 @@ mod tests {
         assert_eq!(plain.policy.name(), "greedy");
     }
 
+    /// With `gc_with_user` the survivors are planned into the user group (random placement:
+    /// one of the user groups), never into the GC group of their own.
+    #[test]
+    fn gc_with_user_sends_survivors_to_user_groups() {
+        let run = |gc_with_user: bool| {
+            let artifact = crate::space::ArtifactOptions { gc_with_user, ..Default::default() };
+            let options = SpaceOptions {
+                artifact,
+                max_open_zones: 3,
+                placement: crate::space::PlacementKind::Random { seed: 5 },
+                ..SpaceOptions::test_min()
+            };
+            let mut space = Space::new(options).unwrap();
+            let mut pid = 0;
+            for _ in 0..6 {
+                let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+                crate::space::tests::commit_runs(&mut space, &runs, pid, 1);
+                for k in 0..3 {
+                    space.free_pid(pid + k, 2);
+                }
+                pid += 4;
+            }
+            let plan = space.plan_gc().unwrap();
+            assert_eq!(plan.valid.len(), plan.groups.len());
+            assert!(!plan.groups.is_empty());
+            plan.groups
+        };
+        assert!(run(false).iter().all(|&g| g == 2), "the GC group of random placement");
+        assert!(run(true).iter().all(|&g| g < 2), "a user group");
+    }
+
     #[test]
     fn cost_benefit_prefers_old_zones_at_equal_utilisation() {
         let space = space_with_valid(&[2, 2, 3]);
