@@ -98,6 +98,7 @@ pub(super) struct Gdt {
 }
 
 impl Gdt {
+    #[cfg(test)]
     pub(super) fn new() -> Gdt {
         Gdt::with(super::ArtifactOptions::default())
     }
