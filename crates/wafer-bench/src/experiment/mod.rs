@@ -9,6 +9,7 @@ pub mod mqssd_lsm;
 pub mod nowa_modes;
 pub mod plan;
 pub mod table1;
+pub mod table1_artifact;
 pub mod table2;
 pub mod table3;
 

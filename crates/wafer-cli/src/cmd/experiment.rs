@@ -262,6 +262,12 @@ struct Table1Args {
     /// `--rows nowa --rows "- comp"`.
     #[arg(long, value_name = "TEXT")]
     rows: Vec<String>,
+    /// paper: 000's Table 1 rows. artifact: the out-of-place rows, with and without GDT, on
+    /// the artifact's YCSB (ordered keys, rank as key, 120-byte values, live pages on about 88% of the zone slots) with each of
+    /// its GC and placement choices alone and all together, and GDT's DB WAF gain per choice
+    /// in both metrics beside 000 Figure 13c's.
+    #[arg(long, default_value = "paper", value_parser = ["paper", "artifact"])]
+    variant: String,
 }
 
 pub fn run(args: ExperimentArgs) -> Result<(), CliError> {
@@ -799,8 +805,57 @@ fn run_table1(args: &Table1Args) -> Result<(), CliError> {
         html: args.html.as_deref(),
         quiet: args.quiet,
     };
+    if args.variant == "artifact" {
+        return table1_artifact_at(&args.scale, &args.rows, &outputs);
+    }
     let rows = table1::select_rows(&args.rows).map_err(CliError)?;
     table1_rows_at(&args.scale, &rows, &outputs)
+}
+
+/// `table1 --variant artifact`: the rows whose label contains one of `patterns` (all when
+/// none), then GDT's gain per option set.
+fn table1_artifact_at(
+    scale: &str,
+    patterns: &[String],
+    outputs: &Outputs<'_>,
+) -> Result<(), CliError> {
+    use wafer_bench::experiment::table1_artifact as artifact;
+    let scale = Scale::parse(scale).map_err(CliError)?;
+    let matches = |r: &artifact::ArtifactRow| {
+        let label = r.label().to_lowercase();
+        patterns.is_empty() || patterns.iter().any(|p| label.contains(&p.to_lowercase()))
+    };
+    let plans: Vec<artifact::ArtifactRow> = artifact::rows().into_iter().filter(matches).collect();
+    if plans.is_empty() {
+        return Err(CliError("no row of the artifact variant matches --rows".into()));
+    }
+    if let Some(dir) = outputs.json_dir {
+        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    }
+    let mut live = ProgressBar::without_totals(!outputs.quiet);
+    let quiet = outputs.quiet;
+    let results = artifact::run(scale, &plans, &mut live, &mut |row| {
+        if !quiet {
+            eprintln!("table1 artifact [{}] {}: done", scale.name(), row.label);
+        }
+    })?;
+    println!(
+        "Table 1, the artifact's variant (its YCSB at fill {}, no compression), scale {}",
+        artifact::ARTIFACT_FILL,
+        scale.name()
+    );
+    let table_rows: Vec<table::Row> = results.iter().map(|(_, r, _)| r.clone()).collect();
+    print!("{}", table::render(&table_rows));
+    println!();
+    println!("GDT's DB WAF gain per option set:");
+    print!("{}", artifact::render_gains(&artifact::gains(&results)));
+    if let Some(dir) = outputs.json_dir {
+        for (i, (_, _, report)) in results.iter().enumerate() {
+            let path = dir.join(format!("table1-artifact-{i}.json"));
+            super::write_file(&path, report.to_json()?.as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// Where an experiment's results go besides the printed table.

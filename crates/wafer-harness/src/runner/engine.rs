@@ -145,6 +145,17 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                 NoWaMode::parse(value).map_err(|e| format!("nowa_mode: {e}"))?
         }
         "fdp" => options.out_of_place.fdp = flag(value)?,
+        "gc_burst" => options.out_of_place.artifact.gc_burst = flag(value)?,
+        "trim_off" => options.out_of_place.artifact.trim_off = flag(value)?,
+        "gc_with_user" => options.out_of_place.artifact.gc_with_user = flag(value)?,
+        "batch_one_zone" => options.out_of_place.artifact.batch_one_zone = flag(value)?,
+        "lsn_history" => options.out_of_place.artifact.lsn_history = flag(value)?,
+        "artifact" => {
+            options.out_of_place.artifact = match flag(value)? {
+                true => wafer::space::ArtifactOptions::all(),
+                false => wafer::space::ArtifactOptions::default(),
+            }
+        }
         "gc_unit_bytes" => options.out_of_place.gc_unit_bytes = bytes(value)?,
         "ssd_spare_bytes" => options.out_of_place.ssd_spare_bytes = bytes(value)?,
         "blob_threshold" => {
@@ -161,6 +172,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                  background_gc, durability, wal_capacity_bytes, checkpoint_log_bytes, \
                  zone_bytes, zones_per_gc_unit, open_zones, gc_batch_pages, max_fill_percent, \
                  placement, gc_policy, gc_zones, compression, packing, nowa, nowa_mode, fdp, \
+                 gc_burst, trim_off, gc_with_user, batch_one_zone, lsn_history, artifact, \
                  gc_unit_bytes, ssd_spare_bytes, blob_threshold)"
             ))
         }
@@ -272,6 +284,13 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
         "nowa": options.out_of_place.nowa,
         "nowa_mode": options.out_of_place.nowa_mode.name(),
         "fdp": options.out_of_place.fdp,
+        "artifact": {
+            "gc_burst": options.out_of_place.artifact.gc_burst,
+            "trim_off": options.out_of_place.artifact.trim_off,
+            "gc_with_user": options.out_of_place.artifact.gc_with_user,
+            "batch_one_zone": options.out_of_place.artifact.batch_one_zone,
+            "lsn_history": options.out_of_place.artifact.lsn_history,
+        },
         "placement_handles": options.out_of_place.placement_handles,
         "gc_unit_bytes": options.out_of_place.gc_unit_bytes,
         "ssd_spare_bytes": options.out_of_place.ssd_spare_bytes,
@@ -563,6 +582,13 @@ mod tests {
         assert_eq!(o.out_of_place.nowa_mode, NoWaMode::Group);
         set_engine_option(&mut o, "nowa_mode", "unit").unwrap();
         assert_eq!(o.out_of_place.nowa_mode, NoWaMode::Unit);
+        // The artifact's choices, each on its own and all together.
+        assert_eq!(o.out_of_place.artifact, wafer::space::ArtifactOptions::default());
+        set_engine_option(&mut o, "gc_with_user", "on").unwrap();
+        assert!(o.out_of_place.artifact.gc_with_user && !o.out_of_place.artifact.gc_burst);
+        set_engine_option(&mut o, "artifact", "on").unwrap();
+        assert_eq!(o.out_of_place.artifact, wafer::space::ArtifactOptions::all());
+        assert!(set_engine_option(&mut o, "trim_off", "maybe").is_err());
         for (key, bad) in [
             ("placement", "x"),
             ("open_zones", "0"),

@@ -46,6 +46,7 @@ fn options(placement: PlacementKind, policy: VictimPolicyKind) -> SpaceOptions {
         placement,
         policy,
         nowa: None,
+        artifact: crate::space::ArtifactOptions::default(),
     }
 }
 

@@ -11,7 +11,7 @@
 //! alternate so a crash while one is written leaves the other intact. Page ids are capped so
 //! live data always leaves GC room (`max_fill_percent`, and never more than the zones left
 //! after the GC free target and the open zones).
-use super::options::OutOfPlaceOptions;
+use super::options::{GcZones, OutOfPlaceOptions};
 use crate::device::ZoneGeometry;
 use crate::space::nowa::NoWaOptions;
 use crate::space::{snapshot, SpaceOptions, SLOT_BYTES};
@@ -171,7 +171,9 @@ impl Layout {
                 (start, (device_capacity_bytes - start) / o.zone_bytes, o.zone_bytes)
             }
         };
-        let mut gc = o.gc_zones.resolve(u32::try_from(zone_count).unwrap_or(u32::MAX));
+        // The artifact's bursts start only when the zones are exhausted, whatever `gc_zones`.
+        let gc_zones = if o.artifact.gc_burst { GcZones::OnExhaustion } else { o.gc_zones };
+        let mut gc = gc_zones.resolve(u32::try_from(zone_count).unwrap_or(u32::MAX));
         let nowa = o.nowa.then(|| nowa_options(device_capacity_bytes, o));
         if let Some(nowa) = nowa {
             let unit_zones = nowa.unit_slots.div_ceil(o.zone_bytes / SLOT_BYTES);
@@ -190,6 +192,7 @@ impl Layout {
             placement: o.placement,
             policy: o.policy,
             nowa,
+            artifact: o.artifact,
         };
         space.validate().map_err(Error::from)?;
         let slots_per_zone = space.slots_per_zone() as u64;

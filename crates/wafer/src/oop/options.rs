@@ -127,6 +127,9 @@ pub struct OutOfPlaceOptions {
     /// Flash the SSD holds beyond its logical capacity (its OP), for NoWA's budget; 0: the
     /// device's report, else `SSD_SPARE_PERCENT_DEFAULT` of the capacity.
     pub ssd_spare_bytes: u64,
+    /// The artifact's GC and placement choices, each on its own (docs/internals/gc.md,
+    /// "The artifact's choices"); all off by default.
+    pub artifact: crate::space::ArtifactOptions,
 }
 
 /// OP assumed for an SSD that does not report its physical capacity (a common consumer
@@ -160,6 +163,7 @@ impl OutOfPlaceOptions {
             nowa_mode: crate::space::nowa::NoWaMode::Unit,
             gc_unit_bytes: 0,
             ssd_spare_bytes: 0,
+            artifact: crate::space::ArtifactOptions::default(),
         }
     }
 
@@ -185,6 +189,7 @@ impl OutOfPlaceOptions {
             nowa_mode: crate::space::nowa::NoWaMode::Unit,
             gc_unit_bytes: 0,
             ssd_spare_bytes: 0,
+            artifact: crate::space::ArtifactOptions::default(),
         }
     }
 }

@@ -46,6 +46,7 @@ fn sim_options(slots_per_zone: u32, zone_count: u32, policy: VictimPolicyKind) -
         placement: crate::space::PlacementKind::Separate,
         policy,
         nowa: None,
+        artifact: crate::space::ArtifactOptions::default(),
     }
 }
 

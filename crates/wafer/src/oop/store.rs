@@ -308,6 +308,7 @@ impl OutOfPlaceStore {
                     stored_bytes: s.as_ref().map_or(PAGE_SIZE, Vec::len) as u32,
                     write_history,
                     tree: crate::page::tree_id(page),
+                    lsn: crate::page::lsn(page),
                     ..PageDesc::plain(*pid, purpose)
                 }
             })

@@ -28,12 +28,14 @@ use super::zone::ZoneId;
 const EDT_UNKNOWN: u64 = u64::MAX;
 /// Pages GC moves without a known EDT are grouped as one "tree" of their own.
 const UNKNOWN_TREE: u32 = u32::MAX;
+/// Write times per page with the artifact's LSN-stamped histories (ZLeanStore keeps 8).
+pub const LSN_HISTORY_LEN: usize = 8;
 /// A range takes a page whose log2 lifetime is within this of its mean (a factor of 2).
 const CLOSE_LOG2: f64 = 1.0;
 
 /// Expected deathtime from a write history, newest first (0: no entry), or None when fewer
 /// than two write times are known. Never panics on odd histories (they come from page bytes).
-pub fn expected_deathtime(history: &[u64; WRITE_HISTORY_LEN]) -> Option<u64> {
+pub fn expected_deathtime(history: &[u64]) -> Option<u64> {
     let known = history.iter().take_while(|&&t| t != 0).count();
     if known < 2 {
         return None;
@@ -88,17 +90,54 @@ pub(super) struct Gdt {
     /// Groups without a zone this plan may still give a range (and so open a zone).
     free_budget: u32,
     counters: EdtCounters,
+    /// The artifact's choices this policy follows (`batch_one_zone`, `lsn_history`).
+    artifact: super::ArtifactOptions,
+    /// With `lsn_history`: per page id, the LSNs of its last user write-backs, newest first
+    /// (0: none). Empty otherwise.
+    lsn_history_by_pid: Vec<[u64; LSN_HISTORY_LEN]>,
 }
 
 impl Gdt {
+    #[cfg(test)]
     pub(super) fn new() -> Gdt {
+        Gdt::with(super::ArtifactOptions::default())
+    }
+
+    pub(super) fn with(artifact: super::ArtifactOptions) -> Gdt {
         Gdt {
             ranges: Vec::new(),
             edt_by_pid: Vec::new(),
             now: 0,
             free_budget: 0,
             counters: EdtCounters::default(),
+            artifact,
+            lsn_history_by_pid: Vec::new(),
         }
+    }
+
+    /// The page's write times, newest first, for this write-back: the header's 4 write-clock
+    /// times, or (`lsn_history`) the policy's 8 LSNs with this write-back's LSN pushed in. A
+    /// page never logged (LSN 0), or beyond the page-id limit, gets no new entry.
+    fn history_of(&mut self, d: &PageDesc) -> [u64; LSN_HISTORY_LEN] {
+        let mut out = [0u64; LSN_HISTORY_LEN];
+        if !self.artifact.lsn_history {
+            out[..WRITE_HISTORY_LEN].copy_from_slice(&d.write_history);
+            return out;
+        }
+        let index = usize::try_from(d.pid).unwrap_or(usize::MAX);
+        if index >= super::map::PAGE_ID_LIMIT as usize {
+            return out;
+        }
+        if index >= self.lsn_history_by_pid.len() {
+            self.lsn_history_by_pid.resize(index + 1, [0; LSN_HISTORY_LEN]);
+        }
+        let h = &mut self.lsn_history_by_pid[index];
+        // A write-back without a change since the last one adds no death.
+        if d.lsn != 0 && d.lsn != h[0] {
+            h.copy_within(0..LSN_HISTORY_LEN - 1, 1);
+            h[0] = d.lsn;
+        }
+        *h
     }
 
     /// GC's groups of `max_open_zones`: the last quarter (at least one); users take the rest.
@@ -232,7 +271,8 @@ impl Gdt {
 
     /// A user write-back of `d`: its death, if predicted, is scored; its new EDT is kept.
     fn observe(&mut self, d: &PageDesc) -> Key {
-        let (now, previous) = (d.write_history[0], d.write_history[1]);
+        let history = self.history_of(d);
+        let (now, previous) = (history[0], history[1]);
         self.now = self.now.max(now);
         let index = usize::try_from(d.pid).unwrap_or(usize::MAX);
         let predicted = self.edt_by_pid.get(index).copied().unwrap_or(EDT_UNKNOWN);
@@ -246,7 +286,7 @@ impl Gdt {
             c.abs_error_sum += now.abs_diff(predicted);
             c.observed_lifetime_sum += observed_life;
         }
-        let edt = expected_deathtime(&d.write_history);
+        let edt = expected_deathtime(&history);
         if index < super::map::PAGE_ID_LIMIT as usize {
             if index >= self.edt_by_pid.len() {
                 self.edt_by_pid.resize(index + 1, EDT_UNKNOWN);
@@ -254,6 +294,58 @@ impl Gdt {
             self.edt_by_pid[index] = edt.unwrap_or(EDT_UNKNOWN);
         }
         edt.map_or(Key::Tree(d.tree), |e| self.life_key(e))
+    }
+
+    /// GC's copies of `pages` sorted coldest first, each to the group of `targets` whose range
+    /// is closest; the plan's stretches follow the sorted order.
+    fn plan_copies(
+        &mut self,
+        pages: &[PageId],
+        targets: Range<u32>,
+        view: &PlacementView<'_>,
+    ) -> WritePlan {
+        assert!(!pages.is_empty() && !targets.is_empty());
+        self.refresh(view);
+        // GC cannot wait for zones: it opens new ranges only while half the empty zones
+        // remain for the copies' volume.
+        self.free_budget = view.empty_zones / 2;
+        let keys: Vec<Key> = pages.iter().map(|p| self.gc_key(*p)).collect();
+        let mut sorted: Vec<usize> = (0..pages.len()).collect();
+        sorted.sort_by(|&a, &b| keys[b].order(&keys[a]).then(a.cmp(&b)));
+        let mut groups = vec![targets.start; pages.len()];
+        for &i in &sorted {
+            groups[i] = self.choose(keys[i], targets.clone());
+        }
+        // Coldest first: the plan's stretches follow the sorted order.
+        let in_order: Vec<u32> = sorted.iter().map(|&i| groups[i]).collect();
+        let plan = WritePlan::by_group(&in_order);
+        let order = plan.order.iter().map(|&k| sorted[k as usize] as u32).collect();
+        WritePlan { order, groups: plan.groups }
+    }
+
+    /// The artifact's placement of a whole batch: the user group whose range is closest to
+    /// the batch's mean log2 lifetime (a batch of pages without an interval: by its first
+    /// page's tree); the range takes every page's lifetime.
+    fn choose_for_batch(&mut self, keys: &[Key], users: Range<u32>) -> u32 {
+        assert!(!keys.is_empty());
+        let lives: Vec<f64> = keys
+            .iter()
+            .filter_map(|k| if let Key::Life(l) = k { Some(*l) } else { None })
+            .collect();
+        let Some(first) = keys.first().copied() else { return users.start };
+        if lives.is_empty() {
+            return self.choose(first, users);
+        }
+        let total: f64 = lives.iter().sum();
+        let mean = total / lives.len() as f64;
+        let group = self.choose(Key::Life(mean), users);
+        // `choose` counted the mean once; the range holds each page's lifetime instead.
+        if let GroupRange::Life { sum, pages } = self.ranges[group as usize] {
+            let range =
+                GroupRange::Life { sum: sum - mean + total, pages: pages - 1 + lives.len() as u64 };
+            self.ranges[group as usize] = range;
+        }
+        group
     }
 
     /// GC's key for `pid`: its predicted EDT; one that passed already (the page outlived its
@@ -287,6 +379,10 @@ impl PlacementPolicy for Gdt {
         let mut sorted: Vec<usize> = (0..batch.len()).collect();
         sorted.sort_by(|&a, &b| keys[a].order(&keys[b]).then(a.cmp(&b)));
         let users = 0..Self::gc_groups(view.max_open_zones).start;
+        if self.artifact.batch_one_zone {
+            let group = self.choose_for_batch(&keys, users.clone());
+            return WritePlan::single(batch.len() as u32, group);
+        }
         let mut groups = vec![0u32; batch.len()];
         for i in sorted {
             groups[i] = self.choose(keys[i], users.clone());
@@ -312,24 +408,14 @@ impl PlacementPolicy for Gdt {
         _dest_group: u32,
         view: &PlacementView<'_>,
     ) -> WritePlan {
-        assert!(!pages.is_empty());
-        self.refresh(view);
-        // GC cannot wait for zones: it opens new ranges only while half the empty zones
-        // remain for the copies' volume.
-        self.free_budget = view.empty_zones / 2;
-        let keys: Vec<Key> = pages.iter().map(|p| self.gc_key(*p)).collect();
-        let mut sorted: Vec<usize> = (0..pages.len()).collect();
-        sorted.sort_by(|&a, &b| keys[b].order(&keys[a]).then(a.cmp(&b)));
-        let gc = Self::gc_groups(view.max_open_zones);
-        let mut groups = vec![gc.start; pages.len()];
-        for &i in &sorted {
-            groups[i] = self.choose(keys[i], gc.clone());
-        }
-        // Coldest first: the plan's stretches follow the sorted order.
-        let in_order: Vec<u32> = sorted.iter().map(|&i| groups[i]).collect();
-        let plan = WritePlan::by_group(&in_order);
-        let order = plan.order.iter().map(|&k| sorted[k as usize] as u32).collect();
-        WritePlan { order, groups: plan.groups }
+        self.plan_copies(pages, Self::gc_groups(view.max_open_zones), view)
+    }
+
+    /// The artifact's way: the pages coldest first, each to the user group whose range is
+    /// closest, beside the user write-backs.
+    fn plan_gc_with_user(&mut self, pages: &[PageId], view: &PlacementView<'_>) -> WritePlan {
+        let users = 0..Self::gc_groups(view.max_open_zones).start;
+        self.plan_copies(pages, users, view)
     }
 
     fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}
@@ -343,6 +429,7 @@ impl PlacementPolicy for Gdt {
 mod tests {
     use super::*;
     use crate::device::WritePurpose;
+    use crate::space::placement::GroupRun;
 
     fn desc(pid: PageId, history: [u64; 4]) -> PageDesc {
         PageDesc { write_history: history, ..PageDesc::plain(pid, WritePurpose::UserEviction) }
@@ -413,6 +500,67 @@ mod tests {
         assert!(plan.groups.iter().all(|r| r.group == 3));
         // Unknown (page 7) is coldest, then page 2 (EDT 180), then page 1 (EDT 124).
         assert_eq!(plan.order, vec![2, 1, 0]);
+    }
+
+    fn artifact(f: impl FnOnce(&mut crate::space::ArtifactOptions)) -> Gdt {
+        let mut a = crate::space::ArtifactOptions::default();
+        f(&mut a);
+        Gdt::with(a)
+    }
+
+    /// `gc_with_user`: the same coldest-first order, into user groups instead of GC groups.
+    #[test]
+    fn gc_with_user_plans_coldest_first_into_user_groups() {
+        let mut p = Gdt::new();
+        let room = [0u32; 4]; // 3 user groups, 1 GC group
+        p.plan(&[desc(1, [100, 90, 0, 0]), desc(2, [100, 20, 0, 0])], &view(&room));
+        let plan = p.plan_gc_with_user(&[1, 2, 7], &view(&room));
+        plan.check(3).unwrap();
+        assert!(plan.groups.iter().all(|r| r.group < 3), "{:?}", plan.groups);
+        assert_eq!(plan.order, vec![2, 1, 0], "unknown, then EDT 180, then EDT 110");
+    }
+
+    /// `batch_one_zone`: a batch of hot and cold pages goes whole to one group, the one whose
+    /// range is closest to the batch's mean; that range then holds every page.
+    #[test]
+    fn batch_one_zone_sends_a_batch_to_the_closest_range() {
+        let mut p = artifact(|a| a.batch_one_zone = true);
+        let room = [8u32; 8]; // every group has room: ranges stay
+                              // Two batches set up two ranges: lifetime 10 (log2 3.3) and 1000 (log2 10).
+        let hot = p.plan(&[desc(1, [100, 90, 0, 0]), desc(2, [100, 90, 0, 0])], &view(&room));
+        let cold = p.plan(&[desc(3, [1100, 100, 0, 0])], &view(&room));
+        assert_eq!((hot.groups.len(), cold.groups.len()), (1, 1));
+        assert_ne!(hot.groups[0].group, cold.groups[0].group);
+        // Mean lifetime log2 of (8, 16, 16) ~ 3.7: the hot range, all three pages.
+        let batch =
+            [desc(4, [1108, 1100, 0, 0]), desc(5, [1116, 1100, 0, 0]), desc(6, [1116, 1100, 0, 0])];
+        let plan = p.plan(&batch, &view(&room));
+        plan.check(3).unwrap();
+        assert_eq!(plan.groups, vec![GroupRun { group: hot.groups[0].group, pages: 3 }]);
+        match p.ranges[hot.groups[0].group as usize] {
+            GroupRange::Life { pages, .. } => assert_eq!(pages, 5),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// `lsn_history`: deathtimes come from the page LSNs of the policy's own 8-entry history,
+    /// not from the header's write clock; a write-back with an unchanged LSN adds no entry.
+    #[test]
+    fn lsn_history_predicts_from_eight_lsn_stamps() {
+        let mut p = artifact(|a| a.lsn_history = true);
+        let room = [8u32; 4];
+        let at = |lsn: u64| PageDesc { lsn, ..desc(1, [5, 4, 3, 2]) };
+        for lsn in [10, 20, 20, 30, 40, 50, 60, 70, 80, 90, 100] {
+            p.plan(&[at(lsn)], &view(&room));
+        }
+        assert_eq!(p.lsn_history_by_pid[1], [100, 90, 80, 70, 60, 50, 40, 30]);
+        assert_eq!(p.edt_by_pid[1], 110, "interval 10 over the 8 stamps");
+        assert_eq!(p.now, 100);
+        // The header's history would say EDT 6: not used.
+        let plain = &mut Gdt::new();
+        plain.plan(&[at(100)], &view(&room));
+        assert_eq!(plain.edt_by_pid[1], 6);
+        assert!(plain.lsn_history_by_pid.is_empty());
     }
 
     /// 000 Figure 5: eight pages with deathtimes 1, 2, 4, 6, 35, 50, 60, 74 written at time 0

@@ -7,7 +7,9 @@ use crate::device::{Device, DeviceError, WriteOp, WritePurpose, Zoned};
 
 /// Prepares released zones for reuse: TRIM on a conventional device (tells the FTL the old
 /// pages are garbage, so device GC need not copy them), zone reset on a zoned one (required
-/// before appending again). On a zoned device space zones must be device zones.
+/// before appending again). On a zoned device space zones must be device zones. With the
+/// artifact's `trim_off` a conventional device is told nothing: the SSD keeps the old pages
+/// valid until they are overwritten, as under ZLeanStore's default.
 pub fn reset_zones<D: Device + ?Sized>(
     device: &D,
     space: &Space,
@@ -19,6 +21,7 @@ pub fn reset_zones<D: Device + ?Sized>(
         let offset = space.zone_offset_bytes(*zone);
         match device.zoned() {
             Some(zoned) => zoned.zone_reset(device_zone(zoned, space, *zone)?)?,
+            None if space.options().artifact.trim_off => {}
             None => {
                 assert_eq!(zone_bytes, stride_bytes, "a conventional device has no zone stride");
                 device.trim(offset, zone_bytes)?
@@ -161,6 +164,16 @@ mod tests {
         let space = Space::new(SpaceOptions::test_min()).unwrap();
         reset_zones(&device, &space, &[1, 3]).unwrap();
         assert_eq!(device.stats().snapshot().trim_bytes, 2 * 4 * 4096);
+    }
+
+    #[test]
+    fn released_zones_are_not_trimmed_with_trim_off() {
+        let device = Counted::new(MemoryDevice::new(1 << 20), Default::default());
+        let artifact = crate::space::ArtifactOptions { trim_off: true, ..Default::default() };
+        let space = Space::new(SpaceOptions { artifact, ..SpaceOptions::test_min() }).unwrap();
+        reset_zones(&device, &space, &[1, 3]).unwrap();
+        let io = device.stats().snapshot();
+        assert_eq!((io.trim_bytes, io.write_bytes.iter().sum::<u64>()), (0, 0));
     }
 
     /// On ZNS a released zone is reset through the device's zone interface, after which it

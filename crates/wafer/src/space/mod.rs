@@ -72,7 +72,7 @@ pub use map::{
     Location, PageId, PageMap, ReverseMap, SharedSlot, SlotEntry, SlotPages, PACK_ALIGN_BYTES,
     PAGE_ID_LIMIT, SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
 };
-pub use options::{SpaceOptions, ZONE_BYTES_DEFAULT};
+pub use options::{ArtifactOptions, SpaceOptions, ZONE_BYTES_DEFAULT};
 pub use placement::{
     EdtCounters, GroupRun, PageDesc, PlacementKind, PlacementPolicy, PlacementView, WritePlan,
 };
@@ -119,8 +119,11 @@ impl Space {
             empty: (0..zone_count).collect(),
             pending_reset: Vec::new(),
             open_by_group: vec![None; options.max_open_zones as usize],
-            placement: options.placement.build(),
-            policy: options.policy.build(),
+            placement: options.placement.build_with(options.artifact),
+            policy: match options.artifact.gc_burst {
+                true => Box::new(gc::Burst),
+                false => options.policy.build(),
+            },
             stats: stats::SpaceStats::default(),
             clock: 0,
             nowa: options.nowa.map(|o| nowa::SsdModel::new(o, zone_count)),
@@ -246,8 +249,12 @@ impl Space {
         plan
     }
 
-    /// The group GC copyback goes to.
+    /// The group GC copyback goes to: the placement policy's, or with the artifact's
+    /// `gc_with_user` user group 0 (every policy's first user group).
     pub fn gc_group(&self) -> u32 {
+        if self.options.artifact.gc_with_user {
+            return 0;
+        }
         let room = self.room_by_group();
         let view = self.placement_view(&room);
         self.placement.gc_group(&view)
@@ -259,7 +266,11 @@ impl Space {
         assert!(!pages.is_empty());
         let room = self.room_by_group();
         let view = self.placement_view(&room);
-        let plan = self.placement.plan_gc(pages, dest_group, &view);
+        // The artifact mixes the survivors into the user write stream.
+        let plan = match self.options.artifact.gc_with_user {
+            true => self.placement.plan_gc_with_user(pages, &view),
+            false => self.placement.plan_gc(pages, dest_group, &view),
+        };
         if let Err(why) = plan.check(pages.len()) {
             panic!("placement {} planned GC wrongly: {why}", self.placement.name());
         }

@@ -6,6 +6,45 @@ use super::map::{SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, ZONE_COUNT_LIMIT};
 use super::nowa::NoWaOptions;
 use super::placement::PlacementKind;
 
+/// 000's artifact's GC and placement choices, each on its own (all off: this engine's own, so
+/// byte counts pinned by tests do not move). Each reproduces one behaviour of ZLeanStore, the
+/// code 000 measured with, so a run can show which of them moves a result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArtifactOptions {
+    /// GC only when the free zones are exhausted (reserve 1, low 2, high 2) and then in a
+    /// burst: up to `VICTIMS_PER_CYCLE_MAX` (16) greedy victims in one cycle, as many as the
+    /// empty zones can take the copies of. (The artifact holds a burst's survivors in its
+    /// buffer pool; here they need device room, so the burst is bounded by it.)
+    pub gc_burst: bool,
+    /// Freed zones are not trimmed on a conventional device (the artifact's default); a ZNS
+    /// zone is still reset, which appending again needs.
+    pub trim_off: bool,
+    /// GC's survivors go to the user write groups, mixed into the user write stream, instead
+    /// of to GC zones of their own; with GDT coldest first, each to the user group whose
+    /// deathtime range is closest.
+    pub gc_with_user: bool,
+    /// GDT only: a write-back batch goes whole to one zone, the one whose mean expected
+    /// deathtime is closest to the batch's mean, instead of being split page by page.
+    pub batch_one_zone: bool,
+    /// GDT only: deathtimes predicted from 8 write times per page, stamped with the page's
+    /// LSN at write-back, instead of the page header's 4 write-clock times. Kept in memory by
+    /// the policy (8 bytes x 8 per page id); after a reopen the histories refill.
+    pub lsn_history: bool,
+}
+
+impl ArtifactOptions {
+    /// Every artifact behaviour on.
+    pub fn all() -> ArtifactOptions {
+        ArtifactOptions {
+            gc_burst: true,
+            trim_off: true,
+            gc_with_user: true,
+            batch_one_zone: true,
+            lsn_history: true,
+        }
+    }
+}
+
 /// Zone size when neither the options nor the device say better: 16 MiB. The out-of-place
 /// store asks the device for its GC unit first (`DeviceCapabilities`).
 pub const ZONE_BYTES_DEFAULT: u64 = 16 << 20;
@@ -39,6 +78,8 @@ pub struct SpaceOptions {
     /// NoWA (000 sec. 5.4): zones open in groups and GC compensates imbalance before the
     /// SSD's GC would copy; None = off.
     pub nowa: Option<NoWaOptions>,
+    /// The artifact's GC and placement choices (all off by default).
+    pub artifact: ArtifactOptions,
 }
 
 impl SpaceOptions {
@@ -57,6 +98,7 @@ impl SpaceOptions {
             placement: PlacementKind::Separate,
             policy: VictimPolicyKind::Greedy,
             nowa: None,
+            artifact: ArtifactOptions::default(),
         }
     }
 
@@ -76,6 +118,7 @@ impl SpaceOptions {
             placement: PlacementKind::Separate,
             policy: VictimPolicyKind::Greedy,
             nowa: None,
+            artifact: ArtifactOptions::default(),
         }
     }
 

@@ -26,6 +26,8 @@ pub struct PageDesc {
     pub tree: u32,
     /// Bytes the page takes on the device (4096 uncompressed).
     pub stored_bytes: u32,
+    /// The page's LSN at this write-back (0: not known), the artifact's history stamp.
+    pub lsn: u64,
 }
 
 impl PageDesc {
@@ -37,6 +39,7 @@ impl PageDesc {
             write_history: [0; WRITE_HISTORY_LEN],
             tree: 0,
             stored_bytes: 4096,
+            lsn: 0,
         }
     }
 }
@@ -170,6 +173,11 @@ pub trait PlacementPolicy: std::fmt::Debug + Send + Sync {
     ) -> WritePlan {
         WritePlan::single(pages.len() as u32, dest_group)
     }
+    /// The plan for GC's copies of `pages` mixed into the user write stream (the artifact's
+    /// `gc_with_user`): user groups only. By default all to user group 0.
+    fn plan_gc_with_user(&mut self, pages: &[PageId], _view: &PlacementView<'_>) -> WritePlan {
+        WritePlan::single(pages.len() as u32, 0)
+    }
     /// `zone` opens for `group` (the space chooses its FDP handle: `Space::fdp_hint`).
     fn zone_opened(&mut self, group: u32, zone: ZoneId);
     /// Deathtime prediction accounting (zeros for policies that predict none).
@@ -195,10 +203,16 @@ pub enum PlacementKind {
 
 impl PlacementKind {
     pub fn build(self) -> Box<dyn PlacementPolicy> {
+        self.build_with(super::ArtifactOptions::default())
+    }
+
+    /// The policy following the artifact's placement choices where it has them (GDT's
+    /// `batch_one_zone` and `lsn_history`).
+    pub fn build_with(self, artifact: super::ArtifactOptions) -> Box<dyn PlacementPolicy> {
         match self {
             PlacementKind::Separate => Box::new(Separate),
             PlacementKind::Random { seed } => Box::new(Random { rng: SplitMix64::new(seed) }),
-            PlacementKind::Gdt => Box::new(super::gdt::Gdt::new()),
+            PlacementKind::Gdt => Box::new(super::gdt::Gdt::with(artifact)),
         }
     }
 
@@ -255,6 +269,13 @@ impl PlacementPolicy for Random {
     fn gc_group(&self, view: &PlacementView<'_>) -> u32 {
         assert!(view.max_open_zones >= 2);
         view.max_open_zones - 1
+    }
+    /// As a user batch: one random user group.
+    fn plan_gc_with_user(&mut self, pages: &[PageId], view: &PlacementView<'_>) -> WritePlan {
+        let user_groups = view.max_open_zones - 1;
+        assert!(user_groups >= 1 && !pages.is_empty());
+        let group = (self.rng.next_u64() % u64::from(user_groups)) as u32;
+        WritePlan::single(pages.len() as u32, group)
     }
     fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}
 }

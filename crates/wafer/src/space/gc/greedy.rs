@@ -102,3 +102,36 @@ impl VictimPolicy for UntilZone {
         Some(choice)
     }
 }
+
+/// The artifact's GC burst: the candidates in greedy order, up to [`VICTIMS_PER_CYCLE_MAX`] in
+/// one cycle, as many as the empty zones (less one, kept for the user writes that wait) take
+/// the copies of; always at least the first, which GC's reserve zones guarantee room for.
+/// Unlike [`UntilZone`] it does not stop once a zone's worth is freed: ZLeanStore collects
+/// its 16 best victims whenever it runs out of zones.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Burst;
+
+impl VictimPolicy for Burst {
+    fn name(&self) -> &'static str {
+        "greedy-burst"
+    }
+
+    fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
+        let spz = u64::from(view.zones.slots_per_zone());
+        let mut candidates: Vec<_> = view.zones.iter().filter(|(_, z)| is_candidate(z)).collect();
+        candidates.sort_by_key(|(id, z)| (view.valid_rank(z), z.last_write_clock(), *id));
+        let empty = view.zones.count(|z| z.state() == ZoneState::Empty);
+        let room_slots = u64::from(empty.saturating_sub(1)) * spz;
+        let mut choice = VictimChoice::copyback(candidates.first()?.0, view);
+        let mut valid = u64::from(candidates[0].1.valid_slots());
+        for (id, z) in candidates.iter().skip(1).take(VICTIMS_PER_CYCLE_MAX - 1) {
+            valid += u64::from(z.valid_slots());
+            if valid > room_slots {
+                break;
+            }
+            choice.zones.push(*id);
+        }
+        assert!(!choice.zones.is_empty() && choice.zones.len() <= VICTIMS_PER_CYCLE_MAX);
+        Some(choice)
+    }
+}

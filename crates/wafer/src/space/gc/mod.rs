@@ -13,7 +13,7 @@ mod cost_benefit;
 mod greedy;
 
 pub use cost_benefit::CostBenefit;
-pub use greedy::{Greedy, UntilZone, VictimOrder};
+pub use greedy::{Burst, Greedy, UntilZone, VictimOrder};
 
 /// Victims one GC cycle may take at most (bounds the choice and the pages it lists).
 pub const VICTIMS_PER_CYCLE_MAX: usize = 16;
@@ -472,6 +472,71 @@ mod tests {
         let c = space.counters();
         assert_eq!(c.mean_victim_live_ratio(), Some(3.0 * 2016.0 / (4.0 * 4096.0)));
         assert_eq!(c.mean_victim_valid_ratio(), Some(0.75));
+    }
+
+    /// The artifact's burst: up to 16 greedy victims in one cycle, as many as the empty zones
+    /// take the copies of (less one zone, kept for user writes), best first.
+    #[test]
+    fn burst_takes_up_to_16_greedy_victims_within_the_room() {
+        let burst = |valid: &[u32]| {
+            let space = space_with_valid(valid);
+            let view =
+                SpaceView { zones: space.zones(), clock: space.clock(), gc_group: 1, nowa: None };
+            Burst.choose(&view).map(|c| c.zones)
+        };
+        // 20 full zones of 32: 12 empty, room 11 x 4 slots; one valid page each: 16 victims.
+        let taken = burst(&[1; 20]).unwrap();
+        assert_eq!(taken, (0..16).collect::<Vec<ZoneId>>());
+        // 28 full: 4 empty, room 12 slots; 3 valid each fit 4 victims, fewest valid first.
+        let mut valid = [3u32; 28];
+        valid[5] = 4;
+        valid[9] = 2;
+        let taken = burst(&valid).unwrap();
+        assert_eq!(taken, vec![9, 0, 1, 2], "12 slots: 2 + 3 + 3 + 3");
+        // No room at all: still the best victim, which the GC reserve has room for.
+        assert_eq!(burst(&[3; 31]).unwrap().len(), 1);
+        assert_eq!(burst(&[4, 4]), None);
+    }
+
+    /// With `gc_burst` the space uses the burst whatever `policy` says.
+    #[test]
+    fn gc_burst_option_replaces_the_victim_policy() {
+        let artifact = crate::space::ArtifactOptions { gc_burst: true, ..Default::default() };
+        let space = Space::new(SpaceOptions { artifact, ..SpaceOptions::test_min() }).unwrap();
+        assert_eq!(space.policy.name(), "greedy-burst");
+        let plain = Space::new(SpaceOptions::test_min()).unwrap();
+        assert_eq!(plain.policy.name(), "greedy");
+    }
+
+    /// With `gc_with_user` the survivors are planned into the user group (random placement:
+    /// one of the user groups), never into the GC group of their own.
+    #[test]
+    fn gc_with_user_sends_survivors_to_user_groups() {
+        let run = |gc_with_user: bool| {
+            let artifact = crate::space::ArtifactOptions { gc_with_user, ..Default::default() };
+            let options = SpaceOptions {
+                artifact,
+                max_open_zones: 3,
+                placement: crate::space::PlacementKind::Random { seed: 5 },
+                ..SpaceOptions::test_min()
+            };
+            let mut space = Space::new(options).unwrap();
+            let mut pid = 0;
+            for _ in 0..6 {
+                let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+                crate::space::tests::commit_runs(&mut space, &runs, pid, 1);
+                for k in 0..3 {
+                    space.free_pid(pid + k, 2);
+                }
+                pid += 4;
+            }
+            let plan = space.plan_gc().unwrap();
+            assert_eq!(plan.valid.len(), plan.groups.len());
+            assert!(!plan.groups.is_empty());
+            plan.groups
+        };
+        assert!(run(false).iter().all(|&g| g == 2), "the GC group of random placement");
+        assert!(run(true).iter().all(|&g| g < 2), "a user group");
     }
 
     #[test]

@@ -301,6 +301,13 @@ fn run(seed: u64, steps: u32) -> u64 {
                 crate::space::nowa::NoWaMode::Group
             },
         }),
+        // The artifact's GC bursts and survivors among user writes on a quarter of the seeds
+        // each (drawn last, so the other draws of a seed are as before).
+        artifact: crate::space::ArtifactOptions {
+            gc_burst: rng.below(4) == 0,
+            gc_with_user: rng.below(4) == 0,
+            ..crate::space::ArtifactOptions::default()
+        },
     };
     // Live pages up to ~60% of the area: GC always has room.
     let pid_count = u64::from(zone_count * slots_per_zone) * 6 / 10;
