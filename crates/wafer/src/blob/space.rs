@@ -234,13 +234,17 @@ impl BlobSpace {
 
     /// Under the writer mutex: the batch frees `r` (a blob its keys no longer name). The run
     /// may be taken again once the batch is durable ([`Self::seal`]).
-    pub fn release(&mut self, r: Range<PageId>) {
-        assert!(r.start < r.end);
-        if let Err(e) = insert_merged(&mut self.free, r.clone()) {
-            panic!("released run {r:?}: {e}");
+    ///
+    /// The run comes from a blob reference read off a page: one that is empty or overlaps a
+    /// free extent (a damaged or doubled reference) is an Err, with nothing changed.
+    pub fn release(&mut self, r: Range<PageId>) -> Result<(), String> {
+        if r.start >= r.end {
+            return Err(format!("released run {r:?} is empty"));
         }
+        insert_merged(&mut self.free, r.clone()).map_err(|e| format!("released run {r:?}: {e}"))?;
         self.unsealed.push(r.clone());
         self.batch.push(ExtentOp::Give(r));
+        Ok(())
     }
 
     /// Under the writer mutex: new ids for the blob region (it grew down by `r`).
@@ -410,7 +414,7 @@ mod tests {
         let b = s.take(7).unwrap();
         s.claim(b.clone());
         assert!(s.take(1).is_none());
-        s.release(a.clone());
+        s.release(a.clone()).unwrap();
         let logged = [vec![ExtentOp::Take(a.clone())], s.commit_batch().0].concat();
         assert_eq!(replay_extents([(100, 10)], &logged), Ok(extents(&s)));
         assert!(s.take(1).is_none(), "freed pages wait for their commit to be durable");
@@ -419,7 +423,7 @@ mod tests {
         assert_eq!(s.open_gates(Some(51)), vec![a.clone()]);
         assert!(s.take(1).is_none(), "not before the store dropped the run's pages");
         s.make_available(&[a]);
-        s.release(b.clone());
+        s.release(b.clone()).unwrap();
         s.seal(Gate::Flush);
         let opened = s.open_gates(None);
         s.make_available(&opened);
@@ -447,15 +451,25 @@ mod tests {
     }
 
     #[test]
+    fn a_release_of_a_free_or_empty_run_is_refused_and_changes_nothing() {
+        let mut s = BlobSpace::new([(100, 10)]);
+        assert!(s.release(104..106).is_err(), "already free");
+        assert!(s.release(95..101).is_err(), "overlaps the free extent");
+        assert!(s.release(120..120).is_err(), "empty");
+        assert_eq!(extents(&s), vec![(100, 10)]);
+        assert_eq!(s.commit_batch().0, Vec::new());
+    }
+
+    #[test]
     fn a_pin_keeps_what_later_batches_free_gated_until_it_goes() {
         let mut s = BlobSpace::new([(100, 10)]);
         let (a, b) = (s.take(2).unwrap(), s.take(2).unwrap());
         s.claim(a.clone());
         s.claim(b.clone());
-        s.release(a.clone());
+        s.release(a.clone()).unwrap();
         s.seal(Gate::Lsn(5)); // Freed before the snapshot: not pinned.
         let mark = s.pin();
-        s.release(b.clone());
+        s.release(b.clone()).unwrap();
         s.seal(Gate::Lsn(6));
         assert_eq!(s.open_gates(Some(10)), vec![a.clone()], "the run freed later stays");
         s.make_available(&[a]);
@@ -498,7 +512,7 @@ mod tests {
                 }
             } else if !held.is_empty() {
                 let r = held.swap_remove((next() % held.len() as u64) as usize);
-                s.release(r);
+                s.release(r).unwrap();
                 s.seal(Gate::Lsn(step));
             }
             since_fold.extend(s.commit_batch().0);

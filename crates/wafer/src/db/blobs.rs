@@ -501,7 +501,9 @@ impl DbInner {
     pub(super) fn release_blob(&self, r: &BlobRef) -> Result<()> {
         let b = self.blob_state()?;
         if r.pages() > 0 {
-            b.lock_space().release(r.page_range());
+            b.lock_space()
+                .release(r.page_range())
+                .map_err(|e| Error::Corrupt(format!("a stored blob reference: {e}")))?;
         }
         b.counters.blobs_freed.fetch_add(1, Ordering::Relaxed);
         Ok(())
