@@ -92,11 +92,13 @@ impl PageVersions {
 
     /// Called with page `pid` latched exclusive, before any change to `bytes`.
     pub fn before_write(&self, pid: PageId, bytes: &PageBuf) {
-        let newest = self.newest.load(Ordering::Acquire);
-        if newest == 0 {
+        if self.newest.load(Ordering::Acquire) == 0 {
             return;
         }
         let mut g = self.lock();
+        // Read again under the lock: the last snapshot may have ended since the fast check,
+        // and a version saved for it then would be kept for nobody.
+        let Some(&newest) = g.live.keys().next_back() else { return };
         let saved = g.pages.get(&pid).and_then(|v| v.last()).is_some_and(|(t, _)| *t >= newest);
         if saved {
             return;
@@ -109,6 +111,7 @@ impl PageVersions {
         }
         let copy = Arc::new(*bytes);
         let tag = *g.live.keys().next_back().unwrap_or(&newest);
+        assert!(tag <= newest, "the newest epoch only grows under the lock");
         g.pages.entry(pid).or_default().push((tag, copy));
         g.kept_pages += 1;
     }
