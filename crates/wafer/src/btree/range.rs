@@ -65,9 +65,6 @@ impl CutPlan {
             })
             .sum()
     }
-    pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
     /// Roots of the subtrees the cut detaches (the caller frees them later).
     pub fn detached(&self) -> impl Iterator<Item = PageId> + '_ {
         self.steps.iter().filter_map(|s| match s {

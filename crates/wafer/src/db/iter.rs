@@ -44,11 +44,8 @@ impl Iter {
     ) -> Iter {
         let done = core.is_none();
         let decode = at.db.blobs.get().is_some();
-        Iter { done, decode, ..Iter::with(at.db.clone(), core, bounds) }.viewing(at)
-    }
-    fn viewing(mut self, at: Arc<super::snapshot::At>) -> Iter {
-        self.at = Some(at);
-        self
+        let db = at.db.clone();
+        Iter { done, decode, at: Some(at), ..Iter::with(db, core, bounds) }
     }
     fn with(db: Arc<DbInner>, core: Option<Arc<TreeCore>>, bounds: Bounds) -> Iter {
         Iter {
