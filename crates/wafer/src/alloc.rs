@@ -4,9 +4,15 @@
 //!
 //! Structure changes reserve their worst-case page need up front, so a full device fails the
 //! operation cleanly before it changes anything instead of half way through a split.
+//!
+//! A reservation the page ids cannot cover grows the store first, when the allocator was given
+//! room to grow ([`Allocator::with_growth`]): [`growth_target_pages`] decides how far, the
+//! buffer pool carries it out (store, then page table), and only then does the high-water
+//! mark pass the old end. A reservation that growth cannot cover fails as before.
 use crate::buffer::{BufferPool, PageMut};
 use crate::page::{self, PageChange, PageId, PageKind, PageLogger};
 use crate::{Error, Result};
+use std::sync::Arc;
 use std::sync::Mutex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,12 +26,36 @@ pub struct AllocState {
 struct Inner {
     s: AllocState,
     reserved: u64,
+    /// Page ids `0..page_capacity` exist; raised only by a growth that completed.
+    page_capacity: u64,
+}
+
+/// Where growth goes: the pool that grows the store, and the most page ids it may reach.
+#[derive(Debug)]
+struct Growth {
+    pool: Arc<BufferPool>,
+    max_pages: u64,
 }
 
 #[derive(Debug)]
 pub struct Allocator {
     inner: Mutex<Inner>,
-    page_capacity: u64,
+    growth: Option<Growth>,
+}
+
+/// The smallest growth worth a file extension and its sync: 1 MiB of pages.
+const GROWTH_PAGES_MIN: u64 = 256;
+
+/// How far to grow a store of `capacity` pages that needs `needed`: by a quarter of its size
+/// (so a store grown 20x took about 14 steps, and the syncs they cost stay a vanishing share
+/// of the writes), at least `needed` and [`GROWTH_PAGES_MIN`] more, at most `max`. None when
+/// `max` cannot cover `needed`.
+pub fn growth_target_pages(capacity: u64, needed: u64, max: u64) -> Option<u64> {
+    if needed > max {
+        return None;
+    }
+    let step = (capacity / 4).max(GROWTH_PAGES_MIN);
+    Some(needed.max(capacity.saturating_add(step)).min(max))
 }
 
 /// Pages promised to one structure change; unused ones go back on drop.
@@ -57,7 +87,44 @@ pub fn stamp_image(logger: &dyn PageLogger, g: &mut PageMut<'_>) {
 impl Allocator {
     pub fn new(state: AllocState, page_capacity: u64) -> Allocator {
         assert!(state.high_water <= page_capacity);
-        Allocator { inner: Mutex::new(Inner { s: state, reserved: 0 }), page_capacity }
+        let inner = Inner { s: state, reserved: 0, page_capacity };
+        Allocator { inner: Mutex::new(inner), growth: None }
+    }
+
+    /// Lets a reservation grow `pool`'s store up to `max_pages` page ids.
+    pub fn with_growth(mut self, pool: Arc<BufferPool>, max_pages: u64) -> Allocator {
+        assert_eq!(
+            pool.page_capacity(),
+            self.lock().page_capacity,
+            "the pool this allocator serves"
+        );
+        self.growth = Some(Growth { pool, max_pages });
+        self
+    }
+
+    pub fn page_capacity(&self) -> u64 {
+        self.lock().page_capacity
+    }
+
+    /// Makes `pages` more page ids available than are now, growing the store (under the
+    /// allocator's lock, so no allocation sees the ids before they exist). Errors when the
+    /// allocator may not grow or the store refuses; nothing changed then.
+    fn grow(&self, g: &mut Inner, pages: u64) -> Result<()> {
+        let Some(growth) = &self.growth else {
+            return Err(Error::OutOfSpace("the store does not grow".into()));
+        };
+        let needed = g.page_capacity.saturating_add(pages);
+        let Some(target) = growth_target_pages(g.page_capacity, needed, growth.max_pages) else {
+            return Err(Error::OutOfSpace(format!(
+                "{needed} pages needed, the file may hold {} (max_file_bytes)",
+                growth.max_pages
+            )));
+        };
+        let grown = growth.pool.grow_to(target)?;
+        assert!(grown >= needed && grown >= g.page_capacity);
+        g.page_capacity = grown;
+        tracing::info!(pages = grown, "data file grown");
+        Ok(())
     }
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
@@ -70,19 +137,23 @@ impl Allocator {
         let s = self.state();
         s.high_water - s.free_count
     }
-    fn available(&self, g: &Inner) -> u64 {
-        g.s.free_count + (self.page_capacity - g.s.high_water) - g.reserved
+    fn available(g: &Inner) -> u64 {
+        g.s.free_count + (g.page_capacity - g.s.high_water) - g.reserved
     }
 
     pub fn reserve(&self, pages: u64) -> Result<Reservation<'_>> {
         let mut g = self.lock();
-        let available = self.available(&g);
+        let available = Self::available(&g);
         if available < pages {
-            return Err(Error::OutOfSpace(format!(
-                "device full: {pages} pages needed, {available} free of {}",
-                self.page_capacity
-            )));
+            self.grow(&mut g, pages - available).map_err(|e| match e {
+                Error::OutOfSpace(why) => Error::OutOfSpace(format!(
+                    "device full: {pages} pages needed, {available} free of {} ({why})",
+                    g.page_capacity
+                )),
+                other => other,
+            })?;
         }
+        assert!(Self::available(&g) >= pages);
         g.reserved += pages;
         Ok(Reservation { alloc: self, remaining: std::cell::Cell::new(pages) })
     }
@@ -112,7 +183,7 @@ impl Allocator {
             st.s.free_count -= 1;
             g
         } else {
-            assert!(st.s.high_water < self.page_capacity, "reservation guarantees a page");
+            assert!(st.s.high_water < st.page_capacity, "reservation guarantees a page");
             let g = pool.create(st.s.high_water)?;
             st.s.high_water += 1;
             g
@@ -143,7 +214,16 @@ impl Allocator {
     /// small device keeps room for tree pages).
     pub fn take_high_water_run(&self, pages: u64, want: u64) -> Result<std::ops::Range<PageId>> {
         let mut st = self.lock();
-        let left = self.page_capacity - st.s.high_water;
+        let left = st.page_capacity - st.s.high_water;
+        if left.saturating_sub(st.reserved) < pages {
+            // Blob runs grow the store as tree pages do; a failed growth is reported below.
+            let short = pages - left.saturating_sub(st.reserved);
+            match self.grow(&mut st, short) {
+                Ok(()) | Err(Error::OutOfSpace(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let left = st.page_capacity - st.s.high_water;
         let pages = pages.max(want.min(left.saturating_sub(st.reserved) / 16));
         if left.saturating_sub(st.reserved) < pages {
             return Err(Error::OutOfSpace(format!(
@@ -153,7 +233,7 @@ impl Allocator {
         }
         let start = st.s.high_water;
         st.s.high_water += pages;
-        assert!(st.s.high_water <= self.page_capacity);
+        assert!(st.s.high_water <= st.page_capacity);
         Ok(start..start + pages)
     }
 

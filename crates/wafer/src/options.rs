@@ -56,9 +56,16 @@ pub struct Options {
     /// evictions keep clean or free, so DB GC can load pages into the pool without writing a
     /// dirty page back (000 sec. 6.2). 0: no reserve. In place nothing uses it (no GC).
     pub clean_reserve_percent: u32,
-    /// Size of the data file when `Db::open(path)` creates a database (the page table is sized
-    /// for it); an existing file keeps its size.
+    /// Size of the data file when `Db::open(path)` creates a database; an existing file keeps
+    /// its size.
     pub file_capacity_bytes: u64,
+    /// The data file grows when its pages run out, by a quarter of its size at a time, up to
+    /// this size or until the filesystem is full; only then is a write
+    /// [`Error::OutOfSpace`](crate::Error::OutOfSpace). `None`: in place no limit but the
+    /// filesystem's; out of place no growth, since its map areas are reserved at creation for
+    /// the largest size the file may reach (about 0.5% of it, sparse until used): set a size to
+    /// let it grow. A device of a fixed size (the emulator, a block device) never grows.
+    pub max_file_bytes: Option<u64>,
     /// How `Db::open(path)` drives its files (buffered, O_DIRECT, io_uring).
     pub file: FileOptions,
     /// Where page 0 starts on the device. With `doublewrite`, the doublewrite area is the space
@@ -138,6 +145,7 @@ impl Options {
             eviction_batch_pages: 64,
             clean_reserve_percent: 5,
             file_capacity_bytes: 4 << 30,
+            max_file_bytes: None,
             // Batches through io_uring where the kernel allows it (the device falls back to
             // pwritev/pread and says why otherwise).
             file: FileOptions::URING,
@@ -170,6 +178,7 @@ impl Options {
             eviction_batch_pages: 4,
             clean_reserve_percent: 5,
             file_capacity_bytes: 64 << 20,
+            max_file_bytes: None,
             file: FileOptions::BUFFERED,
             data_offset_bytes: 16 * 4096,
             write_mode: WriteMode::InPlace,

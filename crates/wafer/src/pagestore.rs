@@ -14,6 +14,15 @@ use std::sync::{Arc, Weak};
 pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// Page ids valid in this store are `0..page_capacity()`.
     fn page_capacity(&self) -> u64;
+    /// Extends the page ids to `0..pages` (durably: a reopen finds them) and returns the new
+    /// page capacity. A store or device that cannot grow refuses with
+    /// [`Error::OutOfSpace`](crate::Error::OutOfSpace), changing nothing.
+    fn grow_to(&self, pages: u64) -> Result<u64> {
+        Err(crate::Error::OutOfSpace(format!(
+            "{pages} pages needed, {} held: this store does not grow",
+            self.page_capacity()
+        )))
+    }
     /// Reads page `pid` as stored (unchecked; the pool verifies it).
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()>;
     /// Writes sealed page images; not durable until [`PageStore::sync`].
@@ -176,7 +185,8 @@ pub struct StoreRecovery {
 pub struct InPlaceStore {
     device: Arc<dyn Device>,
     data_offset_bytes: u64,
-    page_capacity: u64,
+    /// Grows with the device (`grow_to`), never shrinks.
+    page_capacity: AtomicU64,
     logical: LogicalCounter,
 }
 
@@ -190,7 +200,7 @@ impl InPlaceStore {
         InPlaceStore {
             device,
             data_offset_bytes,
-            page_capacity,
+            page_capacity: AtomicU64::new(page_capacity),
             logical: LogicalCounter::default(),
         }
     }
@@ -201,7 +211,8 @@ impl InPlaceStore {
 
     /// Device byte offset of page `pid`'s home location.
     pub(crate) fn offset(&self, pid: PageId) -> u64 {
-        assert!(pid < self.page_capacity, "page {pid} beyond capacity {}", self.page_capacity);
+        let capacity = self.page_capacity.load(Ordering::Acquire);
+        assert!(pid < capacity, "page {pid} beyond capacity {capacity}");
         self.data_offset_bytes + pid * PAGE_SIZE as u64
     }
 
@@ -227,7 +238,25 @@ impl InPlaceStore {
 
 impl PageStore for InPlaceStore {
     fn page_capacity(&self) -> u64 {
-        self.page_capacity
+        self.page_capacity.load(Ordering::Acquire)
+    }
+    fn grow_to(&self, pages: u64) -> Result<u64> {
+        let held = self.page_capacity();
+        assert!(pages > held, "growing to {pages} pages from {held}");
+        let bytes = pages
+            .checked_mul(PAGE_SIZE as u64)
+            .and_then(|b| b.checked_add(self.data_offset_bytes))
+            .ok_or_else(|| crate::Error::OutOfSpace(format!("{pages} pages overflow a file")))?;
+        self.device.grow_to(bytes).map_err(|e| match e {
+            crate::device::DeviceError::NoSpace | crate::device::DeviceError::Unsupported(_) => {
+                crate::Error::OutOfSpace(format!(
+                    "the data file cannot grow from {held} to {pages} pages: {e}"
+                ))
+            }
+            other => other.into(),
+        })?;
+        self.page_capacity.fetch_max(pages, Ordering::AcqRel);
+        Ok(self.page_capacity())
     }
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()> {
         Ok(self.device.read_at(self.offset(pid), buf)?)

@@ -57,11 +57,11 @@ impl Devices {
             });
             Arc::new(if CCZNS.get() { zones.with_compression(32) } else { zones })
         });
-        Devices {
-            data: Arc::new(FaultDevice::new(data_bytes())),
-            wal: Arc::new(FaultDevice::new(1 << 20)),
-            zones,
-        }
+        let data = match GROWTH.get() {
+            true => FaultDevice::new(GROWTH_START_BYTES).with_growth(GROWTH_MAX_BYTES),
+            false => FaultDevice::new(data_bytes()),
+        };
+        Devices { data: Arc::new(data), wal: Arc::new(FaultDevice::new(1 << 20)), zones }
     }
 
     /// All of them after one power cut.
@@ -128,6 +128,10 @@ impl<D: Device> Device for TripDevice<D> {
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
         self.trip.tick();
         self.inner.trim(offset, len)
+    }
+    fn grow_to(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
+        self.trip.tick();
+        self.inner.grow_to(capacity_bytes)
     }
     fn zoned(&self) -> Option<&dyn Zoned> {
         self.inner.zoned().map(|_| self as &dyn Zoned)
@@ -210,6 +214,21 @@ thread_local! {
     /// Values of 400 bytes and more out of line (blobs), some of several pages: cuts while
     /// blob pages are staged, written, moved by GC and dropped.
     static BLOBS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The data device starts at 16 pages and grows (as a file does) up to 8 MiB: cuts land
+    /// among growths, and recovery finds pages past the size the database was created with.
+    static GROWTH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The data device's size when GROWTH starts it small, and the most it may grow to.
+const GROWTH_START_BYTES: u64 = 128 << 10;
+const GROWTH_MAX_BYTES: u64 = 8 << 20;
+
+fn data_bytes_at_start() -> u64 {
+    if GROWTH.get() {
+        GROWTH_START_BYTES
+    } else {
+        data_bytes()
+    }
 }
 
 /// Out of place the data device is small, so zones turn over and cuts land inside GC.
@@ -422,6 +441,8 @@ struct Totals {
     checkpoints_seen: u64,
     evictions: u64,
     pages: u64,
+    /// Dry runs whose data device grew past its starting size.
+    grown: u64,
 }
 
 fn run_seed(seed: u64, totals: &mut Totals) {
@@ -435,6 +456,7 @@ fn run_seed(seed: u64, totals: &mut Totals) {
     totals.evictions += db.stats().pool.evictions;
     totals.gc_cycles += db.stats().out_of_place.map_or(0, |o| o.gc_cycles);
     totals.pages += db.stats().allocated_pages;
+    totals.grown += u64::from(devs.data.capacity_bytes() > data_bytes_at_start());
     let total_io = trip.count.load(Ordering::SeqCst);
     drop(db);
 
@@ -607,6 +629,17 @@ fn blob_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
 #[test]
 fn blob_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
     out_of_place_cuts(&[&BLOBS, &COMPRESSED, &GDT, &NOWA], 40);
+}
+
+/// In place on a data device that starts at 16 pages and grows as the tree and its blobs
+/// need: cuts land among growths, blob writes and checkpoints, and recovery reads pages past
+/// the size the database was created at.
+#[test]
+fn growing_file_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    GROWTH.set(true);
+    BLOBS.set(true);
+    let totals = power_cut_seeds(60);
+    assert_eq!(totals.grown, totals.seeds, "every dry run grows its device: {totals:?}");
 }
 
 /// Power cuts out of place with `features` switched on (this test's thread only).

@@ -108,6 +108,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                 .map_err(|_| format!("eviction_batch_pages: `{value}` is not a count"))?
         }
         "file_capacity_bytes" => options.file_capacity_bytes = bytes(value)?,
+        "max_file_bytes" => options.max_file_bytes = Some(bytes(value)?),
         "data_offset_bytes" => options.data_offset_bytes = bytes(value)?,
         "file_direct" => options.file.direct = flag(value)?,
         "file_io_uring" => options.file.io_uring = flag(value)?,
@@ -167,9 +168,10 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         other => {
             return Err(format!(
                 "unknown engine option `{other}` (known: buffer_pool_bytes, eviction_batch_pages, \
-                 file_capacity_bytes, file_direct, file_io_uring, data_offset_bytes, write_mode, \
-                 doublewrite, append_split, background_write_back, background_checkpoint, \
-                 background_gc, durability, wal_capacity_bytes, checkpoint_log_bytes, \
+                 file_capacity_bytes, max_file_bytes, file_direct, file_io_uring, \
+                 data_offset_bytes, write_mode, doublewrite, append_split, \
+                 background_write_back, background_checkpoint, background_gc, durability, \
+                 wal_capacity_bytes, checkpoint_log_bytes, \
                  zone_bytes, zones_per_gc_unit, open_zones, gc_batch_pages, max_fill_percent, \
                  placement, gc_policy, gc_zones, compression, packing, nowa, nowa_mode, fdp, \
                  gc_burst, trim_off, gc_with_user, batch_one_zone, lsn_history, artifact, \

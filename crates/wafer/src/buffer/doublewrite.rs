@@ -119,6 +119,9 @@ impl PageStore for DoublewriteStore {
     fn page_capacity(&self) -> u64 {
         self.home.page_capacity()
     }
+    fn grow_to(&self, pages: u64) -> Result<u64> {
+        self.home.grow_to(pages)
+    }
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()> {
         self.home.read_page(pid, buf)
     }

@@ -22,6 +22,7 @@ mod flush;
 mod gc;
 mod latch;
 mod reserve;
+mod table;
 pub mod versions;
 
 pub use crate::pagestore::{InPlaceStore, PageStore, StoreRecovery};
@@ -98,8 +99,8 @@ pub struct BufferPool {
     /// Clock reference bits, one per frame: set on access, cleared by the sweeping hand. Apart
     /// from the frames, so a lookup that finds its bit set reads one byte of a dense array.
     referenced: Box<[AtomicBool]>,
-    /// Page id -> frame and version (`latch.rs`).
-    table: Box<[Entry]>,
+    /// Page id -> frame and version (`latch.rs`); grows with the store (`table.rs`).
+    table: table::PageTable,
     miss: Mutex<MissState>,
     batch_pages: usize,
     /// Logical write-back clock stamped into each page's write history.
@@ -301,8 +302,9 @@ impl BufferPool {
             return Err(Error::InvalidOptions("eviction batch of 0 pages".into()));
         }
         let page_capacity = store.page_capacity();
-        let table_len = usize::try_from(page_capacity)
-            .map_err(|_| Error::InvalidOptions(format!("{page_capacity} pages")))?;
+        if page_capacity > table::PAGE_IDS_MAX {
+            return Err(Error::InvalidOptions(format!("{page_capacity} pages")));
+        }
         let frames: Box<[Frame]> = (0..frame_count)
             .map(|_| {
                 let meta = FrameMeta { pid: NO_PAGE, dirty: false, writing: false };
@@ -313,7 +315,7 @@ impl BufferPool {
             (0..frame_count).map(|_| PageCell(UnsafeCell::new([0u8; PAGE_SIZE]))).collect();
         let referenced: Box<[AtomicBool]> =
             (0..frame_count).map(|_| AtomicBool::new(false)).collect();
-        let table: Box<[Entry]> = (0..table_len).map(|_| Entry::new()).collect();
+        let table = table::PageTable::new(page_capacity);
         // Pop order hands out low frames first (only cosmetic).
         let free: Vec<u32> = (0..frame_count as u32).rev().collect();
         Ok(BufferPool {
@@ -369,7 +371,24 @@ impl BufferPool {
     }
 
     pub fn page_capacity(&self) -> u64 {
-        self.table.len() as u64
+        self.table.len()
+    }
+    /// Grows the store to at least `pages` page ids (`PageStore::grow_to`) and the page table
+    /// with it; returns the new page capacity. Ids past the old capacity exist only after this
+    /// returns, so nothing can name them before the store holds them durably.
+    pub fn grow_to(&self, pages: u64) -> Result<u64> {
+        let held = self.page_capacity();
+        if pages <= held {
+            return Ok(held);
+        }
+        if pages > table::PAGE_IDS_MAX {
+            return Err(Error::OutOfSpace(format!("{pages} pages exceed the page table")));
+        }
+        let grown = self.store.grow_to(pages)?;
+        assert!(grown >= pages, "the store grew to {grown} of {pages} pages");
+        self.table.grow_to(grown.min(table::PAGE_IDS_MAX));
+        assert_eq!(self.page_capacity(), grown);
+        Ok(grown)
     }
     pub fn frame_count(&self) -> usize {
         self.frames.len()
@@ -393,7 +412,7 @@ impl BufferPool {
 
     fn check_pid(&self, pid: PageId) -> Result<usize> {
         match usize::try_from(pid) {
-            Ok(i) if i < self.table.len() => Ok(i),
+            Ok(i) if (i as u64) < self.table.len() => Ok(i),
             _ => Err(Error::Corrupt(format!(
                 "page id {pid} is beyond the device's {} pages",
                 self.table.len()

@@ -198,6 +198,21 @@ impl DbInner {
         }
         Ok(())
     }
+    /// Operation `index` of a batch failed with `e`. Once an earlier operation is applied the
+    /// batch is no longer all or nothing, so the database is poisoned (a reopen recovers the
+    /// last commit); a clean refusal of the first (a full device, a dropped tree) changed
+    /// nothing and poisons nothing.
+    fn fail_batch_op(&self, index: usize, e: Error) -> Error {
+        if index > 0 {
+            self.poisoned.store(true, Ordering::Relaxed);
+            return e;
+        }
+        match self.poison_unless_clean::<()>(Err(e)) {
+            Err(e) => e,
+            Ok(()) => unreachable!("an error stays an error"),
+        }
+    }
+
     /// Marks the DB poisoned when an error leaves state unknown (not for clean refusals).
     fn poison_unless_clean<T>(&self, r: Result<T>) -> Result<T> {
         if let Err(e) = &r {
@@ -576,7 +591,11 @@ impl Db {
                 });
             }
         }
-        let alloc = Arc::new(Allocator::new(state.alloc, page_capacity));
+        let alloc = Allocator::new(state.alloc, pool.page_capacity());
+        let alloc = Arc::new(match growth_max_pages(&options, pool.page_capacity()) {
+            Some(max_pages) => alloc.with_growth(pool.clone(), max_pages),
+            None => alloc,
+        });
         let (io, wal_io) = match io_stats {
             Some((d, w)) => (Some(d), Some(w)),
             None => (None, None),
@@ -868,7 +887,7 @@ impl Db {
             inner.check_writable()?;
             // A tree dropped since `batch_trees` refuses the batch before it changes anything.
             trees.iter().try_for_each(|t| t.core.check_live())?;
-            for op in &batch.ops {
+            for (i, op) in batch.ops.iter().enumerate() {
                 let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
                     return Err(Error::Corrupt("batch tree vanished".into()));
                 };
@@ -877,9 +896,7 @@ impl Db {
                     BatchOp::Delete { key, .. } => g.delete(env, key).map(|_| ()),
                 };
                 if let Err(e) = r {
-                    // Earlier operations of the batch are applied: state is no longer all-or-none.
-                    inner.poisoned.store(true, Ordering::Relaxed);
-                    return Err(e);
+                    return Err(inner.fail_batch_op(i, e));
                 }
             }
             Ok(())
@@ -943,7 +960,7 @@ impl Db {
             inner.check_writable()?;
             trees.iter().try_for_each(|t| t.core.check_live())?;
             let mut deleted = 0u64;
-            for op in &stored {
+            for (i, op) in stored.iter().enumerate() {
                 let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
                     return Err(Error::Corrupt("batch tree vanished".into()));
                 };
@@ -951,10 +968,7 @@ impl Db {
                     Ok(found) => {
                         deleted += u64::from(found && matches!(op, blobs::StoredOp::Delete { .. }))
                     }
-                    Err(e) => {
-                        inner.poisoned.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
+                    Err(e) => return Err(inner.fail_batch_op(i, e)),
                 }
             }
             Ok(deleted)
@@ -1112,6 +1126,18 @@ pub fn wal_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".wal");
     PathBuf::from(name)
+}
+
+/// How many page ids the store may grow to: in place, what `max_file_bytes` holds past the
+/// data offset. None: no growth (out of place its zone layout is fixed at creation; read-only
+/// opens write nothing; a limit the store already holds).
+fn growth_max_pages(options: &Options, page_capacity: u64) -> Option<u64> {
+    if options.write_mode != crate::options::WriteMode::InPlace || options.read_only {
+        return None;
+    }
+    let max_bytes = options.max_file_bytes.unwrap_or(u64::MAX);
+    let pages = max_bytes.saturating_sub(options.data_offset_bytes) / PAGE_SIZE as u64;
+    (pages > page_capacity).then_some(pages)
 }
 
 fn check_options(options: &Options) -> Result<()> {

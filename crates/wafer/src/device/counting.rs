@@ -49,6 +49,9 @@ impl<D: Device> Device for Counted<D> {
         }
         Ok(())
     }
+    fn grow_to(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
+        self.inner.grow_to(capacity_bytes)
+    }
     fn sync(&self) -> Result<(), DeviceError> {
         self.inner.sync()?;
         self.stats.record_sync();

@@ -13,6 +13,7 @@
 //! the test's choices and the power-cut seed.
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
 use flashemu::rng::SplitMix64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Torn writes are torn at this granularity.
@@ -80,7 +81,10 @@ struct State {
 
 #[derive(Debug)]
 pub struct FaultDevice {
-    capacity_bytes: u64,
+    /// Grows by `grow_to` (durably at once: a power cut keeps the size, as a synced
+    /// `fallocate` does), up to `grow_max_bytes`.
+    capacity_bytes: AtomicU64,
+    grow_max_bytes: u64,
     state: Mutex<State>,
     /// Set on a device built by `power_cut`: how its image came about.
     crash: Option<CrashSummary>,
@@ -112,7 +116,23 @@ impl FaultDevice {
             faults: Faults::default(),
             powered: true,
         };
-        FaultDevice { capacity_bytes, state: Mutex::new(state), crash }
+        FaultDevice {
+            capacity_bytes: AtomicU64::new(capacity_bytes),
+            grow_max_bytes: capacity_bytes,
+            state: Mutex::new(state),
+            crash,
+        }
+    }
+
+    /// Lets `grow_to` extend the device up to `max_bytes` (a file on a filesystem that size).
+    pub fn with_growth(mut self, max_bytes: u64) -> FaultDevice {
+        assert!(max_bytes >= self.capacity());
+        self.grow_max_bytes = max_bytes;
+        self
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity_bytes.load(Ordering::Acquire)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -204,7 +224,8 @@ impl FaultDevice {
                 }
             }
         }
-        FaultDevice::from_image(self.capacity_bytes, image, Some(summary))
+        FaultDevice::from_image(self.capacity(), image, Some(summary))
+            .with_growth(self.grow_max_bytes)
     }
 
     /// Numbers the next I/O of `kind` and decides whether it fails.
@@ -265,12 +286,34 @@ fn read_image(image: &[u8], offset: u64, buf: &mut [u8]) {
 
 impl Device for FaultDevice {
     fn capacity_bytes(&self) -> u64 {
-        self.capacity_bytes
+        self.capacity()
+    }
+
+    fn grow_to(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
+        assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES));
+        if self.grow_max_bytes == self.capacity() {
+            return Err(DeviceError::Unsupported("growing: the device has a fixed size"));
+        }
+        if capacity_bytes > self.grow_max_bytes {
+            return Err(DeviceError::NoSpace);
+        }
+        let mut state = self.state();
+        if !state.powered {
+            return Err(DeviceError::PowerLost);
+        }
+        // A growth is an allocation plus a sync: numbered (and faulted) as a sync.
+        match Self::next_io(&mut state, IoKind::Sync, capacity_bytes) {
+            Verdict::Proceed => {}
+            Verdict::Fail(e) => return Err(e),
+            Verdict::PowerLost => return Err(DeviceError::PowerLost),
+        }
+        self.capacity_bytes.fetch_max(capacity_bytes, Ordering::AcqRel);
+        Ok(())
     }
 
     fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
         for op in ops.iter() {
-            check_range(op.offset, op.buf.len() as u64, self.capacity_bytes)?;
+            check_range(op.offset, op.buf.len() as u64, self.capacity())?;
         }
         let mut state = self.state();
         if !state.powered {
@@ -291,7 +334,7 @@ impl Device for FaultDevice {
 
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
         for op in ops {
-            check_range(op.offset, op.data.len() as u64, self.capacity_bytes)?;
+            check_range(op.offset, op.data.len() as u64, self.capacity())?;
         }
         let mut state = self.state();
         if !state.powered {
@@ -341,7 +384,7 @@ impl Device for FaultDevice {
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
-        check_range(offset, len, self.capacity_bytes)?;
+        check_range(offset, len, self.capacity())?;
         let mut state = self.state();
         if !state.powered {
             return Err(DeviceError::PowerLost);

@@ -9,6 +9,7 @@ use std::io::{Seek, SeekFrom};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How the file is driven. A value, so a benchmark can sweep it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -33,7 +34,8 @@ const ZERO_CHUNK_BYTES: usize = 1 << 20;
 pub struct FileDevice {
     file: File,
     path: PathBuf,
-    capacity_bytes: u64,
+    /// Grows (`grow_to`) while the device is shared; it never shrinks.
+    capacity_bytes: AtomicU64,
     options: FileOptions,
     uring: Option<Uring>,
     /// Why io_uring was asked for but is not used.
@@ -96,7 +98,57 @@ impl FileDevice {
         } else {
             (None, None)
         };
+        let capacity_bytes = AtomicU64::new(capacity_bytes);
         Ok(FileDevice { file, path, capacity_bytes, options, uring, uring_unavailable })
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity_bytes.load(Ordering::Acquire)
+    }
+
+    /// Allocates the blocks up to `capacity_bytes` (`fallocate`, so a full filesystem is a
+    /// clean `NoSpace` now rather than a failed write later), syncs the new size, and only then
+    /// lets I/O reach past the old end.
+    fn grow_file(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
+        let old_bytes = self.capacity();
+        assert!(capacity_bytes > old_bytes && capacity_bytes.is_multiple_of(super::BLOCK_BYTES));
+        let meta = self.file.metadata().map_err(|source| DeviceError::Io {
+            op: "stat",
+            offset: 0,
+            source,
+        })?;
+        if meta.file_type().is_block_device() {
+            return Err(DeviceError::Unsupported("growing a block device"));
+        }
+        let (Ok(off), Ok(n)) =
+            (libc::off_t::try_from(old_bytes), libc::off_t::try_from(capacity_bytes - old_bytes))
+        else {
+            return Err(DeviceError::OutOfRange { offset: old_bytes, len: 0, capacity_bytes });
+        };
+        // SAFETY: fallocate takes a valid open fd and integers; it touches no user memory.
+        let rc = unsafe { libc::fallocate(self.file.as_raw_fd(), 0, off, n) };
+        if rc != 0 {
+            let source = std::io::Error::last_os_error();
+            if source.raw_os_error() == Some(libc::ENOSPC) {
+                return Err(DeviceError::NoSpace);
+            }
+            // A filesystem without fallocate: extend sparsely (a full disk then fails a write).
+            if source.raw_os_error() != Some(libc::EOPNOTSUPP) {
+                return Err(DeviceError::Io { op: "fallocate", offset: old_bytes, source });
+            }
+            self.file.set_len(capacity_bytes).map_err(|source| DeviceError::Io {
+                op: "set_len",
+                offset: capacity_bytes,
+                source,
+            })?;
+        }
+        self.file.sync_data().map_err(|source| DeviceError::Io {
+            op: "fdatasync",
+            offset: old_bytes,
+            source,
+        })?;
+        self.capacity_bytes.fetch_max(capacity_bytes, Ordering::AcqRel);
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -198,7 +250,7 @@ impl FileDevice {
             return Err(DeviceError::OutOfRange {
                 offset: run.offset,
                 len: run.bytes as u64,
-                capacity_bytes: self.capacity_bytes,
+                capacity_bytes: self.capacity(),
             });
         };
         let written = loop {
@@ -279,12 +331,16 @@ impl FileDevice {
 
 impl Device for FileDevice {
     fn capacity_bytes(&self) -> u64 {
-        self.capacity_bytes
+        self.capacity()
+    }
+
+    fn grow_to(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
+        self.grow_file(capacity_bytes)
     }
 
     fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
         for op in ops.iter() {
-            check_range(op.offset, op.buf.len() as u64, self.capacity_bytes)?;
+            check_range(op.offset, op.buf.len() as u64, self.capacity())?;
         }
         if let Some(uring) = &self.uring {
             if ops.len() > 1 {
@@ -300,7 +356,7 @@ impl Device for FileDevice {
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
         // Check the whole batch first so a bad op changes nothing.
         for op in ops {
-            check_range(op.offset, op.data.len() as u64, self.capacity_bytes)?;
+            check_range(op.offset, op.data.len() as u64, self.capacity())?;
         }
         let plan = coalesce::plan(ops.iter().map(|op| (op.offset, op.data.len())));
         let mut bounces = Vec::new();
@@ -326,16 +382,12 @@ impl Device for FileDevice {
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
-        check_range(offset, len, self.capacity_bytes)?;
+        check_range(offset, len, self.capacity())?;
         if len == 0 {
             return Ok(());
         }
         let (Ok(off), Ok(n)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
-            return Err(DeviceError::OutOfRange {
-                offset,
-                len,
-                capacity_bytes: self.capacity_bytes,
-            });
+            return Err(DeviceError::OutOfRange { offset, len, capacity_bytes: self.capacity() });
         };
         let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
         // SAFETY: fallocate takes a valid open fd and integers; it touches no user memory.

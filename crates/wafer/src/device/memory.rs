@@ -1,5 +1,6 @@
 //! A device in memory: the reference backend for tests and in-memory databases.
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 /// Bytes in a `Vec`, behind a lock. Writes are durable at once (there is no power to lose).
@@ -7,24 +8,53 @@ use std::sync::RwLock;
 #[derive(Debug)]
 pub struct MemoryDevice {
     bytes: RwLock<Vec<u8>>,
-    capacity_bytes: u64,
+    capacity_bytes: AtomicU64,
+    /// `grow_to` may extend the device up to here (the capacity itself: a fixed size).
+    grow_max_bytes: u64,
 }
 
 impl MemoryDevice {
     pub fn new(capacity_bytes: u64) -> MemoryDevice {
         assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES), "capacity must be whole blocks");
-        MemoryDevice { bytes: RwLock::new(Vec::new()), capacity_bytes }
+        MemoryDevice::growable(capacity_bytes, capacity_bytes)
+    }
+
+    /// A device of `capacity_bytes` that `grow_to` extends up to `max_bytes`, as a file on a
+    /// filesystem of that size would grow.
+    pub fn growable(capacity_bytes: u64, max_bytes: u64) -> MemoryDevice {
+        assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES), "capacity must be whole blocks");
+        assert!(max_bytes >= capacity_bytes);
+        MemoryDevice {
+            bytes: RwLock::new(Vec::new()),
+            capacity_bytes: AtomicU64::new(capacity_bytes),
+            grow_max_bytes: max_bytes,
+        }
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity_bytes.load(Ordering::Acquire)
     }
 }
 
 impl Device for MemoryDevice {
     fn capacity_bytes(&self) -> u64 {
-        self.capacity_bytes
+        self.capacity()
+    }
+    fn grow_to(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
+        assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES));
+        if self.grow_max_bytes == self.capacity() {
+            return Err(DeviceError::Unsupported("growing: the device has a fixed size"));
+        }
+        if capacity_bytes > self.grow_max_bytes {
+            return Err(DeviceError::NoSpace);
+        }
+        self.capacity_bytes.fetch_max(capacity_bytes, Ordering::AcqRel);
+        Ok(())
     }
     fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
         let bytes = self.bytes.read().unwrap_or_else(|e| e.into_inner());
         for op in ops.iter_mut() {
-            check_range(op.offset, op.buf.len() as u64, self.capacity_bytes)?;
+            check_range(op.offset, op.buf.len() as u64, self.capacity())?;
             let start = op.offset as usize;
             let end = start + op.buf.len();
             // The backing Vec grows lazily: bytes past its end were never written (zeros).
@@ -38,7 +68,7 @@ impl Device for MemoryDevice {
     }
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
         for op in ops {
-            check_range(op.offset, op.data.len() as u64, self.capacity_bytes)?;
+            check_range(op.offset, op.data.len() as u64, self.capacity())?;
         }
         let mut bytes = self.bytes.write().unwrap_or_else(|e| e.into_inner());
         for op in ops {
@@ -55,7 +85,7 @@ impl Device for MemoryDevice {
         Ok(())
     }
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
-        check_range(offset, len, self.capacity_bytes)?;
+        check_range(offset, len, self.capacity())?;
         let mut bytes = self.bytes.write().unwrap_or_else(|e| e.into_inner());
         let start = (offset as usize).min(bytes.len());
         let end = ((offset + len) as usize).min(bytes.len());

@@ -292,6 +292,14 @@ pub trait Device: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// Extends the device to `capacity_bytes` (a multiple of [`BLOCK_BYTES`], above today's
+    /// capacity), durably: when it returns, a crash keeps the new size, so data written past
+    /// the old end later is found after a reopen. Devices of a fixed size refuse
+    /// ([`DeviceError::Unsupported`]); a full filesystem is [`DeviceError::NoSpace`].
+    fn grow_to(&self, _capacity_bytes: u64) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported("growing: the device has a fixed size"))
+    }
+
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.read_batch(&mut [ReadOp { offset, buf }])
     }
@@ -332,6 +340,9 @@ macro_rules! forward_device {
             }
             fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
                 (**self).fdp_stats()
+            }
+            fn grow_to(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
+                (**self).grow_to(capacity_bytes)
             }
         }
     };
