@@ -257,3 +257,26 @@ impl Allocator {
         stamp_image(logger, &mut g);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_steps_by_a_quarter_within_the_limit() {
+        // A quarter of the size, at least 1 MiB of pages, at least what is needed.
+        assert_eq!(growth_target_pages(4096, 4097, u64::MAX), Some(5120));
+        assert_eq!(growth_target_pages(64, 65, u64::MAX), Some(64 + GROWTH_PAGES_MIN));
+        assert_eq!(growth_target_pages(4096, 9000, u64::MAX), Some(9000));
+        // Capped at the limit, refused past it.
+        assert_eq!(growth_target_pages(4096, 4100, 4200), Some(4200));
+        assert_eq!(growth_target_pages(4096, 4300, 4200), None);
+        // Twentyfold growth takes a bounded number of steps.
+        let (mut pages, mut steps) = (1024u64, 0);
+        while pages < 20 * 1024 {
+            pages = growth_target_pages(pages, pages + 1, u64::MAX).unwrap();
+            steps += 1;
+        }
+        assert!(steps <= 14, "{steps} steps");
+    }
+}

@@ -417,6 +417,7 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
                 wal: true,
                 checkpoint_lsn: 4136,
                 blobs: false,
+                layout_bytes: 0,
             };
             let mut p = Box::new([0u8; PAGE_SIZE]);
             meta.encode(&mut p);

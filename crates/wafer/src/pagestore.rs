@@ -23,6 +23,16 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
             self.page_capacity()
         )))
     }
+    /// Out of place with a file that grows: the device size its layout was made for, which
+    /// the superblock records (`Meta::layout_bytes`); 0 otherwise.
+    fn layout_bytes(&self) -> u64 {
+        0
+    }
+    /// The most page ids [`PageStore::grow_to`] can reach (its own bound; the device may stop
+    /// it sooner). A store that does not grow: its page capacity.
+    fn page_capacity_max(&self) -> u64 {
+        self.page_capacity()
+    }
     /// Reads page `pid` as stored (unchecked; the pool verifies it).
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()>;
     /// Writes sealed page images; not durable until [`PageStore::sync`].

@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used)] // Tests may unwrap.
-//! A data file that grows: created small, it grows under concurrent load to many times its
-//! size with `Db::check` clean, and at `max_file_bytes` a write fails with `OutOfSpace` while
-//! everything committed before stays readable after a reopen. Power cuts among growths are in
-//! `crash.rs` (GROWTH).
+//! A data file that grows, in both write modes: created small, it grows under concurrent load
+//! to many times its size with `Db::check` clean, and at `max_file_bytes` a write fails with
+//! `OutOfSpace` while everything committed before stays readable after a reopen. Power cuts
+//! among growths are in `crash.rs` (GROWTH).
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use wafer::{Db, Error, Options, WriteBatch};
@@ -16,8 +16,13 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-fn options(max_file_bytes: Option<u64>) -> Options {
+fn options(out_of_place: bool, max_file_bytes: Option<u64>) -> Options {
     let mut o = Options::test_min().with_buffer_pool_bytes(64 * 4096).with_blobs(1500);
+    if out_of_place {
+        o = o.out_of_place();
+        // Pages fill zones more slowly than page ids run out when blobs take ids of their own.
+        o.out_of_place.max_fill_percent = 80;
+    }
     o.file_capacity_bytes = START_BYTES;
     o.max_file_bytes = max_file_bytes;
     o.wal_capacity_bytes = 4 << 20;
@@ -43,12 +48,15 @@ fn file_bytes(path: &Path) -> u64 {
 
 /// Four writers fill a database created at 256 KiB until its file is 20x that; every batch
 /// is read back after a reopen and the check is clean.
-#[test]
-fn a_small_file_grows_twentyfold_under_load() {
-    let d = dir("twenty");
+fn a_small_file_grows_twentyfold_under_load(out_of_place: bool) {
+    let d = dir(&format!("twenty-{out_of_place}"));
     let path = d.join("db");
-    let db = Db::open(&path, options(None)).unwrap();
-    assert_eq!(file_bytes(&path), START_BYTES);
+    // Out of place the layout is made at creation for the largest size: say which.
+    let max = out_of_place.then_some(32 * START_BYTES);
+    let db = Db::open(&path, options(out_of_place, max)).unwrap();
+    // Out of place a file smaller than the fewest zones its layout needs starts at those.
+    let created = file_bytes(&path);
+    assert!(created == START_BYTES || out_of_place && created < 2 * START_BYTES, "{created}");
     let target = 20 * START_BYTES;
     std::thread::scope(|s| {
         for t in 0..4u32 {
@@ -70,10 +78,10 @@ fn a_small_file_grows_twentyfold_under_load() {
         }
     });
     let pages = db.stats().page_capacity;
-    assert!(pages * 4096 >= target - (64 << 10), "grew to {pages} pages");
+    assert!(file_bytes(&path) >= target, "grew to {} bytes", file_bytes(&path));
     assert!(db.check().unwrap().is_clean());
     db.close().unwrap();
-    let db = Db::open(&path, options(None)).unwrap();
+    let db = Db::open(&path, options(out_of_place, max)).unwrap();
     assert!(db.stats().page_capacity >= pages, "a reopen keeps the grown size");
     let report = db.check().unwrap();
     assert!(report.is_clean(), "{report}");
@@ -90,15 +98,24 @@ fn a_small_file_grows_twentyfold_under_load() {
     db.close().unwrap();
 }
 
+#[test]
+fn a_small_file_grows_twentyfold_under_load_in_place() {
+    a_small_file_grows_twentyfold_under_load(false);
+}
+
+#[test]
+fn a_small_file_grows_twentyfold_under_load_out_of_place() {
+    a_small_file_grows_twentyfold_under_load(true);
+}
+
 /// At `max_file_bytes` a write fails with `OutOfSpace`, changes nothing (the database is not
 /// poisoned and checks clean), and every write committed before is readable after a reopen;
 /// deleting makes room again.
-#[test]
-fn at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost() {
-    let d = dir("limit");
+fn at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost(out_of_place: bool) {
+    let d = dir(&format!("limit-{out_of_place}"));
     let path = d.join("db");
     let max_bytes = 4 * START_BYTES;
-    let db = Db::open(&path, options(Some(max_bytes))).unwrap();
+    let db = Db::open(&path, options(out_of_place, Some(max_bytes))).unwrap();
     let mut model = BTreeMap::new();
     let mut refused = None;
     // Bounded: the file holds about 1 MiB, every seventh write adds 9 KiB.
@@ -122,7 +139,7 @@ fn at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost() {
     assert!(report.is_clean(), "{report}");
     db.close().unwrap();
 
-    let db = Db::open(&path, options(Some(max_bytes))).unwrap();
+    let db = Db::open(&path, options(out_of_place, Some(max_bytes))).unwrap();
     let tree = db.tree("full").unwrap();
     let got: BTreeMap<Vec<u8>, Vec<u8>> = tree.iter().map(|r| r.unwrap()).collect();
     assert_eq!(got.len(), model.len());
@@ -139,13 +156,23 @@ fn at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost() {
     db.close().unwrap();
 }
 
+#[test]
+fn at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost_in_place() {
+    at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost(false);
+}
+
+#[test]
+fn at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost_out_of_place() {
+    at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost(true);
+}
+
 /// A device of fixed size (here a memory device) never grows: `OutOfSpace` at its capacity,
 /// as before growth existed.
 #[test]
 fn a_fixed_device_does_not_grow() {
     let data = std::sync::Arc::new(wafer::device::MemoryDevice::new(START_BYTES));
     let wal = std::sync::Arc::new(wafer::device::MemoryDevice::new(4 << 20));
-    let db = Db::open_on_devices(data.clone(), wal, options(None)).unwrap();
+    let db = Db::open_on_devices(data.clone(), wal, options(false, None)).unwrap();
     let tree = db.tree("fixed").unwrap();
     let mut err = None;
     for i in 0..1_000u32 {

@@ -3,8 +3,8 @@
 //! itself as the child (env `WAFER_KILL_CHILD`), which writes with `Sync` durability and prints
 //! `ack <round> <i>` after each acknowledged write; the parent kills it at a random moment,
 //! reopens the database (recovery) and checks every acknowledged key and value of every round.
-//! Values of 100 bytes and more are stored out of line (blobs). `WAFER_KILL_ROUNDS=N` for more
-//! rounds (default 12).
+//! Values of 100 bytes and more are stored out of line (blobs), and the data file starts at
+//! 512 KiB and grows. `WAFER_KILL_ROUNDS=N` for more rounds (default 12).
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use wafer::{Db, Durability, Options, WriteBatch};
@@ -21,6 +21,9 @@ fn options(out_of_place: bool) -> Options {
     // Values of 100 bytes and more out of line: blobs staged for the log's write, written,
     // freed and reused while the child is killed.
     o.blob_threshold_bytes = Some(100);
+    // A file created small that grows while the child is killed (out of place: zones added).
+    o.file_capacity_bytes = 512 << 10;
+    o.max_file_bytes = Some(64 << 20);
     if out_of_place {
         o = o.out_of_place();
     }
@@ -225,9 +228,15 @@ fn sigkill_rounds(name: &str, out_of_place: bool) {
         assert!(report.is_clean(), "after kill round {round}: {report}");
         drop(db); // A crash too: the next round recovers from this one's log.
     }
+    let file_bytes = std::fs::metadata(&path).unwrap().len();
     eprintln!(
-        "{rounds} kills, {backups} backups found whole, acknowledged writes per round: {acked:?}"
+        "{rounds} kills, {backups} backups found whole, file {file_bytes} bytes, acknowledged \
+         writes per round: {acked:?}"
     );
+    // Blob values take a page each: a few hundred writes outgrow the 512 KiB the file began at.
+    if acked.iter().sum::<u64>() >= 400 {
+        assert!(file_bytes > 512 << 10, "the file grew while killed: {file_bytes} bytes");
+    }
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&wal);
 }

@@ -217,6 +217,7 @@ impl Checkpointer {
             wal: true,
             checkpoint_lsn: l,
             blobs: self.blobs,
+            layout_bytes: store.layout_bytes(),
         };
         write_meta(store.as_ref(), &meta)?;
         wal.truncate_before(Lsn(l))?;

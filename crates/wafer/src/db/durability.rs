@@ -211,6 +211,7 @@ impl DbInner {
             wal: false,
             checkpoint_lsn: 0,
             blobs: self.blobs.get().is_some(),
+            layout_bytes: store.layout_bytes(),
         };
         write_meta(store.as_ref(), &meta)?;
         self.blobs_flushed()

@@ -290,22 +290,30 @@ impl How {
 /// Out of place with a log device, the map journal takes the log device's tail (map changes are
 /// logged beside the WAL, outside the data device and its WAF figures, as 000 sec. 6.2 logs
 /// them in the WAL): returns the WAL's part and the journal's. Otherwise the log device as it is.
+/// A file that grows sizes its journal for the size its layout was made for, so every open
+/// splits the log device the same way.
 fn split_log_device(
     data: &Arc<dyn Device>,
     wal: Option<Arc<dyn Device>>,
     options: &Options,
-) -> (Option<SharedDevice>, Option<SharedDevice>) {
-    let Some(wal) = wal else { return (None, None) };
+) -> Result<(Option<SharedDevice>, Option<SharedDevice>)> {
+    let Some(wal) = wal else { return Ok((None, None)) };
     if options.write_mode != crate::options::WriteMode::OutOfPlace {
-        return (Some(wal), None);
+        return Ok((Some(wal), None));
     }
     let log_bytes = wal.capacity_bytes() / PAGE_SIZE as u64 * PAGE_SIZE as u64;
-    let journal_bytes = crate::oop::journal_bytes_on_log(data.capacity_bytes(), log_bytes);
+    let layout_bytes = crate::oop::layout_bytes_on(
+        data.as_ref(),
+        options.data_offset_bytes,
+        options.max_file_bytes,
+    )?;
+    let data_bytes = if layout_bytes == 0 { data.capacity_bytes() } else { layout_bytes };
+    let journal_bytes = crate::oop::journal_bytes_on_log(data_bytes, log_bytes);
     let wal_bytes = log_bytes - journal_bytes;
     let journal: Arc<dyn Device> =
         Arc::new(crate::oop::journal::SliceDevice::new(wal.clone(), wal_bytes, journal_bytes));
     let wal: Arc<dyn Device> = Arc::new(crate::oop::journal::SliceDevice::new(wal, 0, wal_bytes));
-    (Some(wal), Some(journal))
+    Ok((Some(wal), Some(journal)))
 }
 
 impl Db {
@@ -455,7 +463,7 @@ impl Db {
             open::decide_create(superblock, wal_device.as_ref(), &options, how.create, &how.names)?;
         let io_stats = how.io_stats.take();
         let data_device = device.clone();
-        let (wal_device, journal_device) = split_log_device(&data_device, wal_device, &options);
+        let (wal_device, journal_device) = split_log_device(&data_device, wal_device, &options)?;
         let (store, doublewrite) = mode::open_store(device, &options, journal_device)?;
         let page_capacity = store.page_capacity();
         if page_capacity < 4 {
@@ -486,6 +494,7 @@ impl Db {
                 wal: wal_device.is_some(),
                 checkpoint_lsn: 0,
                 blobs: options.blob_threshold_bytes.is_some(),
+                layout_bytes: store.layout_bytes(),
             }
         } else {
             let meta = Meta::decode(&buf)
@@ -592,7 +601,7 @@ impl Db {
             }
         }
         let alloc = Allocator::new(state.alloc, pool.page_capacity());
-        let alloc = Arc::new(match growth_max_pages(&options, pool.page_capacity()) {
+        let alloc = Arc::new(match growth_max_pages(&options, pool.store().as_ref()) {
             Some(max_pages) => alloc.with_growth(pool.clone(), max_pages),
             None => alloc,
         });
@@ -1128,16 +1137,25 @@ pub fn wal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// How many page ids the store may grow to: in place, what `max_file_bytes` holds past the
-/// data offset. None: no growth (out of place its zone layout is fixed at creation; read-only
-/// opens write nothing; a limit the store already holds).
-fn growth_max_pages(options: &Options, page_capacity: u64) -> Option<u64> {
-    if options.write_mode != crate::options::WriteMode::InPlace || options.read_only {
+/// How many page ids the store may grow to, or None: in place what `max_file_bytes` holds
+/// past the data offset (no limit but the filesystem's by default); out of place what the
+/// layout made at creation reaches, when it was made for a file that grows. Read-only opens
+/// write nothing, and a limit the store already holds is no growth.
+fn growth_max_pages(options: &Options, store: &dyn crate::pagestore::PageStore) -> Option<u64> {
+    if options.read_only {
         return None;
     }
-    let max_bytes = options.max_file_bytes.unwrap_or(u64::MAX);
-    let pages = max_bytes.saturating_sub(options.data_offset_bytes) / PAGE_SIZE as u64;
-    (pages > page_capacity).then_some(pages)
+    let pages = match options.write_mode {
+        crate::options::WriteMode::InPlace => {
+            let max_bytes = options.max_file_bytes.unwrap_or(u64::MAX);
+            max_bytes.saturating_sub(options.data_offset_bytes) / PAGE_SIZE as u64
+        }
+        crate::options::WriteMode::OutOfPlace if store.layout_bytes() > 0 => {
+            store.page_capacity_max()
+        }
+        crate::options::WriteMode::OutOfPlace => return None,
+    };
+    (pages > store.page_capacity()).then_some(pages)
 }
 
 fn check_options(options: &Options) -> Result<()> {

@@ -61,7 +61,13 @@ pub(super) fn open_store(
         }
         WriteMode::InPlace => (Arc::new(InPlaceStore::new(device, offset)), None),
         WriteMode::OutOfPlace => {
-            let store = OutOfPlaceStore::open(device, offset, options.out_of_place, journal)?;
+            let store = OutOfPlaceStore::open_growable(
+                device,
+                offset,
+                options.out_of_place,
+                journal,
+                options.max_file_bytes,
+            )?;
             (Arc::new(store), None)
         }
     })

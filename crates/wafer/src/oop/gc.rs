@@ -231,7 +231,7 @@ impl Collect for GcLoop<'_> {
         self.0.lock_state().space.gc_satisfied()
     }
     fn zone_count(&self) -> u32 {
-        self.0.layout.space.zone_count()
+        self.0.lock_state().space.zone_count()
     }
 }
 
@@ -246,7 +246,8 @@ pub(super) fn gc_every_zone(inner: &Inner) -> Result<u32> {
     let mut cycles = 0;
     // Bound: no user writes meanwhile, so each victim's pages land in zones that stay valid;
     // more cycles than twice the zones would mean GC feeds on itself.
-    for _ in 0..2 * inner.layout.space.zone_count() {
+    let zones = inner.lock_state().space.zone_count();
+    for _ in 0..2 * zones {
         if !gc_cycle(inner)? {
             break;
         }
@@ -275,7 +276,8 @@ pub(super) fn background(inner: &Inner) {
         if inner.poisoned.load(std::sync::atomic::Ordering::Relaxed) {
             continue;
         }
-        for _ in 0..inner.layout.space.zone_count() {
+        let zones = inner.lock_state().space.zone_count();
+        for _ in 0..zones {
             if *inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) {
                 return;
             }

@@ -69,6 +69,13 @@ pub struct Layout {
     pub page_capacity: u64,
     /// Free pages the free-page section holds (`free_pages_max_percent` of the page ids).
     pub free_pages_max: u64,
+    /// The device size the metadata (snapshot areas, journal, page-id bound) is sized for: the
+    /// device's capacity, or more when the file may grow (`Layout::compute_growable`).
+    pub layout_bytes: u64,
+    /// Zones the layout reaches at `layout_bytes`; `space` holds those the device has now.
+    pub zone_count_max: u32,
+    /// The options resolved for the device, to size the zones again as the file grows.
+    options: OutOfPlaceOptions,
 }
 
 impl Layout {
@@ -171,41 +178,9 @@ impl Layout {
                 (start, (device_capacity_bytes - start) / o.zone_bytes, o.zone_bytes)
             }
         };
-        // The artifact's bursts start only when the zones are exhausted, whatever `gc_zones`.
-        let gc_zones = if o.artifact.gc_burst { GcZones::OnExhaustion } else { o.gc_zones };
-        let mut gc = gc_zones.resolve(u32::try_from(zone_count).unwrap_or(u32::MAX));
-        let nowa = o.nowa.then(|| nowa_options(device_capacity_bytes, o));
-        if let Some(nowa) = nowa {
-            let unit_zones = nowa.unit_slots.div_ceil(o.zone_bytes / SLOT_BYTES);
-            gc = gc.with_room(u32::try_from(unit_zones).unwrap_or(u32::MAX));
-        }
-        let space = SpaceOptions {
-            data_offset_bytes: zones_start,
-            data_bytes: zone_count * stride_bytes,
-            zone_bytes: o.zone_bytes,
-            zone_stride_bytes: stride_bytes,
-            max_open_zones: o.open_zones,
-            gc_free_zones_low: gc.free_low,
-            gc_free_zones_high: gc.free_high,
-            gc_reserve_zones: gc.reserve,
-            placement_handles: o.placement_handles,
-            placement: o.placement,
-            policy: o.policy,
-            nowa,
-            artifact: o.artifact,
-        };
-        space.validate().map_err(Error::from)?;
-        let slots_per_zone = space.slots_per_zone() as u64;
-        let slots = u64::from(space.zone_count()) * slots_per_zone;
-        let by_fill = slots * u64::from(o.max_fill_percent) / 100;
-        // Live pages must leave the GC free target and the open zones' room, or GC could find
-        // no victim with an invalid slot while writers still need zones.
-        let overhead_zones = u64::from(gc.free_high) + u64::from(o.open_zones);
-        // Over 100% (compressed pages, thin provisioned) the zones' cap scales the same way.
-        let over = u64::from(o.max_fill_percent.max(100));
-        let by_zones =
-            (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone * over / 100;
-        let page_capacity = 1 + by_fill.min(by_zones);
+        let zone_count = u32::try_from(zone_count).unwrap_or(u32::MAX);
+        let zones = ZonesAt { start_bytes: zones_start, stride_bytes, device_capacity_bytes };
+        let (space, page_capacity) = size_zones(o, &zones, zone_count)?;
         assert!(page_capacity <= pid_bound);
         assert!(snapshot::block_count(page_capacity) * SLOT_BYTES <= map_section_bytes);
         assert!(super::free::section_blocks(free_pages_max) * SLOT_BYTES <= free_section_bytes);
@@ -220,8 +195,127 @@ impl Layout {
             space,
             page_capacity,
             free_pages_max,
+            layout_bytes: device_capacity_bytes,
+            zone_count_max: zone_count,
+            options: *o,
         })
     }
+
+    /// A layout sized for a file that may grow to `layout_bytes` (snapshot areas, map journal
+    /// and page-id bound for that size, zones from the same start) on a device that holds
+    /// `device_capacity_bytes` now: `space` has the whole zones that fit today. Not on zoned
+    /// devices or with NoWA, whose zones and units the device fixes.
+    pub fn compute_growable(
+        device_capacity_bytes: u64,
+        layout_bytes: u64,
+        data_offset_bytes: u64,
+        o: &OutOfPlaceOptions,
+        journal_on_data: bool,
+    ) -> Result<Layout> {
+        if o.nowa || o.fdp {
+            return Err(Error::InvalidOptions(
+                "out-of-place: a file that grows cannot model an SSD's GC units (NoWA) or \
+                 placement handles (FDP); leave max_file_bytes unset"
+                    .into(),
+            ));
+        }
+        let full = Layout::compute(layout_bytes, data_offset_bytes, o, journal_on_data)?;
+        // A file created smaller than the fewest zones GC needs starts at those: the store
+        // extends it before the first write.
+        let fewest = full.zones_for_pages(2).ok_or_else(|| {
+            Error::InvalidOptions(format!("out-of-place: {layout_bytes} bytes hold no data zone"))
+        })?;
+        full.with_zone_count(full.zones_within(device_capacity_bytes).max(fewest))
+    }
+
+    /// Whole zones of this layout inside a device of `device_capacity_bytes`.
+    pub fn zones_within(&self, device_capacity_bytes: u64) -> u32 {
+        let start = self.space.data_offset_bytes;
+        let fit = device_capacity_bytes.saturating_sub(start) / self.space.zone_stride_bytes;
+        u32::try_from(fit).unwrap_or(u32::MAX).min(self.zone_count_max)
+    }
+
+    /// The device bytes that hold `zones` zones of this layout.
+    pub fn device_bytes_for(&self, zones: u32) -> u64 {
+        self.space.data_offset_bytes + u64::from(zones) * self.space.zone_stride_bytes
+    }
+
+    /// The same layout with `zones` zones (at most `zone_count_max`): GC targets and the
+    /// page-id cap follow the zone count; metadata stays where it is.
+    pub fn with_zone_count(&self, zones: u32) -> Result<Layout> {
+        assert!(zones <= self.zone_count_max);
+        let at = ZonesAt {
+            start_bytes: self.space.data_offset_bytes,
+            stride_bytes: self.space.zone_stride_bytes,
+            device_capacity_bytes: self.layout_bytes,
+        };
+        let (space, page_capacity) = size_zones(&self.options, &at, zones)?;
+        Ok(Layout { space, page_capacity, ..*self })
+    }
+
+    /// The fewest zones (at most `zone_count_max`) whose page cap reaches `pages`.
+    pub fn zones_for_pages(&self, pages: u64) -> Option<u32> {
+        let fits = |z: u32| self.with_zone_count(z).is_ok_and(|l| l.page_capacity >= pages);
+        if !fits(self.zone_count_max) {
+            return None;
+        }
+        // The cap grows with the zone count: bisect (bounded by 32 halvings of a u32).
+        let (mut lo, mut hi) = (1, self.zone_count_max);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Some(hi)
+    }
+}
+
+/// Where a layout's zones lie: their start, stride, and the device size NoWA models.
+struct ZonesAt {
+    start_bytes: u64,
+    stride_bytes: u64,
+    device_capacity_bytes: u64,
+}
+
+/// The space options and page-id cap of `zone_count` zones at `at`.
+fn size_zones(o: &OutOfPlaceOptions, at: &ZonesAt, zone_count: u32) -> Result<(SpaceOptions, u64)> {
+    // The artifact's bursts start only when the zones are exhausted, whatever `gc_zones`.
+    let gc_zones = if o.artifact.gc_burst { GcZones::OnExhaustion } else { o.gc_zones };
+    let mut gc = gc_zones.resolve(zone_count);
+    let nowa = o.nowa.then(|| nowa_options(at.device_capacity_bytes, o));
+    if let Some(nowa) = nowa {
+        let unit_zones = nowa.unit_slots.div_ceil(o.zone_bytes / SLOT_BYTES);
+        gc = gc.with_room(u32::try_from(unit_zones).unwrap_or(u32::MAX));
+    }
+    let space = SpaceOptions {
+        data_offset_bytes: at.start_bytes,
+        data_bytes: u64::from(zone_count) * at.stride_bytes,
+        zone_bytes: o.zone_bytes,
+        zone_stride_bytes: at.stride_bytes,
+        max_open_zones: o.open_zones,
+        gc_free_zones_low: gc.free_low,
+        gc_free_zones_high: gc.free_high,
+        gc_reserve_zones: gc.reserve,
+        placement_handles: o.placement_handles,
+        placement: o.placement,
+        policy: o.policy,
+        nowa,
+        artifact: o.artifact,
+    };
+    space.validate().map_err(Error::from)?;
+    let slots_per_zone = space.slots_per_zone() as u64;
+    let slots = u64::from(space.zone_count()) * slots_per_zone;
+    let by_fill = slots * u64::from(o.max_fill_percent) / 100;
+    // Live pages must leave the GC free target and the open zones' room, or GC could find
+    // no victim with an invalid slot while writers still need zones.
+    let overhead_zones = u64::from(gc.free_high) + u64::from(o.open_zones);
+    // Over 100% (compressed pages, thin provisioned) the zones' cap scales the same way.
+    let over = u64::from(o.max_fill_percent.max(100));
+    let by_zones = (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone * over / 100;
+    Ok((space, 1 + by_fill.min(by_zones)))
 }
 
 /// The options on a zoned volume: DB zones are the device's zones (their capacity), no NoWA
@@ -294,6 +388,31 @@ impl Layout {
         assert!(used <= device_capacity_bytes);
         device_capacity_bytes - used
     }
+}
+
+/// The size a store's layout is made for on `device`, 0 meaning the device's own: what the
+/// superblock at `data_offset_bytes` records, or on a fresh device `max_file_bytes` when that
+/// is more than the device holds (a file that will grow). Zoned devices never grow.
+pub fn layout_bytes_on(
+    device: &dyn crate::device::Device,
+    data_offset_bytes: u64,
+    max_file_bytes: Option<u64>,
+) -> Result<u64> {
+    if device.capabilities().zones.is_some() {
+        return Ok(0);
+    }
+    let mut sb = crate::device::AlignedBuf::zeroed(SLOT_BYTES as usize);
+    device.read_at(data_offset_bytes, &mut sb)?;
+    if sb.iter().all(|b| *b == 0) {
+        let capacity = device.capacity_bytes();
+        let grows = max_file_bytes.filter(|max| *max > capacity);
+        return Ok(grows.map_or(0, |max| max / SLOT_BYTES * SLOT_BYTES));
+    }
+    let mut page = [0u8; crate::page::PAGE_SIZE];
+    page.copy_from_slice(&sb);
+    // A superblock that does not decode is the database's to report, with its reason; the
+    // layout a store would read it with then changes nothing.
+    Ok(crate::page::meta::Meta::decode(&page).map_or(0, |m| m.layout_bytes))
 }
 
 /// Conventional zones tried when sizing a metadata device; a layout needing more has
@@ -382,6 +501,43 @@ mod tests {
         }
         let on_log = Layout::compute(4 << 30, 0, &o, false).unwrap();
         assert_eq!(on_log.space.zone_count(), 254, "the 32 MiB journal leaves the device");
+    }
+
+    /// A layout made for 64x the file keeps its metadata where the full-size layout has it,
+    /// holds the zones that fit today, and reaches the full layout's zones and page cap by
+    /// adding zones; the cap grows with every zone added.
+    #[test]
+    fn a_growable_layout_is_a_prefix_of_its_full_size() {
+        let o = OutOfPlaceOptions::test_min();
+        let (now, max) = (4 << 20, 64 << 20);
+        let full = Layout::compute(max, 4096, &o, true).unwrap();
+        let l = Layout::compute_growable(now, max, 4096, &o, true).unwrap();
+        assert_eq!(l.snapshot_offsets_bytes, full.snapshot_offsets_bytes);
+        assert_eq!(l.journal_offset_bytes, full.journal_offset_bytes);
+        assert_eq!(l.space.data_offset_bytes, full.space.data_offset_bytes);
+        assert_eq!(l.zone_count_max, full.space.zone_count());
+        assert_eq!(l.space.zone_count(), l.zones_within(now));
+        assert!(l.device_bytes_for(l.space.zone_count()) <= now);
+        assert!(l.page_capacity < full.page_capacity);
+        let grown = l.with_zone_count(l.zone_count_max).unwrap();
+        assert_eq!((grown.space, grown.page_capacity), (full.space, full.page_capacity));
+        let z = l.zones_for_pages(l.page_capacity + 1).unwrap();
+        assert_eq!(z, l.space.zone_count() + 1, "one more zone covers one more page");
+        let fewer = l.with_zone_count(z - 1).unwrap();
+        assert!(fewer.page_capacity <= l.page_capacity);
+        assert_eq!(l.zones_for_pages(full.page_capacity + 1), None, "past the layout");
+        // A file created below the fewest zones GC needs starts at those.
+        let tiny = Layout::compute_growable(64 << 10, max, 4096, &o, true).unwrap();
+        assert!(tiny.device_bytes_for(tiny.space.zone_count()) > 64 << 10);
+        assert!(tiny.page_capacity >= 2);
+        assert!(Layout::compute_growable(
+            now,
+            max,
+            4096,
+            &OutOfPlaceOptions { nowa: true, ..o },
+            true
+        )
+        .is_err());
     }
 
     /// 000 keeps its metadata in memory and checkpoints; here it is on the device, and with the

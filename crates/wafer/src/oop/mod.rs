@@ -6,6 +6,7 @@ pub mod codec;
 mod device_append;
 pub(crate) mod free;
 mod gc;
+mod grow;
 pub(crate) mod journal;
 mod layout;
 mod options;
@@ -20,7 +21,7 @@ mod model_device;
 #[cfg(test)]
 mod sim_tests;
 
-pub use layout::{journal_bytes_on_log, metadata_device_bytes, Layout};
+pub use layout::{journal_bytes_on_log, layout_bytes_on, metadata_device_bytes, Layout};
 pub use options::{GcZoneCounts, GcZones, OutOfPlaceOptions};
 pub use store::OutOfPlaceStore;
 
@@ -56,7 +57,10 @@ pub(crate) fn stats_of(inner: &state::Inner, st: &state::State) -> OutOfPlaceSta
         map_lsn: st.map_lsn,
         durable_lsn: st.durable_lsn,
         metadata_device_bytes: layout.metadata_bytes(),
-        unused_device_bytes: layout.unused_bytes(capacity_bytes),
+        // The zones the store has now: a growing file adds them after the layout at open.
+        unused_device_bytes: capacity_bytes.saturating_sub(
+            layout.superblock_offset_bytes + layout.metadata_bytes() + s.options().data_bytes,
+        ),
         codec: inner.codec.snapshot(),
     }
 }

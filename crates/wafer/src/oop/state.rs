@@ -17,7 +17,7 @@ use crate::space::{io as space_io, snapshot, Lsn, Space};
 use crate::wal::{Durability, Lsn as WalLsn, Wal};
 use crate::{Error, Result};
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 
 #[derive(Debug)]
@@ -64,9 +64,17 @@ pub(crate) struct Inner {
     pub logical: LogicalCounter,
     /// Compression, packing and read counters.
     pub codec: super::codec::CodecCounters,
+    /// Page ids `0..page_capacity`: the layout's at open, raised as the file grows.
+    pub page_capacity: AtomicU64,
+    /// The size the layout was made for when the file may grow (the superblock records it);
+    /// 0: the device's, and no growth.
+    pub layout_bytes: u64,
 }
 
 impl Inner {
+    pub fn page_capacity(&self) -> u64 {
+        self.page_capacity.load(Ordering::Acquire)
+    }
     pub fn lock_state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -18,7 +18,7 @@ use crate::pagestore::{GcPageCache, LogicalBytes, LogicalCounter, PageStore};
 use crate::space::{io as space_io, snapshot, Lsn, PageDesc, Space, SpaceError, SLOT_BYTES};
 use crate::wal::Wal;
 use crate::{Error, Result};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 /// Map lookups retried when GC moved the page while it was being read.
@@ -55,8 +55,25 @@ impl OutOfPlaceStore {
         options: OutOfPlaceOptions,
         journal: Option<Arc<dyn Device>>,
     ) -> Result<OutOfPlaceStore> {
+        Self::open_growable(device, data_offset_bytes, options, journal, None)
+    }
+
+    /// As [`OutOfPlaceStore::open`], for a file that may grow to `max_file_bytes`: a fresh
+    /// device gets a layout sized for that ([`super::layout::layout_bytes_on`]), an existing
+    /// one the layout its superblock records, and [`PageStore::grow_to`] adds zones.
+    pub fn open_growable(
+        device: Arc<dyn Device>,
+        data_offset_bytes: u64,
+        options: OutOfPlaceOptions,
+        journal: Option<Arc<dyn Device>>,
+        max_file_bytes: Option<u64>,
+    ) -> Result<OutOfPlaceStore> {
         let options = options.for_device(&device.capabilities());
-        let (layout, slice) = Self::layout_on(&device, data_offset_bytes, &options, journal)?;
+        let layout_bytes =
+            super::layout::layout_bytes_on(&*device, data_offset_bytes, max_file_bytes)?;
+        let (layout, slice) =
+            Self::layout_on(&device, data_offset_bytes, &options, journal, layout_bytes)?;
+        super::grow::hold_zones(&*device, &layout)?;
         let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
         device.read_at(layout.superblock_offset_bytes, &mut sb)?;
         let fresh = sb.iter().all(|b| *b == 0);
@@ -83,6 +100,8 @@ impl OutOfPlaceStore {
             gc_cache: OnceLock::new(),
             logical: LogicalCounter::default(),
             codec: super::codec::CodecCounters::default(),
+            page_capacity: AtomicU64::new(layout.page_capacity),
+            layout_bytes,
         });
         if fresh {
             // Both areas get an empty snapshot, so a stale one from an earlier database on the
@@ -172,23 +191,30 @@ impl OutOfPlaceStore {
         journal: Option<Arc<dyn Device>>,
     ) -> Result<crate::space::PageMap> {
         let options = options.for_device(&device.capabilities());
-        let (layout, slice) = Self::layout_on(&device, data_offset_bytes, &options, journal)?;
+        let layout_bytes = super::layout::layout_bytes_on(&*device, data_offset_bytes, None)?;
+        let (layout, slice) =
+            Self::layout_on(&device, data_offset_bytes, &options, journal, layout_bytes)?;
         Ok(Self::recover_map(&*device, slice, &layout)?.map)
     }
 
-    /// The layout on `device` and the map journal's device: `journal` when given (its whole
-    /// capacity), else the layout's region of `device`.
+    /// The layout on `device` (made for `layout_bytes` when not 0: a file that grows) and the
+    /// map journal's device: `journal` when given (its whole capacity), else the layout's
+    /// region of `device`.
     fn layout_on(
         device: &Arc<dyn Device>,
         data_offset_bytes: u64,
         options: &OutOfPlaceOptions,
         journal: Option<Arc<dyn Device>>,
+        layout_bytes: u64,
     ) -> Result<(Layout, Arc<dyn Device>)> {
         let capacity = device.capacity_bytes();
         super::device_append::check_device(options.compression, &device.capabilities())?;
         let zones = device.capabilities().zones;
-        let mut layout =
-            Layout::compute_for(capacity, data_offset_bytes, options, journal.is_none(), zones)?;
+        let on_data = journal.is_none();
+        let mut layout = match layout_bytes {
+            0 => Layout::compute_for(capacity, data_offset_bytes, options, on_data, zones)?,
+            l => Layout::compute_growable(capacity, l, data_offset_bytes, options, on_data)?,
+        };
         let journal: Arc<dyn Device> = match journal {
             Some(j) => {
                 layout.journal_offset_bytes = 0;
@@ -280,7 +306,7 @@ impl OutOfPlaceStore {
         let mut data: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
         let mut data_stored = Vec::with_capacity(pages.len());
         for (i, (pid, page)) in pages.iter().enumerate() {
-            assert!(*pid < inner.layout.page_capacity, "page {pid} beyond the page capacity");
+            assert!(*pid < inner.page_capacity(), "page {pid} beyond the page capacity");
             if *pid == crate::page::meta::META_PAGE_ID {
                 let buf = AlignedBuf::copy_of(&page[..]);
                 inner.device.write_batch(&[WriteOp {
@@ -373,7 +399,7 @@ impl OutOfPlaceStore {
         // The allocator links a free page only to a page id it handed out (or 0); recovery
         // refuses anything else, so it must never reach the journal.
         assert!(
-            page::aux(page) < inner.layout.page_capacity,
+            page::aux(page) < inner.page_capacity(),
             "free page {pid} links to page {} beyond the page capacity",
             page::aux(page)
         );
@@ -403,7 +429,25 @@ impl Drop for OutOfPlaceStore {
 
 impl PageStore for OutOfPlaceStore {
     fn page_capacity(&self) -> u64 {
-        self.inner.layout.page_capacity
+        self.inner.page_capacity()
+    }
+    fn layout_bytes(&self) -> u64 {
+        self.inner.layout_bytes
+    }
+    fn page_capacity_max(&self) -> u64 {
+        match self.inner.layout_bytes {
+            0 => self.page_capacity(),
+            _ => self
+                .inner
+                .layout
+                .with_zone_count(self.inner.layout.zone_count_max)
+                .map_or(self.page_capacity(), |l| l.page_capacity),
+        }
+    }
+    fn grow_to(&self, pages: u64) -> Result<u64> {
+        self.inner.check_poisoned()?;
+        let r = super::grow::add_zones(&self.inner, pages);
+        self.inner.poison(r)
     }
 
     fn stop_background(&self) {
@@ -491,10 +535,7 @@ impl PageStore for OutOfPlaceStore {
                 let live: Vec<std::ops::Range<PageId>> = {
                     let st = inner.lock_state();
                     let mapped = |r: &std::ops::Range<PageId>| {
-                        assert!(
-                            r.end <= inner.layout.page_capacity,
-                            "run {r:?} beyond the capacity"
-                        );
+                        assert!(r.end <= inner.page_capacity(), "run {r:?} beyond the capacity");
                         r.clone().any(|pid| st.space.location(pid).is_some())
                     };
                     chunk.iter().filter(|r| mapped(r)).cloned().collect()

@@ -22,8 +22,13 @@ const OFF_NEXT_TREE_ID: usize = 64; // u32
 const OFF_PAGE_CAPACITY: usize = 72;
 const OFF_WRITE_CLOCK: usize = 80;
 const OFF_CHECKPOINT_LSN: usize = 88;
-pub const META_BYTES: usize = 96;
-const _: () = assert!(OFF_MAGIC == 8 && META_BYTES == OFF_CHECKPOINT_LSN + 8);
+/// Out of place with a file that grows: the size its layout was made for (0: the device's).
+/// Databases written before the field read 0 there, which is what they mean.
+const OFF_LAYOUT_BYTES: usize = 96;
+pub const META_BYTES: usize = 104;
+const _: () = assert!(OFF_MAGIC == 8 && META_BYTES == OFF_LAYOUT_BYTES + 8);
+// A superblock written in place must not tear: its fields stay inside one 512-byte sector.
+const _: () = assert!(META_BYTES <= 512);
 const _: () = assert!(META_BYTES <= PAGE_SIZE);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +51,9 @@ pub struct Meta {
     pub checkpoint_lsn: u64,
     /// Stored values carry a tag and may be blob references (`crate::blob`).
     pub blobs: bool,
+    /// Out of place: the device size the zone layout and its metadata were sized for when the
+    /// file may grow past its size (`Options::max_file_bytes`); 0: the device's own size.
+    pub layout_bytes: u64,
 }
 
 impl Meta {
@@ -67,6 +75,7 @@ impl Meta {
         p[OFF_WAL] = self.wal as u8;
         p[OFF_BLOBS] = self.blobs as u8;
         put_u64(p, OFF_CHECKPOINT_LSN, self.checkpoint_lsn);
+        put_u64(p, OFF_LAYOUT_BYTES, self.layout_bytes);
         super::seal(p);
     }
 
@@ -98,6 +107,7 @@ impl Meta {
             wal: p[OFF_WAL] == 1,
             checkpoint_lsn: get_u64(p, OFF_CHECKPOINT_LSN),
             blobs: p[OFF_BLOBS] == 1,
+            layout_bytes: get_u64(p, OFF_LAYOUT_BYTES),
         };
         if p[OFF_BLOBS] > 1 {
             return Err(format!("superblock blobs flag {} unknown", p[OFF_BLOBS]));
@@ -136,6 +146,7 @@ mod tests {
             wal: true,
             checkpoint_lsn: 4136,
             blobs: true,
+            layout_bytes: 1 << 30,
         };
         let mut p = [0u8; PAGE_SIZE];
         m.encode(&mut p);

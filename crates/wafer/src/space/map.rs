@@ -328,6 +328,15 @@ impl ReverseMap {
         ReverseMap { slots: vec![SLOT_FREE; total], slots_per_zone, shared }
     }
 
+    /// Adds free slots for zones up to `zone_count` (the data area grew).
+    pub fn grow(&mut self, zone_count: u32) {
+        assert!(zone_count as usize >= self.shared.len(), "zones never shrink");
+        let total = zone_count as usize * self.slots_per_zone as usize;
+        self.slots.resize(total, SLOT_FREE);
+        self.shared.resize(zone_count as usize, std::collections::HashMap::new());
+        assert_eq!(self.slots.len(), total);
+    }
+
     fn index(&self, zone: ZoneId, slot: u32) -> usize {
         assert!(slot < self.slots_per_zone, "slot {slot} beyond zone of {}", self.slots_per_zone);
         zone as usize * self.slots_per_zone as usize + slot as usize

@@ -133,6 +133,24 @@ impl Space {
     pub fn options(&self) -> &SpaceOptions {
         &self.options
     }
+
+    /// The data area grew (the file holds more zones): `options` name the new zone count, the
+    /// same zones otherwise. The new zones are Empty and queue behind the empty ones there are.
+    /// NoWA models a fixed SSD and never grows.
+    pub fn grow(&mut self, options: SpaceOptions) -> Result<(), SpaceError> {
+        options.validate()?;
+        let (old, new) = (self.zone_count(), options.zone_count());
+        let same_zones = options.zone_bytes == self.options.zone_bytes
+            && options.zone_stride_bytes == self.options.zone_stride_bytes
+            && options.data_offset_bytes == self.options.data_offset_bytes;
+        assert!(new >= old && same_zones && self.nowa.is_none() && options.nowa.is_none());
+        self.zones.grow(new);
+        self.reverse.grow(new);
+        self.empty.extend(old..new);
+        self.options = options;
+        assert_eq!(self.zone_count(), new);
+        Ok(())
+    }
     pub fn zones(&self) -> &ZoneTable {
         &self.zones
     }

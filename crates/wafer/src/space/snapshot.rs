@@ -271,7 +271,8 @@ pub fn decode_header(block: &[u8]) -> Result<SnapshotHeader, SnapshotError> {
     Ok(header)
 }
 
-/// Decodes a whole snapshot for a data area of `zone_count` x `slots_per_zone`.
+/// Decodes a whole snapshot for a data area of `zone_count` x `slots_per_zone` (or one taken
+/// when the area had fewer zones).
 pub fn decode(
     bytes: &[u8],
     zone_count: u32,
@@ -284,7 +285,9 @@ pub fn decode(
     if bytes.len() / BLOCK_BYTES != header.block_count as usize {
         return Err(SnapshotError::BadLength { len: bytes.len() });
     }
-    if header.zone_count != zone_count || header.slots_per_zone != slots_per_zone {
+    // A data area that grew since the snapshot (a file that grows adds zones at its end)
+    // reads it: its locations are checked against the zones it was taken with.
+    if header.zone_count > zone_count || header.slots_per_zone != slots_per_zone {
         return Err(SnapshotError::GeometryMismatch {
             found_zone_count: header.zone_count,
             found_slots_per_zone: header.slots_per_zone,
@@ -318,7 +321,9 @@ pub fn decode(
             let pid = entries.len() as u64;
             if raw != UNMAPPED {
                 match Location::unpack(raw) {
-                    Some(loc) if loc.zone < zone_count && loc.slots().end <= slots_per_zone => {
+                    Some(loc)
+                        if loc.zone < header.zone_count && loc.slots().end <= slots_per_zone =>
+                    {
                         mapped += 1
                     }
                     _ => return Err(SnapshotError::BadLocation { pid, raw }),
@@ -457,7 +462,9 @@ mod tests {
         let (a, b) = swapped.split_at_mut(8192);
         a[4096..].swap_with_slice(&mut b[..4096]);
         assert!(matches!(decode(&swapped, 8, 1024), Err(SnapshotError::BadBlock { block: 1, .. })));
-        assert!(matches!(decode(&bytes, 9, 1024), Err(SnapshotError::GeometryMismatch { .. })));
+        assert!(matches!(decode(&bytes, 7, 1024), Err(SnapshotError::GeometryMismatch { .. })));
+        assert!(matches!(decode(&bytes, 8, 512), Err(SnapshotError::GeometryMismatch { .. })));
+        assert!(decode(&bytes, 9, 1024).is_ok(), "an area that grew reads its older snapshot");
         // A map valid for 8 zones names zones beyond a 4-zone area: refused even with the
         // geometry fields forged to match (re-sealed header).
         let mut forged = bytes.clone();

@@ -100,20 +100,27 @@ impl ZoneTable {
     /// Every zone Empty, no placement hint (a zone gets its hint when it opens).
     pub fn new(zone_count: u32, slots_per_zone: u32) -> ZoneTable {
         assert!(zone_count >= 1 && slots_per_zone >= 1);
-        let zones = (0..zone_count)
-            .map(|_| Zone {
-                state: ZoneState::Empty,
-                write_ptr_slots: 0,
-                valid_slots: 0,
-                live_bytes: 0,
-                pending_slots: 0,
-                erase_count: 0,
-                last_write_clock: 0,
-                invalidation_lsn_max: 0,
-                placement: Placement::None,
-            })
-            .collect();
-        ZoneTable { zones, slots_per_zone }
+        let mut table = ZoneTable { zones: Vec::new(), slots_per_zone };
+        table.grow(zone_count);
+        table
+    }
+
+    /// Adds Empty zones up to `zone_count` (the data area grew).
+    pub fn grow(&mut self, zone_count: u32) {
+        assert!(zone_count as usize >= self.zones.len(), "zones never shrink");
+        let added = zone_count as usize - self.zones.len();
+        self.zones.extend((0..added).map(|_| Zone {
+            state: ZoneState::Empty,
+            write_ptr_slots: 0,
+            valid_slots: 0,
+            live_bytes: 0,
+            pending_slots: 0,
+            erase_count: 0,
+            last_write_clock: 0,
+            invalidation_lsn_max: 0,
+            placement: Placement::None,
+        }));
+        assert_eq!(self.zones.len(), zone_count as usize);
     }
 
     pub fn len(&self) -> u32 {
