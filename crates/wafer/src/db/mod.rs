@@ -21,6 +21,7 @@ mod manage;
 mod mode;
 mod open;
 mod snapshot;
+mod startup;
 mod txn;
 
 pub use backup::BackupTotals;
@@ -33,18 +34,17 @@ pub use locks::TXN_LOCKS_MAX;
 pub use snapshot::{Snapshot, SnapshotTree};
 pub use txn::{Direction, Txn, DEFAULT_LOCK_TIMEOUT};
 
-use crate::alloc::{stamp_image, AllocState, Allocator};
+use crate::alloc::{stamp_image, Allocator};
 use crate::btree::{Env, Exclusive, TreeCore};
 use crate::buffer::{BufferPool, DoublewriteStore, PoolStats};
 use crate::device::{Counted, Device, FileDevice};
-use crate::durable::{redo, EngineState, RecoveryStats, WalLogger};
+use crate::durable::{RecoveryStats, WalLogger};
 use crate::error::OpenError;
 use crate::options::{CreateMode, Options};
-use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::node::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
-use crate::wal::{Durability, Lsn, Wal, WalError, WalStatsSnapshot};
+use crate::wal::{Durability, WalStatsSnapshot};
 use crate::{Error, Result};
 use checkpoint::{CheckpointThread, Checkpointer};
 use durability::log_estimate_bytes;
@@ -441,6 +441,9 @@ impl Db {
         Db::open_inner(device, None, options, logger, how)
     }
 
+    /// Opens in four steps (`startup.rs`): the superblock read and checked, the buffer pool
+    /// built on the store, the log replayed, and the threads started once the catalog is
+    /// loaded.
     fn open_inner(
         device: Arc<dyn Device>,
         wal_device: Option<Arc<dyn Device>>,
@@ -465,233 +468,25 @@ impl Db {
         let data_device = device.clone();
         let (wal_device, journal_device) = split_log_device(&data_device, wal_device, &options)?;
         let (store, doublewrite) = mode::open_store(device, &options, journal_device)?;
-        let page_capacity = store.page_capacity();
-        if page_capacity < 4 {
-            return Err(Error::InvalidOptions(format!(
-                "device holds {page_capacity} pages; a database needs at least 4"
-            )));
-        }
         // Torn page writes first: the superblock itself may be one.
         let store_recovery = store.recover()?;
-        let mut buf = Box::new([0u8; PAGE_SIZE]);
-        store.read_page(META_PAGE_ID, &mut buf)?;
-        let fresh = buf.iter().all(|b| *b == 0);
-        if fresh && !create {
-            // The raw superblock carried the magic; only a repair could have blanked it.
-            return Err(Error::Corrupt("superblock (page 0) reads as zeros after repair".into()));
-        }
-        let meta = if fresh {
-            Meta {
-                write_mode: options.write_mode as u8,
-                catalog_root: catalog::CATALOG_ROOT,
-                high_water: 1, // The superblock itself.
-                free_head: 0,
-                free_count: 0,
-                last_lsn: 0,
-                next_tree_id: catalog::CATALOG_TREE_ID + 1,
-                page_capacity,
-                write_clock: 0,
-                wal: wal_device.is_some(),
-                checkpoint_lsn: 0,
-                blobs: options.blob_threshold_bytes.is_some(),
-                layout_bytes: store.layout_bytes(),
-            }
-        } else {
-            let meta = Meta::decode(&buf)
-                .map_err(|e| Error::Corrupt(format!("superblock (page 0): {e}")))?;
-            if meta.page_capacity > page_capacity || meta.high_water > page_capacity {
-                return Err(crate::error::OpenError::SizeMismatch {
-                    what: how.names.data.clone(),
-                    detail: format!(
-                        "truncated: the superblock says {} pages ({} in use), the device holds {page_capacity}",
-                        meta.page_capacity, meta.high_water
-                    ),
-                }
-                .into());
-            }
-            if meta.write_mode != options.write_mode as u8 {
-                return Err(Error::InvalidOptions(format!(
-                    "database uses write mode {}, options ask for {:?}",
-                    meta.write_mode, options.write_mode
-                )));
-            }
-            if meta.wal != wal_device.is_some() {
-                return Err(Error::InvalidOptions(if meta.wal {
-                    "database keeps a WAL: open it with its WAL device (Db::open_on_devices)".into()
-                } else {
-                    "database was created without a WAL: open it with Db::open_on".into()
-                }));
-            }
-            meta
-        };
+        let logs = wal_device.is_some();
+        let (meta, fresh) = startup::read_meta(store.as_ref(), &options, create, logs, &how.names)?;
         let wal_logger = wal_device.as_ref().map(|_| Arc::new(WalLogger::new()));
         let logger: Arc<dyn PageLogger> = match (&wal_logger, logger) {
             (Some(w), _) => w.clone(),
             (None, Some(l)) => l,
             (None, None) => Arc::new(NoopLogger::new(meta.last_lsn)),
         };
-        // In place there is no GC to keep clean frames for.
-        let reserve_percent = match options.write_mode {
-            crate::options::WriteMode::InPlace => 0,
-            crate::options::WriteMode::OutOfPlace => options.clean_reserve_percent,
-        };
-        let pool = Arc::new(
-            BufferPool::new(
-                store.clone(),
-                options.buffer_pool_bytes,
-                options.eviction_batch_pages,
-                meta.write_clock,
-                logger.clone(),
-            )?
-            .with_clean_reserve_percent(reserve_percent)?
-            .with_snapshot_bytes_max(options.snapshot_bytes_max),
-        );
-        // Before redo: its evictions may already run GC.
-        let cache: std::sync::Weak<BufferPool> = Arc::downgrade(&pool);
-        store.attach_gc_cache(cache);
-        let mut state = EngineState {
-            alloc: AllocState {
-                high_water: meta.high_water,
-                free_head: meta.free_head,
-                free_count: meta.free_count,
-            },
-            next_tree_id: meta.next_tree_id,
-            write_clock: meta.write_clock,
-        };
-        let mut recovery = None;
-        let mut recovered_extents = Vec::new();
+        let pool = startup::build_pool(&store, &options, &meta, logger.clone())?;
+        let mut replayed = startup::Replayed::from_meta(&meta);
         if let (Some(wal_dev), Some(wl)) = (&wal_device, &wal_logger) {
-            if fresh {
-                wl.attach(Wal::create(wal_dev.clone(), options.wal.clone())?);
-            } else {
-                // What the crashed process read from the log may sit unsynced in a page cache:
-                // make it durable before pages that depend on it go out.
-                wal_dev.sync()?;
-                let mut rec = if meta.checkpoint_lsn == 0 {
-                    Wal::open(wal_dev.clone(), options.wal.clone())?
-                } else {
-                    Wal::open_from(wal_dev.clone(), options.wal.clone(), Lsn(meta.checkpoint_lsn))?
-                };
-                let replayed = {
-                    let _span = tracing::info_span!("wafer.recovery").entered();
-                    redo::replay(&mut rec, &pool, wl, state)
-                };
-                let replayed = replayed?;
-                let counts = replayed.counts;
-                state = replayed.state;
-                recovered_extents = replayed.extents;
-                // Write-backs after the last commit may have stamped a little beyond its clock;
-                // timestamps stay monotonic up to that slack.
-                pool.raise_write_clock(state.write_clock);
-                let (wal, report) = rec.finish()?;
-                if meta.checkpoint_lsn != 0 && report.end_lsn.0 <= meta.checkpoint_lsn {
-                    return Err(Error::Wal(WalError::CorruptRecord {
-                        lsn: Lsn(meta.checkpoint_lsn),
-                        reason: "the log ends before the checkpoint the superblock names".into(),
-                    }));
-                }
-                wl.attach(wal);
-                wl.append_abort()?;
-                recovery = Some(RecoveryStats {
-                    store: store_recovery,
-                    redo: counts,
-                    wal: report,
-                    duration_micros: started.elapsed().as_micros() as u64,
-                });
-            }
+            let log = startup::Log { device: wal_dev, logger: wl, options: &options.wal };
+            replayed = startup::recover(log, &pool, &meta, fresh, store_recovery, started)?;
         }
-        let alloc = Allocator::new(state.alloc, pool.page_capacity());
-        let alloc = Arc::new(match growth_max_pages(&options, pool.store().as_ref()) {
-            Some(max_pages) => alloc.with_growth(pool.clone(), max_pages),
-            None => alloc,
-        });
-        let (io, wal_io) = match io_stats {
-            Some((d, w)) => (Some(d), Some(w)),
-            None => (None, None),
-        };
-        // After recovery: redo evicts in the foreground, so its write order stays deterministic.
-        let cleaner = match options.background_write_back {
-            true => Some(BufferPool::start_cleaner(&pool).map_err(|e| {
-                Error::InvalidOptions(format!("background_write_back: no thread: {e}"))
-            })?),
-            false => None,
-        };
-        let next_tree_id = Arc::new(AtomicU32::new(state.next_tree_id));
-        let poisoned = Arc::new(AtomicBool::new(false));
-        let writer = Arc::new(Mutex::new(()));
-        let checkpointer = wal_logger.as_ref().map(|wl| {
-            Arc::new(Checkpointer::new(
-                pool.clone(),
-                wl.clone(),
-                alloc.clone(),
-                next_tree_id.clone(),
-                poisoned.clone(),
-                writer.clone(),
-                &options,
-                meta.checkpoint_lsn,
-                meta.blobs,
-            ))
-        });
-        let inner = DbInner {
-            options,
-            pool,
-            logger,
-            alloc,
-            catalog: TreeCore::new(catalog::CATALOG_TREE_ID, meta.catalog_root),
-            trees: RwLock::new(HashMap::new()),
-            next_tree_id,
-            closed: AtomicBool::new(false),
-            poisoned,
-            io_stats: io,
-            wal_io_stats: wal_io,
-            wal: wal_logger,
-            writer,
-            checkpointer,
-            checkpoint_thread: Mutex::new(None),
-            recovery,
-            doublewrite,
-            data_device,
-            locks: Arc::default(),
-            cleaner: Mutex::new(cleaner),
-            blobs: OnceLock::new(),
-            file_locks: Mutex::new(None),
-        };
-        let inner = Arc::new(inner);
-        let db = Db { inner };
-        if fresh {
-            let inner = &db.inner;
-            inner.write_txn(Durability::None, 0, |env| {
-                let mut g =
-                    env.alloc.allocate_one(env.pool, PageKind::Leaf, catalog::CATALOG_TREE_ID)?;
-                assert_eq!(g.pid(), catalog::CATALOG_ROOT);
-                stamp_image(env.logger, &mut g);
-                Ok(())
-            })?;
-            if inner.wal.is_some() {
-                // The database exists once its superblock does; the WAL was formatted before.
-                inner.checkpoint()?;
-            }
-        }
-        db.load_catalog()?;
-        if meta.blobs {
-            db.open_blobs(recovered_extents)?;
-        }
-        if db.inner.options.read_only {
-            return Ok(db);
-        }
-        // What a crash left detached but not yet freed.
-        db.reclaim_garbage()?;
-        if !fresh && db.inner.recovery.is_some_and(|r| r.redo.records > 1) {
-            // Bounds the next recovery and frees the replayed log (its checkpoint record
-            // carries the blob extent changes the free-extent tree still lacks).
-            db.inner.checkpoint()?;
-        }
-        if let (Some(cp), true) = (&db.inner.checkpointer, db.inner.options.background_checkpoint) {
-            let thread = CheckpointThread::start(cp).map_err(|e| {
-                Error::InvalidOptions(format!("background_checkpoint: no thread: {e}"))
-            })?;
-            *db.inner.lock_checkpoint_thread() = Some(thread);
-        }
+        let parts = startup::Parts { pool, logger, wal_logger, doublewrite, data_device, io_stats };
+        let db = startup::assemble(parts, options, &meta, &replayed)?;
+        startup::finish(&db, &meta, fresh, replayed.extents)?;
         Ok(db)
     }
 
