@@ -27,6 +27,49 @@ struct Change<'a> {
     insert: &'a [Entry],
 }
 
+/// Where a node that overflowed is cut: part `i` holds `entries[starts[i]..starts[i + 1]]`
+/// (`starts` runs from 0 to the entry count), and whether it is an ascending load's append
+/// split (every entry but the new last one stays where it was).
+struct Cut {
+    starts: Vec<usize>,
+    append: bool,
+}
+
+/// A split's entries, the ones put in by this change, and where they are cut.
+#[derive(Clone, Copy)]
+struct Parts<'a> {
+    kind: PageKind,
+    entries: &'a [Entry],
+    insert: &'a [Entry],
+    cut: &'a Cut,
+}
+
+/// Cuts `entries` (sorted, of a node of `kind`) into parts balanced by bytes, or, for an
+/// append to a full leaf, into the old entries and the new last one.
+fn plan_split(kind: PageKind, entries: &[Entry], appended: bool) -> Cut {
+    assert!(!entries.is_empty() && entries.windows(2).all(|w| w[0].0 < w[1].0), "sorted keys");
+    let sizes: Vec<usize> =
+        entries.iter().map(|(k, v)| node::entry_bytes(kind, k.len(), v.len())).collect();
+    let mut starts = node::partition(&sizes, node::USABLE_BYTES);
+    let last = entries.len() - 1;
+    let append = appended
+        && kind == PageKind::Leaf
+        && starts.len() == 2
+        && last > 0
+        && sizes[..last].iter().sum::<usize>() <= node::USABLE_BYTES;
+    if append {
+        starts = vec![0, last];
+    }
+    starts.push(entries.len());
+    // Paired with `node::partition`: the parts ascend, cover every entry, and each fits a page.
+    assert_eq!((starts[0], starts[starts.len() - 1]), (0, entries.len()));
+    for w in starts.windows(2) {
+        assert!(w[0] < w[1], "an empty part at {}", w[0]);
+        assert!(sizes[w[0]..w[1]].iter().sum::<usize>() <= node::USABLE_BYTES, "a part fits");
+    }
+    Cut { starts, append }
+}
+
 /// After the first page changes, a failure leaves the tree in an unknown state: poison the DB.
 fn poison_on_err<T>(env: Env<'_>, r: Result<T>) -> Result<T> {
     if r.is_err() {
@@ -99,61 +142,17 @@ impl Exclusive<'_> {
         let Change { entries, insert } = change;
         let pid = g.pid();
         let kind = page::kind(g.bytes()).ok_or_else(|| self.corrupt("split of a non-node"))?;
-        let sizes: Vec<usize> =
-            entries.iter().map(|(k, v)| node::entry_bytes(kind, k.len(), v.len())).collect();
-        let mut starts = node::partition(&sizes, node::USABLE_BYTES);
-        let last = entries.len() - 1;
-        let append = appended
-            && kind == PageKind::Leaf
-            && starts.len() == 2
-            && last > 0
-            && sizes[..last].iter().sum::<usize>() <= node::USABLE_BYTES;
-        if append {
-            starts = vec![0, last];
-        }
-        if starts.len() == 1 {
+        let cut = plan_split(kind, &entries, appended);
+        if cut.starts.len() == 2 {
             return self.rebuild_logged(env, &mut g, insert.to_vec(), entries.len());
         }
-        starts.push(entries.len());
-        let groups: Vec<&[Entry]> = starts.windows(2).map(|w| &entries[w[0]..w[1]]).collect();
-        let old_aux = page::aux(g.bytes());
-        let is_root = pid == self.core.root;
-        // The root keeps its page id: all groups move to new pages and the root becomes their
-        // parent. Elsewhere group 0 stays in place and the others get new pages.
-        let mut separators: Vec<Entry> = Vec::with_capacity(groups.len());
-        let mut first_child = pid;
-        for (j, group) in groups.iter().enumerate() {
-            let (aux, body, sep) = match (kind, j) {
-                (PageKind::Inner, 0) => (old_aux, *group, None),
-                (PageKind::Inner, _) => {
-                    (node::decode_child(&group[0].1), &group[1..], Some(group[0].0.clone()))
-                }
-                (_, 0) => (0, *group, None),
-                (_, _) => (0, *group, Some(group[0].0.clone())),
-            };
-            if j == 0 && !is_root && append {
-                // The leaf keeps exactly the entries it had (the failed put left it unchanged):
-                // nothing to rebuild or log (a page image less in the WAL per split).
-                continue;
-            }
-            if j == 0 && !is_root {
-                // The entries put in that stay here (below group 1's first key).
-                let boundary = &entries[starts[1]].0;
-                let stay: Vec<Entry> =
-                    insert.iter().filter(|(k, _)| k < boundary).cloned().collect();
-                self.rebuild_logged(env, &mut g, stay, body.len())?;
-                continue;
-            }
-            let mut c = env.alloc.allocate(env.pool, r, kind, self.core.id)?;
-            page::set_aux(c.bytes_mut(), aux);
-            node::build(c.bytes_mut(), body);
-            stamp_image(env.logger, &mut c);
-            match sep {
-                Some(s) => separators.push((s, node::child_value(c.pid()))),
-                None => first_child = c.pid(),
-            }
-        }
-        if is_root {
+        let parts = Parts { kind, entries: &entries, insert, cut: &cut };
+        let (separators, first_child) = self.write_parts(env, r, &mut g, &parts)?;
+        // Paired with the parent's rebuild below: a separator for every part but the first,
+        // ascending (each part's first key).
+        assert_eq!(separators.len(), cut.starts.len() - 2);
+        assert!(separators.windows(2).all(|w| w[0].0 < w[1].0), "separators ascend");
+        if pid == self.core.root {
             page::format(g.bytes_mut(), pid, PageKind::Inner, self.core.id, first_child);
             node::build(g.bytes_mut(), &separators);
             stamp_image(env.logger, &mut g);
@@ -167,6 +166,58 @@ impl Exclusive<'_> {
         parent_entries.sort_by(|a, b| a.0.cmp(&b.0));
         let change = Change { entries: parent_entries, insert: &separators };
         self.split(env, r, pg, change, path, false)
+    }
+
+    /// Writes each part of a split node: the first stays in `g` (unless `g` is the root,
+    /// which keeps its page id and becomes the parts' parent), the others go to new pages.
+    /// Returns a separator for each part that starts with a key the parent must name, and the
+    /// page of the part that needs none (a new root's first child).
+    fn write_parts(
+        &self,
+        env: Env<'_>,
+        r: &Reservation<'_>,
+        g: &mut PageMut<'_>,
+        parts: &Parts<'_>,
+    ) -> Result<(Vec<Entry>, PageId)> {
+        let Parts { kind, entries, insert, cut } = *parts;
+        let starts = &cut.starts;
+        let old_aux = page::aux(g.bytes());
+        let is_root = g.pid() == self.core.root;
+        let mut separators: Vec<Entry> = Vec::with_capacity(starts.len());
+        let mut first_child = g.pid();
+        for (j, w) in starts.windows(2).enumerate() {
+            let group = &entries[w[0]..w[1]];
+            let (aux, body, sep) = match (kind, j) {
+                (PageKind::Inner, 0) => (old_aux, group, None),
+                (PageKind::Inner, _) => {
+                    (node::decode_child(&group[0].1), &group[1..], Some(group[0].0.clone()))
+                }
+                (_, 0) => (0, group, None),
+                (_, _) => (0, group, Some(group[0].0.clone())),
+            };
+            if j == 0 && !is_root && cut.append {
+                // The leaf keeps exactly the entries it had (the failed put left it unchanged):
+                // nothing to rebuild or log (a page image less in the WAL per split).
+                continue;
+            }
+            if j == 0 && !is_root {
+                // The entries put in that stay here (below part 1's first key).
+                let boundary = &entries[starts[1]].0;
+                let stay: Vec<Entry> =
+                    insert.iter().filter(|(k, _)| k < boundary).cloned().collect();
+                self.rebuild_logged(env, g, stay, body.len())?;
+                continue;
+            }
+            let mut c = env.alloc.allocate(env.pool, r, kind, self.core.id)?;
+            page::set_aux(c.bytes_mut(), aux);
+            node::build(c.bytes_mut(), body);
+            stamp_image(env.logger, &mut c);
+            match sep {
+                Some(s) => separators.push((s, node::child_value(c.pid()))),
+                None => first_child = c.pid(),
+            }
+        }
+        Ok((separators, first_child))
     }
 
     /// Rebuilds the node `g` from its own entries with `insert` put in, keeping the first
