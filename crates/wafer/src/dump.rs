@@ -211,12 +211,6 @@ impl<R: Read> Reader<R> {
         Ok(out)
     }
 
-    fn u64_at(b: &[u8], at: usize) -> u64 {
-        let mut v = [0u8; 8];
-        v.copy_from_slice(&b[at..at + 8]);
-        u64::from_le_bytes(v)
-    }
-
     fn record(&mut self) -> Result<Record, DumpError> {
         self.record += 1;
         let mut crc = 0u32;
@@ -232,7 +226,7 @@ impl<R: Read> Reader<R> {
             TAG_ENTRY => {
                 let lens = self.bytes(12, &mut crc)?;
                 let key_len = u64::from(u32::from_le_bytes([lens[0], lens[1], lens[2], lens[3]]));
-                let value_len = Self::u64_at(&lens, 4);
+                let value_len = crate::le::get_u64(&lens, 4);
                 if value_len > VALUE_BYTES_MAX {
                     let reason = format!("value of {value_len} bytes (limit {VALUE_BYTES_MAX})");
                     return Err(DumpError::Malformed { record: self.record, reason });
@@ -242,8 +236,8 @@ impl<R: Read> Reader<R> {
             }
             TAG_END => {
                 let b = self.bytes(24, &mut crc)?;
-                let (trees, entries) = (Self::u64_at(&b, 0), Self::u64_at(&b, 8));
-                Record::End(DumpTotals { trees, entries, value_bytes: Self::u64_at(&b, 16) })
+                let (trees, entries) = (crate::le::get_u64(&b, 0), crate::le::get_u64(&b, 8));
+                Record::End(DumpTotals { trees, entries, value_bytes: crate::le::get_u64(&b, 16) })
             }
             other => return Err(malformed(self.record, &format!("unknown tag {other}"))),
         };

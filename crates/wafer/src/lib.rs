@@ -32,6 +32,7 @@ pub mod device;
 pub mod dump;
 pub mod durable;
 pub mod error;
+pub(crate) mod le;
 pub mod oop;
 pub mod options;
 pub mod page;

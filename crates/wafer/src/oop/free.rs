@@ -19,6 +19,7 @@
 //! ```
 //!
 //! Version 1 had u64 page ids (24-byte entries, 169 per block).
+use crate::le::{get_u32, get_u64};
 use crate::page::{self, PageBuf, PageId, PageKind, HEADER_BYTES, OFF_AUX, OFF_LSN, PAGE_SIZE};
 use std::collections::HashMap;
 
@@ -38,16 +39,6 @@ pub fn section_blocks(count: u64) -> u64 {
     count.div_ceil(ENTRIES_PER_BLOCK as u64).max(1)
 }
 
-fn get_u32(b: &[u8], at: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(a)
-}
-fn get_u64(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
 fn block_crc(block: &[u8]) -> u32 {
     let c = crc32c::crc32c(&block[..CRC_AT]);
     let c = crc32c::crc32c_append(c, &[0u8; 4]);

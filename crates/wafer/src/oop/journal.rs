@@ -23,6 +23,7 @@
 //! (checksums, torn-tail rule) decides where the durable log ends.
 use super::free::FreePages;
 use crate::device::{Device, DeviceError, ReadOp, WriteOp};
+use crate::le::try_u64 as u64_at;
 use crate::page::PageId;
 use crate::space::{Location, PageMap};
 use crate::wal::{Lsn, Wal, WalOptions, WalRecord};
@@ -94,11 +95,6 @@ pub fn free_payload(pid: PageId, aux: u64, page_lsn: u64) -> [u8; 24] {
     p[8..16].copy_from_slice(&aux.to_le_bytes());
     p[16..].copy_from_slice(&page_lsn.to_le_bytes());
     p
-}
-
-fn u64_at(p: &[u8], at: usize) -> Option<u64> {
-    let b: [u8; 8] = p.get(at..at + 8)?.try_into().ok()?;
-    Some(u64::from_le_bytes(b))
 }
 
 /// Applies one journal record to the recovered map and free pages. Never panics on bytes.

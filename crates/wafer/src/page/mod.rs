@@ -74,28 +74,7 @@ impl PageKind {
     }
 }
 
-pub fn get_u16(p: &[u8], off: usize) -> u16 {
-    u16::from_le_bytes([p[off], p[off + 1]])
-}
-pub fn put_u16(p: &mut [u8], off: usize, v: u16) {
-    p[off..off + 2].copy_from_slice(&v.to_le_bytes());
-}
-pub fn get_u32(p: &[u8], off: usize) -> u32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(&p[off..off + 4]);
-    u32::from_le_bytes(b)
-}
-pub fn put_u32(p: &mut [u8], off: usize, v: u32) {
-    p[off..off + 4].copy_from_slice(&v.to_le_bytes());
-}
-pub fn get_u64(p: &[u8], off: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&p[off..off + 8]);
-    u64::from_le_bytes(b)
-}
-pub fn put_u64(p: &mut [u8], off: usize, v: u64) {
-    p[off..off + 8].copy_from_slice(&v.to_le_bytes());
-}
+pub use crate::le::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
 
 pub fn kind(p: &PageBuf) -> Option<PageKind> {
     PageKind::from_u8(p[OFF_KIND])

@@ -28,6 +28,7 @@
 use super::error::SnapshotError;
 use super::map::{Location, PageMap, PAGE_ID_LIMIT, UNMAPPED};
 use super::zone::Lsn;
+use crate::le::{get_u16 as u16_at, get_u32 as u32_at, get_u64 as u64_at};
 
 pub const BLOCK_BYTES: usize = 4096;
 pub const MAGIC: u32 = u32::from_le_bytes(*b"WMAP");
@@ -169,18 +170,6 @@ fn block_crc(block: &[u8]) -> u32 {
     let crc = crc32c::crc32c(&block[..CRC_AT]);
     let crc = crc32c::crc32c_append(crc, &[0u8; 4]);
     crc32c::crc32c_append(crc, &block[CRC_AT + 4..])
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut v = [0u8; 8];
-    v.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(v)
 }
 
 /// One block's frame, checked.

@@ -4,6 +4,7 @@
 //! diagrams are in docs/internals/wal.md. Decoding never panics on device bytes: it returns
 //! what it found so the reader can tell "never written" from "torn" from "someone else's bytes".
 use crate::device::BLOCK_BYTES;
+use crate::le::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
 
 /// Bytes of one log or header block (the device I/O unit).
 pub const BLOCK: usize = BLOCK_BYTES as usize;
@@ -30,27 +31,6 @@ const HEADER_BYTES: usize = 80;
 const _: () = assert!(BLOCK_DATA_BYTES < u16::MAX as usize);
 const _: () = assert!(BLOCK.is_power_of_two());
 const _: () = assert!(HEADER_BYTES <= BLOCK);
-
-fn get_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-fn get_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-fn get_u64(b: &[u8], at: usize) -> u64 {
-    let mut v = [0u8; 8];
-    v.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(v)
-}
-fn put_u16(b: &mut [u8], at: usize, v: u16) {
-    b[at..at + 2].copy_from_slice(&v.to_le_bytes());
-}
-fn put_u32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put_u64(b: &mut [u8], at: usize, v: u64) {
-    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
-}
 
 /// The WAL header, stored twice (blocks 0 and 1); the valid copy with the highest `seq` wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
