@@ -179,7 +179,15 @@ impl Allocator {
                     reason: "free-list page is not marked free".into(),
                 });
             }
-            st.s.free_head = page::aux(g.bytes());
+            // The next link is on-disk bytes: checked as `free` wrote it (an allocated id).
+            let next = page::aux(g.bytes());
+            if next >= st.s.high_water || st.s.free_count == 0 {
+                return Err(Error::CorruptPage {
+                    page_id: pid,
+                    reason: format!("free-list link to page {next} past the high water mark"),
+                });
+            }
+            st.s.free_head = next;
             st.s.free_count -= 1;
             g
         } else {
@@ -249,7 +257,8 @@ impl Allocator {
     pub fn free(&self, logger: &dyn PageLogger, mut g: PageMut<'_>) {
         let pid = g.pid();
         let mut st = self.lock();
-        assert!(pid != 0 && pid < st.s.high_water);
+        // Paired with `allocate`'s check of each link: only allocated ids enter the list.
+        assert!(pid != 0 && pid < st.s.high_water && st.s.free_head < st.s.high_water);
         page::format(g.bytes_mut(), pid, PageKind::Free, 0, st.s.free_head);
         st.s.free_head = pid;
         st.s.free_count += 1;

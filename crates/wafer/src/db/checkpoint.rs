@@ -190,6 +190,8 @@ impl Checkpointer {
             let extents = space.as_ref().map_or(&[][..], |s| s.since_fold());
             (logger.append_checkpoint(&state, extents)?, state)
         };
+        // Redo starts at the newest checkpoint: each one's record comes after the last's.
+        assert!(l > self.last_lsn.load(Ordering::Acquire), "checkpoint LSNs ascend");
         let skipped = self.pool.flush_dirty(WritePurpose::UserCheckpoint)?;
         if skipped > 0 {
             // No batch is in progress under the mutex: every dirty page is committed.

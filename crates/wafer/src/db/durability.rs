@@ -247,6 +247,9 @@ fn log_slack_bytes(wal: &crate::wal::Wal) -> u64 {
 
 /// Writes the superblock through the store (so the doublewrite area protects it) and syncs.
 pub(super) fn write_meta(store: &dyn crate::buffer::PageStore, meta: &Meta) -> Result<()> {
+    // Paired with `Meta::decode` at the next open.
+    assert!(meta.is_sane(), "a superblock the next open would refuse: {meta:?}");
+    assert!(meta.page_capacity <= store.page_capacity(), "the store holds what it names");
     let mut buf = Box::new([0u8; PAGE_SIZE]);
     meta.encode(&mut buf);
     store.write_batch(&[(META_PAGE_ID, &buf)], WritePurpose::Metadata)?;

@@ -115,15 +115,21 @@ impl Meta {
         if p[OFF_WAL] > 1 {
             return Err(format!("superblock WAL flag {} unknown", p[OFF_WAL]));
         }
-        let sane = m.catalog_root > META_PAGE_ID
-            && m.catalog_root < m.high_water
-            && m.high_water <= m.page_capacity
-            && m.free_head < m.high_water
-            && m.free_count < m.high_water;
-        if !sane {
+        if !m.is_sane() {
             return Err(format!("superblock fields inconsistent: {m:?}"));
         }
         Ok(m)
+    }
+
+    /// What `decode` requires of the fields: the catalog root and the free list inside the
+    /// allocated pages, those inside the page capacity. Writers assert it before encoding, so
+    /// no superblock is written that a reopen would refuse.
+    pub fn is_sane(&self) -> bool {
+        self.catalog_root > META_PAGE_ID
+            && self.catalog_root < self.high_water
+            && self.high_water <= self.page_capacity
+            && self.free_head < self.high_water
+            && self.free_count < self.high_water
     }
 }
 
