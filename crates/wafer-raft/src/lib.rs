@@ -58,8 +58,14 @@
 //! tree per install. openraft 0.9 hands snapshots over as one in-memory
 //! `Cursor<Vec<u8>>`, so a snapshot must fit in memory.
 
+#[cfg(feature = "server")]
+pub mod client;
 mod error;
+#[cfg(feature = "server")]
+pub mod local;
 mod log_store;
+#[cfg(feature = "server")]
+pub mod server;
 mod snapshot;
 mod state_machine;
 mod trees;
