@@ -41,7 +41,7 @@ fn free_addr() -> std::io::Result<String> {
 
 impl LocalCluster {
     /// Starts `spec.nodes` nodes (ids 1..=N), each told the others as its initial peers:
-    /// node 1 initialises the cluster.
+    /// node 1 initialises the cluster (a single node with `--init`).
     pub fn start(spec: ClusterSpec) -> std::io::Result<LocalCluster> {
         std::fs::create_dir_all(&spec.dir)?;
         let mut nodes = Vec::with_capacity(spec.nodes);
@@ -101,7 +101,9 @@ impl LocalCluster {
         }
         command.args(["raft", "serve", "--id", &id.to_string(), "--addr", &node.addr]);
         command.arg("--dir").arg(&dir);
-        if with_peers && !peers.is_empty() {
+        if with_peers && peers.is_empty() {
+            command.arg("--init");
+        } else if with_peers {
             command.args(["--peers", &peers.join(",")]);
         }
         command.args(&self.spec.serve_args);

@@ -108,6 +108,10 @@ struct ServeArgs {
     /// (POST /cluster/init) or added by a leader, as a node whose data was lost must.
     #[arg(long, value_name = "ID=ADDR,...", value_delimiter = ',')]
     peers: Vec<String>,
+    /// On first start, initialise the cluster with this node (and --peers) as voters, whatever
+    /// the ids: how a one-node cluster starts.
+    #[arg(long)]
+    init: bool,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -148,6 +152,7 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
     }
     let mut config = args.node.config(args.id, args.dir);
     config.peers = parse_peers(&args.peers)?;
+    config.init = args.init;
     if config.peers.contains_key(&args.id) {
         return Err(CliError(format!("--peers names this node ({}) too", args.id)));
     }

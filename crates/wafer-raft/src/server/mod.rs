@@ -81,6 +81,9 @@ pub struct ServerConfig {
     /// start; the others wait to be contacted. Empty: the node waits for `/cluster/init` or
     /// to be added by a leader (a node whose data was lost rejoins this way).
     pub peers: BTreeMap<NodeId, String>,
+    /// Initialise the cluster (this node and `peers` as voters) on a pristine store whatever
+    /// the ids: how a one-node cluster starts.
+    pub init: bool,
     /// Elections start after this long without a leader (up to twice it); heartbeats go out
     /// at a third of it.
     pub election_timeout_ms: u64,
@@ -102,6 +105,7 @@ impl ServerConfig {
             dir,
             write_mode: WriteMode::InPlace,
             peers: BTreeMap::new(),
+            init: false,
             election_timeout_ms: 1000,
             snapshot_every_entries: 10_000,
             keep_log_entries: 1000,
@@ -200,10 +204,10 @@ impl Server {
     }
 
     /// Initialises the cluster with `config.peers` and this node as voters, if this node has
-    /// the lowest id among them and its store is pristine.
+    /// the lowest id among them (or `config.init` says so) and its store is pristine.
     async fn initialize(&self, config: &ServerConfig) -> Result<(), ServerError> {
         let first = config.peers.keys().all(|&peer| config.id < peer);
-        if config.peers.is_empty() || !first {
+        if !config.init && (config.peers.is_empty() || !first) {
             return Ok(());
         }
         let initialized = self.raft.is_initialized().await;
