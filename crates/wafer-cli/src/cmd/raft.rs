@@ -71,7 +71,7 @@ impl NodeArgs {
         config.election_timeout_ms = self.election_timeout_ms;
         config.snapshot_every_entries = self.snapshot_every;
         config.keep_log_entries = self.keep_log;
-        config.db_capacity_bytes = self.db_mib << 20;
+        config.db_capacity_bytes = self.db_mib.saturating_mul(1 << 20);
         config
     }
 
@@ -386,4 +386,21 @@ fn bench(args: BenchArgs) -> Result<(), CliError> {
         writes.errors + reads.errors,
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Tests may unwrap.
+    use super::*;
+
+    #[test]
+    fn peers_parse_as_id_equals_address() {
+        let peers = ["2=127.0.0.1:21002".to_owned(), "3=localhost:21003".to_owned()];
+        let parsed = parse_peers(&peers).unwrap();
+        assert_eq!(parsed[&2], "127.0.0.1:21002");
+        assert_eq!(parsed[&3], "localhost:21003");
+        for bad in ["127.0.0.1:21002", "x=127.0.0.1:1", "=a"] {
+            assert!(parse_peers(&[bad.to_owned()]).is_err(), "{bad}");
+        }
+    }
 }

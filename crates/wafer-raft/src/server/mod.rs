@@ -138,8 +138,8 @@ impl ServerConfig {
             cluster_name: "wafer".into(),
             heartbeat_interval: election / 3,
             election_timeout_min: election,
-            election_timeout_max: election * 2,
-            install_snapshot_timeout: election * 5,
+            election_timeout_max: election.saturating_mul(2),
+            install_snapshot_timeout: election.saturating_mul(5),
             snapshot_policy: SnapshotPolicy::LogsSinceLast(self.snapshot_every_entries.max(1)),
             max_in_snapshot_log_to_keep: self.keep_log_entries,
             // Snapshot chunks travel as JSON arrays of numbers: small chunks keep each RPC
