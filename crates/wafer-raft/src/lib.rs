@@ -13,6 +13,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! With the `server` feature (on by default) the crate is also the replicated key-value
+//! service `wafer raft serve` runs: [`server`] (HTTP between nodes and for clients, membership
+//! changes, linearizable reads through the leader), [`client`] (follows the leader through
+//! elections) and [`local`] (a cluster of `wafer raft serve` processes on loopback). Without it
+//! (`default-features = false`) the crate is only the storage, with no HTTP dependencies.
+//!
 //! # Design
 //!
 //! Both stores live in Wafer trees, in one database or two (each takes its own `Db`; the names
@@ -39,7 +45,7 @@
 //! or a change without the log id that produced it. Applies are synced by default
 //! ([`StateMachine::with_apply_durability`]).
 //!
-//! **Snapshots.** The format is in [`snapshot`](crate::snapshot) (private): every pair of the
+//! **Snapshots.** The format is in the private module `snapshot`: every pair of the
 //! live data tree in key order, a pair count and a CRC-32C. A build takes a Wafer snapshot
 //! (`Db::snapshot`) under the apply lock, so the view holds exactly the applied state it
 //! records, and serialises the live tree from that view while applies go on. The built
