@@ -13,6 +13,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! With the `server` feature (on by default) the crate is also the replicated key-value
+//! service `wafer raft serve` runs: [`server`] (HTTP between nodes and for clients, membership
+//! changes, linearizable reads through the leader), [`client`] (follows the leader through
+//! elections) and [`local`] (a cluster of `wafer raft serve` processes on loopback). Without it
+//! (`default-features = false`) the crate is only the storage, with no HTTP dependencies.
+//!
 //! # Design
 //!
 //! Both stores live in Wafer trees, in one database or two (each takes its own `Db`; the names
@@ -39,7 +45,7 @@
 //! or a change without the log id that produced it. Applies are synced by default
 //! ([`StateMachine::with_apply_durability`]).
 //!
-//! **Snapshots.** The format is in [`snapshot`](crate::snapshot) (private): every pair of the
+//! **Snapshots.** The format is in the private module `snapshot`: every pair of the
 //! live data tree in key order, a pair count and a CRC-32C. A build takes a Wafer snapshot
 //! (`Db::snapshot`) under the apply lock, so the view holds exactly the applied state it
 //! records, and serialises the live tree from that view while applies go on. The built
@@ -58,8 +64,14 @@
 //! tree per install. openraft 0.9 hands snapshots over as one in-memory
 //! `Cursor<Vec<u8>>`, so a snapshot must fit in memory.
 
+#[cfg(feature = "server")]
+pub mod client;
 mod error;
+#[cfg(feature = "server")]
+pub mod local;
 mod log_store;
+#[cfg(feature = "server")]
+pub mod server;
 mod snapshot;
 mod state_machine;
 mod trees;

@@ -269,6 +269,22 @@ impl KvReader {
         let pairs = tree.prefix(prefix.as_bytes()).take(limit);
         Ok(pairs.collect::<wafer::Result<_>>()?)
     }
+
+    /// Every pair with `start <= key < end` (no `end`: to the last key), in key order, up to
+    /// `limit` pairs.
+    pub fn scan_range(
+        &self,
+        start: &str,
+        end: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        use std::ops::Bound;
+        let state = lock(&self.state);
+        let tree = self.db.tree(data_tree(state.generation))?;
+        let hi = end.map_or(Bound::Unbounded, |e| Bound::Excluded(e.as_bytes()));
+        let pairs = tree.range::<&[u8], _>((Bound::Included(start.as_bytes()), hi)).take(limit);
+        Ok(pairs.collect::<wafer::Result<_>>()?)
+    }
 }
 
 fn sm_err(verb: ErrorVerb) -> impl FnOnce(Error) -> StorageError<NodeId> {

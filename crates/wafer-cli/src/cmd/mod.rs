@@ -8,6 +8,7 @@ mod emu_serve;
 pub mod experiment;
 pub mod peers;
 pub mod profile;
+pub mod raft;
 pub mod report;
 pub mod stats;
 pub mod tune;
@@ -45,6 +46,9 @@ pub enum Command {
     /// GC read batch), with the per-page costs behind each choice; the I/O depths that are
     /// constants are listed with the depth the model would give them.
     Tune(tune::TuneArgs),
+    /// A replicated key-value service on Wafer (openraft, HTTP on loopback): one node, a
+    /// local cluster, or a benchmark of one.
+    Raft(raft::RaftArgs),
 }
 
 /// A failed command: the message is printed after `wafer: error: `.
@@ -77,6 +81,7 @@ pub fn run(command: Command) -> Result<(), CliError> {
         Command::Experiment(args) => experiment::run(args),
         Command::Profile(args) => profile::run(args),
         Command::Tune(args) => tune::run(args),
+        Command::Raft(args) => raft::run(args),
     }
 }
 
