@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use wafer::device::{AlignedBuf, Device, FileDevice, FileOptions, WritePurpose};
 
-use super::{DeviceInfo, MqssdError, Op, Point};
+use super::{DeviceInfo, MqssdError, Op, Point, SyncPoint};
 use crate::dist::Rng;
 use crate::progress::Progress;
 
@@ -21,6 +21,12 @@ pub const IO_BYTES_MAX: u64 = 4 << 20;
 pub const THREADS_MAX: u32 = 1024;
 /// Accesses a thread makes at most per point, whatever the time limit says.
 const ACCESSES_MAX: u64 = 1 << 32;
+/// Pages written before each timed fdatasync: from one page to past the doublewrite area's 255
+/// slots, the batch sizes the engine syncs after.
+pub const SYNC_PAGES: [u64; 5] = [1, 16, 64, 256, 1024];
+/// Timed syncs per size. Their mean is kept, not the median: a batch pays the expected
+/// latency, and on a shared virtual disk one flush takes anything from 0.05 to 4 ms.
+const SYNC_REPEATS: usize = 40;
 
 /// The benchmark's bounds, as a value.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,9 +146,19 @@ pub fn check_target(path: &Path, force: bool) -> Result<(), MqssdError> {
     }
 }
 
-/// Runs the whole benchmark: fills the file (reads of a hole measure nothing), then every point
-/// of the plan. Progress counts points.
-pub fn run(options: &BenchOptions, progress: &mut dyn Progress) -> Result<Vec<Point>, MqssdError> {
+/// What a run measured: the (op, k, r) points and the timed syncs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub points: Vec<Point>,
+    pub syncs: Vec<SyncPoint>,
+}
+
+/// Opens and fills the file (reads of a hole measure nothing, and a write into one changes
+/// the file's metadata, which a sync would then also pay for).
+fn open_filled(
+    options: &BenchOptions,
+    progress: &mut dyn Progress,
+) -> Result<Arc<FileDevice>, MqssdError> {
     options.validate()?;
     check_target(&options.path, options.force)?;
     let file_options = if options.direct { FileOptions::DIRECT } else { FileOptions::BUFFERED };
@@ -150,11 +166,64 @@ pub fn run(options: &BenchOptions, progress: &mut dyn Progress) -> Result<Vec<Po
     progress.start("fill", options.file_bytes);
     fill(device.as_ref(), options.file_bytes, progress)?;
     progress.finish();
+    Ok(device)
+}
+
+/// Runs the whole benchmark: fills the file, then every point of the plan, then the syncs.
+/// Progress counts points.
+pub fn run(options: &BenchOptions, progress: &mut dyn Progress) -> Result<Measured, MqssdError> {
+    let device = open_filled(options, progress)?;
+    let points = measure_points(&device, options, progress)?;
+    let syncs = measure_syncs(device.as_ref(), options)?;
+    Ok(Measured { points, syncs })
+}
+
+/// Only the syncs (to add the sync term to a profile measured without it).
+pub fn run_syncs(
+    options: &BenchOptions,
+    progress: &mut dyn Progress,
+) -> Result<Vec<SyncPoint>, MqssdError> {
+    let device = open_filled(options, progress)?;
+    measure_syncs(device.as_ref(), options)
+}
+
+/// The mean fdatasync latency after one sequential run of each of [`SYNC_PAGES`] pages at a
+/// random place (runs longer than the file are cut to it).
+fn measure_syncs(
+    device: &FileDevice,
+    options: &BenchOptions,
+) -> Result<Vec<SyncPoint>, MqssdError> {
+    let file_pages = options.file_bytes / options.page_bytes;
+    let mut rng = Rng::new(options.seed ^ 0x5_c0de);
+    let mut syncs = Vec::with_capacity(SYNC_PAGES.len());
+    for &wanted in &SYNC_PAGES {
+        let pages = wanted.min(file_pages).min(IO_BYTES_MAX / options.page_bytes);
+        let mut buf = AlignedBuf::zeroed((pages * options.page_bytes) as usize);
+        rng.fill_bytes(&mut buf);
+        let mut us = Vec::with_capacity(SYNC_REPEATS);
+        for _ in 0..SYNC_REPEATS {
+            let offset = rng.below(file_pages - pages + 1) * options.page_bytes;
+            device.write_at(offset, &buf, WritePurpose::UserEviction)?;
+            let started = Instant::now();
+            device.sync()?;
+            us.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        syncs.push(SyncPoint { pages, us: us.iter().sum::<f64>() / us.len() as f64 });
+    }
+    Ok(syncs)
+}
+
+/// Every point of the plan.
+fn measure_points(
+    device: &Arc<FileDevice>,
+    options: &BenchOptions,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Point>, MqssdError> {
     let plan = options.plan();
     progress.start("profile", plan.len() as u64);
     let mut points = Vec::with_capacity(plan.len());
     for (index, &(op, k, r)) in plan.iter().enumerate() {
-        let bytes_per_s = measure(&device, options, op, k, r)?;
+        let bytes_per_s = measure(device, options, op, k, r)?;
         points.push(Point { op, k, r, bytes_per_s });
         let note = || format!("{op:?} k={k} r={r}: {:.1} MB/s", bytes_per_s / 1e6);
         progress.update(index as u64 + 1, &note);
@@ -304,9 +373,13 @@ mod tests {
             direct: false,
             ..BenchOptions::standard(path.clone())
         };
-        let points = run(&options, &mut Silent).expect("run");
-        assert_eq!(points.len(), 8);
-        assert!(points.iter().all(|p| p.bytes_per_s > 0.0));
+        let measured = run(&options, &mut Silent).expect("run");
+        assert_eq!(measured.points.len(), 8);
+        assert!(measured.points.iter().all(|p| p.bytes_per_s > 0.0));
+        // 1 MiB holds 256 pages: the longer runs are cut to the file.
+        let pages: Vec<u64> = measured.syncs.iter().map(|s| s.pages).collect();
+        assert_eq!(pages, [1, 16, 64, 256, 256]);
+        assert!(measured.syncs.iter().all(|s| s.us.is_finite() && s.us >= 0.0));
         // Now the file exists and holds data: a second run must be refused without force.
         assert!(matches!(run(&options, &mut Silent), Err(MqssdError::Refused { .. })));
         let _ = std::fs::remove_dir_all(&dir);

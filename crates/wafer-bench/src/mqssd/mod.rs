@@ -8,7 +8,9 @@ pub mod model;
 pub mod plots;
 pub mod tune;
 
-pub use model::{Costs, DeviceInfo, DeviceProfile, KFit, Op, Point, PredictionError};
+pub use model::{
+    Costs, DeviceInfo, DeviceProfile, KFit, Op, Point, PredictionError, SyncCost, SyncPoint,
+};
 
 use thiserror::Error;
 

@@ -10,7 +10,7 @@
 //! reciprocals; the harmonic form is the one the affine cost of eq. 3 implies.
 use serde::{Deserialize, Serialize};
 
-use super::fit::{affine_fit_weighted, Rational};
+use super::fit::{affine_fit, affine_fit_weighted, Rational};
 use super::MqssdError;
 
 /// Degrees of 001 eq. 5 (s, t, alpha) and eq. 6 (beta: garbage collection needs one more).
@@ -96,6 +96,47 @@ pub struct DeviceInfo {
     pub seconds_per_point: f64,
 }
 
+/// Timed fdatasyncs: the mean latency over repeats of writing `pages` pages as one sequential
+/// run and then syncing.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SyncPoint {
+    pub pages: u64,
+    pub us: f64,
+}
+
+/// What one fdatasync after a batch costs: `fixed_us + per_page_us * pages` written since the
+/// last sync. 001's costs are of unsynced throughput; the engine syncs once per out-of-place
+/// batch and twice per in-place one, a cost per batch that only a larger batch spreads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncCost {
+    pub fixed_us: f64,
+    pub per_page_us: f64,
+    pub points: Vec<SyncPoint>,
+}
+
+impl SyncCost {
+    /// The affine fit of latency on pages. A slope the noise makes negative is taken as none
+    /// (a sync never gets cheaper for more data), and then the fixed cost is the points' mean.
+    pub fn fit(points: Vec<SyncPoint>) -> Result<SyncCost, MqssdError> {
+        let valid = !points.is_empty() && points.iter().all(|p| p.us.is_finite() && p.us >= 0.0);
+        if !valid {
+            return Err(MqssdError::Invalid("sync points must be finite and not negative".into()));
+        }
+        let (xs, ys): (Vec<f64>, Vec<f64>) = points.iter().map(|p| (p.pages as f64, p.us)).unzip();
+        let mean_us = ys.iter().sum::<f64>() / ys.len() as f64;
+        let (fixed_us, per_page_us) = match affine_fit(&xs, &ys) {
+            Some(fit) if fit.slope > 0.0 && fit.intercept >= 0.0 => (fit.intercept, fit.slope),
+            _ => (mean_us, 0.0),
+        };
+        Ok(SyncCost { fixed_us, per_page_us, points })
+    }
+
+    /// Microseconds of one fdatasync after `pages` pages were written.
+    pub fn at(&self, pages: u64) -> f64 {
+        self.fixed_us + self.per_page_us * pages as f64
+    }
+}
+
 /// A device profile: the TOML `wafer profile` writes and the emulator's MQSSD mode reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceProfile {
@@ -103,6 +144,9 @@ pub struct DeviceProfile {
     pub fits: Vec<KFit>,
     pub functions: CostFunctions,
     pub points: Vec<Point>,
+    /// Absent in profiles measured before syncs were: then a sync is priced at nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncCost>,
 }
 
 /// One measured point beside its prediction by eq. 7-8 from the fitted functions.
@@ -137,7 +181,12 @@ impl DeviceProfile {
             fits.push(KFit { k, s, beta, t, alpha, r2_write, r2_read });
         }
         let functions = fit_functions(&fits)?;
-        Ok(DeviceProfile { info, fits, functions, points })
+        Ok(DeviceProfile { info, fits, functions, points, sync: None })
+    }
+
+    /// Microseconds of one fdatasync after `pages` pages; 0 when the profile has no sync term.
+    pub fn sync_us(&self, pages: u64) -> f64 {
+        self.sync.as_ref().map_or(0.0, |s| s.at(pages))
     }
 
     pub fn costs_at(&self, k: u32) -> Costs {
@@ -194,6 +243,14 @@ impl DeviceProfile {
             toml::from_str(text).map_err(|e| MqssdError::Toml(e.to_string()))?;
         if profile.fits.is_empty() || profile.info.page_bytes == 0 {
             return Err(MqssdError::Invalid("a profile needs fits and a page size".into()));
+        }
+        if let Some(sync) = &profile.sync {
+            let ok = |v: f64| v.is_finite() && v >= 0.0;
+            if !ok(sync.fixed_us) || !ok(sync.per_page_us) {
+                return Err(MqssdError::Invalid(
+                    "sync costs must be finite and not negative".into(),
+                ));
+            }
         }
         Ok(profile)
     }
@@ -332,5 +389,41 @@ mod tests {
     fn a_k_with_one_r_is_refused() {
         let points = vec![Point { op: Op::Write, k: 1, r: 0.5, bytes_per_s: 1e6 }];
         assert!(matches!(DeviceProfile::fit(info(), points), Err(MqssdError::TooFewPoints { .. })));
+    }
+
+    #[test]
+    fn sync_cost_is_the_affine_fit_of_its_points() {
+        // 1000 us + 2 us per page, exactly: the fit returns both.
+        let points = [1u64, 16, 64, 256]
+            .iter()
+            .map(|&pages| SyncPoint { pages, us: 1000.0 + 2.0 * pages as f64 })
+            .collect();
+        let sync = SyncCost::fit(points).expect("fit");
+        assert!((sync.fixed_us - 1000.0).abs() < 1e-6 && (sync.per_page_us - 2.0).abs() < 1e-9);
+        assert!((sync.at(100) - 1200.0).abs() < 1e-6);
+        // Falling with pages (noise): no slope, the mean (3000 + 2000) / 2.
+        let falling =
+            vec![SyncPoint { pages: 1, us: 3000.0 }, SyncPoint { pages: 256, us: 2000.0 }];
+        let sync = SyncCost::fit(falling).expect("fit");
+        assert_eq!((sync.fixed_us, sync.per_page_us), (2500.0, 0.0));
+        assert!(SyncCost::fit(vec![]).is_err());
+        assert!(SyncCost::fit(vec![SyncPoint { pages: 1, us: f64::NAN }]).is_err());
+    }
+
+    #[test]
+    fn a_profile_without_a_sync_term_loads_and_prices_syncs_at_nothing() {
+        let mut profile = DeviceProfile::fit(info(), synthetic(0.0)).expect("fit");
+        let text = profile.to_toml().expect("toml");
+        assert!(!text.contains("[sync]"));
+        let old = DeviceProfile::from_toml(&text).expect("parse");
+        assert_eq!(old.sync, None);
+        assert_eq!(old.sync_us(64), 0.0);
+        profile.sync = Some(SyncCost::fit(vec![SyncPoint { pages: 1, us: 3500.0 }]).expect("fit"));
+        let text = profile.to_toml().expect("toml");
+        let back = DeviceProfile::from_toml(&text).expect("parse");
+        assert_eq!(back, profile);
+        assert_eq!(back.sync_us(64), 3500.0);
+        let bad = text.replace("fixed_us = 3500.0", "fixed_us = -1.0");
+        assert!(matches!(DeviceProfile::from_toml(&bad), Err(MqssdError::Invalid(_))));
     }
 }

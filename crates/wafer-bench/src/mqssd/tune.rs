@@ -2,17 +2,21 @@
 //! this engine's B-tree rather than to an LSM).
 //!
 //! Each choice prices one 4 KiB page of the work it governs as a function of the batch size b,
-//! with the cost terms the profile fitted:
-//! - an out-of-place eviction batch is appended as one run: beta(1) + s(1) / b per page;
-//! - an in-place eviction batch goes to the doublewrite area as one run (beta(1) + s(1) / b)
-//!   and then to b random homes submitted together, which the device serves min(b, queue
-//!   depth) deep: s(d) + beta(d) per page;
+//! with the cost terms the profile fitted, following what the store does with a batch:
+//! - out of place (oop/append.rs) a batch is appended as one run and synced:
+//!   beta(1) + (s(1) + sync(b)) / b per page;
+//! - in place (buffer/doublewrite.rs) a header and the b copies go to the doublewrite area as
+//!   one run, synced, then the b pages to their random homes submitted together, which the
+//!   device serves min(b, queue depth) deep, synced again before the area is reused:
+//!   ((b + 1) beta(1) + s(1) + sync(b + 1)) / b + s(d) + beta(d) + sync(b) / b per page;
 //! - a GC batch reads b scattered live pages together (t(d) + alpha(d) each) and appends them
-//!   as one run (beta(1) + s(1) / b).
+//!   as one synced run: beta(1) + (s(1) + sync(b)) / b more.
 //!
-//! The choice is the smallest power of two whose cost is within [`WITHIN`] of the cheapest
-//! candidate: past it a larger batch buys little and costs pool frames and latency. Beyond the
-//! profile's largest k the costs are taken as flat (nothing was measured there).
+//! sync(n) is the profile's fdatasync latency after n pages (nothing when it was not measured).
+//! The choice is the smallest candidate (powers of two, and the cap itself) whose cost is
+//! within [`WITHIN`] of the cheapest: past it a larger batch buys little and costs pool frames
+//! and latency. Beyond the profile's largest k the costs are taken as flat (nothing was
+//! measured there).
 use serde::Serialize;
 
 use super::{Costs, DeviceProfile};
@@ -68,8 +72,16 @@ fn at(profile: &DeviceProfile, d: u64) -> Costs {
     profile.costs_at(d.clamp(1, k_max) as u32)
 }
 
+/// Powers of two up to `cap`, and `cap` itself: a cap such as the doublewrite area's 255 slots
+/// is a batch the engine can run, one page short of the next power of two.
 fn candidates(cap: u64) -> Vec<u64> {
-    (0..=BATCH_PAGES_MAX.ilog2()).map(|i| 1u64 << i).take_while(|&b| b <= cap.max(1)).collect()
+    let cap = cap.clamp(1, BATCH_PAGES_MAX);
+    let mut all: Vec<u64> =
+        (0..=BATCH_PAGES_MAX.ilog2()).map(|i| 1u64 << i).take_while(|&b| b <= cap).collect();
+    if !cap.is_power_of_two() {
+        all.push(cap);
+    }
+    all
 }
 
 /// The smallest candidate within `WITHIN` of the cheapest, with its cost.
@@ -79,24 +91,44 @@ fn pick(cap: u64, cost: &dyn Fn(u64) -> f64) -> (u64, f64) {
     all.into_iter().find(|c| c.1 <= best * (1.0 + WITHIN)).unwrap_or((1, cost(1)))
 }
 
-/// Per-page cost of an eviction batch of `b` pages, microseconds.
-pub fn eviction_us(profile: &DeviceProfile, bounds: &Bounds, b: u64) -> f64 {
+/// Microseconds of one sequential run of `pages` pages: one setup, then beta per page.
+fn run_us(profile: &DeviceProfile, pages: u64) -> f64 {
     let one = at(profile, 1);
-    let run_us = one.beta_us + one.s_us / b as f64;
-    match bounds.doublewrite_slots {
-        None => run_us,
-        Some(_) => {
-            let home = at(profile, b.min(bounds.queue_depth));
-            run_us + home.s_us + home.beta_us
-        }
-    }
+    one.s_us + pages as f64 * one.beta_us
 }
 
-/// Per-page cost of a GC batch of `b` pages (read scattered, appended as one run).
+/// Microseconds of one doublewrite chunk of `pages` pages (doublewrite.rs `write_chunk`):
+/// header and copies as one run, sync, the homes min(pages, depth) deep, sync.
+fn doublewrite_chunk_us(profile: &DeviceProfile, bounds: &Bounds, pages: u64) -> f64 {
+    let home = at(profile, pages.min(bounds.queue_depth));
+    run_us(profile, pages + 1)
+        + profile.sync_us(pages + 1)
+        + pages as f64 * (home.s_us + home.beta_us)
+        + profile.sync_us(pages)
+}
+
+/// Per-page cost of an eviction batch of `b` pages, microseconds.
+pub fn eviction_us(profile: &DeviceProfile, bounds: &Bounds, b: u64) -> f64 {
+    let b = b.max(1);
+    let batch_us = match bounds.doublewrite_slots {
+        None => run_us(profile, b) + profile.sync_us(b),
+        Some(slots) => {
+            // A batch larger than the area goes through it in chunks of `slots` pages.
+            let slots = slots.max(1);
+            let full_chunks = b / slots;
+            let rest = b % slots;
+            let rest_us = if rest > 0 { doublewrite_chunk_us(profile, bounds, rest) } else { 0.0 };
+            full_chunks as f64 * doublewrite_chunk_us(profile, bounds, slots) + rest_us
+        }
+    };
+    batch_us / b as f64
+}
+
+/// Per-page cost of a GC batch of `b` pages (read scattered, appended as one synced run).
 pub fn gc_us(profile: &DeviceProfile, bounds: &Bounds, b: u64) -> f64 {
-    let one = at(profile, 1);
+    let b = b.max(1);
     let read = at(profile, b.min(bounds.queue_depth));
-    read.t_us + read.alpha_us + one.beta_us + one.s_us / b as f64
+    read.t_us + read.alpha_us + (run_us(profile, b) + profile.sync_us(b)) / b as f64
 }
 
 /// The two batch sizes that are `Options` fields, chosen for `options`' write mode and pool.
@@ -119,9 +151,12 @@ pub fn choose(profile: &DeviceProfile, options: &wafer::Options, queue_depth: u6
         current_us_per_page: evict(current.max(1)),
         chosen_us_per_page: chosen_us,
         why: format!(
-            "one appended run per batch spreads the setup s(1) = {:.1} us over b pages against \
-             beta(1) = {:.2} us each{}; capped at {cap} (1/{POOL_SHARE_DIVISOR} of the pool{})",
+            "each batch's run setup s(1) = {:.1} us and {} fdatasync of {:.0} us are spread over \
+             b pages against beta(1) = {:.2} us each{}; capped at {cap} (1/{POOL_SHARE_DIVISOR} \
+             of the pool{})",
             one.s_us,
+            if bounds.doublewrite_slots.is_some() { "two" } else { "one" },
+            profile.sync_us(chosen),
             one.beta_us,
             if bounds.doublewrite_slots.is_some() {
                 ", and in place the b home writes go min(b, queue depth) deep: s(d) + beta(d)"
@@ -145,7 +180,7 @@ pub fn choose(profile: &DeviceProfile, options: &wafer::Options, queue_depth: u6
         chosen_us_per_page: gc_chosen_us,
         why: format!(
             "a batch's scattered reads go min(b, queue depth) deep: t(1) + alpha(1) = {:.1} us \
-             one deep, {:.1} us {} deep; its append spreads s(1) over b pages",
+             one deep, {:.1} us {} deep; its append spreads s(1) and a sync over b pages",
             one.t_us + one.alpha_us,
             deep.t_us + deep.alpha_us,
             bounds.queue_depth
@@ -172,18 +207,22 @@ pub fn saturating_depth(profile: &DeviceProfile, write: bool) -> (u64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mqssd::{DeviceInfo, Op, Point};
+    use crate::mqssd::{DeviceInfo, Op, Point, SyncCost, SyncPoint};
 
     /// A profile from exact affine costs: setups falling as 1/sqrt(k), flat page costs.
     fn profile() -> DeviceProfile {
+        profile_of(|k| Costs {
+            s_us: 60.0 / f64::from(k).sqrt(),
+            beta_us: 1.3,
+            t_us: 78.0 / f64::from(k).sqrt(),
+            alpha_us: 3.5,
+        })
+    }
+
+    fn profile_of(costs: fn(u32) -> Costs) -> DeviceProfile {
         let mut points = Vec::new();
         for k in [1u32, 2, 4, 8, 16, 32] {
-            let c = Costs {
-                s_us: 60.0 / f64::from(k).sqrt(),
-                beta_us: 1.3,
-                t_us: 78.0 / f64::from(k).sqrt(),
-                alpha_us: 3.5,
-            };
+            let c = costs(k);
             for r in [0.001, 0.01, 0.1, 1.0] {
                 let w = c.write_bytes_per_s(r, 4096);
                 points.push(Point { op: Op::Write, k, r, bytes_per_s: w });
@@ -230,5 +269,59 @@ mod tests {
     fn reads_saturate_within_the_profiled_depths() {
         let (depth, cost) = saturating_depth(&profile(), false);
         assert!((1..=32).contains(&depth) && cost > 0.0);
+    }
+
+    /// Costs the same at every depth (s 50, beta 1, t 80, alpha 4 us) and a sync of 2000 us
+    /// whatever was written: every figure below is worked by hand.
+    fn flat_with_sync() -> DeviceProfile {
+        let mut p = profile_of(|_| Costs { s_us: 50.0, beta_us: 1.0, t_us: 80.0, alpha_us: 4.0 });
+        let points = vec![SyncPoint { pages: 1, us: 2000.0 }, SyncPoint { pages: 64, us: 2000.0 }];
+        p.sync = Some(SyncCost::fit(points).expect("fit"));
+        p
+    }
+
+    fn close(got: f64, want: f64) -> bool {
+        (got / want - 1.0).abs() < 1e-6
+    }
+
+    #[test]
+    fn batches_are_priced_with_the_syncs_the_store_does() {
+        let p = flat_with_sync();
+        let oop = Bounds { pool_pages: 1 << 20, doublewrite_slots: None, queue_depth: 128 };
+        // One run of 64 pages, one sync: (50 + 64 + 2000) / 64.
+        assert!(close(eviction_us(&p, &oop, 64), 2114.0 / 64.0));
+        let dw = Bounds { doublewrite_slots: Some(255), ..oop };
+        // Header + 64 copies (50 + 65), sync, 64 homes (64 x 51), sync.
+        let b64 = 115.0 + 2000.0 + 3264.0 + 2000.0;
+        assert!(close(eviction_us(&p, &dw, 64), b64 / 64.0));
+        // 300 pages: a chunk of 255 and one of 45.
+        let chunk = |n: f64| 50.0 + (n + 1.0) + 2000.0 + n * 51.0 + 2000.0;
+        assert!(close(eviction_us(&p, &dw, 300), (chunk(255.0) + chunk(45.0)) / 300.0));
+        // GC: 128 reads (80 + 4 each), one run of 128 and a sync.
+        assert!(close(gc_us(&p, &oop, 128), 84.0 + (50.0 + 128.0 + 2000.0) / 128.0));
+    }
+
+    #[test]
+    fn a_sync_per_batch_moves_the_in_place_choice_to_larger_batches() {
+        let mut options = wafer::Options::production();
+        options.buffer_pool_bytes = 1 << 30;
+        let synced = choose(&flat_with_sync(), &options, 128);
+        // Cheapest at the 255-slot cap: (50 + 256 + 2000 + 255 x 51 + 2000) / 255 = 67.89 us;
+        // 128 pages cost (50 + 129 + 2000 + 128 x 51 + 2000) / 128 = 83.65 us, not within 10%.
+        assert_eq!(synced[0].chosen, 255);
+        assert!(close(synced[0].chosen_us_per_page, 17311.0 / 255.0));
+        let bounds = Bounds::of(&options, 128);
+        assert!(close(eviction_us(&flat_with_sync(), &bounds, 128), 10707.0 / 128.0));
+        let mut unsynced = flat_with_sync();
+        unsynced.sync = None;
+        // Without syncs: 52 + 51 / b, cheapest 52.2 at 255; 16 is within 10% (55.19), 8 not.
+        assert_eq!(choose(&unsynced, &options, 128)[0].chosen, 16);
+    }
+
+    #[test]
+    fn the_cap_itself_is_a_candidate() {
+        assert_eq!(candidates(255).last(), Some(&255));
+        assert_eq!(candidates(256).last(), Some(&256));
+        assert_eq!(candidates(0), vec![1]);
     }
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use wafer_bench::metrics::RunReport;
 use wafer_bench::mqssd::bench::{self, BenchOptions};
 use wafer_bench::mqssd::cost::compare_run;
-use wafer_bench::mqssd::{plots, DeviceProfile, Op, PredictionError};
+use wafer_bench::mqssd::{plots, DeviceProfile, Op, PredictionError, SyncCost, SyncPoint};
 use wafer_bench::progress::ProgressBar;
 
 use super::CliError;
@@ -18,8 +18,12 @@ pub struct ProfileArgs {
     #[arg(long)]
     device: Option<String>,
     /// Read this profile (TOML) instead of measuring.
-    #[arg(long, value_name = "FILE.toml", conflicts_with = "device")]
+    #[arg(long, value_name = "FILE.toml")]
     from: Option<PathBuf>,
+    /// With --from and --device: measure only the fdatasync latencies on the device and add
+    /// them to the profile read (a profile measured before the sync term existed).
+    #[arg(long, requires_all = ["from", "device"])]
+    add_sync: bool,
     /// With --from: fit the profile's measured points again (after a change to the fitting).
     #[arg(long, requires = "from")]
     refit: bool,
@@ -67,22 +71,7 @@ pub fn run(args: ProfileArgs) -> Result<(), CliError> {
     for path in [&args.out, &args.json, &args.plots] {
         super::check_output_path(path.as_deref())?;
     }
-    let profile = match (&args.from, &args.device) {
-        (Some(path), _) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
-            let stored = DeviceProfile::from_toml(&text)?;
-            if args.refit {
-                DeviceProfile::fit(stored.info, stored.points)?
-            } else {
-                stored
-            }
-        }
-        (None, Some(device)) => measure(&args, device)?,
-        (None, None) => {
-            return Err(CliError("give --device file:PATH or --from PROFILE.toml".into()))
-        }
-    };
+    let profile = obtain(&args)?;
     print_table(&profile);
     if let Some(path) = &args.out {
         super::write_file(path, profile.to_toml()?.as_bytes())?;
@@ -93,6 +82,7 @@ pub fn run(args: ProfileArgs) -> Result<(), CliError> {
             "fits": profile.fits,
             "functions": profile.functions,
             "points": profile.points,
+            "sync": profile.sync,
             "prediction_errors": profile.prediction_errors(),
         });
         super::write_file(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
@@ -105,6 +95,36 @@ pub fn run(args: ProfileArgs) -> Result<(), CliError> {
         }
     }
     compare(&profile, &args.compare)
+}
+
+/// The profile: read (`--from`, refitted or with syncs added as asked) or measured.
+fn obtain(args: &ProfileArgs) -> Result<DeviceProfile, CliError> {
+    let profile = match (&args.from, &args.device) {
+        (Some(path), device) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+            let stored = DeviceProfile::from_toml(&text)?;
+            let mut profile = if args.refit {
+                let sync = stored.sync.clone();
+                DeviceProfile { sync, ..DeviceProfile::fit(stored.info, stored.points)? }
+            } else {
+                stored
+            };
+            match device {
+                Some(device) if args.add_sync => {
+                    profile.sync = Some(SyncCost::fit(measure_syncs(args, device)?)?);
+                }
+                Some(_) => return Err(CliError("--from with --device needs --add-sync".into())),
+                None => {}
+            }
+            profile
+        }
+        (None, Some(device)) => measure(args, device)?,
+        (None, None) => {
+            return Err(CliError("give --device file:PATH or --from PROFILE.toml".into()))
+        }
+    };
+    Ok(profile)
 }
 
 fn options_of(args: &ProfileArgs, path: PathBuf) -> Result<BenchOptions, CliError> {
@@ -136,12 +156,31 @@ fn options_of(args: &ProfileArgs, path: PathBuf) -> Result<BenchOptions, CliErro
     Ok(options)
 }
 
+fn device_path(device: &str) -> Result<PathBuf, CliError> {
+    match device.strip_prefix("file:") {
+        Some(path) => Ok(PathBuf::from(path)),
+        None if device.starts_with("/dev/") => Ok(PathBuf::from(device)),
+        None => Err(CliError(format!("--device {device}: expected file:PATH or /dev/..."))),
+    }
+}
+
+/// Only the timed syncs, on a filled file of the run's size (removed after, as `measure`'s).
+fn measure_syncs(args: &ProfileArgs, device: &str) -> Result<Vec<SyncPoint>, CliError> {
+    let path = device_path(device)?;
+    let options = options_of(args, path.clone())?;
+    bench::check_target(&path, options.force)?;
+    let created = !path.exists();
+    eprintln!("timing fdatasync on {} after runs of {:?} pages", path.display(), bench::SYNC_PAGES);
+    let mut progress = ProgressBar::without_totals(!args.quiet);
+    let measured = bench::run_syncs(&options, &mut progress);
+    if created && !args.keep {
+        let _ = std::fs::remove_file(&path);
+    }
+    Ok(measured?)
+}
+
 fn measure(args: &ProfileArgs, device: &str) -> Result<DeviceProfile, CliError> {
-    let path = match device.strip_prefix("file:") {
-        Some(path) => PathBuf::from(path),
-        None if device.starts_with("/dev/") => PathBuf::from(device),
-        None => return Err(CliError(format!("--device {device}: expected file:PATH or /dev/..."))),
-    };
+    let path = device_path(device)?;
     let options = options_of(args, path.clone())?;
     // Refuse before announcing a run (bench::run checks again, for library callers).
     bench::check_target(&path, options.force)?;
@@ -161,7 +200,9 @@ fn measure(args: &ProfileArgs, device: &str) -> Result<DeviceProfile, CliError> 
         // Only a file this run created: anything else was the user's (and --force said so).
         let _ = std::fs::remove_file(&path);
     }
-    Ok(DeviceProfile::fit(options.info(), measured?)?)
+    let measured = measured?;
+    let profile = DeviceProfile::fit(options.info(), measured.points)?;
+    Ok(DeviceProfile { sync: Some(SyncCost::fit(measured.syncs)?), ..profile })
 }
 
 fn print_table(profile: &DeviceProfile) {
@@ -178,6 +219,19 @@ fn print_table(profile: &DeviceProfile) {
             "{:>5} {:>10.3} {:>9.4} {:>7.3} {:>10.3} {:>9.4} {:>7.3}",
             f.k, f.s, f.beta, f.r2_write, f.t, f.alpha, f.r2_read
         );
+    }
+    match &profile.sync {
+        Some(sync) => println!(
+            "fdatasync after a run of n pages: {:.0} us + {:.3} us x n (means: {})",
+            sync.fixed_us,
+            sync.per_page_us,
+            sync.points
+                .iter()
+                .map(|p| format!("{} -> {:.0}", p.pages, p.us))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => println!("fdatasync: not measured (priced at nothing)"),
     }
     let errors = profile.prediction_errors();
     for op in [Op::Write, Op::Read] {

@@ -52,8 +52,8 @@ pub fn run(args: TuneArgs) -> Result<(), CliError> {
 
 fn render(mode: &str, choices: &[Choice], profile: &DeviceProfile, depth: u64) -> String {
     let mut out = format!(
-        "Batch sizes for {mode} from {} (costs per 4 KiB page, microseconds; the smallest \
-         power of two within {:.0}% of the cheapest):\n\n\
+        "Batch sizes for {mode} from {} (costs per 4 KiB page, microseconds, syncs included; \
+         the smallest power of two, or the cap, within {:.0}% of the cheapest):\n\n\
          | parameter | option | today | model | us/page today | us/page model |\n\
          |---|---|---|---|---|---|\n",
         profile.info.device,
