@@ -102,10 +102,6 @@ impl Allocator {
         self
     }
 
-    pub fn page_capacity(&self) -> u64 {
-        self.lock().page_capacity
-    }
-
     /// Makes `pages` more page ids available than are now, growing the store (under the
     /// allocator's lock, so no allocation sees the ids before they exist). Errors when the
     /// allocator may not grow or the store refuses; nothing changed then.
@@ -131,11 +127,6 @@ impl Allocator {
     }
     pub fn state(&self) -> AllocState {
         self.lock().s
-    }
-    /// Pages in use (meta page included).
-    pub fn allocated_pages(&self) -> u64 {
-        let s = self.state();
-        s.high_water - s.free_count
     }
     fn available(g: &Inner) -> u64 {
         g.s.free_count + (g.page_capacity - g.s.high_water) - g.reserved

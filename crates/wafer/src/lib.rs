@@ -23,20 +23,20 @@
 //!
 //! More in `examples/` (`cargo run -p wafer --example quick_start`).
 
-pub mod alloc;
-pub mod blob;
-pub mod btree;
-pub mod buffer;
+pub(crate) mod alloc;
+pub(crate) mod blob;
+pub(crate) mod btree;
+pub(crate) mod buffer;
 pub mod db;
 pub mod device;
 pub mod dump;
-pub mod durable;
+pub(crate) mod durable;
 pub mod error;
 pub(crate) mod le;
 pub mod oop;
 pub mod options;
 pub mod page;
-pub mod pagestore;
+pub(crate) mod pagestore;
 pub mod space;
 pub mod stats;
 mod varint;

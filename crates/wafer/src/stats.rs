@@ -1,5 +1,11 @@
-//! I/O accounting by purpose, counted where each write is issued, never estimated afterwards.
+//! I/O accounting by purpose, counted where each write is issued, never estimated afterwards,
+//! and the statistics types `Db::stats` reports (their modules are the engine's own).
 use crate::device::WritePurpose;
+
+pub use crate::buffer::versions::SnapshotStats;
+pub use crate::buffer::PoolStats;
+pub use crate::durable::{RecoveryStats, RedoCounts};
+pub use crate::pagestore::{LogicalBytes, StoreRecovery};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Shared, lock-free byte and I/O counters.

@@ -44,8 +44,7 @@ pub mod space;
 pub mod stage;
 
 pub use format::{
-    check_page_structure, decode_stored, encode_inline, BlobRef, FormatError, Stored, CHUNK_BYTES,
-    REF_BYTES,
+    check_page_structure, decode_stored, encode_inline, BlobRef, Stored, CHUNK_BYTES, REF_BYTES,
 };
 pub use space::{BlobSpace, Gate, TreeOp};
 pub use stage::Stager;

@@ -197,6 +197,7 @@ impl BlobSpace {
     pub fn free_pages(&self) -> u64 {
         self.free.values().sum()
     }
+    #[cfg(test)]
     pub fn taken_pages(&self) -> u64 {
         self.taken_pages
     }

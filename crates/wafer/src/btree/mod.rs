@@ -15,7 +15,7 @@ mod scan;
 mod smo;
 
 pub use range::{reclaim_page, CutPlan, FREE_RECORD_BYTES_MAX, IMAGE_RECORD_BYTES_MAX};
-pub use scan::{AtEpoch, Bounds, Latest, Nodes, ScanBatch};
+pub use scan::{AtEpoch, Bounds};
 /// Bound checks shared with the iterators.
 pub mod scan_bounds {
     pub use super::scan::{above_lo, below_hi};
@@ -291,10 +291,6 @@ enum PutShared {
 }
 
 impl Exclusive<'_> {
-    pub fn core(&self) -> &TreeCore {
-        self.core
-    }
-
     /// The entries of the tree's first leaf (all of them: at most a page's worth).
     pub fn first_leaf_entries(&self, env: Env<'_>) -> Result<Vec<node::Entry>> {
         let (_, leaf) = self.path_to_leaf(env, b"")?;

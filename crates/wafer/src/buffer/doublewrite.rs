@@ -71,9 +71,6 @@ impl DoublewriteStore {
         })
     }
 
-    pub fn slots(&self) -> u64 {
-        self.slots
-    }
     pub fn pages_doublewritten(&self) -> u64 {
         self.pages_doublewritten.load(Ordering::Relaxed)
     }

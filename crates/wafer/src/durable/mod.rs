@@ -5,5 +5,5 @@ pub mod record;
 pub mod redo;
 
 pub use logger::WalLogger;
-pub use record::{CommitBody, EngineState, ExtentOp, Record};
+pub use record::{CommitBody, EngineState, ExtentOp};
 pub use redo::{RecoveryStats, RedoCounts};
