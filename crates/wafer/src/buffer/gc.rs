@@ -50,47 +50,16 @@ enum Source<'a> {
 }
 
 impl GcPageCache for BufferPool {
+    /// Copies `pages` for GC: each from a clean frame, its dirty frame's newer version, or
+    /// the device (loaded into a frame when one is free), appended through `io` as one batch.
     fn gc_copy(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
         assert!(!pages.is_empty());
         let mut buf = AlignedBuf::zeroed(pages.len() * PAGE_SIZE);
+        // Read once: the dirty versions taken and the log made durable must agree on it.
         let durable_limit = self.logger.gc_durable_limit();
         let limit = durable_limit.unwrap_or_else(|| self.logger.write_back_limit());
-        let mut sources = Vec::with_capacity(pages.len());
-        for (p, out) in pages.iter().zip(buf.chunks_mut(PAGE_SIZE)) {
-            sources.push(self.gc_source(p.pid, limit, out)?);
-        }
-        let mut wanted = Vec::new();
-        let mut outs: Vec<&mut PageBuf> = Vec::new();
-        for (b, (p, _)) in buf
-            .chunks_mut(PAGE_SIZE)
-            .zip(pages.iter().zip(&sources))
-            .filter(|(_, (_, s))| matches!(s, Source::Device { .. }))
-        {
-            let b: &mut PageBuf =
-                b.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
-            wanted.push(*p);
-            outs.push(b);
-        }
-        if !wanted.is_empty() {
-            io.read(&wanted, &mut outs)?;
-        }
-        drop(outs);
-        // The write-ahead rule for the dirty versions, as write_back does.
-        let mut max_lsn = None;
-        for (s, out) in sources.iter_mut().zip(buf.chunks_mut(PAGE_SIZE)) {
-            if let Source::Dirty(g) = s {
-                let lsn = self.stamp_and_seal(g);
-                max_lsn = max_lsn.max(Some(lsn));
-                out.copy_from_slice(g.bytes());
-            }
-        }
-        // With a durable limit every dirty version copied is durable already.
-        if let (Some(lsn), None) = (max_lsn, durable_limit) {
-            if let Err(e) = self.logger.make_durable(lsn) {
-                self.poisoned.store(true, Ordering::Relaxed);
-                return Err(e);
-            }
-        }
+        let mut sources = self.gc_gather(pages, limit, io, &mut buf)?;
+        self.gc_seal_dirty(&mut sources, durable_limit.is_some(), &mut buf)?;
         let mut counts = GcCopyCounts::default();
         // Frames ahead of the hand already given to this chunk's loads.
         let mut ahead = 0usize;
@@ -108,8 +77,7 @@ impl GcPageCache for BufferPool {
                 Source::Dirty(_) => {}
                 // Blob pages never live in the pool: their ids are rewritten around it.
                 Source::Device { load: true }
-                    if page::kind(b) != Some(PageKind::Blob)
-                        && self.gc_load(p.pid, b, &mut ahead) =>
+                    if kind != PageKind::Blob && self.gc_load(p.pid, b, &mut ahead) =>
                 {
                     counts.loaded += 1
                 }
@@ -133,7 +101,72 @@ impl GcPageCache for BufferPool {
                 }
             }
         }
+        // Paired with the store's accounting of the move: every page asked for is copied
+        // once, from exactly one source.
+        let sourced = counts.from_pool + counts.dirty_from_pool + counts.loaded;
+        assert_eq!(sourced + counts.private_reads, pages.len() as u64, "{counts:?}");
         Ok(counts)
+    }
+}
+
+impl BufferPool {
+    /// Where each GC page's copy comes from, with the device's versions read into `buf` (one
+    /// slot per page, in `pages`' order).
+    fn gc_gather<'a>(
+        &'a self,
+        pages: &[GcPage],
+        limit: u64,
+        io: &mut dyn GcIo,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Source<'a>>> {
+        let mut sources = Vec::with_capacity(pages.len());
+        for (p, out) in pages.iter().zip(buf.chunks_mut(PAGE_SIZE)) {
+            sources.push(self.gc_source(p.pid, limit, out)?);
+        }
+        let mut wanted = Vec::new();
+        let mut outs: Vec<&mut PageBuf> = Vec::new();
+        for (b, (p, _)) in buf
+            .chunks_mut(PAGE_SIZE)
+            .zip(pages.iter().zip(&sources))
+            .filter(|(_, (_, s))| matches!(s, Source::Device { .. }))
+        {
+            let b: &mut PageBuf =
+                b.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
+            wanted.push(*p);
+            outs.push(b);
+        }
+        if !wanted.is_empty() {
+            io.read(&wanted, &mut outs)?;
+        }
+        assert_eq!(sources.len(), pages.len(), "a source for every page");
+        Ok(sources)
+    }
+
+    /// Seals the dirty versions GC copies into `buf` and makes the log durable up to them,
+    /// as a write-back does (the write-ahead rule), unless they were taken only up to what is
+    /// durable already (`durable`).
+    fn gc_seal_dirty(
+        &self,
+        sources: &mut [Source<'_>],
+        durable: bool,
+        buf: &mut AlignedBuf,
+    ) -> Result<()> {
+        let mut max_lsn = None;
+        for (s, out) in sources.iter_mut().zip(buf.chunks_mut(PAGE_SIZE)) {
+            if let Source::Dirty(g) = s {
+                let lsn = self.stamp_and_seal(g);
+                max_lsn = max_lsn.max(Some(lsn));
+                out.copy_from_slice(g.bytes());
+            }
+        }
+        // With a durable limit every dirty version copied is durable already.
+        if let (Some(lsn), false) = (max_lsn, durable) {
+            if let Err(e) = self.logger.make_durable(lsn) {
+                self.poisoned.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 }
 

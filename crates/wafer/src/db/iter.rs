@@ -63,12 +63,30 @@ impl Iter {
     /// One leaf's worth of entries from the front (`forward`) or the back of the range.
     fn leaf_batch(&self, forward: bool) -> Result<Vec<Entry>> {
         let core = self.core.as_deref().unwrap_or(&self.db.catalog);
-        match (&self.at, forward) {
+        let batch = match (&self.at, forward) {
             (Some(at), true) => core.scan_forward_in(&at.nodes(), &self.bounds),
             (Some(at), false) => core.scan_backward_in(&at.nodes(), &self.bounds),
             (None, true) => core.scan_forward(self.db.env(), &self.bounds),
             (None, false) => core.scan_backward(self.db.env(), &self.bounds),
+        }?;
+        // The scan's side of the hand-over: keys in the order asked, past the end already
+        // yielded. The yields above rely on it to never repeat a key; pages that break it are
+        // corrupt, not a reason to yield garbage.
+        let ordered = batch.windows(2).all(|w| match forward {
+            true => w[0].0 < w[1].0,
+            false => w[0].0 > w[1].0,
+        });
+        let fresh = batch.first().is_none_or(|(k, _)| match forward {
+            true => above_lo(k, &self.bounds.lo),
+            false => below_hi(k, &self.bounds.hi),
+        });
+        if !(ordered && fresh) {
+            return Err(crate::Error::Corrupt(format!(
+                "tree {}: a leaf scan returned keys out of order",
+                core.id
+            )));
         }
+        Ok(batch)
     }
 
     /// The entry as the user sees it: the stored value decoded, a blob read.
