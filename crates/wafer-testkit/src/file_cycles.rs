@@ -560,11 +560,7 @@ impl Walk<'_> {
                     self.use_tree(start, k, prefix.to_vec(), out);
                     start = k + 1;
                 }
-                _ if k == to => {
-                    if start < to {
-                        self.use_tree(start, to, prefix.to_vec(), out);
-                    }
-                }
+                _ if k == to && start < to => self.use_tree(start, to, prefix.to_vec(), out),
                 _ => {}
             }
         }
