@@ -1,6 +1,6 @@
 //! RGB pixels to a compressed PNG (the `png` crate's deflate; charts are mostly flat colour, so
 //! a 960x600 chart takes tens of kilobytes).
-use super::PlotError;
+use crate::error::PlotError;
 
 pub(crate) fn png_rgb(rgb: &[u8], (width, height): (u32, u32)) -> Result<Vec<u8>, PlotError> {
     let mut out = Vec::with_capacity(64 << 10);

@@ -20,8 +20,11 @@
 //! ```
 mod draw;
 mod encode;
+mod error;
 mod font;
 mod text;
+
+pub use error::PlotError;
 
 /// One labelled line.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,16 +104,6 @@ impl From<BarChart> for Chart {
     fn from(chart: BarChart) -> Chart {
         Chart::Bar(chart)
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum PlotError {
-    #[error("chart size {0}x{1} is outside 200x150 ..= 8000x8000 pixels")]
-    Size(u32, u32),
-    #[error("drawing the chart: {0}")]
-    Draw(String),
-    #[error("encoding the PNG: {0}")]
-    Png(#[from] ::png::EncodingError),
 }
 
 const SIZE_MIN_PX: (u32, u32) = (200, 150);

@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test support: a failure is a test failure.
 
 pub mod bench;
+pub mod file_cycles;
 
 /// xorshift64*: deterministic, no dependency; the engine's model tests and the decoder harness
 /// draw from it, so a printed seed replays the same sequence everywhere.

@@ -25,9 +25,20 @@ struct Image {
     data: Vec<u8>,
     full: bool,
     /// Compressed chunks by start offset, the OOB metadata of a CCZNS device (cw.rs).
-    chunks: Vec<cw::Chunk>,
+    chunks: Vec<Chunk>,
     /// Opened as a padding zone (until its reset).
     padding: bool,
+}
+
+/// One chunk's metadata (CCZNS writes, `cw.rs`): where it starts in its zone, its stored and
+/// feedback sizes, and whether it is stored raw (compression did not shrink it). Defined here,
+/// with the zone that holds it, so this file need not name `cw.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Chunk {
+    at: u64,
+    stored_bytes: u32,
+    feedback_bytes: u32,
+    raw: bool,
 }
 
 #[derive(Debug, Clone, Default)]

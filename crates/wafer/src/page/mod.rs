@@ -5,11 +5,13 @@
 //! store are checked by [`verify`] (checksum, version, identity, structure) before any other code
 //! looks at them, so node code can index cells without re-checking bounds against disk bytes.
 pub mod change;
+mod check;
 pub mod meta;
 pub mod node;
 pub mod racy;
 
 pub use change::{NoopLogger, PageChange, PageLogger};
+pub use check::verify;
 
 /// Page identifier: page `pid` lives at `data_offset + pid * PAGE_SIZE` in the in-place store.
 pub type PageId = u64;
@@ -142,32 +144,6 @@ pub fn format(p: &mut PageBuf, pid: PageId, kind: PageKind, tree_id: u32, aux: u
     set_aux(p, aux);
     p[OFF_HISTORY_NEXT] = history[0] % HISTORY_LEN as u8;
     p[OFF_HISTORY..HEADER_BYTES].copy_from_slice(&history[1..]);
-}
-
-/// Checks a page read from the store for `pid`: checksum, version, identity and structure.
-/// After this returns Ok, node accessors cannot index out of bounds on this page.
-pub fn verify(p: &PageBuf, pid: PageId) -> Result<PageKind, String> {
-    let stored = get_u32(p, OFF_CHECKSUM);
-    let computed = compute_checksum(p);
-    if stored != computed {
-        return Err(format!("checksum mismatch: stored {stored:#010x}, computed {computed:#010x}"));
-    }
-    if p[OFF_VERSION] != FORMAT_VERSION {
-        return Err(format!("format version {} (expected {FORMAT_VERSION})", p[OFF_VERSION]));
-    }
-    if page_id(p) != pid {
-        return Err(format!("page header names page {} (misdirected write?)", page_id(p)));
-    }
-    let Some(kind) = kind(p) else {
-        return Err(format!("unknown page kind {}", p[OFF_KIND]));
-    };
-    match kind {
-        PageKind::Leaf | PageKind::Inner => node::check_structure(p, kind)?,
-        PageKind::Free => {}
-        PageKind::Blob => crate::blob::check_page_structure(p)?,
-        PageKind::Meta => return Err("meta page where a tree page was expected".into()),
-    }
-    Ok(kind)
 }
 
 #[cfg(test)]

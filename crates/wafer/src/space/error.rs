@@ -2,8 +2,8 @@
 //! flush the log, or give up), never a panic; snapshot corruption names what was wrong.
 use thiserror::Error;
 
+use super::map::PageId;
 use super::zone::Lsn;
-use super::PageId;
 
 #[derive(Debug, Error)]
 pub enum SpaceError {

@@ -8,9 +8,8 @@ use super::zone::ZoneId;
 /// Page identifier, as the tree and the buffer pool use it.
 pub type PageId = u64;
 
-/// The unit of placement: one 4 KiB device block. Today one page per slot; page packing after
-/// compression (000 sec. 3.2) may put several pages in one slot (see docs/internals/space.md).
-pub const SLOT_BYTES: u64 = 4096;
+// Defined with the zones (a zone is a run of slots), so the zone table need not name the map.
+pub use super::zone::SLOT_BYTES;
 
 /// Page ids must stay below this: it keeps the reverse map's sentinels apart from page ids and
 /// bounds the forward map (a map of 2^48 ids would be 2 PiB anyway).

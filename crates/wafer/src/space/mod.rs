@@ -45,6 +45,7 @@
 use std::collections::VecDeque;
 
 mod alloc;
+mod build_policy;
 mod error;
 pub mod gc;
 mod gdt;

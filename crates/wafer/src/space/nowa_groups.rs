@@ -15,7 +15,7 @@
 //! incarnation, so "imbalanced" is "some member was reset and some still holds its data".
 use std::collections::BTreeMap;
 
-use super::gc::VICTIMS_PER_CYCLE_MAX;
+use super::gc::limits::VICTIMS_PER_CYCLE_MAX;
 use super::zone::{ZoneId, ZoneState, ZoneTable};
 
 /// One group: its members still in the incarnation that joined it, and how many left (reset).

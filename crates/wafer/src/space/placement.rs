@@ -202,20 +202,6 @@ pub enum PlacementKind {
 }
 
 impl PlacementKind {
-    pub fn build(self) -> Box<dyn PlacementPolicy> {
-        self.build_with(super::ArtifactOptions::default())
-    }
-
-    /// The policy following the artifact's placement choices where it has them (GDT's
-    /// `batch_one_zone` and `lsn_history`).
-    pub fn build_with(self, artifact: super::ArtifactOptions) -> Box<dyn PlacementPolicy> {
-        match self {
-            PlacementKind::Separate => Box::new(Separate),
-            PlacementKind::Random { seed } => Box::new(Random { rng: SplitMix64::new(seed) }),
-            PlacementKind::Gdt => Box::new(super::gdt::Gdt::with(artifact)),
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             PlacementKind::Separate => "separate",
@@ -232,7 +218,7 @@ impl PlacementKind {
 
 /// User group 0, GC group 1.
 #[derive(Debug, Clone)]
-struct Separate;
+pub(super) struct Separate;
 
 impl PlacementPolicy for Separate {
     fn name(&self) -> &'static str {
@@ -251,8 +237,8 @@ impl PlacementPolicy for Separate {
 
 /// A random user group per batch; the last group for GC.
 #[derive(Debug, Clone)]
-struct Random {
-    rng: SplitMix64,
+pub(super) struct Random {
+    pub(super) rng: SplitMix64,
 }
 
 impl PlacementPolicy for Random {

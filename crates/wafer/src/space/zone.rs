@@ -2,6 +2,10 @@
 //! placement. Zones are the GC unit; each is append-only between resets.
 use crate::device::Placement;
 
+/// The unit of placement: one 4 KiB device block. Today one page per slot; page packing after
+/// compression (000 sec. 3.2) may put several pages in one slot (see docs/internals/space.md).
+pub const SLOT_BYTES: u64 = 4096;
+
 /// Index of a zone in the data area: zone `z` starts at `data_offset_bytes + z * zone_bytes`.
 pub type ZoneId = u32;
 /// Log sequence number (the WAL's). Zone reuse waits for the log to be durable up to an LSN.
@@ -62,7 +66,7 @@ impl Zone {
     }
     /// Live bytes in slots, rounded up: what greedy compares (the copies GC would pack).
     pub fn live_slots(&self) -> u32 {
-        self.live_bytes.div_ceil(super::map::SLOT_BYTES) as u32
+        self.live_bytes.div_ceil(SLOT_BYTES) as u32
     }
     /// What GC taking the zone frees, in slots: the written ones less its live bytes' worth
     /// (at least its invalid slots, as live bytes never exceed the valid slots).
@@ -216,7 +220,7 @@ impl ZoneTable {
         let spz = u64::from(self.slots_per_zone);
         let z = self.get_mut(zone);
         z.live_bytes += bytes;
-        assert!(z.live_bytes <= spz * super::map::SLOT_BYTES, "zone {zone}: live bytes overflow");
+        assert!(z.live_bytes <= spz * SLOT_BYTES, "zone {zone}: live bytes overflow");
     }
 
     /// A page version of `bytes` in the zone is no longer current.

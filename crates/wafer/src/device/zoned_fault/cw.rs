@@ -3,21 +3,11 @@
 //! by the emulator's own rule (`flashemu::lay_out`); each zone keeps its chunks' metadata as the
 //! emulator keeps it in the OOB. A power cut keeps a prefix of whole blocks of each zone
 //! (zoned_fault.rs) and with it exactly the chunks lying wholly inside it.
-use super::{zone_mut, State, Zone, ZonedFaultDevice};
+use super::{zone_mut, Chunk, State, Zone, ZonedFaultDevice};
 use crate::device::{CwChunk, CwDone, CwPlaced, DeviceError, BLOCK_BYTES};
 
 /// ZSTD level of the modelled engine (002 sec. V-A).
 const ZSTD_LEVEL: i32 = 1;
-
-/// One chunk's metadata: where it starts in its zone, its stored and feedback sizes, and
-/// whether it is stored raw (compression did not shrink it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Chunk {
-    at: u64,
-    stored_bytes: u32,
-    feedback_bytes: u32,
-    raw: bool,
-}
 
 impl Chunk {
     /// Zone offset just past the chunk and its padding.

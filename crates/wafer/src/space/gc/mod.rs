@@ -9,14 +9,16 @@ use super::zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};
 use super::Space;
 use crate::device::WritePurpose;
 
+mod build;
 mod cost_benefit;
 mod greedy;
+// Its own file so that `nowa_groups.rs`, which GC builds on, can read the bound without naming GC.
+pub(super) mod limits;
 
 pub use cost_benefit::CostBenefit;
 pub use greedy::{Burst, Greedy, UntilZone, VictimOrder};
 
-/// Victims one GC cycle may take at most (bounds the choice and the pages it lists).
-pub const VICTIMS_PER_CYCLE_MAX: usize = 16;
+pub use limits::VICTIMS_PER_CYCLE_MAX;
 
 /// What a victim policy may read of the space.
 #[derive(Debug, Clone, Copy)]
@@ -142,17 +144,6 @@ pub enum VictimPolicyKind {
 }
 
 impl VictimPolicyKind {
-    pub fn build(self) -> Box<dyn VictimPolicy> {
-        match self {
-            VictimPolicyKind::Greedy => Box::new(Greedy),
-            VictimPolicyKind::CostBenefit => Box::new(CostBenefit),
-            VictimPolicyKind::GreedyUntilZone => Box::new(UntilZone { order: VictimOrder::Greedy }),
-            VictimPolicyKind::CostBenefitUntilZone => {
-                Box::new(UntilZone { order: VictimOrder::CostBenefit })
-            }
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             VictimPolicyKind::Greedy => "greedy",

@@ -1,0 +1,24 @@
+//! Building a placement policy from its kind. Apart from `placement.rs` because it names every
+//! policy, GDT included, while GDT builds on `placement.rs`'s types: the kinds stay low, the
+//! factory sits above them all.
+use flashemu::rng::SplitMix64;
+
+use super::gdt::Gdt;
+use super::options::ArtifactOptions;
+use super::placement::{PlacementKind, PlacementPolicy, Random, Separate};
+
+impl PlacementKind {
+    pub fn build(self) -> Box<dyn PlacementPolicy> {
+        self.build_with(ArtifactOptions::default())
+    }
+
+    /// The policy following the artifact's placement choices where it has them (GDT's
+    /// `batch_one_zone` and `lsn_history`).
+    pub fn build_with(self, artifact: ArtifactOptions) -> Box<dyn PlacementPolicy> {
+        match self {
+            PlacementKind::Separate => Box::new(Separate),
+            PlacementKind::Random { seed } => Box::new(Random { rng: SplitMix64::new(seed) }),
+            PlacementKind::Gdt => Box::new(Gdt::with(artifact)),
+        }
+    }
+}
