@@ -8,7 +8,7 @@ use wafer_bench::runner::spec::parse_duration;
 use wafer_bench::runner::{self, setup, BenchConfig};
 use wafer_bench::tpcc::{Cardinality, TpccSpec, TpccStop};
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -299,24 +299,24 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
 }
 
 fn tpcc(args: &TpccArgs) -> Result<(), CliError> {
-    super::check_output_path(args.json.as_deref())?;
+    super::output::check_output_path(args.json.as_deref())?;
     let report = wafer_bench::tpcc::bench::run(&args.config()?, &args.spec()?, args.check)?;
     print!("{}", wafer_bench::tpcc::bench::render(&report));
     if let Some(path) = &args.json {
-        super::write_file(path, report.to_json()?.as_bytes())?;
+        super::output::write_file(path, report.to_json()?.as_bytes())?;
     }
     Ok(())
 }
 
 fn ycsb(args: &YcsbArgs) -> Result<(), CliError> {
-    super::check_output_path(args.json.as_deref())?;
+    super::output::check_output_path(args.json.as_deref())?;
     let config = args.bench_config()?;
     let prepared = setup::prepare(&config)?;
     let mut live = ProgressBar::without_totals(!args.quiet);
     let report = runner::run(prepared.target.as_ref(), &prepared.spec, prepared.setup, &mut live)?;
     print!("{}", runner::table::render_report(&report));
     if let Some(path) = &args.json {
-        super::write_file(path, report.to_json()?.as_bytes())?;
+        super::output::write_file(path, report.to_json()?.as_bytes())?;
     }
     Ok(())
 }

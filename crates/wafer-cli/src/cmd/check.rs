@@ -8,7 +8,7 @@ use clap::Args;
 use wafer::{CreateMode, Db, Options, WriteMode};
 use wafer_bench::runner::engine::set_engine_option;
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {

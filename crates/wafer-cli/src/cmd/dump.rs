@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::check::{apply_engine_options, open_existing, DbArgs};
-use super::CliError;
+use super::error::CliError;
 use clap::Args;
 use wafer::{CreateMode, Db, Options};
 

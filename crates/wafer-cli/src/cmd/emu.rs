@@ -13,7 +13,7 @@ use wafer_bench::plot;
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::trace::{TraceFormat, TraceReader};
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct EmuArgs {

@@ -7,7 +7,7 @@ use flashemu::{Ssd, StoreKind};
 use flashemu_fuse::{serve, ServeError, Stats, STATS_FILE};
 
 use super::emu::DeviceArgs;
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub(super) struct ServeArgs {

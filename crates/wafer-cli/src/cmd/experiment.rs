@@ -10,7 +10,7 @@ use wafer_bench::progress::ProgressBar;
 use wafer_bench::report::{Document, PaperTable};
 use wafer_bench::runner::table;
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
@@ -109,7 +109,7 @@ struct MqssdLsmArgs {
     #[arg(long, value_name = "REPORT.json")]
     from: Option<PathBuf>,
     #[command(flatten)]
-    out: super::ReportFiles,
+    out: super::output::ReportFiles,
 }
 
 #[derive(Debug, Args)]
@@ -169,7 +169,7 @@ struct InferArgs {
     #[arg(long)]
     sweep_all: bool,
     #[command(flatten)]
-    out: super::ReportFiles,
+    out: super::output::ReportFiles,
 }
 
 #[derive(Debug, Args)]
@@ -178,7 +178,7 @@ struct CcznsArgs {
     #[arg(long, default_value = "demo")]
     scale: String,
     #[command(flatten)]
-    out: super::ReportFiles,
+    out: super::output::ReportFiles,
 }
 
 #[derive(Debug, Args)]
@@ -208,7 +208,7 @@ struct PlanArgs {
     #[arg(long, default_value = "demo")]
     scale: String,
     #[command(flatten)]
-    out: super::ReportFiles,
+    out: super::output::ReportFiles,
     /// When GC runs: per-chip (004's FEMU: background below 25% free per chip, victims with
     /// at least 1/8 stale; foreground below 5%) or on-demand (only when a write finds too few
     /// free blocks).
@@ -366,7 +366,7 @@ fn run_fig15(args: &FigureArgs) -> Result<(), CliError> {
 fn check_outputs(args: &FigureArgs) -> Result<Scale, CliError> {
     let scale = Scale::parse(&args.scale).map_err(CliError)?;
     for path in [&args.markdown, &args.plot] {
-        super::check_output_path(path.as_deref())?;
+        super::output::check_output_path(path.as_deref())?;
     }
     if let Some(dir) = &args.json_dir {
         std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
@@ -389,22 +389,25 @@ fn write_outputs(
     if let Some(dir) = &args.json_dir {
         for (i, json) in reports.iter().enumerate() {
             if let Some(json) = json {
-                super::write_file(&dir.join(format!("{figure}-{i}.json")), json.as_bytes())?;
+                super::output::write_file(
+                    &dir.join(format!("{figure}-{i}.json")),
+                    json.as_bytes(),
+                )?;
             }
         }
         if let Some(json) = summary {
-            super::write_file(&dir.join(format!("{figure}.json")), json.as_bytes())?;
+            super::output::write_file(&dir.join(format!("{figure}.json")), json.as_bytes())?;
         }
     }
     if let Some(path) = &args.markdown {
-        super::write_file(path, markdown.as_bytes())?;
+        super::output::write_file(path, markdown.as_bytes())?;
     }
     if let Some(path) = &args.plot {
         for (suffix, chart) in charts {
             let path = chart_path(path, suffix);
             let bytes = wafer_bench::plot::render_for_path(chart, &path, (1000, 600))
                 .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
-            super::write_file(&path, &bytes)?;
+            super::output::write_file(&path, &bytes)?;
         }
     }
     Ok(())
@@ -651,7 +654,7 @@ type Figures<R> = fn(&R, &Path) -> std::io::Result<Vec<PathBuf>>;
 fn run_paper<R: serde::Serialize>(
     name: &str,
     scale: &str,
-    out: &super::ReportFiles,
+    out: &super::output::ReportFiles,
     run: impl FnOnce(Scale, &mut dyn FnMut(&str)) -> Result<R, CliError>,
     render_markdown: fn(&R) -> String,
     write_figures: Figures<R>,
@@ -669,7 +672,7 @@ fn run_paper<R: serde::Serialize>(
 
 /// Prints a report's markdown and writes the JSON, markdown and charts the flags ask for.
 fn emit_report<R: serde::Serialize>(
-    out: &super::ReportFiles,
+    out: &super::output::ReportFiles,
     report: &R,
     render_markdown: fn(&R) -> String,
     write_figures: Figures<R>,
@@ -677,10 +680,10 @@ fn emit_report<R: serde::Serialize>(
     let markdown = render_markdown(report);
     print!("{markdown}");
     if let Some(path) = &out.json {
-        super::write_file(path, summary_json(report)?.as_bytes())?;
+        super::output::write_file(path, summary_json(report)?.as_bytes())?;
     }
     if let Some(path) = &out.markdown {
-        super::write_file(path, markdown.as_bytes())?;
+        super::output::write_file(path, markdown.as_bytes())?;
     }
     if let Some(stem) = &out.plots {
         let paths = write_figures(report, stem)
@@ -852,7 +855,7 @@ fn table1_artifact_at(
     if let Some(dir) = outputs.json_dir {
         for (i, (_, _, report)) in results.iter().enumerate() {
             let path = dir.join(format!("table1-artifact-{i}.json"));
-            super::write_file(&path, report.to_json()?.as_bytes())?;
+            super::output::write_file(&path, report.to_json()?.as_bytes())?;
         }
     }
     Ok(())
@@ -881,7 +884,7 @@ fn table1_rows_at(
     outputs: &Outputs<'_>,
 ) -> Result<(), CliError> {
     let scale = Scale::parse(scale).map_err(CliError)?;
-    super::check_output_path(outputs.html)?;
+    super::output::check_output_path(outputs.html)?;
     if let Some(dir) = outputs.json_dir {
         std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
     }
@@ -917,7 +920,7 @@ fn table1_rows_at(
         for (i, (_, report)) in rows.iter().enumerate() {
             if let Some(report) = report {
                 let path = dir.join(format!("table1-{i}.json"));
-                super::write_file(&path, report.to_json()?.as_bytes())?;
+                super::output::write_file(&path, report.to_json()?.as_bytes())?;
             }
         }
     }
@@ -942,7 +945,7 @@ fn write_table1_html(
          seed. Rows whose write mode or optimization this build lacks are listed, not faked."
     )];
     let page = wafer_bench::report::html::render(&doc)?;
-    super::write_file(path, page.as_bytes())?;
+    super::output::write_file(path, page.as_bytes())?;
     println!("HTML report: {}", path.display());
     Ok(())
 }

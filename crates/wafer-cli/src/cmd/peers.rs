@@ -10,7 +10,7 @@ use wafer_bench::peers::{
 use wafer_bench::progress::ProgressBar;
 use wafer_bench::runner::spec::{parse_duration, Stop};
 
-use super::CliError;
+use super::error::CliError;
 
 /// Flags override the scale's preset.
 #[derive(Debug, Args)]
@@ -113,7 +113,7 @@ pub struct PeersArgs {
     /// JSON: every row, the configuration and each engine's settings; charts: STEM-ops,
     /// STEM-host-write.
     #[command(flatten)]
-    out: super::ReportFiles,
+    out: super::output::ReportFiles,
 }
 
 impl PeersArgs {
@@ -300,10 +300,10 @@ fn write_outputs(
         } else {
             serde_json::to_string_pretty(&runs[0].1)?
         };
-        super::write_file(path, text.as_bytes())?;
+        super::output::write_file(path, text.as_bytes())?;
     }
     if let Some(path) = &args.out.markdown {
-        super::write_file(path, table.as_bytes())?;
+        super::output::write_file(path, table.as_bytes())?;
     }
     if let Some(stem) = &args.out.plots {
         write_charts(runs, stem)?;
@@ -413,7 +413,7 @@ pub struct SpeedArgs {
     dir: Option<PathBuf>,
     /// JSON: every row; markdown: the ratio table.
     #[command(flatten)]
-    out: super::ReportFiles,
+    out: super::output::ReportFiles,
 }
 
 pub fn speed(args: &SpeedArgs) -> Result<(), CliError> {
@@ -465,10 +465,10 @@ pub fn speed(args: &SpeedArgs) -> Result<(), CliError> {
     let table = speed::markdown(&rows);
     print!("{table}");
     if let Some(path) = &args.out.json {
-        super::write_file(path, serde_json::to_string_pretty(&rows)?.as_bytes())?;
+        super::output::write_file(path, serde_json::to_string_pretty(&rows)?.as_bytes())?;
     }
     if let Some(path) = &args.out.markdown {
-        super::write_file(path, table.as_bytes())?;
+        super::output::write_file(path, table.as_bytes())?;
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use wafer_bench::mqssd::cost::compare_run;
 use wafer_bench::mqssd::{plots, DeviceProfile, Op, PredictionError, SyncCost, SyncPoint};
 use wafer_bench::progress::ProgressBar;
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
@@ -69,12 +69,12 @@ pub struct ProfileArgs {
 
 pub fn run(args: ProfileArgs) -> Result<(), CliError> {
     for path in [&args.out, &args.json, &args.plots] {
-        super::check_output_path(path.as_deref())?;
+        super::output::check_output_path(path.as_deref())?;
     }
     let profile = obtain(&args)?;
     print_table(&profile);
     if let Some(path) = &args.out {
-        super::write_file(path, profile.to_toml()?.as_bytes())?;
+        super::output::write_file(path, profile.to_toml()?.as_bytes())?;
     }
     if let Some(path) = &args.json {
         let json = serde_json::json!({
@@ -85,7 +85,7 @@ pub fn run(args: ProfileArgs) -> Result<(), CliError> {
             "sync": profile.sync,
             "prediction_errors": profile.prediction_errors(),
         });
-        super::write_file(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
+        super::output::write_file(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
     }
     if let Some(stem) = &args.plots {
         let extension = if wafer_bench::plot::is_svg_path(stem) { "svg" } else { "png" };

@@ -12,7 +12,7 @@ use wafer_raft::local::{wait_for_leader, ClusterSpec, LocalCluster};
 use wafer_raft::server::{Server, ServerConfig};
 use wafer_raft::NodeId;
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct RaftArgs {

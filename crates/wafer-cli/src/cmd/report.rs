@@ -9,7 +9,7 @@ use wafer_bench::plot::{self, Chart};
 use wafer_bench::report::{charts, html};
 use wafer_bench::runner::{plots, table};
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -88,7 +88,7 @@ fn html_report(args: &HtmlArgs) -> Result<(), CliError> {
     if args.files.is_empty() && args.emu.is_empty() {
         return Err(CliError("nothing to report: give run reports or --emu files".into()));
     }
-    super::check_output_path(Some(&args.out))?;
+    super::output::check_output_path(Some(&args.out))?;
     let reports = read_reports(&args.files)?;
     let mut doc = html::Document::of_runs(&args.title, &reports);
     for path in &args.emu {
@@ -102,7 +102,7 @@ fn html_report(args: &HtmlArgs) -> Result<(), CliError> {
         doc.victim_histograms.push(histogram);
     }
     let page = html::render(&doc)?;
-    super::write_file(&args.out, page.as_bytes())?;
+    super::output::write_file(&args.out, page.as_bytes())?;
     println!("{}", args.out.display());
     Ok(())
 }
@@ -147,7 +147,7 @@ fn plot_reports(args: &PlotArgs) -> Result<(), CliError> {
     ];
     for (name, chart) in &charts {
         let path = chart_path(&args.out, name);
-        super::write_file(&path, &plot::render_for_path(chart, &path, size_px)?)?;
+        super::output::write_file(&path, &plot::render_for_path(chart, &path, size_px)?)?;
         println!("{}", path.display());
     }
     Ok(())

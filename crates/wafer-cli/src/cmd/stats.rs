@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 
 use super::check::{open_existing, DbArgs};
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum StatsFormat {

@@ -6,7 +6,7 @@ use clap::Args;
 use wafer_bench::mqssd::tune::{self, Choice};
 use wafer_bench::mqssd::DeviceProfile;
 
-use super::CliError;
+use super::error::CliError;
 
 #[derive(Debug, Args)]
 pub struct TuneArgs {
