@@ -191,6 +191,19 @@ pub struct StoreRecovery {
 }
 
 /// Page `pid` at `data_offset_bytes + pid * PAGE_SIZE`, overwritten in place, no doublewrite.
+/// A device's refusal to grow to `bytes` as the store reports it: a full filesystem or a
+/// fixed size is `OutOfSpace` (the write that needed the room fails cleanly); anything else
+/// is the device's error.
+pub(crate) fn growth_refused(bytes: u64, e: crate::device::DeviceError) -> crate::Error {
+    use crate::device::DeviceError;
+    match e {
+        DeviceError::NoSpace | DeviceError::Unsupported(_) => {
+            crate::Error::OutOfSpace(format!("the data file cannot grow to {bytes} bytes: {e}"))
+        }
+        other => other.into(),
+    }
+}
+
 #[derive(Debug)]
 pub struct InPlaceStore {
     device: Arc<dyn Device>,
@@ -257,14 +270,7 @@ impl PageStore for InPlaceStore {
             .checked_mul(PAGE_SIZE as u64)
             .and_then(|b| b.checked_add(self.data_offset_bytes))
             .ok_or_else(|| crate::Error::OutOfSpace(format!("{pages} pages overflow a file")))?;
-        self.device.grow_to(bytes).map_err(|e| match e {
-            crate::device::DeviceError::NoSpace | crate::device::DeviceError::Unsupported(_) => {
-                crate::Error::OutOfSpace(format!(
-                    "the data file cannot grow from {held} to {pages} pages: {e}"
-                ))
-            }
-            other => other.into(),
-        })?;
+        self.device.grow_to(bytes).map_err(|e| growth_refused(bytes, e))?;
         self.page_capacity.fetch_max(pages, Ordering::AcqRel);
         Ok(self.page_capacity())
     }

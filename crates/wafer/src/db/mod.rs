@@ -932,27 +932,6 @@ pub fn wal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// How many page ids the store may grow to, or None: in place what `max_file_bytes` holds
-/// past the data offset (no limit but the filesystem's by default); out of place what the
-/// layout made at creation reaches, when it was made for a file that grows. Read-only opens
-/// write nothing, and a limit the store already holds is no growth.
-fn growth_max_pages(options: &Options, store: &dyn crate::pagestore::PageStore) -> Option<u64> {
-    if options.read_only {
-        return None;
-    }
-    let pages = match options.write_mode {
-        crate::options::WriteMode::InPlace => {
-            let max_bytes = options.max_file_bytes.unwrap_or(u64::MAX);
-            max_bytes.saturating_sub(options.data_offset_bytes) / PAGE_SIZE as u64
-        }
-        crate::options::WriteMode::OutOfPlace if store.layout_bytes() > 0 => {
-            store.page_capacity_max()
-        }
-        crate::options::WriteMode::OutOfPlace => return None,
-    };
-    (pages > store.page_capacity()).then_some(pages)
-}
-
 fn check_options(options: &Options) -> Result<()> {
     if !options.data_offset_bytes.is_multiple_of(PAGE_SIZE as u64) {
         return Err(Error::InvalidOptions("data_offset_bytes must be 4 KiB aligned".into()));

@@ -4,7 +4,7 @@
 //! database assembled and its threads started. Each step hands the next what it checked, and
 //! says so with assertions where it hands over.
 use super::checkpoint::{CheckpointThread, Checkpointer};
-use super::{catalog, growth_max_pages, Db, DbInner};
+use super::{catalog, Db, DbInner};
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::TreeCore;
 use crate::buffer::{BufferPool, DoublewriteStore, PageStore, StoreRecovery};
@@ -336,4 +336,25 @@ pub(super) fn finish(
         *inner.lock_checkpoint_thread() = Some(thread);
     }
     Ok(())
+}
+
+/// How many page ids the store may grow to, or None: in place what `max_file_bytes` holds
+/// past the data offset (no limit but the filesystem's by default); out of place what the
+/// layout made at creation reaches, when it was made for a file that grows. Read-only opens
+/// write nothing, and a limit the store already holds is no growth.
+fn growth_max_pages(options: &Options, store: &dyn PageStore) -> Option<u64> {
+    if options.read_only {
+        return None;
+    }
+    let pages = match options.write_mode {
+        crate::options::WriteMode::InPlace => {
+            let max_bytes = options.max_file_bytes.unwrap_or(u64::MAX);
+            max_bytes.saturating_sub(options.data_offset_bytes) / PAGE_SIZE as u64
+        }
+        crate::options::WriteMode::OutOfPlace if store.layout_bytes() > 0 => {
+            store.page_capacity_max()
+        }
+        crate::options::WriteMode::OutOfPlace => return None,
+    };
+    (pages > store.page_capacity()).then_some(pages)
 }

@@ -11,9 +11,9 @@
 //! Every I/O has a number (each op of a batch, each sync, each trim), so a test can say "crash at
 //! I/O n" for a random n below a previous run's `io_count()`. Everything is deterministic from
 //! the test's choices and the power-cut seed.
+use super::capacity::Capacity;
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
 use flashemu::rng::SplitMix64;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Torn writes are torn at this granularity.
@@ -82,9 +82,8 @@ struct State {
 #[derive(Debug)]
 pub struct FaultDevice {
     /// Grows by `grow_to` (durably at once: a power cut keeps the size, as a synced
-    /// `fallocate` does), up to `grow_max_bytes`.
-    capacity_bytes: AtomicU64,
-    grow_max_bytes: u64,
+    /// `fallocate` does), up to the limit `with_growth` sets.
+    capacity: Capacity,
     state: Mutex<State>,
     /// Set on a device built by `power_cut`: how its image came about.
     crash: Option<CrashSummary>,
@@ -116,23 +115,17 @@ impl FaultDevice {
             faults: Faults::default(),
             powered: true,
         };
-        FaultDevice {
-            capacity_bytes: AtomicU64::new(capacity_bytes),
-            grow_max_bytes: capacity_bytes,
-            state: Mutex::new(state),
-            crash,
-        }
+        FaultDevice { capacity: Capacity::fixed(capacity_bytes), state: Mutex::new(state), crash }
     }
 
     /// Lets `grow_to` extend the device up to `max_bytes` (a file on a filesystem that size).
     pub fn with_growth(mut self, max_bytes: u64) -> FaultDevice {
-        assert!(max_bytes >= self.capacity());
-        self.grow_max_bytes = max_bytes;
+        self.capacity = Capacity::growable(self.capacity(), max_bytes);
         self
     }
 
     fn capacity(&self) -> u64 {
-        self.capacity_bytes.load(Ordering::Acquire)
+        self.capacity.bytes()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -224,8 +217,11 @@ impl FaultDevice {
                 }
             }
         }
-        FaultDevice::from_image(self.capacity(), image, Some(summary))
-            .with_growth(self.grow_max_bytes)
+        let device = FaultDevice::from_image(self.capacity(), image, Some(summary));
+        match self.capacity.max_bytes() {
+            Some(max) => device.with_growth(max),
+            None => device,
+        }
     }
 
     /// Numbers the next I/O of `kind` and decides whether it fails.
@@ -290,13 +286,7 @@ impl Device for FaultDevice {
     }
 
     fn grow_to(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
-        assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES));
-        if self.grow_max_bytes == self.capacity() {
-            return Err(DeviceError::Unsupported("growing: the device has a fixed size"));
-        }
-        if capacity_bytes > self.grow_max_bytes {
-            return Err(DeviceError::NoSpace);
-        }
+        self.capacity.check_growth(capacity_bytes)?;
         let mut state = self.state();
         if !state.powered {
             return Err(DeviceError::PowerLost);
@@ -307,7 +297,7 @@ impl Device for FaultDevice {
             Verdict::Fail(e) => return Err(e),
             Verdict::PowerLost => return Err(DeviceError::PowerLost),
         }
-        self.capacity_bytes.fetch_max(capacity_bytes, Ordering::AcqRel);
+        self.capacity.raise(capacity_bytes);
         Ok(())
     }
 

@@ -1,6 +1,7 @@
 //! A device over a real file (or block device): pread/pwrite, optional O_DIRECT with aligned
 //! bounce buffers, optional io_uring for batches, fdatasync, and TRIM by punching holes.
 use super::aligned::{is_aligned, AlignedBuf};
+use super::capacity::Capacity;
 use super::coalesce::{self, Plan, Run};
 use super::uring::{Direction, RawOp, Uring};
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
@@ -9,7 +10,6 @@ use std::io::{Seek, SeekFrom};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How the file is driven. A value, so a benchmark can sweep it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,7 +35,7 @@ pub struct FileDevice {
     file: File,
     path: PathBuf,
     /// Grows (`grow_to`) while the device is shared; it never shrinks.
-    capacity_bytes: AtomicU64,
+    capacity_bytes: Capacity,
     options: FileOptions,
     uring: Option<Uring>,
     /// Why io_uring was asked for but is not used.
@@ -98,12 +98,13 @@ impl FileDevice {
         } else {
             (None, None)
         };
-        let capacity_bytes = AtomicU64::new(capacity_bytes);
+        // A file grows until its filesystem is full; a block device refuses in `grow_file`.
+        let capacity_bytes = Capacity::growable(capacity_bytes, u64::MAX);
         Ok(FileDevice { file, path, capacity_bytes, options, uring, uring_unavailable })
     }
 
     fn capacity(&self) -> u64 {
-        self.capacity_bytes.load(Ordering::Acquire)
+        self.capacity_bytes.bytes()
     }
 
     /// Allocates the blocks up to `capacity_bytes` (`fallocate`, so a full filesystem is a
@@ -147,7 +148,7 @@ impl FileDevice {
             offset: old_bytes,
             source,
         })?;
-        self.capacity_bytes.fetch_max(capacity_bytes, Ordering::AcqRel);
+        self.capacity_bytes.raise(capacity_bytes);
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! A device in memory: the reference backend for tests and in-memory databases.
+use super::capacity::Capacity;
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 /// Bytes in a `Vec`, behind a lock. Writes are durable at once (there is no power to lose).
@@ -8,31 +8,25 @@ use std::sync::RwLock;
 #[derive(Debug)]
 pub struct MemoryDevice {
     bytes: RwLock<Vec<u8>>,
-    capacity_bytes: AtomicU64,
-    /// `grow_to` may extend the device up to here (the capacity itself: a fixed size).
-    grow_max_bytes: u64,
+    capacity: Capacity,
 }
 
 impl MemoryDevice {
     pub fn new(capacity_bytes: u64) -> MemoryDevice {
         assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES), "capacity must be whole blocks");
-        MemoryDevice::growable(capacity_bytes, capacity_bytes)
+        MemoryDevice { bytes: RwLock::new(Vec::new()), capacity: Capacity::fixed(capacity_bytes) }
     }
 
     /// A device of `capacity_bytes` that `grow_to` extends up to `max_bytes`, as a file on a
     /// filesystem of that size would grow.
     pub fn growable(capacity_bytes: u64, max_bytes: u64) -> MemoryDevice {
         assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES), "capacity must be whole blocks");
-        assert!(max_bytes >= capacity_bytes);
-        MemoryDevice {
-            bytes: RwLock::new(Vec::new()),
-            capacity_bytes: AtomicU64::new(capacity_bytes),
-            grow_max_bytes: max_bytes,
-        }
+        let capacity = Capacity::growable(capacity_bytes, max_bytes);
+        MemoryDevice { bytes: RwLock::new(Vec::new()), capacity }
     }
 
     fn capacity(&self) -> u64 {
-        self.capacity_bytes.load(Ordering::Acquire)
+        self.capacity.bytes()
     }
 }
 
@@ -41,14 +35,8 @@ impl Device for MemoryDevice {
         self.capacity()
     }
     fn grow_to(&self, capacity_bytes: u64) -> Result<(), DeviceError> {
-        assert!(capacity_bytes.is_multiple_of(super::BLOCK_BYTES));
-        if self.grow_max_bytes == self.capacity() {
-            return Err(DeviceError::Unsupported("growing: the device has a fixed size"));
-        }
-        if capacity_bytes > self.grow_max_bytes {
-            return Err(DeviceError::NoSpace);
-        }
-        self.capacity_bytes.fetch_max(capacity_bytes, Ordering::AcqRel);
+        self.capacity.check_growth(capacity_bytes)?;
+        self.capacity.raise(capacity_bytes);
         Ok(())
     }
     fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {

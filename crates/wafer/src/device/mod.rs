@@ -352,6 +352,7 @@ forward_device!(Arc);
 forward_device!(Box);
 
 mod aligned;
+mod capacity;
 mod coalesce;
 #[cfg(test)]
 mod conformance;

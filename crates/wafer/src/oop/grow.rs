@@ -9,7 +9,7 @@
 //! past the old capacity is handed out before the zones that hold it exist on the device.
 use super::layout::Layout;
 use super::state::Inner;
-use crate::device::DeviceError;
+use crate::pagestore::growth_refused;
 use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 
@@ -20,16 +20,7 @@ pub(super) fn hold_zones(device: &dyn crate::device::Device, layout: &Layout) ->
     if bytes <= device.capacity_bytes() {
         return Ok(());
     }
-    device.grow_to(bytes).map_err(|e| cannot_grow(bytes, e))
-}
-
-fn cannot_grow(bytes: u64, e: DeviceError) -> Error {
-    match e {
-        DeviceError::NoSpace | DeviceError::Unsupported(_) => {
-            Error::OutOfSpace(format!("the data file cannot grow to {bytes} bytes: {e}"))
-        }
-        other => other.into(),
-    }
+    device.grow_to(bytes).map_err(|e| growth_refused(bytes, e))
 }
 
 /// Grows the store until its page capacity reaches `pages`; returns the new capacity.
@@ -56,7 +47,7 @@ pub(super) fn add_zones(inner: &Inner, pages: u64) -> Result<u64> {
     let zones = wanted.max(inner.lock_state().space.zone_count());
     let bytes = layout.device_bytes_for(zones);
     if bytes > inner.device.capacity_bytes() {
-        inner.device.grow_to(bytes).map_err(|e| cannot_grow(bytes, e))?;
+        inner.device.grow_to(bytes).map_err(|e| growth_refused(bytes, e))?;
     }
     let sized = layout.with_zone_count(zones)?;
     assert!(sized.page_capacity >= pages, "{zones} zones hold {} pages", sized.page_capacity);
