@@ -61,7 +61,8 @@ impl Devices {
             true => FaultDevice::new(GROWTH_START_BYTES).with_growth(growth_max_bytes()),
             false => FaultDevice::new(data_bytes()),
         };
-        Devices { data: Arc::new(data), wal: Arc::new(FaultDevice::new(1 << 20)), zones }
+        let wal = Arc::new(FaultDevice::new(options().wal_capacity_bytes));
+        Devices { data: Arc::new(data), wal, zones }
     }
 
     /// All of them after one power cut.
@@ -214,6 +215,9 @@ thread_local! {
     /// Values of 400 bytes and more out of line (blobs), some of several pages: cuts while
     /// blob pages are staged, written, moved by GC and dropped.
     static BLOBS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// With BLOBS: every value out of line and a small log, so batches fold the free-extent
+    /// tree (a fold comes once a checkpoint record's worth of extent changes piled up).
+    static ALL_BLOBS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The data device starts at 16 pages and grows (as a file does) up to 8 MiB: cuts land
     /// among growths, and recovery finds pages past the size the database was created with.
     static GROWTH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -266,6 +270,9 @@ fn options() -> Options {
         o.out_of_place.compression = wafer::oop::codec::Compression::Device;
         // Thin provisioning: the pages compress several to a slot (as with host compression).
         o.out_of_place.max_fill_percent = 250;
+        if ALL_BLOBS.get() {
+            o.blob_threshold_bytes = Some(0);
+        }
     }
     if NOWA.get() {
         o.out_of_place.nowa = true;
@@ -290,6 +297,12 @@ fn options() -> Options {
     }
     o.wal_capacity_bytes = 1 << 20;
     o.checkpoint_log_bytes = 96 << 10;
+    if ALL_BLOBS.get() {
+        // A checkpoint record carries a 32nd of the log between checkpoints of extent
+        // changes: a small one, so that the workload's few hundred changes fold.
+        o.wal_capacity_bytes = 512 << 10;
+        o.checkpoint_log_bytes = 24 << 10;
+    }
     o
 }
 
@@ -446,6 +459,9 @@ struct Totals {
     pages: u64,
     /// Dry runs whose data device grew while the workload ran.
     grown: u64,
+    /// Blobs written and freed, and folds of the blob free-extent tree, in the dry runs.
+    blob_changes: u64,
+    folds: u64,
 }
 
 fn run_seed(seed: u64, totals: &mut Totals) {
@@ -460,6 +476,8 @@ fn run_seed(seed: u64, totals: &mut Totals) {
     totals.checkpoints_seen += db.stats().checkpoints;
     totals.evictions += db.stats().pool.evictions;
     totals.gc_cycles += db.stats().out_of_place.map_or(0, |o| o.gc_cycles);
+    totals.folds += db.stats().blobs.map_or(0, |b| b.folds);
+    totals.blob_changes += db.stats().blobs.map_or(0, |b| b.blobs_written + b.blobs_freed);
     totals.pages += db.stats().allocated_pages;
     totals.grown += u64::from(devs.data.capacity_bytes() > created_bytes);
     let total_io = trip.count.load(Ordering::SeqCst);
@@ -629,6 +647,24 @@ fn blob_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
     assert!(totals.redo_applied > 0, "{totals:?}");
 }
 
+/// In place with every value a blob: cuts land among folds of the free-extent tree, and
+/// recovery rebuilds the free extents from the tree as redone and the changes since its fold.
+#[test]
+fn blob_fold_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    BLOBS.set(true);
+    ALL_BLOBS.set(true);
+    let totals = power_cut_seeds(40);
+    assert!(totals.folds > 0, "the cuts must fall among free-extent folds: {totals:?}");
+}
+
+/// The same out of place, with compression: folds among GC cycles and map snapshots.
+#[test]
+fn blob_fold_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    ALL_BLOBS.set(true);
+    let totals = out_of_place_cuts(&[&BLOBS, &COMPRESSED], 30);
+    assert!(totals.folds > 0, "the cuts must fall among free-extent folds: {totals:?}");
+}
+
 /// Out of place with blobs, compression, GDT and NoWA: blob pages placed, packed and moved by
 /// GC, staged until the log writes, and dropped once no commit names them.
 #[test]
@@ -659,7 +695,7 @@ fn growing_file_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_b
 fn out_of_place_cuts(
     features: &[&'static std::thread::LocalKey<std::cell::Cell<bool>>],
     seeds: u64,
-) {
+) -> Totals {
     OUT_OF_PLACE.set(true);
     for f in features {
         f.set(true);
@@ -667,6 +703,7 @@ fn out_of_place_cuts(
     let totals = power_cut_seeds(seeds);
     assert_eq!(totals.torn_repaired, 0, "out of place never doublewrites");
     assert!(totals.gc_cycles > 0, "the cuts must fall among GC cycles: {totals:?}");
+    totals
 }
 
 /// Runs `seeds`, adding to `totals`; a failing seed is printed for a rerun.

@@ -22,8 +22,9 @@
 //! runs of at least [`GROW_PAGES_MIN`] (a batch of its own). A batch's changes to the free
 //! extents ride in its commit record (`durable::record`, TAKE / GIVE); a system tree
 //! (`\0blobs`, start -> length) holds them as of its last fold, which a batch makes once
-//! [`FOLD_CHANGES_MAX`] or fewer changes have piled up, and every checkpoint record carries
-//! the changes since. Blob ids never pass through the buffer pool.
+//! more changes have piled up than a checkpoint record carries ([`RECORD_CHANGES_MAX`] or
+//! fewer) or the fold would outgrow the room kept for it ([`FOLD_CHANGES_MAX`]); every
+//! checkpoint record carries the changes since. Blob ids never pass through the buffer pool.
 //!
 //! **Order.** (1) Before the writer mutex, a put takes a run and builds its pages. With a log,
 //! a small blob's pages wait in the [`Stager`] until the log is about to write records (its
@@ -62,10 +63,14 @@ pub const FREE_TREE_NAME: &str = "\0blobs";
 /// With a log, blobs of at most this many pages wait in the [`Stager`] for the log's next
 /// write (larger ones are written at once, in groups); a flush starts at this many waiting.
 pub const STAGE_PAGES_MAX: usize = 256;
-/// The batch that would leave more than this many extent changes since the free-extent
-/// tree's last fold ends with a fold: folds that rare cancel most changes (a run freed and
-/// taken again), and a checkpoint record carries at most this many.
+/// A fold may make at most three tree changes for each of this many extent changes: the room
+/// in the log every batch keeps for one.
 pub const FOLD_CHANGES_MAX: usize = 8192;
+/// A checkpoint record carries at most this many extent changes since the last fold: the
+/// batch that would leave more folds. Folds that rare cancel most changes (a run freed and
+/// taken again), and a fold rewrites at most every extent of the tree and of the space, so
+/// while the space holds few extents this bound, not the room above, sets how often they come.
+pub const RECORD_CHANGES_MAX: usize = 65_536;
 /// A lookup that finds its blob replaced under it looks again, at most this many times.
 pub const READ_ATTEMPTS: u32 = 16;
 

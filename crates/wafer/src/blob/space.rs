@@ -295,6 +295,14 @@ impl BlobSpace {
         &self.since_fold
     }
 
+    /// The most tree changes a fold now would make: three per extent change since the last
+    /// one (a change splits or merges at most three extents), and never more than the tree's
+    /// entries and the free extents together (`diff` deletes or puts each at most once).
+    pub fn fold_ops_bound(&self) -> usize {
+        let pending = self.since_fold.len() + self.batch.len();
+        (3 * pending).min(self.tree.len() + self.free.len())
+    }
+
     /// Extent changes the batch under way made so far.
     pub fn batch_changes(&self) -> usize {
         self.batch.len()
@@ -449,6 +457,40 @@ mod tests {
         let r = BlobSpace::recovered(vec![(90, 20)], s.since_fold().to_vec()).unwrap();
         assert_eq!(extents(&r), extents(&s));
         assert!(r.tree_matches(&[(90, 20)].into()), "the tree still lacks the shrink");
+    }
+
+    /// Frees `r` in a batch of its own and makes it available (its commit durable, the store
+    /// done with its pages).
+    fn free_now(s: &mut BlobSpace, r: Range<PageId>) {
+        s.release(r).unwrap();
+        let _ = s.commit_batch();
+        s.seal(Gate::Flush);
+        let opened = s.open_gates(None);
+        s.make_available(&opened);
+    }
+
+    #[test]
+    fn the_fold_bound_is_three_per_change_but_never_more_than_the_extents() {
+        let mut s = BlobSpace::new((0..10).map(|i| (4 * i, 1)));
+        free_now(&mut s, 2..3);
+        assert_eq!(s.fold_ops_bound(), 3, "three tree changes per extent change at most");
+        // Many changes on one page: three per change would say 3 x 41, the diff is at most
+        // one per extent of the tree (10) and of the space (11).
+        for _ in 0..20 {
+            let r = s.take(1).unwrap();
+            s.claim(r.clone());
+            let _ = s.commit_batch();
+            free_now(&mut s, r);
+        }
+        assert_eq!(s.since_fold().len(), 41);
+        assert_eq!(s.fold_ops_bound(), 21);
+        let ops = s.fold();
+        assert_eq!(
+            ops,
+            vec![TreeOp::Put { start: 2, len: 1 }],
+            "only the new extent reaches the tree"
+        );
+        assert!(ops.len() <= 21);
     }
 
     #[test]

@@ -60,9 +60,9 @@ pub(crate) struct BlobState {
     counters: Counters,
     /// With a log: small blobs wait here for the log's next write.
     pub stager: Option<Arc<blob::Stager>>,
-    /// Extent changes since the last fold that trigger the next one (a checkpoint record
-    /// carries them all, and must fit the log's buffer).
-    pub fold_changes_max: usize,
+    /// When a batch folds (a checkpoint record carries the changes since the last fold, and
+    /// a fold must fit the room every batch keeps for it).
+    pub fold: FoldBounds,
 }
 
 /// A batch operation as stored: the tagged value, and the run its blob took (to be claimed).
@@ -98,12 +98,12 @@ impl BlobState {
         tree: Arc<TreeCore>,
         space: BlobSpace,
         stager: Option<Arc<blob::Stager>>,
-        fold_changes_max: usize,
+        fold: FoldBounds,
     ) -> Self {
         BlobState {
             threshold,
             space: Mutex::new(space),
-            fold_changes_max,
+            fold,
             tree,
             seq: AtomicU64::new(seq_seed()),
             counters: Counters::default(),
@@ -148,10 +148,15 @@ impl BlobState {
     }
 }
 
+/// Log bytes a fold of at most `ops` tree changes takes, with slack for the splits' images.
+fn fold_ops_bytes(ops: usize) -> u64 {
+    ops as u64 * FOLD_RECORD_BYTES + 4 * (PAGE_SIZE as u64 + 64)
+}
+
 /// Log bytes a fold of `changes` extent changes may take at most: each moves at most three
 /// extents, each a tree record of at most [`FOLD_RECORD_BYTES`] (its share of leaf splits in).
 fn fold_bytes(changes: usize) -> u64 {
-    3 * changes as u64 * FOLD_RECORD_BYTES + 4 * (PAGE_SIZE as u64 + 64)
+    fold_ops_bytes(3 * changes)
 }
 /// The blob a stored value names (None: an inline value), for code that frees values it
 /// removes without looking each up.
@@ -173,21 +178,57 @@ pub(super) fn release_log_bytes(blobs: usize) -> u64 {
 /// 55 bytes framed) and its share of the splits (a leaf holds over 100 entries).
 const FOLD_RECORD_BYTES: u64 = 64 + 128;
 
-/// Extent changes since the last fold that make the next batch fold: as many as a checkpoint
-/// record carries within the log's largest record, as many as a fold fits in a sixteenth of
-/// the log, and at most [`blob::FOLD_CHANGES_MAX`].
-pub(super) fn fold_changes_max(wal: &crate::wal::WalOptions, log_capacity_bytes: u64) -> usize {
-    let blocks = wal.buffer_blocks.saturating_sub(2) as usize;
-    let room = (blocks * crate::wal::format::BLOCK_DATA_BYTES).saturating_sub(128);
-    let by_record = room / crate::durable::record::EXTENT_OP_BYTES_MAX;
-    let by_log = (log_capacity_bytes / 16 / (3 * FOLD_RECORD_BYTES)) as usize;
-    by_record.min(by_log).clamp(1, blob::FOLD_CHANGES_MAX)
+/// When a batch ends with a fold of the free-extent tree. Folds are what the tree costs in the
+/// log: each rewrites every extent that changed since the last one, so they come as rarely as
+/// the two bounds allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FoldBounds {
+    /// Extent changes since the last fold that a checkpoint record carries: within the log's
+    /// largest record and a 32nd of the log between checkpoints, and at most
+    /// [`blob::RECORD_CHANGES_MAX`].
+    pub record_changes_max: usize,
+    /// Tree changes a fold may make: the room every batch keeps for one, as many as fit in a
+    /// sixteenth of the log, at most three for each of [`blob::FOLD_CHANGES_MAX`] changes.
+    pub fold_ops_max: usize,
+}
+
+impl FoldBounds {
+    pub(super) fn new(
+        wal: &crate::wal::WalOptions,
+        log_capacity_bytes: u64,
+        checkpoint_log_bytes: u64,
+    ) -> FoldBounds {
+        let blocks = wal.buffer_blocks.saturating_sub(2) as usize;
+        let room = (blocks * crate::wal::format::BLOCK_DATA_BYTES).saturating_sub(128);
+        let by_record = room / crate::durable::record::EXTENT_OP_BYTES_MAX;
+        let by_log = (log_capacity_bytes / 16 / (3 * FOLD_RECORD_BYTES)) as usize;
+        let changes_max = by_record.min(by_log).clamp(1, blob::FOLD_CHANGES_MAX);
+        // The checkpoint record is appended without a room check: keep it to a 32nd of the
+        // log between two checkpoints.
+        let op_bytes = crate::durable::record::EXTENT_OP_BYTES_MAX as u64;
+        let by_log_record = (checkpoint_log_bytes.min(log_capacity_bytes) / 32 / op_bytes) as usize;
+        let bounds = FoldBounds {
+            record_changes_max: by_record
+                .min(by_log_record)
+                .clamp(changes_max, blob::RECORD_CHANGES_MAX),
+            fold_ops_max: 3 * changes_max,
+        };
+        // A checkpoint record carries at least the changes the fold reserve alone would allow.
+        assert!(bounds.fold_ops_max > 0 && bounds.fold_ops_max <= 3 * bounds.record_changes_max);
+        bounds
+    }
+
+    /// Whether `pending` extent changes since the last fold, whose fold would make at most
+    /// `fold_ops` tree changes, call for a fold now.
+    pub(super) fn needs_fold(&self, pending: usize, fold_ops: usize) -> bool {
+        pending > self.record_changes_max || fold_ops > self.fold_ops_max
+    }
 }
 
 /// What every batch of a database with blobs and a log keeps free in the log beyond its own
 /// records, so that the batch may fold (0 without blobs).
 pub(super) fn fold_reserve_bytes(b: Option<&BlobState>) -> u64 {
-    b.map_or(0, |b| fold_bytes(b.fold_changes_max))
+    b.map_or(0, |b| fold_ops_bytes(b.fold.fold_ops_max))
 }
 
 /// Applies free-extent tree changes through the batch's hold of the tree.
@@ -308,14 +349,14 @@ impl DbInner {
     /// for that is in every batch's estimate ([`fold_reserve_bytes`]).
     pub(super) fn fold_blobs_if_full(&self, env: Env<'_>) -> Result<()> {
         let Some(b) = self.blobs.get() else { return Ok(()) };
-        let pending = {
+        let (pending, fold_ops) = {
             let space = b.lock_space();
-            space.since_fold().len() + space.batch_changes()
+            (space.since_fold().len() + space.batch_changes(), space.fold_ops_bound())
         };
-        if pending > b.fold_changes_max {
+        if b.fold.needs_fold(pending, fold_ops) {
             let changed = fold_free_tree(b, env)?;
             b.counters.folds.fetch_add(1, Ordering::Relaxed);
-            assert!(changed <= 3 * pending, "{changed} tree changes for {pending} extent changes");
+            assert!(changed <= fold_ops, "{changed} tree changes, at most {fold_ops} expected");
         }
         Ok(())
     }

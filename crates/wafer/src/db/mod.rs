@@ -560,13 +560,17 @@ impl Db {
             Some(wl) => wl.wal()?.capacity_bytes(),
             None => 0,
         };
-        let fold_changes_max = blobs::fold_changes_max(&inner.options.wal, log_bytes);
+        let fold = blobs::FoldBounds::new(
+            &inner.options.wal,
+            log_bytes,
+            inner.options.checkpoint_log_bytes,
+        );
         let state = Arc::new(blobs::BlobState::new(
             inner.options.blob_threshold_bytes,
             tree.core,
             space,
             stager,
-            fold_changes_max,
+            fold,
         ));
         if let Some(cp) = &inner.checkpointer {
             let set = cp.blob_state.set(state.clone()).is_ok();
