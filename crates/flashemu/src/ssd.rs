@@ -290,9 +290,15 @@ impl Ssd {
     }
 
     /// Makes everything written durable in the store (fsync for the file store). Partly filled
-    /// flash pages stay in the (power-loss protected) write buffer: nothing is padded.
+    /// flash pages stay in the (power-loss protected) write buffer: nothing is padded. In device
+    /// time a flush is a barrier: it completes when every command before it has (the last
+    /// program among them included), and no later command starts earlier.
     pub fn flush(&mut self) -> Result<(), EmuError> {
-        self.store.flush()
+        self.store.flush()?;
+        if let Some(timing) = &mut self.timing {
+            timing.flush();
+        }
+        Ok(())
     }
 
     fn zns(&self) -> Result<&Zns, EmuError> {

@@ -214,7 +214,14 @@ const TRANSFER_NS: u64 = 5_000;
 /// channel fastest. Zone 0 holds `pages` full 16 KiB flash pages (4 slots each), written at
 /// queue depth 1, so every program has ended when the first read is issued.
 fn zns_written(channels: u32, chips: u32, pages: u32) -> Ssd {
-    let mut config = config("chips", 1);
+    let mut ssd = zns(channels, chips, 1);
+    ssd.write(0, 4 * pages, None, Placement::None).unwrap();
+    ssd
+}
+
+/// The ZNS device of [`zns_written`], empty, at `queue_depth`.
+fn zns(channels: u32, chips: u32, queue_depth: u32) -> Ssd {
+    let mut config = config("chips", queue_depth);
     for (key, value) in [
         ("channels", channels.to_string()),
         ("chips-per-channel", chips.to_string()),
@@ -226,10 +233,57 @@ fn zns_written(channels: u32, chips: u32, pages: u32) -> Ssd {
         config.set(key, &value).unwrap();
     }
     config.validate().unwrap();
-    let mut ssd = Ssd::new(config).unwrap();
+    let ssd = Ssd::new(config).unwrap();
     assert_eq!(ssd.layout().slots_per_page, 4);
-    ssd.write(0, 4 * pages, None, Placement::None).unwrap();
     ssd
+}
+
+/// `blocks` single-block writes from LBA 0 on one channel and one chip, all in flight at once
+/// (queue depth 64), then a flush: (the device after it, its timing report).
+fn written_then_flushed(blocks: u64) -> (Ssd, TimingReport) {
+    let mut ssd = zns(1, 1, 64);
+    for lba in 0..blocks {
+        ssd.write(lba, 1, None, Placement::None).unwrap();
+    }
+    ssd.flush().unwrap();
+    let report = ssd.timing_report().unwrap();
+    (ssd, report)
+}
+
+/// A flush completes when the last program of the writes before it finishes, and nothing
+/// after it starts earlier. Analytically, on one channel and one chip with every write issued
+/// at 0: slot i is in the page register at (i + 1) transfers; page j's program starts when
+/// its 4th slot is in and the chip is free, so (tPROG > 4 transfers) it ends at 4 transfers +
+/// (j + 1) tPROG. A partly filled page stays in the write buffer: the flush does not wait to
+/// program it.
+#[test]
+fn a_flush_completes_when_the_last_program_of_the_writes_before_it_ends() {
+    let t = TRANSFER_NS;
+    let prog = PROGRAM_NS as u64;
+    let (mut ssd, report) = written_then_flushed(32);
+    let last_program_ns = 4 * t + 8 * prog;
+    assert_eq!(report.device_ns, last_program_ns);
+    assert_eq!((report.flushes, report.flush_wait_ns), (1, last_program_ns));
+    // The next write starts at the flush: one transfer later (it fills no page).
+    ssd.write(32, 1, None, Placement::None).unwrap();
+    assert_eq!(ssd.timing_report().unwrap().device_ns, last_program_ns + t);
+    // Without the flush the same write overlaps the programs: it ends long before them.
+    let mut unflushed = zns(1, 1, 64);
+    for lba in 0..33 {
+        unflushed.write(lba, 1, None, Placement::None).unwrap();
+    }
+    let report = unflushed.timing_report().unwrap();
+    assert_eq!((report.device_ns, report.flushes), (last_program_ns, 0));
+    // 30 slots: 7 full pages programmed, the 8th holds 2 slots in the buffer.
+    let (_, report) = written_then_flushed(30);
+    assert_eq!(report.device_ns, 4 * t + 7 * prog);
+    // A flush with nothing in flight waits nothing; counters never see a flush.
+    let (mut ssd, _) = written_then_flushed(4);
+    let before = ssd.counters();
+    ssd.flush().unwrap();
+    let report = ssd.timing_report().unwrap();
+    assert_eq!((report.flushes, report.flush_wait_ns), (2, 4 * t + prog));
+    assert_eq!(ssd.counters(), before);
 }
 
 /// Device time of one read of `blocks` at `lba`, alone on idle chips.

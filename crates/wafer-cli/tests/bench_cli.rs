@@ -80,6 +80,8 @@ fn bench_ycsb_on_tiny_emulator_writes_consistent_json_and_plots() {
     assert!((f("physical_bytes_per_op") * ops - bytes("flash")).abs() < 1e-6 * bytes("flash"));
     assert!(f("ssd_waf") > 1.0);
     assert!(!report["intervals"].as_array().unwrap().is_empty());
+    // No device time without the emulator's timing.
+    assert!(s["device_s"].is_null() && s["device_ops_per_sec"].is_null());
 
     let plots = dir.join("plots");
     let out = wafer(&[
@@ -100,6 +102,48 @@ fn bench_ycsb_on_tiny_emulator_writes_consistent_json_and_plots() {
     assert!(std::fs::read_to_string(dir.join("c-waf.svg")).unwrap().contains("<svg"));
     let table = stdout(&wafer(&["report", "table", json.to_str().unwrap()]));
     assert!(table.contains("SSD WAF"), "{table}");
+}
+
+/// With the emulator's timing on, each phase reports its device time beside wall-clock:
+/// operations per device second, and the engine's syncs as FLUSH commands that waited.
+#[test]
+fn bench_ycsb_on_a_timed_emulator_reports_device_time_per_phase() {
+    let dir = scratch("ycsb-timed");
+    let json = dir.join("r.json");
+    let args = [
+        "bench",
+        "ycsb",
+        "--device",
+        "emu:tiny",
+        "--emu",
+        "timing=chips",
+        "--emu",
+        "queue-depth=8",
+        "--records",
+        "2000",
+        "--load-batch",
+        "16",
+        "--threads",
+        "2",
+        "--ops",
+        "2000",
+        "--json",
+    ];
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend([json.to_str().unwrap(), "--quiet"]);
+    let text = stdout(&wafer(&all));
+    assert!(text.contains("run in device time:"), "{text}");
+    assert!(text.contains("load in device time:"), "{text}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for phase in [&report["summary"], &report["load"]] {
+        let f = |k: &str| phase[k].as_f64().unwrap();
+        assert!(f("device_s") > 0.0, "{phase}");
+        let rate = f("ops") / f("device_s");
+        assert!((f("device_ops_per_sec") - rate).abs() <= 1e-9 * rate, "{phase}");
+        assert!(phase["device_flushes"].as_u64().unwrap() > 0, "{phase}");
+        assert!(f("device_flush_wait_s") >= 0.0, "{phase}");
+    }
 }
 
 #[test]

@@ -22,6 +22,16 @@
 //! further fixed latency), then its compressed bytes go to flash as a write; a decompressed
 //! read senses its pages (once each, as any read), then passes the decompressor. Engine time queues like chip time.
 //!
+//! A FLUSH is a barrier: the host issues it after every write it wants durable and issues
+//! nothing behind it until it completes, and it completes once every command the device
+//! accepted before it has completed. In chip mode a completed write is durable already: the
+//! write that fills a flash page completed only after its program, and a partly filled page
+//! waits in the (power-loss protected) write buffer, which a flush does not program (the
+//! `Ssd` docs). So a flush waits for the in-flight commands to finish, the last program among
+//! them included, and adds no flash work; what it costs is the overlap lost, since the
+//! commands behind it start only then. GC copies are the device's own and are not waited for.
+//! In MQSSD mode the same barrier falls on the device-wide server's clock.
+//!
 //! MQSSD mode replaces the chips by 001's fitted costs at k = queue depth: one device-wide
 //! server, a setup s(k) or t(k) per random command plus beta(k) or alpha(k) per page. The
 //! fitted device does its own GC, so the emulator's GC costs nothing there.
@@ -136,6 +146,8 @@ struct Stats {
     chip_busy_ns: u64,
     engine_busy_ns: u64,
     gc_busy_ns: u64,
+    flushes: u64,
+    flush_wait_ns: u64,
     write_latency: Histogram,
     read_latency: Histogram,
 }
@@ -148,6 +160,8 @@ impl Stats {
             chip_busy_ns: 0,
             engine_busy_ns: 0,
             gc_busy_ns: 0,
+            flushes: 0,
+            flush_wait_ns: 0,
             write_latency: Histogram::new(),
             read_latency: Histogram::new(),
         }
@@ -171,6 +185,10 @@ pub struct TimingReport {
     pub gc_busy_ns: u64,
     /// Busy time of the compression engine (CCZNS: compressor and decompressor summed).
     pub engine_busy_ns: u64,
+    /// FLUSH commands, and the device time they waited for the commands before them
+    /// (summed; a flush with nothing in flight waits 0).
+    pub flushes: u64,
+    pub flush_wait_ns: u64,
     pub write_latency: LatencySummary,
     pub read_latency: LatencySummary,
 }
@@ -411,12 +429,28 @@ impl Timing {
         self.mqssd_clock_ns.ceil() as u64
     }
 
-    /// Starts a new measuring window at the current end of device time (e.g. after a fill).
+    /// A FLUSH (see the module docs): issued when a queue slot frees, as any command, it
+    /// completes when the last command accepted before it completes, and the next command is
+    /// issued no earlier. Returns its completion time.
+    pub(crate) fn flush(&mut self) -> u64 {
+        let issued = self.issue();
+        // Every completion is in `in_flight` or already at or before `last_issue_ns`.
+        let drained = self.in_flight.iter().map(|Reverse(done)| *done).max().unwrap_or(issued);
+        let done = drained.max(issued);
+        self.in_flight.clear();
+        self.last_issue_ns = done;
+        self.end_ns = self.end_ns.max(done);
+        self.stats.flushes += 1;
+        self.stats.flush_wait_ns += done - issued;
+        done
+    }
+
     /// Device time at which the next host command is issued (PLAN's predictor clock).
     pub(crate) fn clock_ns(&self) -> u64 {
         self.last_issue_ns
     }
 
+    /// Starts a new measuring window at the current end of device time (e.g. after a fill).
     pub(crate) fn restart_window(&mut self) {
         self.window_start_ns = self.end_ns;
         self.stats = Stats::new();
@@ -437,6 +471,8 @@ impl Timing {
             chip_busy_ns: self.stats.chip_busy_ns,
             gc_busy_ns: self.stats.gc_busy_ns,
             engine_busy_ns: self.stats.engine_busy_ns,
+            flushes: self.stats.flushes,
+            flush_wait_ns: self.stats.flush_wait_ns,
             write_latency: self.stats.write_latency.summary(),
             read_latency: self.stats.read_latency.summary(),
         }

@@ -3,6 +3,7 @@
 //! ([`model`], [`fit`]), and what the model predicts for Wafer's B-tree ([`cost`]).
 pub mod bench;
 pub mod cost;
+pub mod emu_bench;
 pub mod fit;
 pub mod model;
 pub mod plots;
@@ -30,6 +31,8 @@ pub enum MqssdError {
     Refused { path: String, reason: String },
     #[error("device: {0}")]
     Device(#[from] wafer::device::DeviceError),
+    #[error("emulator: {0}")]
+    Emu(#[from] flashemu::EmuError),
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
 }

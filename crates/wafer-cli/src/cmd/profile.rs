@@ -7,6 +7,7 @@ use clap::Args;
 use wafer_bench::metrics::RunReport;
 use wafer_bench::mqssd::bench::{self, BenchOptions};
 use wafer_bench::mqssd::cost::compare_run;
+use wafer_bench::mqssd::emu_bench::{self, EmuBenchOptions};
 use wafer_bench::mqssd::{plots, DeviceProfile, Op, PredictionError, SyncCost, SyncPoint};
 use wafer_bench::progress::ProgressBar;
 
@@ -15,8 +16,16 @@ use super::error::CliError;
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
     /// file:PATH or a block device path (/dev/...). Refused if it holds data, unless --force.
+    /// Or emu:PRESET / emu:FILE.toml with its timing on (`--emu timing=chips`): the points and
+    /// syncs are then timed in the emulator's device time, the threads being its queue depth.
     #[arg(long)]
     device: Option<String>,
+    /// Emulator setting for an emu: device (`flashemu::Config::set` keys), e.g. timing=chips.
+    #[arg(long = "emu", value_name = "KEY=VALUE")]
+    emu: Vec<String>,
+    /// Pages each point moves on an emu: device [default: 65536; quick 8192].
+    #[arg(long, value_name = "PAGES")]
+    pages_per_point: Option<u64>,
     /// Read this profile (TOML) instead of measuring.
     #[arg(long, value_name = "FILE.toml")]
     from: Option<PathBuf>,
@@ -119,6 +128,7 @@ fn obtain(args: &ProfileArgs) -> Result<DeviceProfile, CliError> {
             }
             profile
         }
+        (None, Some(device)) if device.starts_with("emu:") => measure_emu(args, device)?,
         (None, Some(device)) => measure(args, device)?,
         (None, None) => {
             return Err(CliError("give --device file:PATH or --from PROFILE.toml".into()))
@@ -177,6 +187,56 @@ fn measure_syncs(args: &ProfileArgs, device: &str) -> Result<Vec<SyncPoint>, Cli
         let _ = std::fs::remove_file(&path);
     }
     Ok(measured?)
+}
+
+/// The emulator `device` names (`emu:PRESET` or `emu:FILE.toml`) with the `--emu` settings.
+fn emu_config(args: &ProfileArgs, device: &str) -> Result<flashemu::Config, CliError> {
+    let source = device.strip_prefix("emu:").unwrap_or(device);
+    let mut config = if source.ends_with(".toml") {
+        let text =
+            std::fs::read_to_string(source).map_err(|e| CliError(format!("{source}: {e}")))?;
+        flashemu::Config::from_toml(&text).map_err(|e| CliError(format!("{source}: {e}")))?
+    } else {
+        flashemu::Config::preset(source).map_err(|e| CliError(format!("{device}: {e}")))?
+    };
+    for setting in &args.emu {
+        let (key, value) = setting
+            .split_once('=')
+            .ok_or_else(|| CliError(format!("--emu {setting}: expected KEY=VALUE")))?;
+        config
+            .set(key.trim(), value.trim())
+            .map_err(|e| CliError(format!("--emu {setting}: {e}")))?;
+    }
+    Ok(config)
+}
+
+/// The benchmark on the emulator in device time (`mqssd::emu_bench`), the file's k and r.
+fn measure_emu(args: &ProfileArgs, device: &str) -> Result<DeviceProfile, CliError> {
+    let config = emu_config(args, device)?;
+    let file = options_of(args, PathBuf::from(device))?;
+    let pages_default = if args.quick { 8192 } else { 65_536 };
+    let mut name = device.to_string();
+    for setting in &args.emu {
+        name.push(' ');
+        name.push_str(setting);
+    }
+    let options = EmuBenchOptions {
+        config,
+        name,
+        region_bytes: file.file_bytes,
+        ks: file.ks,
+        rs: file.rs,
+        pages_per_point: args.pages_per_point.unwrap_or(pages_default),
+        seed: file.seed,
+    };
+    eprintln!(
+        "profiling {device} in device time: {} bytes, k {:?}, r {:?}, {} pages a point",
+        options.region_bytes, options.ks, options.rs, options.pages_per_point
+    );
+    let mut progress = ProgressBar::without_totals(!args.quiet);
+    let (points, syncs) = emu_bench::run(&options, &mut progress)?;
+    let profile = DeviceProfile::fit(options.info(), points)?;
+    Ok(DeviceProfile { sync: Some(SyncCost::fit(syncs)?), ..profile })
 }
 
 fn measure(args: &ProfileArgs, device: &str) -> Result<DeviceProfile, CliError> {

@@ -103,6 +103,18 @@ pub struct CounterSnapshot {
     pub edt_abs_error_sum: u64,
     #[serde(default)]
     pub edt_observed_lifetime_sum: u64,
+    /// The emulator's device time, when it is timed (`[timing]`, `--emu timing=...`): false
+    /// elsewhere, and then the device figures are null. `device_ns` is the device clock (the
+    /// end of the last command), `device_flushes` the FLUSH commands and `device_flush_wait_ns`
+    /// the device time they waited for the commands before them.
+    #[serde(default)]
+    pub device_time_measured: bool,
+    #[serde(default)]
+    pub device_ns: u64,
+    #[serde(default)]
+    pub device_flushes: u64,
+    #[serde(default)]
+    pub device_flush_wait_ns: u64,
 }
 
 /// Bins of [`CounterSnapshot::gc_victim_valid_hist`].
@@ -180,6 +192,10 @@ impl CounterSnapshot {
                 self.edt_observed_lifetime_sum,
                 earlier.edt_observed_lifetime_sum,
             ),
+            device_time_measured: self.device_time_measured && earlier.device_time_measured,
+            device_ns: d(self.device_ns, earlier.device_ns),
+            device_flushes: d(self.device_flushes, earlier.device_flushes),
+            device_flush_wait_ns: d(self.device_flush_wait_ns, earlier.device_flush_wait_ns),
         }
     }
 }

@@ -117,6 +117,19 @@ pub struct Figures {
     pub edt_within_2x: Option<f64>,
     #[serde(default)]
     pub edt_error_ratio: Option<f64>,
+    /// The emulator's device time over the period (seconds) and operations per device second,
+    /// beside the wall-clock `elapsed_s` and `ops_per_sec`; null unless the device is the
+    /// emulator with timing on (a period without device time has no rate either).
+    #[serde(default)]
+    pub device_s: Option<f64>,
+    #[serde(default)]
+    pub device_ops_per_sec: Option<f64>,
+    /// FLUSH commands in the period and the device seconds they waited for the commands
+    /// before them (null without device time).
+    #[serde(default)]
+    pub device_flushes: Option<u64>,
+    #[serde(default)]
+    pub device_flush_wait_s: Option<f64>,
 }
 
 fn ratio(num: u64, den: u64) -> Option<f64> {
@@ -216,6 +229,13 @@ impl Figures {
             gc_victim_valid_cdf: victim_cdf(&d.gc_victim_valid_hist),
             edt_within_2x: ratio(d.edt_within_2x, d.edt_predictions),
             edt_error_ratio: ratio(d.edt_abs_error_sum, d.edt_observed_lifetime_sum),
+            device_s: d.device_time_measured.then(|| d.device_ns as f64 / 1e9),
+            device_ops_per_sec: (d.device_time_measured && d.device_ns > 0)
+                .then(|| d.ops as f64 * 1e9 / d.device_ns as f64),
+            device_flushes: d.device_time_measured.then_some(d.device_flushes),
+            device_flush_wait_s: d
+                .device_time_measured
+                .then(|| d.device_flush_wait_ns as f64 / 1e9),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Filling [`CounterSnapshot`] from the engine's and the emulator's own counters. The metrics
 //! types stay plain numbers; this is the one place that knows both sides' field names.
 
-use flashemu::Counters;
+use flashemu::{Counters, TimingReport};
 use wafer::device::WritePurpose;
 use wafer::stats::IoSnapshot;
 
@@ -18,6 +18,14 @@ pub fn apply_io_snapshot(io: &IoSnapshot, snapshot: &mut CounterSnapshot) {
     snapshot.wal_bytes = io.bytes(WritePurpose::Wal);
     snapshot.blob_bytes = io.bytes(WritePurpose::Blob);
     snapshot.db_read_bytes = io.read_bytes;
+}
+
+/// Copy the emulator's device clock and flushes into `snapshot` (its timing is on).
+pub fn apply_flash_timing(timing: &TimingReport, snapshot: &mut CounterSnapshot) {
+    snapshot.device_time_measured = true;
+    snapshot.device_ns = timing.device_ns;
+    snapshot.device_flushes = timing.flushes;
+    snapshot.device_flush_wait_ns = timing.flush_wait_ns;
 }
 
 /// Copy the emulator's flash program counters into `snapshot`.

@@ -21,7 +21,7 @@ const _: () = assert!(crate::metrics::VICTIM_VALID_BINS == wafer::space::VALID_R
 use wafer::{Db, Durability, Options, Tree, WriteMode};
 
 use super::target::{KvTarget, TargetError};
-use crate::metrics::sources::{apply_flash_counters, apply_io_snapshot};
+use crate::metrics::sources::{apply_flash_counters, apply_flash_timing, apply_io_snapshot};
 use crate::metrics::CounterSnapshot;
 use wafer_workloads::values::{ValueGenerator, ValueSpec};
 use wafer_workloads::ycsb::WorkloadSpec;
@@ -394,6 +394,9 @@ impl KvTarget for EngineTarget {
         apply_io_snapshot(&self.device.stats().snapshot(), &mut s);
         if let Some(flash) = self.device.flash_counters() {
             apply_flash_counters(&flash, &mut s);
+        }
+        if let Some(timing) = self.device.flash_timing() {
+            apply_flash_timing(&timing, &mut s);
         }
         let stats = self.db.stats();
         // Logical user bytes: what the pool handed to the page store, before any transformation.

@@ -126,6 +126,17 @@ fn latency_line(kind: &str, s: &HistogramSummary) -> String {
     )
 }
 
+/// The emulator's device time of a phase, when it was measured.
+fn device_time_line(f: &Figures) -> Option<String> {
+    let device_s = f.device_s?;
+    Some(format!(
+        "{device_s:.3} s, {} ops/s; {} flushes waited {} s",
+        fixed(f.device_ops_per_sec, 0),
+        f.device_flushes.unwrap_or(0),
+        fixed(f.device_flush_wait_s, 3)
+    ))
+}
+
 /// The table of one run plus its latencies, CPU and memory: what `wafer bench` prints.
 pub fn render_report(report: &RunReport) -> String {
     let mut out = render(&[Row { label: report.label.clone(), figures: Ok(report.summary) }]);
@@ -149,6 +160,11 @@ pub fn render_report(report: &RunReport) -> String {
             fixed(load.ops_per_sec, 0),
             load.bytes.db_issued as f64 / f64::from(1u32 << 20)
         );
+    }
+    for (phase, figures) in [("load", report.load.as_ref()), ("run", Some(s))] {
+        if let Some(line) = figures.and_then(device_time_line) {
+            let _ = writeln!(out, "{phase} in device time: {line}");
+        }
     }
     let fill = report.observed.get("target_before_run").and_then(|t| t.get("fill"));
     if let Some(fill) = fill.and_then(|f| f.as_f64()) {

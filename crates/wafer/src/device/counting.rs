@@ -69,6 +69,9 @@ impl<D: Device> Device for Counted<D> {
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         self.inner.flash_counters()
     }
+    fn flash_timing(&self) -> Option<flashemu::TimingReport> {
+        self.inner.flash_timing()
+    }
     fn capabilities(&self) -> super::DeviceCapabilities {
         self.inner.capabilities()
     }

@@ -121,6 +121,8 @@ impl Device for EmuDevice {
         Ok(())
     }
 
+    /// A FLUSH: with timing on, the emulator charges it in device time (it waits for the
+    /// writes in flight, `flashemu::Ssd::flush`).
     fn sync(&self) -> Result<(), DeviceError> {
         Ok(self.ssd().flush()?)
     }
@@ -139,6 +141,10 @@ impl Device for EmuDevice {
 
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         Some(self.ssd().counters())
+    }
+
+    fn flash_timing(&self) -> Option<flashemu::TimingReport> {
+        self.ssd().timing_report()
     }
 
     fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
@@ -325,6 +331,38 @@ mod tests {
         let dev = EmuDevice::new(config(Interface::Conventional { streams: 1 })).unwrap();
         assert!(dev.zoned().is_none());
         run(&dev, "emulator");
+    }
+
+    /// The device's sync is the emulator's FLUSH: with timing on it waits, in device time, for
+    /// the writes in flight (the programs of the pages they filled), and a device without
+    /// timing reports none.
+    #[test]
+    fn sync_is_a_flush_in_device_time() {
+        let plain = EmuDevice::new(config(Interface::Conventional { streams: 1 })).unwrap();
+        assert!(plain.flash_timing().is_none());
+        let mut cfg = config(Interface::Conventional { streams: 1 });
+        cfg.timing.mode = flashemu::TimingMode::Chips;
+        cfg.timing.queue_depth = 8;
+        let program_ns = cfg.timing.program_ns;
+        let dev = EmuDevice::new(cfg).unwrap();
+        let page = [3u8; BLOCK_BYTES as usize];
+        let ops: Vec<WriteOp<'_>> = (0..4u64)
+            .map(|i| WriteOp {
+                offset: i * BLOCK_BYTES,
+                data: &page,
+                purpose: WritePurpose::UserEviction,
+                placement: Placement::None,
+            })
+            .collect();
+        dev.write_batch(&ops).unwrap();
+        let before = dev.flash_timing().unwrap();
+        dev.sync().unwrap();
+        let after = dev.flash_timing().unwrap();
+        assert_eq!((before.flushes, after.flushes), (0, 1));
+        // 4 KiB flash pages: every write filled a page and completed after its program, so the
+        // flush waited for the last of them and the clock did not move past it.
+        assert!(after.flush_wait_ns >= program_ns, "{after:?}");
+        assert_eq!(after.device_ns, before.device_ns);
     }
 
     #[test]

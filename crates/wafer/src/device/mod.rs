@@ -281,6 +281,11 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         None
     }
+    /// The emulator's device time (throughput over device seconds, flushes) when the device is
+    /// the emulator with timing on; None elsewhere.
+    fn flash_timing(&self) -> Option<flashemu::TimingReport> {
+        None
+    }
     /// What the device reports of its GC unit, FDP, zones and compression (nothing by
     /// default: a plain file or memory knows none of it).
     fn capabilities(&self) -> DeviceCapabilities {
@@ -334,6 +339,9 @@ macro_rules! forward_device {
             }
             fn flash_counters(&self) -> Option<flashemu::Counters> {
                 (**self).flash_counters()
+            }
+            fn flash_timing(&self) -> Option<flashemu::TimingReport> {
+                (**self).flash_timing()
             }
             fn capabilities(&self) -> DeviceCapabilities {
                 (**self).capabilities()

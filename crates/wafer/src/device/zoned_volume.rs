@@ -178,6 +178,11 @@ impl Device for ZonedVolume {
         Some(c)
     }
 
+    /// The zoned SSD's device time; the metadata device (memory) takes none.
+    fn flash_timing(&self) -> Option<flashemu::TimingReport> {
+        self.zones.flash_timing()
+    }
+
     fn capabilities(&self) -> DeviceCapabilities {
         let inner = self.zones.capabilities();
         let z = self.inner_zoned();
