@@ -40,12 +40,15 @@ pub struct StructureChange<'a>(&'a StructureVersion);
 
 impl StructureVersion {
     /// The version to validate against, None while a change runs.
-    fn begin(&self) -> Option<u64> {
+    pub(super) fn begin(&self) -> Option<u64> {
         let v = self.0.load(Ordering::Acquire);
         v.is_multiple_of(2).then_some(v)
     }
 
     fn validate(&self, seen: u64) -> bool {
+        // Paired with `begin`, which hands out even versions only: an odd one would validate
+        // a read that overlapped a structure change.
+        assert!(seen.is_multiple_of(2), "validating against a version read mid-change");
         fence(Ordering::Acquire);
         self.0.load(Ordering::Relaxed) == seen
     }
@@ -98,7 +101,11 @@ impl TreeCore {
         // A value larger than the first buffer: validated values are at most MAX_VALUE_BYTES.
         let mut large = [0u8; node::MAX_VALUE_BYTES];
         match self.lookup_attempts(env, key, &mut large)? {
-            Try::Found(len) => Ok(Some(f(&large[..len.min(large.len())]))),
+            Try::Found(len) => {
+                // Paired with `lookup_optimistic`: a validated value fits this buffer whole.
+                assert!(len <= large.len(), "a validated value of {len} bytes");
+                Ok(Some(f(&large[..len.min(large.len())])))
+            }
             Try::Absent => Ok(None),
             Try::Retry | Try::Latched => self.get_latched(env, key, f),
         }
@@ -107,6 +114,12 @@ impl TreeCore {
     /// Optimistic tries until one answers (Found, Absent) or [`OPTIMISTIC_ATTEMPTS`] are spent
     /// or the latched path is needed (Latched).
     fn lookup_attempts(&self, env: Env<'_>, key: &[u8], out: &mut [u8]) -> Result<Try> {
+        // `get_with` retries with a buffer for any value: only its two sizes come here.
+        assert!(
+            out.len() == SMALL_VALUE_BYTES || out.len() == node::MAX_VALUE_BYTES,
+            "a lookup buffer of {} bytes",
+            out.len()
+        );
         for _ in 0..OPTIMISTIC_ATTEMPTS {
             match self.lookup_optimistic(env, key, out)? {
                 Try::Retry => std::hint::spin_loop(),
@@ -125,6 +138,7 @@ impl TreeCore {
     ) -> Result<Option<R>> {
         let _s = self.shared();
         let g = self.leaf_read(env, key)?;
+        assert_eq!(page::kind(g.bytes()), Some(PageKind::Leaf), "a lookup searched an inner node");
         Ok(node::search(g.bytes(), key).ok().map(|i| f(node::value(g.bytes(), i))))
     }
 
@@ -161,6 +175,10 @@ impl TreeCore {
             });
             if !page.validate() || !self.structure.validate(structure) {
                 return Ok(Try::Retry);
+            }
+            // Validated, so the leaf passed `page::verify` whole: `get_with` relies on the bound.
+            if let Some(len) = found {
+                assert!(len <= node::MAX_VALUE_BYTES, "a validated value of {len} bytes");
             }
             env.pool.count_hits(depth);
             return Ok(found.map_or(Try::Absent, Try::Found));

@@ -67,6 +67,8 @@ pub struct Exclusive<'a> {
 
 impl TreeCore {
     pub fn new(id: u32, root: PageId) -> TreeCore {
+        // Page 0 is the superblock: a root there would format it over.
+        assert_ne!(root, page::meta::META_PAGE_ID, "tree {id} rooted at the superblock");
         TreeCore {
             id,
             root,
@@ -86,11 +88,18 @@ impl TreeCore {
     }
 
     pub fn shared(&self) -> RwLockReadGuard<'_, ()> {
-        self.smo.read().unwrap_or_else(|e| e.into_inner())
+        let g = self.smo.read().unwrap_or_else(|e| e.into_inner());
+        // Paired with `Exclusive`'s field order: its structure change ends before its latch
+        // goes, so no change is open once the latch is ours.
+        assert!(self.structure.begin().is_some(), "a structure change outlived its latch");
+        g
     }
     pub fn exclusive(&self) -> Exclusive<'_> {
         let g = self.smo.write().unwrap_or_else(|e| e.into_inner());
-        Exclusive { core: self, _change: self.structure.change(), _g: g }
+        let x = Exclusive { core: self, _change: self.structure.change(), _g: g };
+        // Paired with `lookup_optimistic`: no optimistic lookup validates while `x` lives.
+        debug_assert!(self.structure.begin().is_none(), "an exclusive latch lookups ignore");
+        x
     }
 
     fn check_page(&self, pid: PageId, p: &page::PageBuf) -> Result<PageKind> {
@@ -108,19 +117,32 @@ impl TreeCore {
                 ),
             });
         }
+        // Paired with the pool, whose reads verify the page's header names the page asked for.
+        assert_eq!(page::page_id(p), pid, "tree {} was handed another page", self.id);
         Ok(kind.unwrap_or(PageKind::Leaf))
     }
 
     /// The leaf covering `key`, latched shared.
     fn leaf_read<'p>(&self, env: Env<'p>, key: &[u8]) -> Result<PageRef<'p>> {
         let leaf = self.descend_key(key, |pid| env.pool.read(pid).map(Some))?;
-        leaf.ok_or_else(|| Error::Corrupt("a reading descent found no page".into()))
+        let leaf = leaf.ok_or_else(|| Error::Corrupt("a reading descent found no page".into()))?;
+        // Callers search and write it as a leaf (`descend_key` returns only at one).
+        assert_eq!(page::kind(leaf.bytes()), Some(PageKind::Leaf), "a descent ended at a non-leaf");
+        Ok(leaf)
     }
 
     /// The leaf covering `key`, latched shared, if every page on the way is in the pool
     /// (Ok(None) otherwise, without any device read).
     fn leaf_cached<'p>(&self, env: Env<'p>, key: &[u8]) -> Result<Option<PageRef<'p>>> {
-        self.descend_key(key, |pid| env.pool.read_cached(pid))
+        let leaf = self.descend_key(key, |pid| env.pool.read_cached(pid))?;
+        if let Some(g) = &leaf {
+            assert_eq!(
+                page::kind(g.bytes()),
+                Some(PageKind::Leaf),
+                "a descent ended at a non-leaf"
+            );
+        }
+        Ok(leaf)
     }
 
     /// Root-to-leaf descent latching one node at a time with `fetch` (None: stop there).
@@ -135,7 +157,11 @@ impl TreeCore {
             if self.check_page(pid, g.bytes())? == PageKind::Leaf {
                 return Ok(Some(g));
             }
-            pid = node::child_at_pos(g.bytes(), node::child_pos_for(g.bytes(), key));
+            let child = node::child_at_pos(g.bytes(), node::child_pos_for(g.bytes(), key));
+            // No state of the tree, not even a stale page's, has a node name itself (a split
+            // gives its parts new pages): a self-loop is a bug, not a cycle DEPTH_MAX catches.
+            assert_ne!(child, pid, "inner node {pid} names itself as a child");
+            pid = child;
         }
         Err(self.too_deep())
     }
@@ -148,6 +174,9 @@ impl TreeCore {
         key: &[u8],
         cached_only: bool,
     ) -> Result<Option<PageRef<'p>>> {
+        // The caller holds the structure latch (shared), so the leaf stays the key's leaf
+        // between this descent and its write latch. `try_write` fails while anyone holds it.
+        debug_assert!(self.smo.try_write().is_err(), "a leaf write without the structure latch");
         if cached_only {
             self.leaf_cached(env, key)
         } else {
@@ -160,7 +189,10 @@ impl TreeCore {
     }
 
     pub fn get(&self, env: Env<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.get_with(env, key, <[u8]>::to_vec)
+        let value = self.get_with(env, key, <[u8]>::to_vec)?;
+        // Paired with `leaf_put`'s bound: a longer value was copied out of something else.
+        assert!(value.as_ref().is_none_or(|v| v.len() <= node::MAX_VALUE_BYTES), "value length");
+        Ok(value)
     }
 
     /// Brings the pages on the way to `key`'s leaf into the pool, holding each latch only for
@@ -195,7 +227,9 @@ impl TreeCore {
         drop(leaf);
         // Inner nodes are frozen while we hold the structure latch, so `pid` is still the leaf.
         let mut g = env.pool.write(pid)?;
-        self.check_page(pid, g.bytes())?;
+        let kind = self.check_page(pid, g.bytes())?;
+        // Only a root split turns a leaf inner, and it runs under the exclusive latch.
+        assert_eq!(kind, PageKind::Leaf, "leaf {pid} changed kind under the shared latch");
         let needed = node::entry_bytes(PageKind::Leaf, key.len(), value.len());
         if node::free_bytes(g.bytes()) < needed && node::search(g.bytes(), key).is_err() {
             return Ok(PutShared::Full);
@@ -203,12 +237,15 @@ impl TreeCore {
         if !node::leaf_put(g.bytes_mut(), key, value) {
             return Ok(PutShared::Full);
         }
+        debug_assert!(node::search(g.bytes(), key).is_ok(), "a put that fit left no entry");
         let change = PageChange::LeafPut { tree_id: self.id, key, value };
         stamp(env.logger, &mut g, &change);
         Ok(PutShared::Done)
     }
 
     pub fn put(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<()> {
+        // The database refuses larger ones with typed errors before any tree sees them.
+        assert!(key.len() <= node::MAX_KEY_BYTES && value.len() <= node::MAX_VALUE_BYTES);
         match self.try_put_shared(env, key, value, false)? {
             PutShared::Done => Ok(()),
             PutShared::Full | PutShared::NotCached => self.exclusive().put(env, key, value),
@@ -219,6 +256,8 @@ impl TreeCore {
     /// with nothing changed and nothing read, when one is not (the caller reads it with
     /// [`TreeCore::prefetch`] outside its mutex and retries). A split may still read.
     pub fn put_cached(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
+        // As in `put`: sizes are checked, with typed errors, before any tree sees them.
+        assert!(key.len() <= node::MAX_KEY_BYTES && value.len() <= node::MAX_VALUE_BYTES);
         match self.try_put_shared(env, key, value, true)? {
             PutShared::Done => Ok(true),
             PutShared::NotCached => Ok(false),
@@ -242,7 +281,8 @@ impl TreeCore {
         let pid = leaf.pid();
         drop(leaf);
         let mut g = env.pool.write(pid)?;
-        self.check_page(pid, g.bytes())?;
+        let kind = self.check_page(pid, g.bytes())?;
+        assert_eq!(kind, PageKind::Leaf, "leaf {pid} changed kind under the shared latch");
         if node::search(g.bytes(), key).is_err() {
             return Ok(Some((false, false)));
         }
@@ -254,6 +294,8 @@ impl TreeCore {
     }
 
     pub fn delete(&self, env: Env<'_>, key: &[u8]) -> Result<bool> {
+        // The database refuses longer keys with a typed error first (no leaf holds one).
+        assert!(key.len() <= node::MAX_KEY_BYTES, "a delete of a {}-byte key", key.len());
         self.delete_maybe_cached(env, key, false)?
             .ok_or_else(|| Error::Corrupt("a reading delete found no page".into()))
     }
@@ -261,6 +303,8 @@ impl TreeCore {
     /// As [`TreeCore::delete`] when the pages down to `key`'s leaf are in the pool; Ok(None),
     /// with nothing changed and nothing read, when one is not (as [`TreeCore::put_cached`]).
     pub fn delete_cached(&self, env: Env<'_>, key: &[u8]) -> Result<Option<bool>> {
+        // As in `delete`: the database refuses longer keys with a typed error first.
+        assert!(key.len() <= node::MAX_KEY_BYTES, "a delete of a {}-byte key", key.len());
         self.delete_maybe_cached(env, key, true)
     }
 
@@ -273,6 +317,8 @@ impl TreeCore {
         let Some((found, underfull)) = self.delete_shared(env, key, cached_only)? else {
             return Ok(None);
         };
+        // Paired with `delete_shared`: only a delete that removed an entry can underfill a leaf.
+        assert!(found || !underfull, "an underfull leaf from a delete that found nothing");
         if underfull {
             // Another thread may refill the leaf before we get here; the exclusive path rechecks.
             self.exclusive().rebalance_leaf(env, key)?;
@@ -295,17 +341,22 @@ impl Exclusive<'_> {
     pub fn first_leaf_entries(&self, env: Env<'_>) -> Result<Vec<node::Entry>> {
         let (_, leaf) = self.path_to_leaf(env, b"")?;
         let g = env.pool.read(leaf)?;
+        // The exclusive latch keeps the leaf `path_to_leaf` found a leaf until we read it.
+        assert_eq!(page::kind(g.bytes()), Some(PageKind::Leaf), "page {leaf} is no longer a leaf");
         Ok(node::entries(g.bytes()))
     }
 
     /// Marks the tree dropped (its pages freed by the caller's batch): see
     /// [`TreeCore::check_live`].
     pub fn mark_dropped(&self) {
-        self.core.dropped.store(true, std::sync::atomic::Ordering::Release);
+        let was = self.core.dropped.swap(true, std::sync::atomic::Ordering::Release);
+        // The drop checked `check_live` under this same latch: a second drop frees pages twice.
+        assert!(!was, "tree {} dropped twice", self.core.id);
     }
 
     pub fn get(&self, env: Env<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let g = self.core.leaf_read(env, key)?;
+        assert_eq!(page::kind(g.bytes()), Some(PageKind::Leaf), "a lookup searched an inner node");
         Ok(node::search(g.bytes(), key).ok().map(|i| node::value(g.bytes(), i).to_vec()))
     }
 
@@ -316,7 +367,9 @@ impl Exclusive<'_> {
         if node::search(g.bytes(), key).is_err() {
             return Ok(false);
         }
-        node::leaf_delete(g.bytes_mut(), key);
+        let removed = node::leaf_delete(g.bytes_mut(), key);
+        // The search above found it, under the write latch: a delete that misses logs a lie.
+        assert!(removed, "a found key was not deleted");
         stamp(env.logger, &mut g, &PageChange::LeafDelete { tree_id: self.core.id, key });
         let underfull = pid != self.core.root && node::used_bytes(g.bytes()) < smo::UNDERFULL_BYTES;
         drop(g);

@@ -59,6 +59,9 @@ impl CutPlan {
                 Step::Free(_) => FREE_RECORD_BYTES_MAX,
                 Step::Detach(_) => 0,
                 Step::Trim { keys, .. } if keys.len() <= TRIM_DELETES_MAX => {
+                    // Paired with `plan_node`, which plans no empty trim: an empty one costs
+                    // nothing here yet would be carried out.
+                    assert!(!keys.is_empty(), "an empty trim planned");
                     keys.iter().map(|k| k.len() as u64 + DELETE_RECORD_OVERHEAD_BYTES).sum()
                 }
                 Step::Trim { .. } | Step::Keep { .. } | Step::EmptyRoot => IMAGE_RECORD_BYTES_MAX,
@@ -68,7 +71,11 @@ impl CutPlan {
     /// Roots of the subtrees the cut detaches (the caller frees them later).
     pub fn detached(&self) -> impl Iterator<Item = PageId> + '_ {
         self.steps.iter().filter_map(|s| match s {
-            Step::Detach(pid) => Some(*pid),
+            Step::Detach(pid) => {
+                // Read from a parent that named it as a child: never the superblock.
+                assert_ne!(*pid, page::meta::META_PAGE_ID, "the superblock detached");
+                Some(*pid)
+            }
             _ => None,
         })
     }
@@ -113,11 +120,18 @@ fn overlap(span: &Span, range: &Bounds) -> Overlap {
         (None, _) => false,
         (Some(h), Bound::Included(x) | Bound::Excluded(x)) => h <= x,
     };
-    if from_lo && to_hi {
-        Overlap::Inside
-    } else {
-        Overlap::Partial
-    }
+    let class = if from_lo && to_hi { Overlap::Inside } else { Overlap::Partial };
+    // Cross-checks the bound arithmetic above with `in_range`: when the whole span goes, so
+    // does its lowest key (unless the span is empty, which only a stale page could make).
+    debug_assert!(
+        class != Overlap::Inside
+            || span
+                .lo
+                .as_ref()
+                .is_none_or(|l| { span.hi.as_ref().is_some_and(|h| l >= h) || in_range(l, range) }),
+        "a span inside the range whose lowest key is not"
+    );
+    class
 }
 
 fn in_range(k: &[u8], range: &Bounds) -> bool {
@@ -171,6 +185,8 @@ impl Exclusive<'_> {
             let n = node::slot_count(p);
             let from = (0..n).find(|i| in_range(node::key(p, *i), range)).unwrap_or(n);
             let to = (from..n).find(|i| !in_range(node::key(p, *i), range)).unwrap_or(n);
+            // Keys ascend and the range is an interval, so the trim's run holds all it covers.
+            debug_assert!((to..n).all(|i| !in_range(node::key(p, i), range)), "a split run");
             for i in from..to {
                 removed(node::value(p, i))?;
             }
@@ -272,6 +288,9 @@ impl Exclusive<'_> {
     /// every other keeps its own separator and extends over the dropped ones after it.
     fn keep_children(&self, env: super::Env<'_>, pid: PageId, keep: &[usize]) -> Result<()> {
         let mut g = env.pool.write(pid)?;
+        // Paired with `plan_node`, which lists kept positions in order: the separators below
+        // are taken in that order and must ascend.
+        assert!(keep.windows(2).all(|w| w[0] < w[1]), "kept positions out of order");
         let p = g.bytes();
         let n = node::slot_count(p);
         if keep.is_empty() || keep.iter().any(|pos| *pos > n) {
@@ -327,6 +346,8 @@ pub fn reclaim_page(
     }
     node::check_structure(p, kind.unwrap_or(PageKind::Leaf))
         .map_err(|reason| Error::CorruptPage { page_id: pid, reason })?;
+    // Paired with the pool, whose reads verify the header names the page asked for.
+    assert_eq!(page::page_id(p), pid, "reclaim was handed another page");
     let n = node::slot_count(p);
     let children = if kind == Some(PageKind::Inner) {
         (0..=n).map(|pos| node::child_at_pos(p, pos)).collect()
@@ -342,6 +363,8 @@ pub fn reclaim_page(
 
 /// Each child of an inner node with the span it covers.
 fn child_spans(p: &page::PageBuf, span: &Span) -> Vec<(PageId, Span)> {
+    // Paired with `plan_node`, which reads a leaf's keys, not children, when it meets one.
+    assert_eq!(page::kind(p), Some(PageKind::Inner), "child spans of a non-inner page");
     let n = node::slot_count(p);
     (0..=n)
         .map(|pos| {

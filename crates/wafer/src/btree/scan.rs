@@ -7,7 +7,7 @@
 //! began.
 use super::{Env, TreeCore, DEPTH_MAX};
 use crate::buffer::{BufferPool, PageRef};
-use crate::page::{node, node::Entry, PageBuf, PageId, PageKind};
+use crate::page::{self, node, node::Entry, PageBuf, PageId, PageKind};
 use crate::{Error, Result};
 use std::ops::{Bound, Deref};
 use std::sync::Arc;
@@ -27,7 +27,10 @@ pub struct Latest<'e>(pub Env<'e>);
 impl<'e> Nodes for Latest<'e> {
     type Node = PageRef<'e>;
     fn node(&self, pid: PageId) -> Result<PageRef<'e>> {
-        self.0.pool.read(pid)
+        let g = self.0.pool.read(pid)?;
+        // Paired with `descend`, which follows the children of this frame as `pid`'s.
+        assert_eq!(g.pid(), pid, "the pool latched another page");
+        Ok(g)
     }
     fn page_capacity(&self) -> u64 {
         self.0.pool.page_capacity()
@@ -98,6 +101,8 @@ impl TreeCore {
                 return Ok((g, fence));
             }
             let (pos, offered) = choose(&g);
+            // Paired with the callers' `choose`: a position names one of the node's children.
+            assert!(pos <= node::slot_count(&g), "child position {pos} past the node");
             if offered.is_some() {
                 fence = offered;
             }
@@ -109,13 +114,17 @@ impl TreeCore {
     /// The value of `key` in `nodes` (a snapshot's lookup; the latest pages have faster ones).
     pub fn get_in<N: Nodes>(&self, nodes: &N, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let (leaf, _) = self.descend(nodes, |p| (node::child_pos_for(p, key), None))?;
+        assert_eq!(page::kind(&leaf), Some(PageKind::Leaf), "a lookup searched an inner node");
         Ok(node::search(&leaf, key).ok().map(|i| node::value(&leaf, i).to_vec()))
     }
 
     /// The next ascending entries within `b` (one leaf's worth); empty when the range is done.
     pub fn scan_forward(&self, env: Env<'_>, b: &Bounds) -> Result<ScanBatch> {
         let _s = self.shared();
-        self.scan_forward_in(&Latest(env), b)
+        let batch = self.scan_forward_in(&Latest(env), b)?;
+        // Paired with the iterators, which yield the batch as is: every key within `b`.
+        debug_assert!(batch.iter().all(|(k, _)| above_lo(k, &b.lo) && below_hi(k, &b.hi)));
+        Ok(batch)
     }
 
     /// As [`TreeCore::scan_forward`], on `nodes`.
@@ -137,6 +146,8 @@ impl TreeCore {
                 Bound::Included(k) => node::search(p, k).unwrap_or_else(|i| i),
                 Bound::Excluded(k) => node::search(p, k).map_or_else(|i| i, |i| i + 1),
             };
+            // Paired with `node::search`, whose positions run to the slot count.
+            assert!(start <= node::slot_count(p), "scan start {start} past the leaf");
             let mut out = Vec::new();
             for i in start..node::slot_count(p) {
                 let k = node::key(p, i);
@@ -159,7 +170,10 @@ impl TreeCore {
     /// The next descending entries within `b` (one leaf's worth); empty when the range is done.
     pub fn scan_backward(&self, env: Env<'_>, b: &Bounds) -> Result<ScanBatch> {
         let _s = self.shared();
-        self.scan_backward_in(&Latest(env), b)
+        let batch = self.scan_backward_in(&Latest(env), b)?;
+        // Paired with the iterators, which yield the batch as is: every key within `b`.
+        debug_assert!(batch.iter().all(|(k, _)| above_lo(k, &b.lo) && below_hi(k, &b.hi)));
+        Ok(batch)
     }
 
     /// As [`TreeCore::scan_backward`], on `nodes`.
@@ -181,6 +195,8 @@ impl TreeCore {
                 Bound::Included(k) => node::search(p, k).map_or_else(|i| i, |i| i + 1),
                 Bound::Excluded(k) => node::search(p, k).unwrap_or_else(|i| i),
             };
+            // Paired with `node::search`, whose positions run to the slot count.
+            assert!(end <= node::slot_count(p), "scan end {end} past the leaf");
             let mut out = Vec::new();
             for i in (0..end).rev() {
                 let k = node::key(p, i);

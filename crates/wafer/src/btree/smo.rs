@@ -93,6 +93,8 @@ impl Exclusive<'_> {
                 return Ok((path, pid));
             }
             let pos = node::child_pos_for(g.bytes(), key);
+            // Paired with `unlink_child` and `rebalance_leaf`, which index the parent with it.
+            assert!(pos <= node::slot_count(g.bytes()), "child position {pos} past the node");
             path.push((pid, pos));
             pid = node::child_at_pos(g.bytes(), pos);
         }
@@ -100,6 +102,8 @@ impl Exclusive<'_> {
     }
 
     pub fn put(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<()> {
+        // Batches come here directly: sizes are checked, with typed errors, before that.
+        assert!(key.len() <= node::MAX_KEY_BYTES && value.len() <= node::MAX_VALUE_BYTES);
         self.core.check_live()?;
         let (path, leaf) = self.path_to_leaf(env, key)?;
         // Worst case: a three-way split on every level plus a root split.
@@ -209,6 +213,8 @@ impl Exclusive<'_> {
                 continue;
             }
             let mut c = env.alloc.allocate(env.pool, r, kind, self.core.id)?;
+            // The parent (or the root, made the parts' parent) will name this page as a child.
+            assert!(c.pid() != page::meta::META_PAGE_ID && c.pid() != g.pid(), "a part's page");
             page::set_aux(c.bytes_mut(), aux);
             node::build(c.bytes_mut(), body);
             stamp_image(env.logger, &mut c);
@@ -231,6 +237,9 @@ impl Exclusive<'_> {
         keep: usize,
     ) -> Result<()> {
         page::change::rebuild(g.bytes_mut(), &insert, keep).map_err(|e| self.corrupt(&e))?;
+        // Paired with the callers' counts (a split's first part, a node that fits whole): the
+        // log records `keep`, and redo rebuilds exactly that many.
+        assert_eq!(node::slot_count(g.bytes()), keep, "a rebuild kept another count");
         let change = PageChange::NodeRebuild { tree_id: self.core.id, insert: &insert, keep };
         stamp(env.logger, g, &change);
         Ok(())
@@ -246,6 +255,8 @@ impl Exclusive<'_> {
             return Ok(());
         }
         let mut g = env.pool.write(leaf)?;
+        // Merges below move entries as leaf cells; the exclusive latch kept it a leaf.
+        assert_eq!(page::kind(g.bytes()), Some(PageKind::Leaf), "page {leaf} is not a leaf");
         if node::slot_count(g.bytes()) == 0 {
             env.alloc.free(env.logger, g);
             let done = self.unlink_child(env, path);
@@ -305,6 +316,8 @@ impl Exclusive<'_> {
             let (ppid, pos) = path.pop().ok_or_else(|| self.corrupt("unlink without parent"))?;
             let mut pg = env.pool.write(ppid)?;
             let mut es = node::entries(pg.bytes());
+            // Paired with `path_to_leaf`, whose positions name one of the node's children.
+            assert!(pos <= es.len(), "child position {pos} past parent {ppid}");
             if es.is_empty() {
                 // The child was the parent's only child: the parent is empty as well.
                 if ppid == self.core.root {
@@ -344,6 +357,8 @@ impl Exclusive<'_> {
     /// While the root is an inner node with a single child, moves that child into the root.
     pub(super) fn absorb_into_root(&self, env: Env<'_>, mut root: PageMut<'_>) -> Result<()> {
         let rpid = root.pid();
+        // It rewrites the page in place as the tree's root: only the root keeps its id so.
+        assert_eq!(rpid, self.core.root, "absorbing into page {rpid}, not the root");
         for _ in 0..DEPTH_MAX {
             let is_lone = page::kind(root.bytes()) == Some(PageKind::Inner)
                 && node::slot_count(root.bytes()) == 0;
