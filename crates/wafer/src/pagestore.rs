@@ -37,6 +37,18 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()>;
     /// Writes sealed page images; not durable until [`PageStore::sync`].
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()>;
+    /// As [`PageStore::write_batch`], where `survivors[i]` marks page `i` as a DB GC survivor
+    /// the pool held for GC ([`GcPageCache::gc_hand_over`]) and writes unchanged: it counts as
+    /// a GC copy, not a user write-back. Stores without DB GC never hand pages over.
+    fn write_batch_with_survivors(
+        &self,
+        pages: &[(PageId, &PageBuf)],
+        purpose: WritePurpose,
+        survivors: &[bool],
+    ) -> Result<()> {
+        assert_eq!(pages.len(), survivors.len());
+        self.write_batch(pages, purpose)
+    }
     fn sync(&self) -> Result<()>;
     /// Writes blob pages (`crate::blob`) at their page ids and returns once they, and whatever
     /// the store needs to find them after a crash, are durable. Blob pages bypass the buffer
@@ -97,6 +109,12 @@ pub trait GcPageCache: Send + Sync + std::fmt::Debug {
     /// from the device are kept in clean frames when one is free for the taking. Every copy is
     /// verified, then all go out in one `io.append`.
     fn gc_copy(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts>;
+    /// Hands the valid pages `pages` to the pool as dirty frames, for normal eviction to write
+    /// out (the artifact's `gc_in_pool`): a page resident and dirty needs nothing, a resident
+    /// clean one becomes dirty, any other is read through `io.read` into a frame and marked
+    /// dirty. Never calls `io.append`. Returns, by page, whether the pool holds it now; the
+    /// caller copies the others directly. The pool takes at most its own bound of such frames.
+    fn gc_hand_over(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<Vec<bool>>;
 }
 
 /// A valid page of a GC victim (`index`: its position in the chunk, which [`GcIo::read`] takes
@@ -134,6 +152,9 @@ pub struct GcCopyCounts {
     pub private_reads: u64,
     /// Of all the copies: blob pages (`crate::blob`), which always come from the device.
     pub blob_pages: u64,
+    /// Not copied: handed to the pool as dirty pages, for eviction to write out (`gc_in_pool`;
+    /// apart from the sources above, which count copies).
+    pub to_pool: u64,
 }
 
 impl GcCopyCounts {
@@ -143,6 +164,7 @@ impl GcCopyCounts {
         self.loaded += o.loaded;
         self.private_reads += o.private_reads;
         self.blob_pages += o.blob_pages;
+        self.to_pool += o.to_pool;
     }
 }
 
@@ -317,6 +339,11 @@ pub struct OutOfPlaceStats {
     pub gc_private_reads: u64,
     /// Of the moved pages: blob pages (`crate::blob`).
     pub gc_blob_pages: u64,
+    /// Survivors handed to the buffer pool as dirty pages instead of moved (`gc_in_pool`);
+    /// eviction writes them out.
+    pub gc_pool_survivors: u64,
+    /// Victims draining through the pool now (`gc_in_pool`).
+    pub zones_draining: u32,
     pub zones_reset: u64,
     pub snapshots: u64,
     /// Journal flushes made to release zones (outside checkpoints and snapshots).

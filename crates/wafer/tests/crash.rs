@@ -221,6 +221,10 @@ thread_local! {
     /// The data device starts at 16 pages and grows (as a file does) up to 8 MiB: cuts land
     /// among growths, and recovery finds pages past the size the database was created with.
     static GROWTH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// GC through the buffer pool (`gc_in_pool`, with the artifact's other choices): victims'
+    /// survivors handed to the pool as dirty pages and written out by evictions, victims reset
+    /// once drained; cuts while victims drain and while a drain falls back to a direct copy.
+    static GC_IN_POOL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The data device's size when GROWTH starts it small, and the most it may grow to (out of
@@ -238,6 +242,9 @@ fn growth_max_bytes() -> u64 {
 fn data_bytes() -> u64 {
     if ZNS.get() {
         256 << 10
+    } else if OUT_OF_PLACE.get() && GC_IN_POOL.get() {
+        // Fuller zones, so victims still hold pages for the pool to take.
+        448 << 10
     } else if OUT_OF_PLACE.get() {
         640 << 10
     } else {
@@ -290,6 +297,11 @@ fn options() -> Options {
         // A blob takes a page id of its own where its value shared a leaf inline: page ids,
         // not slots, would fill first (compressed blob pages pack several to a slot).
         o.out_of_place.max_fill_percent = 250;
+    }
+    if GC_IN_POOL.get() {
+        // With the artifact's other choices: its bursts take up to 16 victims, past the wholly
+        // dead zones this workload leaves, so survivors do go to the pool.
+        o.out_of_place.artifact = wafer::space::ArtifactOptions::all();
     }
     if GROWTH.get() {
         // Out of place the layout is made for this size when the database is created.
@@ -450,6 +462,8 @@ struct Totals {
     power_cuts: u64,
     /// Out of place: GC cycles of the dry runs.
     gc_cycles: u64,
+    /// Out of place with GC_IN_POOL: survivors the dry runs' GC handed to the pool.
+    gc_pool_survivors: u64,
     torn_repaired: u64,
     recovery_crashes: u64,
     redo_applied: u64,
@@ -478,6 +492,7 @@ fn run_seed(seed: u64, totals: &mut Totals) {
     totals.gc_cycles += db.stats().out_of_place.map_or(0, |o| o.gc_cycles);
     totals.folds += db.stats().blobs.map_or(0, |b| b.folds);
     totals.blob_changes += db.stats().blobs.map_or(0, |b| b.blobs_written + b.blobs_freed);
+    totals.gc_pool_survivors += db.stats().out_of_place.map_or(0, |o| o.gc_pool_survivors);
     totals.pages += db.stats().allocated_pages;
     totals.grown += u64::from(devs.data.capacity_bytes() > created_bytes);
     let total_io = trip.count.load(Ordering::SeqCst);
@@ -614,6 +629,24 @@ fn concatenated_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_b
 #[test]
 fn gdt_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
     out_of_place_cuts(&[&COMPRESSED, &GDT], 40);
+}
+
+/// The same with GC through the buffer pool: cuts while victims' survivors wait in the pool as
+/// dirty pages, while evictions write them out among user pages, and while a victim's zone
+/// waits for the log before its reset; a cut before the survivors' copies are durable must
+/// recover the map pointing at the old copies, which are still in place.
+#[test]
+fn gc_in_pool_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    let totals = out_of_place_cuts(&[&GC_IN_POOL], 60);
+    assert!(totals.gc_pool_survivors > 0, "no survivor went to the pool: {totals:?}");
+}
+
+/// The same with GDT (the artifact's placement choices group the eviction
+/// batches the survivors ride in).
+#[test]
+fn gc_in_pool_gdt_out_of_place_power_cuts_lose_no_acknowledged_batch_and_no_half_batch() {
+    let totals = out_of_place_cuts(&[&GC_IN_POOL, &GDT], 40);
+    assert!(totals.gc_pool_survivors > 0, "no survivor went to the pool: {totals:?}");
 }
 
 /// The same with NoWA on top: cuts while a batch is routed into another group's open zone and

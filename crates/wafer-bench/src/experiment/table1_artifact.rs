@@ -30,21 +30,31 @@ pub struct OptionSet {
     pub gdt_only: bool,
 }
 
-const fn set(name: &'static str, flags: [bool; 5], gdt_only: bool) -> OptionSet {
-    let [gc_burst, trim_off, gc_with_user, batch_one_zone, lsn_history] = flags;
-    let options = ArtifactOptions { gc_burst, trim_off, gc_with_user, batch_one_zone, lsn_history };
+const fn set(name: &'static str, flags: [bool; 6], gdt_only: bool) -> OptionSet {
+    let [gc_burst, trim_off, gc_with_user, batch_one_zone, lsn_history, gc_in_pool] = flags;
+    let options = ArtifactOptions {
+        gc_burst,
+        trim_off,
+        gc_with_user,
+        batch_one_zone,
+        lsn_history,
+        gc_in_pool,
+    };
     OptionSet { name, options, gdt_only }
 }
 
-/// None, each choice alone, all together.
-pub const SETS: [OptionSet; 7] = [
-    set("none", [false; 5], false),
-    set("gc_burst", [true, false, false, false, false], false),
-    set("trim_off", [false, true, false, false, false], false),
-    set("gc_with_user", [false, false, true, false, false], false),
-    set("batch_one_zone", [false, false, false, true, false], true),
-    set("lsn_history", [false, false, false, false, true], true),
-    set("all", [true; 5], false),
+/// None, each choice alone, all together, and all but GC through the pool (the earlier "all",
+/// so the one run shows what survivors held in the pool change).
+pub const SETS: [OptionSet; 9] = [
+    set("none", [false; 6], false),
+    set("gc_burst", [true, false, false, false, false, false], false),
+    set("trim_off", [false, true, false, false, false, false], false),
+    set("gc_with_user", [false, false, true, false, false, false], false),
+    set("batch_one_zone", [false, false, false, true, false, false], true),
+    set("lsn_history", [false, false, false, false, true, false], true),
+    set("gc_in_pool", [false, false, false, false, false, true], false),
+    set("all", [true; 6], false),
+    set("all but gc_in_pool", [true, true, true, true, true, false], false),
 ];
 
 /// One row: an option set on Table 1's naive or GDT out-of-place row.
@@ -78,6 +88,7 @@ impl ArtifactRow {
             ("gc_with_user", o.gc_with_user),
             ("batch_one_zone", o.batch_one_zone),
             ("lsn_history", o.lsn_history),
+            ("gc_in_pool", o.gc_in_pool),
         ];
         for (key, on) in flags {
             c.engine.insert(key.into(), toml::Value::Boolean(on));
@@ -197,7 +208,9 @@ mod tests {
         let c = all.config(Scale::Tiny);
         assert_eq!(c.preset.as_deref(), Some("zleanstore"));
         assert_eq!(c.engine.get("placement").and_then(|v| v.as_str()), Some("gdt"));
-        for key in ["gc_burst", "trim_off", "gc_with_user", "batch_one_zone", "lsn_history"] {
+        let keys =
+            ["gc_burst", "trim_off", "gc_with_user", "batch_one_zone", "lsn_history", "gc_in_pool"];
+        for key in keys {
             assert_eq!(c.engine.get(key).and_then(|v| v.as_bool()), Some(true), "{key}");
         }
         let none = rows.iter().find(|r| r.set.name == "none" && !r.gdt).unwrap();
@@ -206,7 +219,9 @@ mod tests {
             Some(&toml::Value::Boolean(false))
         );
         assert_eq!(SETS.iter().filter(|s| s.name == "all").count(), 1);
-        assert_eq!(SETS[6].options, ArtifactOptions::all());
+        assert_eq!(SETS[7].options, ArtifactOptions::all());
+        let direct = ArtifactOptions { gc_in_pool: false, ..ArtifactOptions::all() };
+        assert_eq!(SETS[8].options, direct);
     }
 
     #[test]

@@ -264,8 +264,8 @@ struct Table1Args {
     rows: Vec<String>,
     /// paper: 000's Table 1 rows. artifact: the out-of-place rows, with and without GDT, on
     /// the artifact's YCSB (ordered keys, rank as key, 120-byte values, live pages on about 88% of the zone slots) with each of
-    /// its GC and placement choices alone and all together, and GDT's DB WAF gain per choice
-    /// in both metrics beside 000 Figure 13c's.
+    /// its GC and placement choices alone, all together, and all but GC through the buffer
+    /// pool, and GDT's DB WAF gain per choice in both metrics beside 000 Figure 13c's.
     #[arg(long, default_value = "paper", value_parser = ["paper", "artifact"])]
     variant: String,
 }

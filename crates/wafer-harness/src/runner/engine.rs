@@ -151,6 +151,7 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "gc_with_user" => options.out_of_place.artifact.gc_with_user = flag(value)?,
         "batch_one_zone" => options.out_of_place.artifact.batch_one_zone = flag(value)?,
         "lsn_history" => options.out_of_place.artifact.lsn_history = flag(value)?,
+        "gc_in_pool" => options.out_of_place.artifact.gc_in_pool = flag(value)?,
         "artifact" => {
             options.out_of_place.artifact = match flag(value)? {
                 true => wafer::space::ArtifactOptions::all(),
@@ -174,7 +175,8 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
                  wal_capacity_bytes, checkpoint_log_bytes, \
                  zone_bytes, zones_per_gc_unit, open_zones, gc_batch_pages, max_fill_percent, \
                  placement, gc_policy, gc_zones, compression, packing, nowa, nowa_mode, fdp, \
-                 gc_burst, trim_off, gc_with_user, batch_one_zone, lsn_history, artifact, \
+                 gc_burst, trim_off, gc_with_user, batch_one_zone, lsn_history, gc_in_pool, \
+                 artifact, \
                  gc_unit_bytes, ssd_spare_bytes, blob_threshold)"
             ))
         }
@@ -292,6 +294,7 @@ pub fn describe_options(options: &Options) -> serde_json::Value {
             "gc_with_user": options.out_of_place.artifact.gc_with_user,
             "batch_one_zone": options.out_of_place.artifact.batch_one_zone,
             "lsn_history": options.out_of_place.artifact.lsn_history,
+            "gc_in_pool": options.out_of_place.artifact.gc_in_pool,
         },
         "placement_handles": options.out_of_place.placement_handles,
         "gc_unit_bytes": options.out_of_place.gc_unit_bytes,
@@ -591,6 +594,8 @@ mod tests {
         assert_eq!(o.out_of_place.artifact, wafer::space::ArtifactOptions::default());
         set_engine_option(&mut o, "gc_with_user", "on").unwrap();
         assert!(o.out_of_place.artifact.gc_with_user && !o.out_of_place.artifact.gc_burst);
+        set_engine_option(&mut o, "gc_in_pool", "on").unwrap();
+        assert!(o.out_of_place.artifact.gc_in_pool && o.out_of_place.artifact.gc_with_user);
         set_engine_option(&mut o, "artifact", "on").unwrap();
         assert_eq!(o.out_of_place.artifact, wafer::space::ArtifactOptions::all());
         assert!(set_engine_option(&mut o, "trim_off", "maybe").is_err());

@@ -23,6 +23,8 @@ struct CopyBatch {
     buf: AlignedBuf,
     /// Frame, page and the entry word the page had when the flush let it go.
     pages: Vec<(u32, PageId, u64)>,
+    /// By copy: a GC survivor, written unchanged (`FrameMeta::survivor`).
+    survivors: Vec<bool>,
     max_lsn: page::Lsn,
 }
 
@@ -31,6 +33,7 @@ impl CopyBatch {
         CopyBatch {
             buf: AlignedBuf::zeroed(capacity_pages * PAGE_SIZE),
             pages: Vec::with_capacity(capacity_pages),
+            survivors: Vec::with_capacity(capacity_pages),
             max_lsn: 0,
         }
     }
@@ -70,8 +73,15 @@ impl BufferPool {
     /// Stamps and seals the page, copies it into `batch` and lets the frame go, `writing`.
     fn copy_out(&self, batch: &mut CopyBatch, mut g: FrameMut<'_>) {
         assert!(!batch.is_full() && g.g.dirty);
-        let lsn = self.stamp_and_seal(&mut g);
-        batch.max_lsn = batch.max_lsn.max(lsn);
+        if g.g.survivor {
+            // Unchanged (the mapped version): only the entry is locked, so the word taken below
+            // tells whether anyone changed the page meanwhile.
+            let _ = g.bytes_mut();
+        } else {
+            let lsn = self.stamp_and_seal(&mut g);
+            batch.max_lsn = batch.max_lsn.max(lsn);
+        }
+        batch.survivors.push(g.g.survivor);
         let at = batch.pages.len() * PAGE_SIZE;
         batch.buf[at..at + PAGE_SIZE].copy_from_slice(g.bytes());
         g.g.writing = true;
@@ -88,7 +98,7 @@ impl BufferPool {
         }
         let written = self.logger.make_durable(batch.max_lsn).and_then(|()| {
             let pages = batch_pages(batch)?;
-            self.store.write_batch(&pages, purpose)
+            self.store_write(&pages, purpose, &batch.survivors)
         });
         if let Err(e) = written {
             // As a failed eviction: the pages stay dirty, the pool refuses writes from now on.
@@ -109,10 +119,11 @@ impl BufferPool {
             assert!(g.pid() == pid && g.g.writing, "a frame being written changed hands");
             g.g.writing = false;
             if written && g.g.dirty && self.table[pid as usize].holds(word) {
-                g.g.dirty = false;
-                self.dirty_frames.fetch_sub(1, Ordering::Relaxed);
+                g.mark_written();
             }
         }
+        batch.survivors.clear();
+        assert!(batch.pages.is_empty());
         batch.max_lsn = 0;
     }
 }

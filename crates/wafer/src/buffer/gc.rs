@@ -45,6 +45,9 @@ enum Source<'a> {
     Pool,
     /// The dirty frame's version, latched exclusive until the copy is committed.
     Dirty(FrameMut<'a>),
+    /// A GC survivor's frame (`gc_in_pool`): dirty only for GC, its bytes the mapped version,
+    /// copied as a clean frame is and marked clean once the copy is committed.
+    Survivor(FrameMut<'a>),
     /// The device version; `load`: not resident, keep it in a frame afterwards.
     Device { load: bool },
 }
@@ -73,7 +76,7 @@ impl GcPageCache for BufferPool {
                 .map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
             counts.blob_pages += u64::from(kind == PageKind::Blob);
             match s {
-                Source::Pool => counts.from_pool += 1,
+                Source::Pool | Source::Survivor(_) => counts.from_pool += 1,
                 Source::Dirty(_) => {}
                 // Blob pages never live in the pool: their ids are rewritten around it.
                 Source::Device { load: true }
@@ -89,6 +92,10 @@ impl GcPageCache for BufferPool {
             sources.iter().map(|s| matches!(s, Source::Dirty(_))).collect();
         let all_committed = io.append(&copies, &new_versions)?;
         for s in sources.iter_mut() {
+            if let (Source::Survivor(g), true) = (&mut *s, all_committed) {
+                // Its copy is the mapped version now: nothing left for eviction to write.
+                g.mark_written();
+            }
             if let Source::Dirty(g) = s {
                 if all_committed {
                     // Its version is the mapped one now: nothing left to write back.
@@ -106,6 +113,10 @@ impl GcPageCache for BufferPool {
         let sourced = counts.from_pool + counts.dirty_from_pool + counts.loaded;
         assert_eq!(sourced + counts.private_reads, pages.len() as u64, "{counts:?}");
         Ok(counts)
+    }
+
+    fn gc_hand_over(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<Vec<bool>> {
+        self.hand_over_survivors(pages, io)
     }
 }
 
@@ -203,6 +214,10 @@ impl BufferPool {
             out.copy_from_slice(g.bytes());
             return Ok(Source::Pool);
         }
+        if g.g.survivor && !g.g.writing {
+            out.copy_from_slice(g.bytes());
+            return Ok(Source::Survivor(g));
+        }
         let freed = page::kind(g.bytes()) == Some(PageKind::Free);
         // A page a flush is writing: its copy goes through the store after (or before) this one.
         if freed || g.g.writing || page::lsn(g.bytes()) > limit {
@@ -221,6 +236,18 @@ impl BufferPool {
     /// one would need a write-back, which waits for `writer`, and whoever would write it holds
     /// a table entry for the page, which we check.
     fn gc_load(&self, pid: PageId, bytes: &PageBuf, ahead: &mut usize) -> bool {
+        self.gc_load_as(pid, bytes, ahead, false)
+    }
+
+    /// As [`BufferPool::gc_load`]; `survivor`: the page is loaded dirty, a GC survivor
+    /// (`gc_in_pool`), for eviction to write out.
+    pub(super) fn gc_load_as(
+        &self,
+        pid: PageId,
+        bytes: &PageBuf,
+        ahead: &mut usize,
+        survivor: bool,
+    ) -> bool {
         let idx = pid as usize;
         let mut st = self.lock_miss();
         if self.table[idx].frame().is_some() {
@@ -231,8 +258,13 @@ impl BufferPool {
         g.map(pid);
         drop(st);
         g.bytes_mut().copy_from_slice(bytes);
-        // A prefetched page earns its reference bit when it is used.
+        if survivor {
+            g.mark_survivor();
+        }
+        // A prefetched page earns its reference bit when it is used; a survivor is so the
+        // next to be written out, among the user pages of the next evictions.
         self.referenced[g.frame as usize].store(false, Ordering::Relaxed);
+        assert_eq!(g.g.survivor, survivor);
         true
     }
 

@@ -22,6 +22,7 @@ mod flush;
 mod gc;
 mod latch;
 mod reserve;
+mod survivors;
 mod table;
 pub mod versions;
 
@@ -74,6 +75,10 @@ struct FrameMeta {
     /// A copy of the page is being written by a flush (`flush.rs`); the page stays dirty until
     /// the write is done, and no other write-back takes it meanwhile.
     writing: bool,
+    /// Dirty only because DB GC handed the page over (`gc_in_pool`, `gc.rs`): its bytes are
+    /// the mapped version, written back unchanged and counted as a GC copy. Cleared by the
+    /// first change (the page is then an ordinary dirty page) and when it is written.
+    survivor: bool,
 }
 
 /// One cache line per frame: the latch word and the page id checked after latching are read
@@ -112,6 +117,9 @@ pub struct BufferPool {
     /// Frames holding a dirty page: counted at each clean -> dirty and dirty -> clean change,
     /// so `frames - dirty_frames` is the clean-or-free count the reserve watches.
     dirty_frames: AtomicUsize,
+    /// Of the dirty frames: those holding a GC survivor (`FrameMeta::survivor`), which
+    /// `gc_hand_over` bounds.
+    survivor_frames: AtomicUsize,
     /// Clean-or-free frames an eviction keeps (it cleans more when fewer remain): the frames
     /// GC may load pages into without writing anything back. 0: no reserve.
     reserve_frames: usize,
@@ -181,9 +189,36 @@ impl FrameMut<'_> {
         unsafe { &mut *self.pool.pages[self.frame as usize].0.get() }
     }
     fn mark_dirty(&mut self) {
+        // A change makes a GC survivor an ordinary dirty page: its write-back is a user one.
+        self.clear_survivor();
         if !self.g.dirty {
             self.g.dirty = true;
             self.pool.dirty_frames.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    /// Makes this clean page dirty for DB GC (`gc.rs`): its write-back moves the mapped
+    /// version out of a victim zone.
+    fn mark_survivor(&mut self) {
+        assert!(!self.g.dirty && !self.g.survivor && self.g.pid != NO_PAGE);
+        self.g.dirty = true;
+        self.g.survivor = true;
+        self.pool.dirty_frames.fetch_add(1, Ordering::Relaxed);
+        self.pool.survivor_frames.fetch_add(1, Ordering::Relaxed);
+        assert!(self.g.dirty && self.g.survivor);
+    }
+    /// The page is no GC survivor (any more): changed, or written back.
+    fn clear_survivor(&mut self) {
+        if self.g.survivor {
+            self.g.survivor = false;
+            self.pool.survivor_frames.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    /// Marks a written page clean (and no survivor).
+    fn mark_written(&mut self) {
+        self.clear_survivor();
+        if self.g.dirty {
+            self.g.dirty = false;
+            self.pool.dirty_frames.fetch_sub(1, Ordering::Relaxed);
         }
     }
     /// Publishes this free frame as page `pid`'s, locked until the guard drops (its bytes are
@@ -199,6 +234,7 @@ impl FrameMut<'_> {
     fn unmap(&mut self) {
         assert_ne!(self.g.pid, NO_PAGE, "unmapping a free frame");
         assert!(!self.g.writing, "unmapping a page being written");
+        assert!(!self.g.survivor, "unmapping a GC survivor not written");
         self.pool.table[self.g.pid as usize].unmap(self.frame);
         self.g.pid = NO_PAGE;
         self.g.dirty = false;
@@ -307,7 +343,8 @@ impl BufferPool {
         }
         let frames: Box<[Frame]> = (0..frame_count)
             .map(|_| {
-                let meta = FrameMeta { pid: NO_PAGE, dirty: false, writing: false };
+                let meta =
+                    FrameMeta { pid: NO_PAGE, dirty: false, writing: false, survivor: false };
                 Frame { latch: RwLock::new(meta) }
             })
             .collect();
@@ -331,6 +368,7 @@ impl BufferPool {
             poisoned: AtomicBool::new(false),
             logger,
             dirty_frames: AtomicUsize::new(0),
+            survivor_frames: AtomicUsize::new(0),
             reserve_frames: 0,
             cleaner: Default::default(),
             versions: versions::PageVersions::new(u64::MAX),
@@ -591,7 +629,8 @@ impl BufferPool {
                 if g.pid() != pid {
                     continue; // Evicted meanwhile.
                 }
-                assert!(!g.g.dirty, "create: page {pid} is cached dirty");
+                // A GC survivor (an orphan GC handed over) is the mapped version: replaced.
+                assert!(!g.g.dirty || g.g.survivor, "create: page {pid} is cached dirty");
                 return Ok(self.created(g));
             }
             let st = self.lock_miss();
@@ -615,7 +654,7 @@ impl BufferPool {
 
     /// Zeroes page `g`'s bytes (clean) and hands it out dirty.
     fn created<'a>(&'a self, mut g: FrameMut<'a>) -> PageMut<'a> {
-        debug_assert!(!g.g.dirty);
+        debug_assert!(!g.g.dirty || g.g.survivor);
         g.bytes_mut().fill(0);
         g.mark_dirty();
         self.referenced[g.frame as usize].store(true, Ordering::Relaxed);
@@ -706,7 +745,10 @@ impl BufferPool {
         let mut count = 0u64;
         let mut max_lsn = 0;
         for g in frames.iter_mut().filter(|g| g.g.dirty) {
-            max_lsn = max_lsn.max(self.stamp_and_seal(g));
+            // A GC survivor goes out unchanged: no user write to stamp, durable already.
+            if !g.g.survivor {
+                max_lsn = max_lsn.max(self.stamp_and_seal(g));
+            }
             count += 1;
         }
         if count == 0 {
@@ -716,9 +758,10 @@ impl BufferPool {
             self.poisoned.store(true, Ordering::Relaxed);
             return Err(e);
         }
-        let pages: Vec<(PageId, &PageBuf)> =
-            frames.iter().filter(|g| g.g.dirty).map(|g| (g.pid(), g.bytes())).collect();
-        if let Err(e) = self.store.write_batch(&pages, purpose) {
+        let dirty = || frames.iter().filter(|g| g.g.dirty);
+        let pages: Vec<(PageId, &PageBuf)> = dirty().map(|g| (g.pid(), g.bytes())).collect();
+        let survivors: Vec<bool> = dirty().map(|g| g.g.survivor).collect();
+        if let Err(e) = self.store_write(&pages, purpose, &survivors) {
             // The pages stay cached and dirty; the caller sees the error and the DB refuses
             // writes from now on (state after a failed write is unknown).
             self.poisoned.store(true, Ordering::Relaxed);
@@ -726,10 +769,24 @@ impl BufferPool {
         }
         self.counters.written(count);
         for g in frames.iter_mut() {
-            g.g.dirty = false;
+            g.mark_written();
         }
-        self.dirty_frames.fetch_sub(count as usize, Ordering::Relaxed);
+        assert!(frames.iter().all(|g| !g.g.dirty && !g.g.survivor));
         Ok(())
+    }
+
+    /// One store call for a write-back batch: with its GC survivors marked when it has any.
+    fn store_write(
+        &self,
+        pages: &[(PageId, &PageBuf)],
+        purpose: WritePurpose,
+        survivors: &[bool],
+    ) -> Result<()> {
+        assert_eq!(pages.len(), survivors.len());
+        match survivors.iter().any(|s| *s) {
+            true => self.store.write_batch_with_survivors(pages, purpose, survivors),
+            false => self.store.write_batch(pages, purpose),
+        }
     }
 
     /// Stamps the next write-clock tick into a dirty page's write history and seals it for the

@@ -32,6 +32,9 @@ pub(crate) struct Append<'a> {
     /// GC only (else empty): the pages whose copy is their dirty in-memory version; their bytes
     /// count as `UserEviction`, the write-back they replace.
     pub new_versions: &'a [bool],
+    /// User write-backs only (else empty): the pages that are DB GC survivors the pool held
+    /// (`gc_in_pool`), written unchanged; their bytes count as `GcCopy`.
+    pub survivors: &'a [bool],
 }
 
 impl Append<'_> {
@@ -40,6 +43,21 @@ impl Append<'_> {
     pub(super) fn page_purpose(&self, index: usize) -> WritePurpose {
         if self.new_versions.get(index) == Some(&true) {
             WritePurpose::UserEviction
+        } else if self.survivors.get(index) == Some(&true) {
+            WritePurpose::GcCopy
+        } else {
+            self.purpose
+        }
+    }
+
+    /// What a slot holding the pages `indices` counts as: their purpose when they share one
+    /// (dirty versions GC wrote count as the user write-back they replace, 000's accounting of
+    /// GC through the pool; GC survivors in a write-back as GC copies), else `purpose`.
+    pub(super) fn slot_purpose_of(&self, mut indices: impl Iterator<Item = usize>) -> WritePurpose {
+        let Some(first) = indices.next() else { return self.purpose };
+        let p = self.page_purpose(first);
+        if indices.all(|i| self.page_purpose(i) == p) {
+            p
         } else {
             self.purpose
         }
@@ -53,15 +71,9 @@ impl Append<'_> {
         }
     }
 
-    /// A slot counts as the user write-back it replaces only when every page in it is a
-    /// dirty version GC wrote (000's accounting of GC through the pool); else as `purpose`.
+    /// What a slot of the layout counts as ([`Append::slot_purpose_of`]).
     fn slot_purpose(&self, slot: &SlotPages) -> WritePurpose {
-        let all_new = slot.pages.iter().all(|i| self.new_versions.get(*i as usize) == Some(&true));
-        if all_new {
-            WritePurpose::UserEviction
-        } else {
-            self.purpose
-        }
+        self.slot_purpose_of(slot.pages.iter().map(|i| *i as usize))
     }
 
     /// Each group's pages cut into slots: the slot plan to reserve (one stretch per group, in
@@ -166,6 +178,7 @@ pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
     assert!(
         a.new_versions.is_empty() || (a.new_versions.len() == a.pages.len() && a.gc_from.is_some())
     );
+    assert!(a.survivors.is_empty() || (a.survivors.len() == a.pages.len() && a.gc_from.is_none()));
     let (runs, fills, purposes) = match reserve(inner, a) {
         Ok(runs) => runs,
         Err(SpaceError::NeedsGc { .. }) => return Ok(Outcome::NeedsGc),
@@ -201,11 +214,26 @@ fn reserve(inner: &Inner, a: &Append<'_>) -> std::result::Result<Reserved, Space
         }
     }
     let purposes: Vec<WritePurpose> = touching.iter().map(|t| a.slot_purpose(t)).collect();
-    let user_slots = purposes.iter().filter(|p| **p != a.purpose).count() as u32;
-    if user_slots > 0 {
-        st.space.reclassify_issue(a.purpose, WritePurpose::UserEviction, user_slots);
-    }
+    reclassify(&mut st.space, a.purpose, &purposes);
     Ok((runs, fills, purposes))
+}
+
+/// Moves the issued-slot counts of the slots whose purpose is not the batch's (`purposes`, one
+/// per slot) to theirs.
+pub(super) fn reclassify(
+    space: &mut crate::space::Space,
+    batch: WritePurpose,
+    purposes: &[WritePurpose],
+) {
+    let other = [WritePurpose::UserEviction, WritePurpose::GcCopy];
+    for to in other.into_iter().filter(|p| *p != batch) {
+        let slots = purposes.iter().filter(|p| **p == to).count() as u32;
+        if slots > 0 {
+            space.reclassify_issue(batch, to, slots);
+        }
+    }
+    // Only these two ever differ from a batch's purpose (`Append::page_purpose`).
+    assert!(purposes.iter().all(|p| *p == batch || other.contains(p)));
 }
 
 /// The runs' buffers and each page's batch index and location, in slot order.

@@ -233,7 +233,7 @@ fn settle(
     let run = step.run;
     let mut st = inner.lock_state();
     st.space.give_back(run, used_slots, group, a.purpose);
-    let mut user_slots = 0u32;
+    let mut purposes = Vec::with_capacity(used_slots as usize);
     for slot in run.first_slot..run.first_slot + used_slots {
         let touching: Vec<usize> =
             (0..locs.len()).filter(|&k| locs[k].slots().contains(&slot)).collect();
@@ -243,13 +243,9 @@ fn settle(
         if touching.len() >= 2 || crossing {
             st.space.share_slot(run.zone, slot, touching.len() as u16);
         }
-        let all_new =
-            touching.iter().all(|&k| a.new_versions.get(these[k] as usize) == Some(&true));
-        user_slots += u32::from(all_new);
+        purposes.push(a.slot_purpose_of(touching.iter().map(|&k| these[k] as usize)));
     }
-    if user_slots > 0 && a.purpose != crate::device::WritePurpose::UserEviction {
-        st.space.reclassify_issue(a.purpose, crate::device::WritePurpose::UserEviction, user_slots);
-    }
+    super::append::reclassify(&mut st.space, a.purpose, &purposes);
     targets.extend(these.iter().zip(locs).map(|(&i, loc)| (i as usize, *loc)));
 }
 

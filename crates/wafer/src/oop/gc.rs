@@ -17,7 +17,7 @@ use super::orchestrate::{self, Collect};
 use super::state::Inner;
 use crate::device::{AlignedBuf, ReadOp, WritePurpose};
 use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
-use crate::pagestore::{GcCopyCounts, GcIo, GcPage};
+use crate::pagestore::{GcCopyCounts, GcIo, GcPage, GcPageCache};
 use crate::space::{GcPlan, Location, WritePlan};
 use crate::{Error, Result};
 use std::time::Duration;
@@ -25,24 +25,42 @@ use std::time::Duration;
 /// Background thread wake-up period when nobody signals it.
 const BACKGROUND_PERIOD: Duration = Duration::from_millis(50);
 
-/// One GC cycle under the caller's `writer` lock. Ok(false): no zone would free anything.
-fn gc_cycle(inner: &Inner) -> Result<bool> {
-    let Some(plan) = inner.lock_state().space.plan_gc() else { return Ok(false) };
+/// One GC cycle under the caller's `writer` lock. `via_pool`: with `gc_in_pool` the space may
+/// have the survivors handed to the buffer pool (`space::gc::drain`), whose evictions then
+/// move them; otherwise (tools' every-zone GC, no pool bound) every page is copied here.
+/// Ok(false): no zone would free anything.
+fn gc_cycle(inner: &Inner, via_pool: bool) -> Result<bool> {
+    let cache = inner.gc_cache().filter(|_| via_pool && inner.options.artifact.gc_in_pool);
+    let Some(cycle) = inner.lock_state().space.plan_cycle(cache.is_some()) else {
+        return Ok(false);
+    };
+    let plan = &cycle.plan;
     let _span = tracing::debug_span!("wafer.gc_cycle", zones = plan.zones.len()).entered();
-    let r = move_pages(inner, &plan);
+    let r = match (&cache, cycle.hand_over) {
+        (Some(c), true) => hand_over(inner, &**c, plan),
+        _ => move_pages(inner, plan).map(|()| 0),
+    };
     let mut st = inner.lock_state();
-    if let Err(e) = r {
-        for zone in &plan.zones {
-            st.space.abort_victim(*zone);
+    let to_pool = match r {
+        Ok(to_pool) => to_pool,
+        Err(e) => {
+            for zone in &plan.zones {
+                st.space.abort_victim(*zone);
+            }
+            return Err(e);
         }
-        return Err(e);
-    }
+    };
     let lsn = st.map_lsn;
-    for zone in &plan.zones {
-        st.space.finish_victim(*zone, lsn);
+    if cycle.hand_over {
+        st.space.hand_over_victims(&plan.zones, lsn);
+    } else {
+        for zone in &plan.zones {
+            st.space.finish_victim(*zone, lsn);
+        }
     }
+    assert!(to_pool <= plan.valid.len() as u64);
     st.gc_cycles += 1;
-    st.gc_moved_pages += plan.valid.len() as u64;
+    st.gc_moved_pages += plan.valid.len() as u64 - to_pool;
     drop(st);
     inner.release_ready()?;
     Ok(true)
@@ -55,28 +73,67 @@ fn move_pages(inner: &Inner, plan: &GcPlan) -> Result<()> {
     assert!(batch >= 1);
     assert_eq!(plan.valid.len(), plan.groups.len());
     let cache = inner.gc_cache();
-    for (k, chunk) in plan.valid.chunks(batch).enumerate() {
-        let first = k * batch;
-        let pages: Vec<GcPage> =
-            chunk.iter().enumerate().map(|(index, (pid, _))| GcPage { pid: *pid, index }).collect();
-        let froms: Vec<Location> = chunk.iter().map(|(_, l)| *l).collect();
-        let mut io = ChunkIo {
-            inner,
-            froms: &froms,
-            purpose: plan.purpose,
-            plan: plan.chunk_plan(first..first + chunk.len()),
-            stored: vec![None; froms.len()],
-        };
-        let counts = match &cache {
-            Some(c) => c.gc_copy(&pages, &mut io)?,
-            None => copy_privately(&pages, &mut io)?,
-        };
-        debug_assert_eq!(
-            counts.from_pool + counts.dirty_from_pool + counts.loaded + counts.private_reads,
-            pages.len() as u64
-        );
-        inner.lock_state().gc_sources.add(counts);
+    let indices: Vec<usize> = (0..plan.valid.len()).collect();
+    for chunk in indices.chunks(batch) {
+        copy_chunk(inner, cache.as_deref(), plan, chunk)?;
     }
+    Ok(())
+}
+
+/// Hands the victims' valid pages to the pool, `gc_batch_pages` at a time; the pages it does
+/// not take are copied at once, chunk by chunk. Returns the pages the pool took.
+fn hand_over(inner: &Inner, cache: &dyn GcPageCache, plan: &GcPlan) -> Result<u64> {
+    let batch = inner.options.gc_batch_pages as usize;
+    assert!(batch >= 1);
+    assert_eq!(plan.valid.len(), plan.groups.len());
+    let mut to_pool = 0u64;
+    let indices: Vec<usize> = (0..plan.valid.len()).collect();
+    for chunk in indices.chunks(batch) {
+        let (pages, froms, groups) = chunk_of(plan, chunk);
+        let mut io = ChunkIo::new(inner, &froms, plan.purpose, &groups);
+        let taken = cache.gc_hand_over(&pages, &mut io)?;
+        assert_eq!(taken.len(), chunk.len());
+        let rest: Vec<usize> =
+            chunk.iter().zip(&taken).filter(|(_, t)| !**t).map(|(i, _)| *i).collect();
+        to_pool += (chunk.len() - rest.len()) as u64;
+        if !rest.is_empty() {
+            copy_chunk(inner, Some(cache), plan, &rest)?;
+        }
+    }
+    inner.lock_state().gc_sources.add(GcCopyCounts { to_pool, ..GcCopyCounts::default() });
+    Ok(to_pool)
+}
+
+/// The GC pages, their locations and groups of `plan.valid[indices]`, as one chunk.
+fn chunk_of(plan: &GcPlan, indices: &[usize]) -> (Vec<GcPage>, Vec<Location>, Vec<u32>) {
+    let pages: Vec<GcPage> = indices
+        .iter()
+        .enumerate()
+        .map(|(index, &i)| GcPage { pid: plan.valid[i].0, index })
+        .collect();
+    let froms: Vec<Location> = indices.iter().map(|&i| plan.valid[i].1).collect();
+    let groups: Vec<u32> = indices.iter().map(|&i| plan.groups[i]).collect();
+    assert!(pages.len() == froms.len() && froms.len() == groups.len());
+    (pages, froms, groups)
+}
+
+/// Copies `plan.valid[indices]` (one chunk) through the pool when one is bound, else through
+/// GC's own buffer.
+fn copy_chunk(
+    inner: &Inner,
+    cache: Option<&dyn GcPageCache>,
+    plan: &GcPlan,
+    indices: &[usize],
+) -> Result<()> {
+    let (pages, froms, groups) = chunk_of(plan, indices);
+    let mut io = ChunkIo::new(inner, &froms, plan.purpose, &groups);
+    let counts = match cache {
+        Some(c) => c.gc_copy(&pages, &mut io)?,
+        None => copy_privately(&pages, &mut io)?,
+    };
+    let sourced = counts.from_pool + counts.dirty_from_pool + counts.loaded;
+    assert_eq!(sourced + counts.private_reads, pages.len() as u64);
+    inner.lock_state().gc_sources.add(counts);
     Ok(())
 }
 
@@ -89,6 +146,19 @@ struct ChunkIo<'a> {
     plan: WritePlan,
     /// By chunk index: the stored (compressed) bytes read from the device, moved as they are.
     stored: Vec<Option<Vec<u8>>>,
+}
+
+impl<'a> ChunkIo<'a> {
+    fn new(
+        inner: &'a Inner,
+        froms: &'a [Location],
+        purpose: WritePurpose,
+        groups: &[u32],
+    ) -> ChunkIo<'a> {
+        assert_eq!(froms.len(), groups.len());
+        let plan = WritePlan::by_group(groups);
+        ChunkIo { inner, froms, purpose, plan, stored: vec![None; froms.len()] }
+    }
 }
 
 impl GcIo for ChunkIo<'_> {
@@ -152,6 +222,7 @@ impl GcIo for ChunkIo<'_> {
             purpose: self.purpose,
             gc_from: Some(self.froms),
             new_versions,
+            survivors: &[],
         };
         let all = orchestrate::write_copies(&mut AppendSteps { inner: self.inner, append })?;
         if all {
@@ -222,7 +293,7 @@ pub(super) struct GcLoop<'a>(pub &'a Inner);
 impl Collect for GcLoop<'_> {
     type Error = Error;
     fn gc_cycle(&mut self) -> Result<bool> {
-        gc_cycle(self.0)
+        gc_cycle(self.0, true)
     }
     fn needs_gc(&self) -> bool {
         self.0.lock_state().space.needs_gc()
@@ -248,7 +319,7 @@ pub(super) fn gc_every_zone(inner: &Inner) -> Result<u32> {
     // more cycles than twice the zones would mean GC feeds on itself.
     let zones = inner.lock_state().space.zone_count();
     for _ in 0..2 * zones {
-        if !gc_cycle(inner)? {
+        if !gc_cycle(inner, false)? {
             break;
         }
         cycles += 1;
@@ -292,7 +363,7 @@ pub(super) fn background(inner: &Inner) {
                 (s.gc_satisfied(), s.empty_zone_count() < s.options().gc_free_zones_low)
             };
             let r = if !satisfied {
-                gc_cycle(inner)
+                gc_cycle(inner, true)
             } else if awaiting {
                 // Enough zones are free but most wait for durability: one journal flush
                 // releases them all, off the writers' path.

@@ -285,6 +285,10 @@ fn size_zones(o: &OutOfPlaceOptions, at: &ZonesAt, zone_count: u32) -> Result<(S
     // The artifact's bursts start only when the zones are exhausted, whatever `gc_zones`.
     let gc_zones = if o.artifact.gc_burst { GcZones::OnExhaustion } else { o.gc_zones };
     let mut gc = gc_zones.resolve(zone_count);
+    if o.artifact.gc_in_pool {
+        // Room for the survivors' write-backs before their victims come back.
+        gc = gc.with_room(crate::space::gc::drain_room_zones(zone_count));
+    }
     let nowa = o.nowa.then(|| nowa_options(at.device_capacity_bytes, o));
     if let Some(nowa) = nowa {
         let unit_zones = nowa.unit_slots.div_ceil(o.zone_bytes / SLOT_BYTES);

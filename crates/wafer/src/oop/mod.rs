@@ -50,6 +50,8 @@ pub(crate) fn stats_of(inner: &state::Inner, st: &state::State) -> OutOfPlaceSta
         gc_loaded_pages: st.gc_sources.loaded,
         gc_private_reads: st.gc_sources.private_reads,
         gc_blob_pages: st.gc_sources.blob_pages,
+        gc_pool_survivors: st.gc_sources.to_pool,
+        zones_draining: st.space.draining_zone_count(),
         zones_reset: st.zones_reset,
         snapshots: st.snapshots,
         journal_flushes: st.journal_flushes,

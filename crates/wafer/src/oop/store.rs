@@ -290,21 +290,24 @@ impl OutOfPlaceStore {
     }
 
     /// `stored[i]`: page i compressed (None: raw, or not a data page), made before the
-    /// writer lock by `write_batch`.
+    /// writer lock by `write_batch`; `survivors[i]` (empty: none): page i is a GC survivor.
     fn write_pages(
         &self,
         pages: &[(PageId, &PageBuf)],
         mut stored: Vec<Option<Vec<u8>>>,
         purpose: WritePurpose,
+        survivors: &[bool],
     ) -> Result<()> {
         let inner = &self.inner;
         assert_eq!(stored.len(), pages.len());
+        assert!(survivors.is_empty() || survivors.len() == pages.len());
         let _w = inner.lock_writer();
         // Before the FREE records too: a run of batches holding only freed pages (deleting a
         // lot) would otherwise fill the journal without ever reaching a snapshot.
         inner.maybe_snapshot()?;
         let mut data: Vec<(PageId, &PageBuf)> = Vec::with_capacity(pages.len());
         let mut data_stored = Vec::with_capacity(pages.len());
+        let mut data_survivors: Vec<bool> = Vec::with_capacity(survivors.len());
         for (i, (pid, page)) in pages.iter().enumerate() {
             assert!(*pid < inner.page_capacity(), "page {pid} beyond the page capacity");
             if *pid == crate::page::meta::META_PAGE_ID {
@@ -318,27 +321,13 @@ impl OutOfPlaceStore {
             } else if !self.keep_free_header(*pid, page)? {
                 data.push((*pid, *page));
                 data_stored.push(stored[i].take());
+                data_survivors.extend(survivors.get(i));
             }
         }
         if data.is_empty() {
             return Ok(());
         }
-        let descs: Vec<PageDesc> = data
-            .iter()
-            .zip(&data_stored)
-            .map(|((pid, page), s)| {
-                // The header's history is oldest first with zeros for unused entries.
-                let mut write_history = crate::page::write_history(page);
-                write_history.reverse();
-                PageDesc {
-                    stored_bytes: s.as_ref().map_or(PAGE_SIZE, Vec::len) as u32,
-                    write_history,
-                    tree: crate::page::tree_id(page),
-                    lsn: crate::page::lsn(page),
-                    ..PageDesc::plain(*pid, purpose)
-                }
-            })
-            .collect();
+        let descs = descs_of(&data, &data_stored, purpose, &data_survivors);
         let plan = inner.lock_state().space.plan_write(&descs);
         let append = Append {
             pages: &data,
@@ -348,6 +337,7 @@ impl OutOfPlaceStore {
             purpose,
             gc_from: None,
             new_versions: &[],
+            survivors: &data_survivors,
         };
         let mut steps = Writing { append: AppendSteps { inner, append }, gc: GcLoop(inner) };
         orchestrate::write(&mut steps)?;
@@ -410,6 +400,38 @@ impl OutOfPlaceStore {
         st.free.insert(pid, h);
         Ok(true)
     }
+}
+
+/// What the placement policy sees of each page of a write-back batch; a GC survivor is
+/// planned with the write-back it rides in, as a GC copy.
+fn descs_of(
+    data: &[(PageId, &PageBuf)],
+    stored: &[Option<Vec<u8>>],
+    purpose: WritePurpose,
+    survivors: &[bool],
+) -> Vec<PageDesc> {
+    assert_eq!(data.len(), stored.len());
+    let descs: Vec<PageDesc> = data
+        .iter()
+        .zip(stored)
+        .enumerate()
+        .map(|(i, ((pid, page), s))| {
+            let survivor = survivors.get(i) == Some(&true);
+            let purpose = if survivor { WritePurpose::GcCopy } else { purpose };
+            // The header's history is oldest first with zeros for unused entries.
+            let mut write_history = crate::page::write_history(page);
+            write_history.reverse();
+            PageDesc {
+                stored_bytes: s.as_ref().map_or(PAGE_SIZE, Vec::len) as u32,
+                write_history,
+                tree: crate::page::tree_id(page),
+                lsn: crate::page::lsn(page),
+                ..PageDesc::plain(*pid, purpose)
+            }
+        })
+        .collect();
+    assert_eq!(descs.len(), data.len());
+    descs
 }
 
 impl Drop for OutOfPlaceStore {
@@ -492,11 +514,24 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
+        self.write_batch_with_survivors(pages, purpose, &vec![false; pages.len()])
+    }
+
+    fn write_batch_with_survivors(
+        &self,
+        pages: &[(PageId, &PageBuf)],
+        purpose: WritePurpose,
+        survivors: &[bool],
+    ) -> Result<()> {
+        assert_eq!(pages.len(), survivors.len());
         self.inner.check_poisoned()?;
         if pages.is_empty() {
             return Ok(());
         }
-        self.inner.logical.add_pages(purpose, pages.len());
+        let survivor_count = survivors.iter().filter(|s| **s).count();
+        self.inner.logical.add_pages(purpose, pages.len() - survivor_count);
+        self.inner.logical.add_pages(WritePurpose::GcCopy, survivor_count);
+        let survivors = if survivor_count > 0 { survivors } else { &[] };
         // Compressed here, off the writer lock: the batch is already copied out of the frames.
         let compression = self.inner.options.compression;
         let stored: Vec<Option<Vec<u8>>> = pages
@@ -507,7 +542,7 @@ impl PageStore for OutOfPlaceStore {
                 compress.then(|| self.inner.codec.encode(compression, page)).flatten()
             })
             .collect();
-        let r = self.write_pages(pages, stored, purpose);
+        let r = self.write_pages(pages, stored, purpose, survivors);
         self.inner.poison(r)
     }
 

@@ -276,7 +276,9 @@ impl Space {
                 .unwrap_or(0);
             return SpaceError::AwaitingDurability { lsn_needed };
         }
-        if self.zones.iter().any(|(_, z)| super::gc::is_candidate(z)) {
+        // A draining victim is room too: a cycle copies it directly (`gc/drain.rs`).
+        let draining = self.draining_zone_count() > 0;
+        if draining || self.zones.iter().any(|(_, z)| super::gc::is_candidate(z)) {
             return SpaceError::NeedsGc { zones_short };
         }
         self.out_of_space(u64::from(slots))
@@ -410,6 +412,8 @@ impl Space {
                 other => panic!("reverse map disagrees for page {pid} at {old:?}: {other:?}"),
             }
         }
+        // A victim draining through the buffer pool finishes with its last valid page.
+        self.finish_drained(old.zone, lsn);
     }
 
     /// Device byte offset of a run's first slot.

@@ -20,6 +20,17 @@ impl Space {
         if pending.len() != self.pending_reset.len() {
             return Err("a zone is twice in the pending-reset list".into());
         }
+        let draining: HashSet<ZoneId> = self.draining_zones().collect();
+        if draining.len() != self.draining_zone_count() as usize {
+            return Err("a zone drains twice".into());
+        }
+        if let Some(z) = draining.iter().find(|z| self.zones.get(**z).state() != ZoneState::Victim)
+        {
+            return Err(format!("draining zone {z} is not a victim"));
+        }
+        if let Some(z) = draining.iter().find(|z| self.zones.get(**z).valid_slots() == 0) {
+            return Err(format!("draining zone {z} holds no valid page and did not finish"));
+        }
         if open.len() != self.open_zone_count() as usize {
             return Err("a zone is open for two groups".into());
         }

@@ -94,6 +94,9 @@ pub struct Space {
     empty: VecDeque<ZoneId>,
     /// Zones freed by GC waiting for the log (state PendingReset).
     pending_reset: Vec<ZoneId>,
+    /// Victims whose survivors the buffer pool holds (state Victim), oldest first: each
+    /// finishes when the write-backs have moved its last valid page out (`gc/drain.rs`).
+    draining: VecDeque<ZoneId>,
     /// The open zone of each write group (`group % max_open_zones`).
     open_by_group: Vec<Option<ZoneId>>,
     /// Where batches go (decides write plans and zone hints).
@@ -119,6 +122,7 @@ impl Space {
             reverse: ReverseMap::new(zone_count, slots_per_zone),
             empty: (0..zone_count).collect(),
             pending_reset: Vec::new(),
+            draining: VecDeque::new(),
             open_by_group: vec![None; options.max_open_zones as usize],
             placement: options.placement.build_with(options.artifact),
             policy: match options.artifact.gc_burst {

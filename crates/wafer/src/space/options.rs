@@ -30,6 +30,11 @@ pub struct ArtifactOptions {
     /// LSN at write-back, instead of the page header's 4 write-clock times. Kept in memory by
     /// the policy (8 bytes x 8 per page id); after a reopen the histories refill.
     pub lsn_history: bool,
+    /// GC hands its victims' survivors to the buffer pool as dirty pages (the artifact's
+    /// `buffer_manager` reads them in), and normal eviction writes them out among the user
+    /// pages. A victim is reset only once every survivor's new copy is committed and the log
+    /// is durable past it; survivors the pool cannot take are copied directly, as without it.
+    pub gc_in_pool: bool,
 }
 
 impl ArtifactOptions {
@@ -41,6 +46,7 @@ impl ArtifactOptions {
             gc_with_user: true,
             batch_one_zone: true,
             lsn_history: true,
+            gc_in_pool: true,
         }
     }
 }

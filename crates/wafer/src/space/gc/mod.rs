@@ -11,14 +11,16 @@ use crate::device::WritePurpose;
 
 mod build;
 mod cost_benefit;
+mod drain;
 mod greedy;
 // Its own file so that `nowa_groups.rs`, which GC builds on, can read the bound without naming GC.
 pub(super) mod limits;
 
 pub use cost_benefit::CostBenefit;
+pub use drain::GcCycle;
 pub use greedy::{Burst, Greedy, UntilZone, VictimOrder};
 
-pub use limits::VICTIMS_PER_CYCLE_MAX;
+pub use limits::{drain_room_zones, DRAINING_ZONES_MAX, VICTIMS_PER_CYCLE_MAX};
 
 /// What a victim policy may read of the space.
 #[derive(Debug, Clone, Copy)]
@@ -185,14 +187,22 @@ impl Space {
         self.empty_zone_count() + self.pending_reset_zone_count()
     }
 
+    /// Free zones as GC's targets count them: with victims draining through the buffer pool
+    /// (`gc_in_pool`) those too, as the artifact resets them at once (`drain.rs`).
+    fn gc_target_zone_count(&self) -> u32 {
+        self.free_zone_count() + self.draining_zone_count()
+    }
+
     /// GC should run: free zones fell below `gc_free_zones_low`, or NoWA must compensate.
     pub fn needs_gc(&self) -> bool {
-        self.free_zone_count() < self.options.gc_free_zones_low || self.nowa_wants_compensation()
+        self.gc_target_zone_count() < self.options.gc_free_zones_low
+            || self.nowa_wants_compensation()
     }
 
     /// GC may stop: free zones reached `gc_free_zones_high` and NoWA needs no compensation.
     pub fn gc_satisfied(&self) -> bool {
-        self.free_zone_count() >= self.options.gc_free_zones_high && !self.nowa_wants_compensation()
+        self.gc_target_zone_count() >= self.options.gc_free_zones_high
+            && !self.nowa_wants_compensation()
     }
 
     /// Unit mode only (group mode never adds a cycle): NoWA's model has more live units than
@@ -528,6 +538,53 @@ mod tests {
         };
         assert!(run(false).iter().all(|&g| g == 2), "the GC group of random placement");
         assert!(run(true).iter().all(|&g| g < 2), "a user group");
+    }
+
+    /// `gc_in_pool`: a victim handed to the pool drains; the write-back of its last page
+    /// finishes it, and its zone still waits for the log before reuse.
+    #[test]
+    fn a_handed_over_victim_finishes_with_its_last_page_and_waits_for_the_log() {
+        let mut space = space_with_valid(&[3, 1, 4]);
+        let cycle = space.plan_cycle(true).unwrap();
+        assert!(cycle.hand_over);
+        assert_eq!((cycle.plan.zones.clone(), cycle.plan.valid.len()), (vec![1], 1));
+        assert_eq!(space.hand_over_victims(&cycle.plan.zones, 3), 1);
+        assert_eq!(space.zones().get(1).state(), ZoneState::Victim);
+        assert!(space.gc_target_zone_count() > space.free_zone_count(), "counted as free");
+        space.check_invariants().unwrap();
+        // The survivor (page 4) written back among user pages: the victim is done.
+        let to =
+            space.reserve_batch(1, 0, WritePurpose::UserEviction).unwrap()[0].location(0, 4096);
+        assert_eq!(space.commit(4, to, 7), Some(Location::new(1, 0, 4096)));
+        assert_eq!(space.draining_zone_count(), 0);
+        assert_eq!(space.zones().get(1).state(), ZoneState::PendingReset { lsn_needed: 7 });
+        assert_eq!(space.release_ready(6), Vec::<ZoneId>::new());
+        assert_eq!(space.release_ready(7), vec![1]);
+        space.check_invariants().unwrap();
+    }
+
+    /// A victim with no valid page left finishes at once; one that drains is copied directly
+    /// by the next cycle that may not use the pool (its remaining pages planned again).
+    #[test]
+    fn a_draining_victim_is_copied_directly_when_the_pool_is_not_used() {
+        let mut space = space_with_valid(&[3, 0, 1]);
+        let cycle = space.plan_cycle(true).unwrap();
+        assert_eq!(cycle.plan.zones, vec![1]);
+        assert_eq!(space.hand_over_victims(&cycle.plan.zones, 3), 0, "nothing to drain");
+        assert!(matches!(space.zones().get(1).state(), ZoneState::PendingReset { .. }));
+        let cycle = space.plan_cycle(true).unwrap();
+        assert_eq!(cycle.plan.zones, vec![2]);
+        assert_eq!(space.hand_over_victims(&cycle.plan.zones, 4), 1);
+        let direct = space.plan_cycle(false).unwrap();
+        assert!(!direct.hand_over);
+        assert_eq!(direct.plan.zones, vec![2]);
+        assert_eq!(direct.plan.valid, vec![(8, Location::new(2, 0, 4096))]);
+        assert_eq!(space.draining_zone_count(), 0, "taken off the queue");
+        let to = space.reserve_batch(1, 1, WritePurpose::GcCopy).unwrap()[0].location(0, 4096);
+        assert!(space.commit_gc_move(8, direct.plan.valid[0].1, to, 9));
+        space.finish_victim(2, 9);
+        assert_eq!(space.zones().get(2).state(), ZoneState::PendingReset { lsn_needed: 9 });
+        space.check_invariants().unwrap();
     }
 
     #[test]
