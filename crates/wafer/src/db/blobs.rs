@@ -100,6 +100,8 @@ impl BlobState {
         stager: Option<Arc<blob::Stager>>,
         fold: FoldBounds,
     ) -> Self {
+        // The free-extent tree is one of the engine's own, never the catalog it is named in.
+        assert_ne!(tree.id, super::catalog::CATALOG_TREE_ID);
         BlobState {
             threshold,
             space: Mutex::new(space),
@@ -307,6 +309,8 @@ impl DbInner {
 
     /// A run of `pages` ids for a new blob, growing the blob space when no extent holds it.
     fn take_blob_run(&self, b: &BlobState, pages: u64) -> Result<Range<PageId>> {
+        // An empty value is stored with no run (`write_blob`); the space refuses empty takes.
+        assert!(pages > 0, "a run taken for a blob of no pages");
         self.open_blob_gates(b)?;
         // Bounded: a round after a grow finds the extent it added unless concurrent writers
         // took it first (each grow adds at least this blob's run).
@@ -349,6 +353,7 @@ impl DbInner {
     /// for that is in every batch's estimate ([`fold_reserve_bytes`]).
     pub(super) fn fold_blobs_if_full(&self, env: Env<'_>) -> Result<()> {
         let Some(b) = self.blobs.get() else { return Ok(()) };
+        debug_assert!(self.writer_held(), "a fold outside the batch it ends");
         let (pending, fold_ops) = {
             let space = b.lock_space();
             (space.since_fold().len() + space.batch_changes(), space.fold_ops_bound())
@@ -385,6 +390,10 @@ impl DbInner {
         }
         let run = self.take_blob_run(b, pages)?;
         r.first = run.start;
+        // What readers and `release_blob` derive from the reference is the run taken: pages
+        // per run match the value's length, and the run lies clear of the superblock.
+        assert_eq!(r.page_range(), run, "a run for {} bytes", value.len());
+        assert!(run.start > crate::page::meta::META_PAGE_ID);
         let written = self.write_blob_pages(&r, value, now);
         if let Err(e) = written {
             // Never named by a commit: its pages may go and the run be taken again.
@@ -406,6 +415,9 @@ impl DbInner {
     /// The pages of blob `r` (holding `value`): staged when small and a log orders them,
     /// else in groups, each durable before the next.
     fn write_blob_pages(&self, r: &BlobRef, value: &[u8], now: u64) -> Result<()> {
+        // `write_blob`'s hand-over: a taken run, as long as the value's chunks.
+        assert!(r.pages() > 0 && r.first > crate::page::meta::META_PAGE_ID);
+        assert_eq!(r.len_bytes, value.len() as u64, "the reference names this value");
         let b = self.blob_state()?;
         if let (Some(stager), true) = (&b.stager, r.pages() <= blob::WRITE_GROUP_PAGES as u64) {
             let mut pages = Vec::with_capacity(r.pages() as usize);
@@ -471,6 +483,8 @@ impl DbInner {
             self.abandon_runs(&out);
             return Err(e);
         }
+        // The batch applies `out` op for op in place of `batch` (failures name its index).
+        assert_eq!(out.len(), batch.ops.len(), "one stored op per batch op");
         Ok(out)
     }
 
@@ -484,6 +498,8 @@ impl DbInner {
                 _ => None,
             })
             .collect();
+        // Each was taken whole for a blob of at least a page (`write_blob`).
+        assert!(runs.iter().all(|r| r.start < r.end), "an empty run abandoned");
         for r in &runs {
             if let Some(s) = &b.stager {
                 s.unstage(r);
@@ -516,11 +532,17 @@ impl DbInner {
         op: &StoredOp<'_>,
     ) -> Result<bool> {
         let b = self.blob_state()?;
+        debug_assert!(self.writer_held(), "a batch applies under the writer mutex");
         let old = g.get(env, op.key())?;
         match op {
             StoredOp::Put { stored, run, .. } => {
                 g.put(env, op.key(), stored)?;
                 if let Some(run) = run {
+                    // `store_batch`'s pairing: the key names the very run the batch claims.
+                    debug_assert!(
+                        matches!(decode_stored(stored), Ok(Stored::Blob(r)) if r.page_range() == *run),
+                        "a claimed run {run:?} its stored value does not name"
+                    );
                     b.lock_space().claim(run.clone());
                 }
             }
@@ -541,6 +563,8 @@ impl DbInner {
     /// Under the writer mutex: the batch frees the blob `r` (its key no longer names it).
     pub(super) fn release_blob(&self, r: &BlobRef) -> Result<()> {
         let b = self.blob_state()?;
+        // Freed runs are sealed with the batch's commit, which the mutex keeps its own.
+        debug_assert!(self.writer_held(), "a blob freed outside a batch");
         if r.pages() > 0 {
             b.lock_space()
                 .release(r.page_range())
@@ -553,6 +577,8 @@ impl DbInner {
     /// Under the writer mutex as a batch ends with a commit record: the extent changes it
     /// made, and whether it folds (none without blobs).
     pub(super) fn commit_extents(&self) -> (Vec<ExtentOp>, bool) {
+        // Another batch's changes would ride in this commit otherwise.
+        debug_assert!(self.writer_held(), "extent changes taken outside a batch");
         match self.blobs.get() {
             Some(b) => b.lock_space().commit_batch(),
             None => (Vec::new(), false),
@@ -562,6 +588,8 @@ impl DbInner {
     /// The batch's commit record is at `gate`: what it freed waits for it.
     pub(super) fn seal_blobs(&self, gate: Option<Gate>) {
         if let Some(b) = self.blobs.get() {
+            // The batch sealed is the one in progress: only the mutex holder has one.
+            debug_assert!(self.writer_held(), "a batch sealed outside the writer mutex");
             let mut space = b.lock_space();
             match gate {
                 Some(g) => {
@@ -578,6 +606,8 @@ impl DbInner {
 
     /// A flush of a database without a log completed: every freed run may be reused.
     pub(super) fn blobs_flushed(&self) -> Result<()> {
+        // With a log, freed runs wait for their commit's LSN instead (`open_blob_gates`).
+        assert!(self.wal.is_none(), "every gate opened by a flush with a log");
         let Some(b) = self.blobs.get() else { return Ok(()) };
         let runs = b.lock_space().open_gates(None);
         self.pool.store().discard(&runs)?;
@@ -614,6 +644,8 @@ impl DbInner {
         if crc32c::crc32c(&out) != r.crc {
             return Ok(None);
         }
+        // `format::chunk` sized each chunk by the reference: together, the value's length.
+        debug_assert_eq!(out.len() as u64, r.len_bytes, "blob {:#x} read whole", r.seq);
         Ok(Some(out))
     }
 
@@ -723,6 +755,8 @@ fn io_error(msg: String) -> std::io::Error {
 impl BlobStream {
     /// Loads the next page's chunk; false at the end (after checking the value's checksum).
     fn next_chunk(&mut self) -> std::io::Result<bool> {
+        // The end is checked before each load: a stream never reads past its last page.
+        assert!(self.next_index <= self.r.pages(), "chunk {} of a blob", self.next_index);
         if self.next_index == self.r.pages() {
             if self.crc != self.r.crc {
                 return Err(io_error(

@@ -72,6 +72,11 @@ impl Checkpointer {
         last_lsn: u64,
         blobs: bool,
     ) -> Checkpointer {
+        // Startup's hand-over: the redo start lies in the log as recovered (the due check's
+        // subtraction saturates, so a start past the end would stop checkpoints silently).
+        if let Ok(wal) = logger.wal() {
+            assert!(last_lsn <= wal.next_lsn().0, "redo start {last_lsn} past the log's end");
+        }
         Checkpointer {
             pool,
             logger,
@@ -100,11 +105,14 @@ impl Checkpointer {
     }
 
     pub fn engine_state(&self) -> EngineState {
-        EngineState {
+        let state = EngineState {
             alloc: self.alloc.state(),
             next_tree_id: self.next_tree_id.load(Ordering::Relaxed),
             write_clock: self.pool.write_clock(),
-        }
+        };
+        // Recovery hands this to the next open's catalog: the catalog's own id is never next.
+        assert!(state.next_tree_id > super::catalog::CATALOG_TREE_ID);
+        state
     }
 
     /// The log grew past the trigger since the last checkpoint.
@@ -165,7 +173,10 @@ impl Checkpointer {
 
     fn checkpoint_locked(&self, st: &mut CkptState) -> Result<()> {
         let _span = tracing::debug_span!("wafer.checkpoint", number = st.count + 1).entered();
+        let count = st.count;
         let r = self.checkpoint_steps(st);
+        // A checkpoint counts once it is complete, and only then.
+        assert_eq!(st.count, count + u64::from(r.is_ok()), "checkpoints counted");
         if r.is_err() {
             self.poisoned.store(true, Ordering::Relaxed);
         }
@@ -206,6 +217,8 @@ impl Checkpointer {
         // Out of place: the page map, after the pages it points to are durable.
         store.checkpoint()?;
         logger.commit(l, Durability::Sync)?;
+        // The superblock below names L as the redo start: the log must hold it durably first.
+        assert!(wal.durable_lsn().0 > l, "checkpoint record {l} not durable after its sync");
         let meta = Meta {
             write_mode: self.write_mode as u8,
             catalog_root: self.catalog_root,
@@ -222,6 +235,8 @@ impl Checkpointer {
             layout_bytes: store.layout_bytes(),
         };
         write_meta(store.as_ref(), &meta)?;
+        // Tree ids only grow: the state logged at L is no newer than the database's now.
+        assert!(state.next_tree_id <= self.next_tree_id.load(Ordering::Relaxed));
         wal.truncate_before(Lsn(l))?;
         self.last_lsn.store(l, Ordering::Release);
         st.last_at = Instant::now();

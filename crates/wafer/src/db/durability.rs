@@ -102,23 +102,7 @@ impl DbInner {
                 return Err(e);
             }
         };
-        // Blob extent changes log no page record of their own: they ride in the commit.
-        let (extents, folded) = self.commit_extents();
-        let logged = wal.next_lsn() != before || !extents.is_empty() || folded;
-        let lsn = if logged {
-            let body = CommitBody { state: cp.engine_state(), folded, extents };
-            let lsn = logger.append_commit(&body).inspect_err(|_| {
-                self.poison();
-                self.seal_blobs(None);
-            })?;
-            // Under the writer mutex still: nobody takes what the batch freed before this.
-            self.seal_blobs(Some(crate::blob::Gate::Lsn(lsn)));
-            lsn
-        } else {
-            // Nothing changed, but a Sync caller still expects every batch before its own to be
-            // durable when it returns (acknowledgement covers the log prefix).
-            logger.committed()
-        };
+        let lsn = self.append_batch_commit(logger, wal, cp, before)?;
         if lsn == 0 {
             return Ok(Some(value));
         }
@@ -126,6 +110,44 @@ impl DbInner {
         logger.commit(lsn, durability).inspect_err(|_| self.poison())?;
         cp.after_commit();
         Ok(Some(value))
+    }
+
+    /// Under the writer mutex, the batch applied from `before` on: its commit record (when it
+    /// logged anything); returns the LSN its durability wait covers (0: none).
+    fn append_batch_commit(
+        &self,
+        logger: &WalLogger,
+        wal: &crate::wal::Wal,
+        cp: &super::checkpoint::Checkpointer,
+        before: crate::wal::Lsn,
+    ) -> Result<u64> {
+        debug_assert!(self.writer_held(), "a commit record goes in between batches only");
+        // Blob extent changes log no page record of their own: they ride in the commit.
+        let (extents, folded) = self.commit_extents();
+        let logged = wal.next_lsn() != before || !extents.is_empty() || folded;
+        if !logged {
+            // Nothing changed, but a Sync caller still expects every batch before its own to be
+            // durable when it returns (acknowledgement covers the log prefix).
+            return Ok(logger.committed());
+        }
+        let body = CommitBody { state: cp.engine_state(), folded, extents };
+        let lsn = logger.append_commit(&body).inspect_err(|_| {
+            self.poison();
+            self.seal_blobs(None);
+        })?;
+        // The batch's records lie between `before` and its commit record: the log ascends,
+        // and the logger's commit point (which lets pages go out) covers the record.
+        assert!(lsn >= before.0, "commit record at {lsn}, the batch began at {}", before.0);
+        assert!(logger.committed() >= lsn, "the commit point lags its record");
+        // Under the writer mutex still: nobody takes what the batch freed before this.
+        self.seal_blobs(Some(crate::blob::Gate::Lsn(lsn)));
+        Ok(lsn)
+    }
+
+    /// Whether the writer mutex is held, by this thread or another (std's mutex names no
+    /// owner, so a necessary condition only); always true without a log, which has no mutex.
+    pub(super) fn writer_held(&self) -> bool {
+        self.wal.is_none() || self.writer.try_lock().is_err()
     }
 
     /// Makes room in the log for a batch of about `estimate_bytes`: checkpoints (which truncates
@@ -187,6 +209,8 @@ impl DbInner {
 
     /// Dirty pages, sync, superblock, sync (no WAL). Callers hold every tree's structure latch.
     fn flush_stop_the_world(&self) -> Result<()> {
+        // The superblock below says "no WAL": with a log this would cut recovery off from it.
+        assert!(self.checkpointer.is_none() && self.wal.is_none(), "a flush without a log");
         if let Some(b) = self.blobs.get() {
             // No log carries extent changes: the tree takes them before its pages go out.
             super::blobs::fold_free_tree(b, self.env())?;

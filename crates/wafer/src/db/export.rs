@@ -72,6 +72,8 @@ fn flatten(v: &Value, name: &str, index: Option<usize>, depth: usize, out: &mut 
     if depth > DEPTH_MAX {
         return;
     }
+    // Names are built from sanitized parts: `prometheus_text` prints them bare.
+    debug_assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{name}");
     let sample = |value: f64| Sample { name: name.to_string(), index, value };
     match v {
         Value::Number(n) => out.extend(n.as_f64().map(sample)),

@@ -143,6 +143,7 @@ impl DbInner {
         pid: PageId,
         tree_id: u32,
     ) -> Result<()> {
+        debug_assert!(self.writer_held(), "pages freed outside a batch");
         let tagged = self.blobs.get().is_some();
         let mut blobs = Vec::new();
         let children = reclaim_page(env, pid, tree_id, &mut |v| {

@@ -127,6 +127,8 @@ impl Iter {
                     self.done = true; // The back end already yielded it.
                     return None;
                 }
+                // `leaf_batch` handed over ascending keys past the last yield: never a repeat.
+                debug_assert!(above_lo(&k, &self.bounds.lo), "front keys ascend");
                 self.bounds.lo = Bound::Excluded(k.clone());
                 return Some(Ok((k, v)));
             }
@@ -152,6 +154,7 @@ impl Iter {
                     self.done = true;
                     return None;
                 }
+                debug_assert!(below_hi(&k, &self.bounds.hi), "back keys descend");
                 self.bounds.hi = Bound::Excluded(k.clone());
                 return Some(Ok((k, v)));
             }

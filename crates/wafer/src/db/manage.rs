@@ -177,6 +177,9 @@ impl DbInner {
         tree: &Tree,
         then: Then,
     ) -> Result<()> {
+        debug_assert!(self.writer_held(), "a cut outside its batch");
+        // `latch_both`'s hand-over: the cut tree and the garbage tree, each latched once.
+        assert_ne!(tree.core.id, super::catalog::CATALOG_TREE_ID, "the catalog is never cut");
         let detached: Vec<_> = plan.detached().collect();
         g.execute_cut(env, plan)?;
         garbage::record(garbage, env, tree.core.id, detached.into_iter())?;

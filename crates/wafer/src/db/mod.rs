@@ -601,6 +601,9 @@ impl Db {
                 stamp_image(env.logger, &mut g);
                 g.pid()
             };
+            // The allocator's hand-over: a page of the tree's own, under a fresh id.
+            assert!(id > catalog::CATALOG_TREE_ID, "tree id {id} taken by the catalog");
+            assert!(root != crate::page::meta::META_PAGE_ID && root != catalog::CATALOG_ROOT);
             let r = inner.catalog.put(env, name.as_bytes(), &catalog::encode(id, root));
             if let Err(e) = inner.poison_unless_clean(r) {
                 // The catalog did not take the tree (device full): give its root page back.

@@ -103,6 +103,8 @@ impl Snapshot {
     /// Names of the trees that existed, sorted.
     pub fn tree_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.at.trees.keys().cloned().collect();
+        // `Db::snapshot` left the engine's own trees out: users never see their names.
+        debug_assert!(names.iter().all(|n| !n.starts_with('\0')), "an engine tree named");
         names.sort();
         names
     }

@@ -83,6 +83,8 @@ impl Txn {
         if self.locks.lock(self.owner, tree, key, self.lock_timeout)? {
             self.held.push((tree.to_string(), key.to_vec()));
         }
+        // Granted only when not held (a second grant would be released twice at the end).
+        debug_assert!(self.held.len() <= TXN_LOCKS_MAX);
         Ok(())
     }
 
@@ -200,6 +202,11 @@ impl Txn {
         if batch.is_empty() {
             return Ok(());
         }
+        // Sorted trees of sorted keys, each once: a batch equal transactions log equally.
+        debug_assert!(
+            batch.ops.windows(2).all(|w| (w[0].tree(), w[0].key()) < (w[1].tree(), w[1].key())),
+            "a transaction's batch in (tree, key) order"
+        );
         // Locks go when `self` drops, after the batch is applied.
         self.db.write_with(&batch, durability)
     }
@@ -257,5 +264,13 @@ fn merge<'a>(
             out.push(entry?);
         }
     }
+    // Both sides came in `direction` and equal keys merged: the scan's keys are strict.
+    debug_assert!(
+        out.windows(2).all(|w| match direction {
+            Direction::Ascending => w[0].0 < w[1].0,
+            Direction::Descending => w[0].0 > w[1].0,
+        }),
+        "a transaction's scan out of order"
+    );
     Ok(out)
 }
