@@ -102,7 +102,7 @@ impl DbInner {
                 return Err(e);
             }
         };
-        let lsn = self.append_batch_commit(logger, wal, cp, before)?;
+        let lsn = self.append_batch_commit(logger, wal, || cp.engine_state(), before)?;
         if lsn == 0 {
             return Ok(Some(value));
         }
@@ -118,7 +118,7 @@ impl DbInner {
         &self,
         logger: &WalLogger,
         wal: &crate::wal::Wal,
-        cp: &super::checkpoint::Checkpointer,
+        engine_state: impl FnOnce() -> crate::durable::record::EngineState,
         before: crate::wal::Lsn,
     ) -> Result<u64> {
         debug_assert!(self.writer_held(), "a commit record goes in between batches only");
@@ -130,7 +130,7 @@ impl DbInner {
             // durable when it returns (acknowledgement covers the log prefix).
             return Ok(logger.committed());
         }
-        let body = CommitBody { state: cp.engine_state(), folded, extents };
+        let body = CommitBody { state: engine_state(), folded, extents };
         let lsn = logger.append_commit(&body).inspect_err(|_| {
             self.poison();
             self.seal_blobs(None);
