@@ -783,10 +783,8 @@ impl BufferPool {
         survivors: &[bool],
     ) -> Result<()> {
         assert_eq!(pages.len(), survivors.len());
-        match survivors.iter().any(|s| *s) {
-            true => self.store.write_batch_with_survivors(pages, purpose, survivors),
-            false => self.store.write_batch(pages, purpose),
-        }
+        // Stores without DB GC forward to `write_batch`; out of place it is the one entry.
+        self.store.write_batch_with_survivors(pages, purpose, survivors)
     }
 
     /// Stamps the next write-clock tick into a dirty page's write history and seals it for the

@@ -201,11 +201,9 @@ mod tests {
         }
     }
 
-    /// Resident clean and dirty pages are taken, within the bound of 2 survivor frames in a
-    /// pool of 8 (a missing page beyond it is not); a survivor goes out unchanged (its write
-    /// history not stamped) and marked as one, the dirty page as an ordinary write-back.
-    #[test]
-    fn survivors_become_dirty_frames_within_the_bound_and_go_out_unchanged() {
+    /// A pool of 8 frames over a recording store, with pages 0..16 created and written back
+    /// (so some are resident and clean, the others missing).
+    fn pool_of_16_written_pages() -> (Arc<Recording>, BufferPool) {
         let dev = Arc::new(MemoryDevice::new(32 * PAGE_SIZE as u64));
         let inner = InPlaceStore::new(dev, 0);
         let store = Arc::new(Recording { inner, seen: Mutex::new(Vec::new()) });
@@ -216,6 +214,15 @@ mod tests {
             page::format(g.bytes_mut(), pid, PageKind::Leaf, 1, pid);
         }
         pool.flush_all(WritePurpose::UserCheckpoint).unwrap();
+        (store, pool)
+    }
+
+    /// Resident clean and dirty pages are taken, within the bound of 2 survivor frames in a
+    /// pool of 8 (a missing page beyond it is not); a survivor goes out unchanged (its write
+    /// history not stamped) and marked as one, the dirty page as an ordinary write-back.
+    #[test]
+    fn survivors_become_dirty_frames_within_the_bound_and_go_out_unchanged() {
+        let (store, pool) = pool_of_16_written_pages();
         let resident: Vec<PageId> =
             (0..16).filter(|p| pool.table[*p as usize].frame().is_some()).collect();
         let missing = (0..16).find(|p| !resident.contains(p)).unwrap();
@@ -247,16 +254,7 @@ mod tests {
     /// A page not in the pool is read and loaded dirty, a survivor.
     #[test]
     fn a_missing_page_is_loaded_as_a_survivor() {
-        let dev = Arc::new(MemoryDevice::new(32 * PAGE_SIZE as u64));
-        let inner = InPlaceStore::new(dev, 0);
-        let store = Arc::new(Recording { inner, seen: Mutex::new(Vec::new()) });
-        let logger = Arc::new(NoopLogger::new(0));
-        let pool = BufferPool::new(store.clone(), 8 * PAGE_SIZE as u64, 4, 0, logger).unwrap();
-        for pid in 0..16 {
-            let mut g = pool.create(pid).unwrap();
-            page::format(g.bytes_mut(), pid, PageKind::Leaf, 1, pid);
-        }
-        pool.flush_all(WritePurpose::UserCheckpoint).unwrap();
+        let (store, pool) = pool_of_16_written_pages();
         let missing = (0..16).find(|p| pool.table[*p as usize].frame().is_none()).unwrap();
         // As after a sweep of the clock: a clean frame nobody used since is free for the taking.
         pool.referenced.iter().for_each(|r| r.store(false, Ordering::Relaxed));
