@@ -17,7 +17,7 @@
 //! ```
 //! (v: unsigned LEB128, `crate::varint`.) Writers log SETS and DROPS, at most [`BATCH_MAX`]
 //! entries a record; SET and DROP, which earlier builds wrote, still replay. A batched record
-//! saves the 20-byte record header per page: a blob page's map entry costs about 10 bytes.
+//! saves a record header (`wal::format`) per page: a blob page's map entry costs about 10 bytes.
 //! Replay applies records in LSN order from the snapshot's LSN; a record appears only after
 //! the page data it points to was synced (store.rs `append`), and the journal's own framing
 //! (checksums, torn-tail rule) decides where the durable log ends.

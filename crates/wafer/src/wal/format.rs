@@ -15,15 +15,20 @@ pub const HEADER_BLOCKS: u64 = 2;
 pub const BLOCK_HEADER_BYTES: usize = 40;
 /// Record bytes one log block carries.
 pub const BLOCK_DATA_BYTES: usize = BLOCK - BLOCK_HEADER_BYTES;
-/// Bytes of the record header in front of every payload.
-pub const RECORD_HEADER_BYTES: usize = 20;
+/// Bytes of the record header in front of every payload the log writes now
+/// ([`RecordFormat::Compact`]).
+pub const RECORD_HEADER_BYTES: usize = 9;
+/// Bytes of the record header of [`RecordFormat::Wide`] blocks (earlier builds), the longest.
+pub const WIDE_RECORD_HEADER_BYTES: usize = 20;
 /// Largest payload the reader accepts, whatever the writer's options were (sanity bound on a
 /// length read from the device before its checksum can be checked).
 pub const MAX_RECORD_PAYLOAD_BYTES: usize = 64 << 20;
 
 pub const HEADER_MAGIC: [u8; 8] = *b"WAFERWAL";
-/// "WLB1" little-endian: marks a log block of this format.
-pub const BLOCK_MAGIC: u32 = u32::from_le_bytes(*b"WLB1");
+/// "WLB2" little-endian: marks a log block whose records have compact headers.
+pub const BLOCK_MAGIC: u32 = u32::from_le_bytes(*b"WLB2");
+/// "WLB1": a log block of an earlier build, whose records have wide headers (still read).
+pub const BLOCK_MAGIC_WIDE: u32 = u32::from_le_bytes(*b"WLB1");
 pub const VERSION: u32 = 1;
 /// Bytes of the header block covered by its checksum; the rest of the block is zero.
 const HEADER_BYTES: usize = 80;
@@ -31,6 +36,43 @@ const HEADER_BYTES: usize = 80;
 const _: () = assert!(BLOCK_DATA_BYTES < u16::MAX as usize);
 const _: () = assert!(BLOCK.is_power_of_two());
 const _: () = assert!(HEADER_BYTES <= BLOCK);
+const _: () = assert!(RECORD_HEADER_BYTES < WIDE_RECORD_HEADER_BYTES);
+
+/// How the records of a log block frame their payloads, told by the block's magic. An
+/// incarnation of the log writes one format, and its first record starts a fresh block, so a
+/// record never spans blocks of two formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordFormat {
+    /// 20-byte headers that repeat the record's own LSN (blocks of earlier builds): the block
+    /// header's position and lap checks already pin every record, so the copy bought nothing.
+    Wide,
+    /// 9-byte headers: checksum, length, kind. What the log writes.
+    Compact,
+}
+
+impl RecordFormat {
+    pub const fn header_bytes(self) -> usize {
+        match self {
+            RecordFormat::Wide => WIDE_RECORD_HEADER_BYTES,
+            RecordFormat::Compact => RECORD_HEADER_BYTES,
+        }
+    }
+
+    const fn magic(self) -> u32 {
+        match self {
+            RecordFormat::Wide => BLOCK_MAGIC_WIDE,
+            RecordFormat::Compact => BLOCK_MAGIC,
+        }
+    }
+
+    fn of_magic(magic: u32) -> Option<RecordFormat> {
+        match magic {
+            BLOCK_MAGIC => Some(RecordFormat::Compact),
+            BLOCK_MAGIC_WIDE => Some(RecordFormat::Wide),
+            _ => None,
+        }
+    }
+}
 
 /// The WAL header, stored twice (blocks 0 and 1); the valid copy with the highest `seq` wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,10 +169,12 @@ pub struct BlockHeader {
     pub used: u16,
     /// Bytes at the start of the data area that continue a record begun in an earlier block.
     pub carry: u16,
+    /// How its records are framed (its magic).
+    pub format: RecordFormat,
 }
 
 /// Log block header layout (offsets in bytes):
-/// 0 crc32c(4..4096) u32 | 4 magic u32 | 8 log_id u64 | 16 block_lsn u64 | 24 synced_lsn u64
+/// 0 crc32c(4..4096) u32 | 4 magic u32 ("WLB2", or "WLB1": [`RecordFormat`]) | 8 log_id u64 | 16 block_lsn u64 | 24 synced_lsn u64
 /// | 32 epoch u32 | 36 used u16 | 38 carry u16 | 40.. record bytes, then zero padding
 pub fn encode_block_header(h: &BlockHeader, block: &mut [u8]) {
     assert_eq!(block.len(), BLOCK);
@@ -138,7 +182,7 @@ pub fn encode_block_header(h: &BlockHeader, block: &mut [u8]) {
     assert!(h.carry as usize <= h.used as usize - BLOCK_HEADER_BYTES);
     assert!(h.block_lsn.is_multiple_of(BLOCK as u64));
     assert!(h.synced_lsn <= h.block_lsn);
-    put_u32(block, 4, BLOCK_MAGIC);
+    put_u32(block, 4, h.format.magic());
     put_u64(block, 8, h.log_id);
     put_u64(block, 16, h.block_lsn);
     put_u64(block, 24, h.synced_lsn);
@@ -207,9 +251,10 @@ pub fn decode_block(block: &[u8], log_id: u64, expected_lsn: u64) -> BlockRead {
         }
         return BlockRead::Torn;
     }
-    if get_u32(block, 4) != BLOCK_MAGIC || get_u64(block, 8) != log_id {
+    let format = RecordFormat::of_magic(get_u32(block, 4));
+    let Some(format) = format.filter(|_| get_u64(block, 8) == log_id) else {
         return BlockRead::Foreign;
-    }
+    };
     let h = BlockHeader {
         log_id,
         block_lsn: get_u64(block, 16),
@@ -217,6 +262,7 @@ pub fn decode_block(block: &[u8], log_id: u64, expected_lsn: u64) -> BlockRead {
         epoch: get_u32(block, 32),
         used: get_u16(block, 36),
         carry: get_u16(block, 38),
+        format,
     };
     if h.block_lsn != expected_lsn {
         return BlockRead::Stale { block_lsn: h.block_lsn };
@@ -239,39 +285,58 @@ pub fn decode_block(block: &[u8], log_id: u64, expected_lsn: u64) -> BlockRead {
 pub struct RecordHeader {
     pub crc: u32,
     pub len: u32,
-    pub lsn: u64,
+    /// The record's own position, which wide headers repeat (`None` in a compact header).
+    pub lsn: Option<u64>,
     pub kind: u8,
 }
 
-/// Record header layout (offsets in bytes; a record may span blocks):
-/// 0 crc32c(bytes 4..20 of the header, then the payload) u32 | 4 payload length u32
-/// | 8 lsn u64 (its own position) | 16 kind u8 | 17..20 reserved (zero) | 20.. payload
-pub fn encode_record_header(lsn: u64, kind: u8, payload: &[u8], out: &mut [u8]) {
-    assert_eq!(out.len(), RECORD_HEADER_BYTES);
+/// Record header layouts (offsets in bytes; a record may span blocks):
+/// - compact: 0 crc32c(bytes 4..9 of the header, then the payload) u32 | 4 payload length u32
+///   | 8 kind u8 | 9.. payload
+/// - wide (read only): 0 crc32c(bytes 4..20, then the payload) u32 | 4 payload length u32
+///   | 8 lsn u64 (its own position) | 16 kind u8 | 17..20 reserved (zero) | 20.. payload
+///
+/// Writes a header of `format` for `payload` at `lsn` into `out` (its header's length).
+pub fn encode_record_header(
+    format: RecordFormat,
+    lsn: u64,
+    kind: u8,
+    payload: &[u8],
+    out: &mut [u8],
+) {
+    assert_eq!(out.len(), format.header_bytes());
     assert!(payload.len() <= MAX_RECORD_PAYLOAD_BYTES);
     out.fill(0);
     put_u32(out, 4, payload.len() as u32);
-    put_u64(out, 8, lsn);
-    out[16] = kind;
+    match format {
+        RecordFormat::Compact => out[8] = kind,
+        RecordFormat::Wide => {
+            put_u64(out, 8, lsn);
+            out[16] = kind;
+        }
+    }
     let crc = crc32c::crc32c_append(crc32c::crc32c(&out[4..]), payload);
     put_u32(out, 0, crc);
 }
 
-pub fn decode_record_header(bytes: &[u8]) -> RecordHeader {
-    assert_eq!(bytes.len(), RECORD_HEADER_BYTES);
-    RecordHeader {
-        crc: get_u32(bytes, 0),
-        len: get_u32(bytes, 4),
-        lsn: get_u64(bytes, 8),
-        kind: bytes[16],
+/// Reads a header of `format` (`bytes` is exactly its length).
+pub fn decode_record_header(format: RecordFormat, bytes: &[u8]) -> RecordHeader {
+    assert_eq!(bytes.len(), format.header_bytes());
+    let (crc, len) = (get_u32(bytes, 0), get_u32(bytes, 4));
+    match format {
+        RecordFormat::Compact => RecordHeader { crc, len, lsn: None, kind: bytes[8] },
+        RecordFormat::Wide => {
+            RecordHeader { crc, len, lsn: Some(get_u64(bytes, 8)), kind: bytes[16] }
+        }
     }
 }
 
 /// Checks a whole record (header bytes + payload) against its header checksum.
-pub fn record_checksum_ok(header_bytes: &[u8], payload: &[u8]) -> bool {
-    assert_eq!(header_bytes.len(), RECORD_HEADER_BYTES);
+pub fn record_checksum_ok(format: RecordFormat, header_bytes: &[u8], payload: &[u8]) -> bool {
+    assert_eq!(header_bytes.len(), format.header_bytes());
     let crc = crc32c::crc32c_append(crc32c::crc32c(&header_bytes[4..]), payload);
-    crc == get_u32(header_bytes, 0) && header_bytes[17..20] == [0, 0, 0]
+    let reserved_zero = format == RecordFormat::Compact || header_bytes[17..20] == [0, 0, 0];
+    crc == get_u32(header_bytes, 0) && reserved_zero
 }
 
 #[cfg(test)]
@@ -316,6 +381,7 @@ mod tests {
             epoch: 2,
             used: 1000,
             carry: 17,
+            format: RecordFormat::Compact,
         };
         let mut b = vec![0xAAu8; BLOCK];
         encode_block_header(&h, &mut b);
@@ -331,16 +397,26 @@ mod tests {
         b[512..1024].fill(0x55);
         assert_eq!(decode_block(&b, 9, h.block_lsn), BlockRead::Torn);
         assert_eq!(decode_block(&[0u8; BLOCK], 9, 0), BlockRead::Zero);
+        // A block of an earlier build keeps its own framing.
+        let wide = BlockHeader { format: RecordFormat::Wide, ..h };
+        encode_block_header(&wide, &mut b);
+        seal_block(&mut b);
+        assert_eq!(decode_block(&b, 9, h.block_lsn), BlockRead::Valid(wide));
     }
 
     #[test]
     fn record_header_round_trip() {
         let payload = b"hello redo";
-        let mut hb = [0u8; RECORD_HEADER_BYTES];
-        encode_record_header(4136, 5, payload, &mut hb);
-        let h = decode_record_header(&hb);
-        assert_eq!((h.len, h.lsn, h.kind), (payload.len() as u32, 4136, 5));
-        assert!(record_checksum_ok(&hb, payload));
-        assert!(!record_checksum_ok(&hb, b"hello redO"));
+        for format in [RecordFormat::Compact, RecordFormat::Wide] {
+            let mut hb = vec![0u8; format.header_bytes()];
+            encode_record_header(format, 4136, 5, payload, &mut hb);
+            let h = decode_record_header(format, &hb);
+            let lsn = (format == RecordFormat::Wide).then_some(4136);
+            assert_eq!((h.len, h.lsn, h.kind), (payload.len() as u32, lsn, 5));
+            assert!(record_checksum_ok(format, &hb, payload));
+            assert!(!record_checksum_ok(format, &hb, b"hello redO"));
+            hb[5] ^= 1;
+            assert!(!record_checksum_ok(format, &hb, payload), "the length is covered");
+        }
     }
 }

@@ -124,8 +124,9 @@ impl WalOptions {
     /// Largest payload [`Wal::append`] accepts with these options.
     pub fn max_payload_bytes(&self) -> usize {
         // From any position in the tail block the record then needs at most buffer_blocks - 1
-        // new blocks, so an emptied buffer always has room for it.
-        (self.buffer_blocks as usize - 2) * format::BLOCK_DATA_BYTES - format::RECORD_HEADER_BYTES
+        // new blocks, so an emptied buffer always has room for it (with either header).
+        (self.buffer_blocks as usize - 2) * format::BLOCK_DATA_BYTES
+            - format::WIDE_RECORD_HEADER_BYTES
     }
 }
 

@@ -6,8 +6,8 @@
 //! says, in its `synced_lsn`, that the log had been synced past the bad block before it was
 //! written: then the bad block was durable and its damage is corruption.
 use super::format::{
-    self, BlockHeader, BlockRead, Header, HeaderRead, BLOCK, BLOCK_HEADER_BYTES, HEADER_BLOCKS,
-    MAX_RECORD_PAYLOAD_BYTES, RECORD_HEADER_BYTES,
+    self, BlockHeader, BlockRead, Header, HeaderRead, RecordFormat, BLOCK, BLOCK_HEADER_BYTES,
+    HEADER_BLOCKS, MAX_RECORD_PAYLOAD_BYTES,
 };
 use super::writer::{write_header, Resume};
 use super::{Lsn, Wal, WalError, WalOptions, WalRecord};
@@ -73,6 +73,8 @@ struct Scanner {
     /// Bytes of the record being assembled (header, then payload); empty between records.
     partial: Vec<u8>,
     partial_lsn: u64,
+    /// How the record being assembled is framed: its first block's format.
+    partial_format: RecordFormat,
     /// The record being assembled began in an earlier block than the current one.
     partial_spans: bool,
     report: RecoveryReport,
@@ -113,6 +115,7 @@ impl WalRecovery {
             last_epoch: 0,
             partial: Vec::new(),
             partial_lsn: 0,
+            partial_format: RecordFormat::Compact,
             partial_spans: false,
             report: RecoveryReport {
                 start_lsn: Lsn(header.start_lsn),
@@ -299,14 +302,16 @@ impl Scanner {
             let used_end = block_start + header.used as u64;
             if self.partial.is_empty() {
                 self.partial_lsn = self.pos;
+                self.partial_format = header.format;
                 self.partial_spans = false;
             }
+            let (format, header_bytes) = (self.partial_format, self.partial_format.header_bytes());
             let have = self.partial.len();
-            let need = if have < RECORD_HEADER_BYTES {
-                RECORD_HEADER_BYTES - have
+            let need = if have < header_bytes {
+                header_bytes - have
             } else {
-                let len = format::decode_record_header(&self.partial[..RECORD_HEADER_BYTES]).len;
-                RECORD_HEADER_BYTES + len as usize - have
+                let len = format::decode_record_header(format, &self.partial[..header_bytes]).len;
+                header_bytes + len as usize - have
             };
             let n = (need as u64).min(used_end - self.pos) as usize;
             self.load(index)?;
@@ -314,10 +319,10 @@ impl Scanner {
                 ((index - self.chunk_first_block) * BLOCK as u64 + self.pos - block_start) as usize;
             self.partial.extend_from_slice(&self.chunk[at..at + n]);
             self.pos += n as u64;
-            if self.partial.len() == RECORD_HEADER_BYTES {
-                let h = format::decode_record_header(&self.partial);
-                if h.lsn != self.partial_lsn {
-                    let reason = format!("record header claims lsn {}", h.lsn);
+            if self.partial.len() == header_bytes {
+                let h = format::decode_record_header(format, &self.partial);
+                if let Some(lsn) = h.lsn.filter(|lsn| *lsn != self.partial_lsn) {
+                    let reason = format!("record header claims lsn {lsn}");
                     return Err(self.corrupt(self.partial_lsn, reason));
                 }
                 if h.len as usize > MAX_RECORD_PAYLOAD_BYTES {
@@ -325,9 +330,9 @@ impl Scanner {
                     return Err(self.corrupt(self.partial_lsn, reason));
                 }
             }
-            let complete = self.partial.len() >= RECORD_HEADER_BYTES && {
-                let len = format::decode_record_header(&self.partial[..RECORD_HEADER_BYTES]).len;
-                self.partial.len() == RECORD_HEADER_BYTES + len as usize
+            let complete = self.partial.len() >= header_bytes && {
+                let len = format::decode_record_header(format, &self.partial[..header_bytes]).len;
+                self.partial.len() == header_bytes + len as usize
             };
             if !complete {
                 continue;
@@ -341,11 +346,11 @@ impl Scanner {
                 );
                 return Err(self.corrupt(self.partial_lsn, reason));
             }
-            let (head, payload) = self.partial.split_at(RECORD_HEADER_BYTES);
-            if !format::record_checksum_ok(head, payload) {
+            let (head, payload) = self.partial.split_at(header_bytes);
+            if !format::record_checksum_ok(format, head, payload) {
                 return Err(self.corrupt(self.partial_lsn, "record checksum mismatch".into()));
             }
-            let h = format::decode_record_header(head);
+            let h = format::decode_record_header(format, head);
             let record =
                 WalRecord { lsn: Lsn(self.partial_lsn), kind: h.kind, payload: payload.to_vec() };
             self.partial.clear();
@@ -427,6 +432,10 @@ impl Scanner {
                 } else if header.carry == 0 {
                     let reason =
                         "record continues into a block that carries none of it".to_string();
+                    return Err(self.corrupt(self.partial_lsn, reason));
+                } else if header.format != self.partial_format {
+                    // One incarnation writes one format, and a record never leaves its own.
+                    let reason = "record continues into a block of another format".to_string();
                     return Err(self.corrupt(self.partial_lsn, reason));
                 } else {
                     self.partial_spans = true;

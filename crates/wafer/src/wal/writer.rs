@@ -6,8 +6,8 @@
 //! every log block is written exactly once per lap: a torn flush can only damage blocks that
 //! hold nothing acknowledged (see docs/internals/wal.md, "Why the tail block is never rewritten").
 use super::format::{
-    self, BlockHeader, Header, BLOCK, BLOCK_DATA_BYTES, BLOCK_HEADER_BYTES, HEADER_BLOCKS,
-    RECORD_HEADER_BYTES,
+    self, BlockHeader, Header, RecordFormat, BLOCK, BLOCK_DATA_BYTES, BLOCK_HEADER_BYTES,
+    HEADER_BLOCKS,
 };
 use super::stats::WalStats;
 use super::{Durability, Lsn, WalError, WalOptions};
@@ -24,6 +24,8 @@ pub struct Wal {
     epoch: u32,
     area_start_block: u64,
     area_blocks: u64,
+    /// How this incarnation frames its records (compact; wide only in tests of old logs).
+    record_format: RecordFormat,
     state: Mutex<State>,
     /// Signalled when a flush ends (durable position advanced, or the log got poisoned).
     flushed: Condvar,
@@ -193,6 +195,7 @@ impl Wal {
             epoch: header.epoch,
             area_start_block: header.area_start_block,
             area_blocks: header.area_blocks,
+            record_format: RecordFormat::Compact,
             state: Mutex::new(state),
             flushed: Condvar::new(),
             gather: Condvar::new(),
@@ -200,6 +203,16 @@ impl Wal {
             stats: WalStats::default(),
             before_write: OnceLock::new(),
         }
+    }
+
+    /// This log framing its records as earlier builds did: tests of reading their logs.
+    #[cfg(test)]
+    pub(crate) fn with_record_format(mut self, format: RecordFormat) -> Wal {
+        let st = self.lock();
+        assert_eq!(st.buf.len(), BLOCK, "the format changes only before the first append");
+        drop(st);
+        self.record_format = format;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -259,7 +272,8 @@ impl Wal {
         if payload.len() > max {
             return Err(WalError::RecordTooLarge { len: payload.len(), max });
         }
-        let total_bytes = RECORD_HEADER_BYTES + payload.len();
+        let header_bytes = self.record_format.header_bytes();
+        let total_bytes = header_bytes + payload.len();
         let mut st = self.lock();
         // Each round either appends, fails, or waits for a flush that empties the buffer.
         loop {
@@ -292,8 +306,9 @@ impl Wal {
             };
         }
         let lsn = st.next_lsn;
-        let mut header = [0u8; RECORD_HEADER_BYTES];
-        format::encode_record_header(lsn, kind, payload, &mut header);
+        let mut header = [0u8; format::WIDE_RECORD_HEADER_BYTES];
+        let header = &mut header[..header_bytes];
+        format::encode_record_header(self.record_format, lsn, kind, payload, header);
         let mut remaining = total_bytes;
         for part in [&header[..], payload] {
             let mut part = part;
@@ -453,6 +468,7 @@ impl Wal {
                 epoch: self.epoch,
                 used: used as u16,
                 carry: format::block_carry(block),
+                format: self.record_format,
             };
             format::encode_block_header(&header, block);
             format::seal_block(block);
