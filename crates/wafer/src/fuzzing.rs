@@ -104,6 +104,11 @@ pub fn redo_record(data: &[u8]) {
     } else {
         (kind, payload)
     };
+    let leaf = matches!(rec, record::Record::Put { .. } | record::Record::Delete { .. });
+    if leaf && payload.first() != Some(&record::LEAF_VERSION) {
+        // Version 1 leaf records are read, no longer written: their round trip is by value.
+        return;
+    }
     let mut out = Vec::new();
     match &rec {
         record::Record::Put { pid, tree_id, key, value } => {
