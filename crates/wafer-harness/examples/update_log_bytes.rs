@@ -6,7 +6,8 @@
 //! `cargo run --release -p wafer-harness --example update_log_bytes -- [RECORDS] [UPDATES]
 //! [zipf|uniform] [KEY=VALUE ...]`, e.g. `-- 200000 900000 zipf blob_threshold=512
 //! max_fill_percent=250`. The files go to `$WAFER_PROBE_DIR` (default: a new directory under
-//! the temp directory; use a tmpfs such as /dev/shm to keep the disk out of it).
+//! the temp directory; use a tmpfs such as /dev/shm to keep the disk out of it), and stay
+//! there when `WAFER_PROBE_KEEP` is set.
 use std::sync::Arc;
 use wafer::device::WritePurpose;
 use wafer::{Db, DbStats};
@@ -105,7 +106,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     result?;
     db.sync()?;
     report(&before, &db.stats(), updates);
-    std::fs::remove_dir_all(&dir)?;
+    if std::env::var_os("WAFER_PROBE_KEEP").is_none() {
+        std::fs::remove_dir_all(&dir)?;
+    }
     Ok(())
 }
 
@@ -130,6 +133,12 @@ fn report(a: &DbStats, b: &DbStats, updates: u64) {
         println!("free-extent folds           {}", y.folds - x.folds);
     }
     println!("checkpoints                 {}", b.checkpoints - a.checkpoints);
+    if let (Some(x), Some(y)) = (&a.out_of_place, &b.out_of_place) {
+        let n = y.snapshots - x.snapshots;
+        let bytes = y.snapshot_bytes - x.snapshot_bytes;
+        println!("map snapshots               {n}, {} KiB each", bytes / n.max(1) / 1024);
+        println!("map journal flushes         {}", y.journal_flushes - x.journal_flushes);
+    }
     for (name, x, y) in [("data file", &a.io, &b.io), ("log file", &a.wal_io, &b.wal_io)] {
         let (Some(x), Some(y)) = (x, y) else { continue };
         let parts: Vec<String> = WritePurpose::ALL
