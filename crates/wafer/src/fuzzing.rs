@@ -127,13 +127,11 @@ pub fn redo_record(data: &[u8]) {
             let change = page::PageChange::Image { page: &page[..] };
             assert_eq!(record::encode_change(*pid, &change, &mut out), kind);
         }
-        // Version 1 state records are read, no longer written: their round trip is by value.
-        record::Record::Commit(_) | record::Record::Checkpoint(_)
-            if payload.first() != Some(&record::STATE_VERSION) =>
-        {
-            return;
-        }
-        record::Record::Commit(body) => record::encode_commit(body, &mut out),
+        // Earlier versions of state records are read, no longer written: their round trip is
+        // by value.
+        record::Record::Checkpoint(_) if payload.first() != Some(&record::STATE_VERSION) => return,
+        record::Record::Commit(_) if payload.first() != Some(&record::COMMIT_VERSION) => return,
+        record::Record::Commit(c) => record::encode_logged_commit(c, &mut out),
         record::Record::Checkpoint(b) => record::encode_checkpoint(&b.state, &b.extents, &mut out),
         record::Record::Abort => return,
     }
@@ -445,7 +443,11 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
             };
             let extents = vec![record::ExtentOp::Take(40..41), record::ExtentOp::Give(7..9)];
             let body = record::CommitBody { state, folded: true, extents };
-            record::encode_commit(&body, &mut out);
+            record::encode_commit(&body, None, &mut out);
+            seeds.push([&[record::KIND_COMMIT][..], &out].concat());
+            let later = record::EngineState { write_clock: 100, ..state };
+            let next = record::CommitBody { state: later, ..body.clone() };
+            record::encode_commit(&next, Some(&state), &mut out);
             seeds.push([&[record::KIND_COMMIT][..], &out].concat());
             record::encode_checkpoint(&state, &body.extents, &mut out);
             seeds.push([&[record::KIND_CHECKPOINT][..], &out].concat());

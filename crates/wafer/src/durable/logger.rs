@@ -28,6 +28,10 @@ pub struct WalLogger {
     scratch: Mutex<Vec<u8>>,
     /// The highest commit record seen durable (by a commit or `make_durable` that waited).
     durable_commit: AtomicU64,
+    /// The state the last COMMIT or CKPT record appended says (None: none since the log was
+    /// opened): the next COMMIT carries only the fields that differ, as redo reads them in
+    /// the same order.
+    last_state: Mutex<Option<EngineState>>,
 }
 
 impl WalLogger {
@@ -38,6 +42,7 @@ impl WalLogger {
             failed: AtomicBool::new(false),
             scratch: Mutex::new(Vec::with_capacity(8192)),
             durable_commit: AtomicU64::new(0),
+            last_state: Mutex::new(None),
         }
     }
 
@@ -84,10 +89,15 @@ impl WalLogger {
     /// writer mutex.
     pub fn append_commit(&self, body: &CommitBody) -> Result<Lsn> {
         let lsn = {
+            let mut last = self.last_state.lock().unwrap_or_else(|e| e.into_inner());
             let mut buf = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-            record::encode_commit(body, &mut buf);
-            self.append(record::KIND_COMMIT, &buf)?
+            record::encode_commit(body, last.as_ref(), &mut buf);
+            let lsn = self.append(record::KIND_COMMIT, &buf)?;
+            // Only an appended record moves the base: a failed append poisons the log anyway.
+            *last = Some(body.state);
+            lsn
         };
+        assert!(lsn > self.committed(), "commit records ascend");
         self.set_committed(lsn);
         Ok(lsn)
     }
@@ -96,9 +106,12 @@ impl WalLogger {
     /// changes committed since the last fold. Caller holds the writer mutex (no batch in
     /// progress).
     pub fn append_checkpoint(&self, state: &EngineState, extents: &[ExtentOp]) -> Result<Lsn> {
+        let mut last = self.last_state.lock().unwrap_or_else(|e| e.into_inner());
         let mut buf = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         record::encode_checkpoint(state, extents, &mut buf);
-        self.append(record::KIND_CHECKPOINT, &buf)
+        let lsn = self.append(record::KIND_CHECKPOINT, &buf)?;
+        *last = Some(*state);
+        Ok(lsn)
     }
 
     /// Written right after recovery: any page records after the last commit belong to a batch

@@ -83,7 +83,10 @@ pub fn replay(
                     }
                 }
                 counts.batches += 1;
-                state = body.state;
+                state = body
+                    .fields
+                    .apply(&state)
+                    .map_err(|reason| Error::Wal(WalError::CorruptRecord { lsn: r.lsn, reason }))?;
             }
             Record::Checkpoint(body) => {
                 if !pending.is_empty() {
