@@ -62,7 +62,7 @@ pub const WRITE_GROUP_PAGES: usize = 64;
 pub const FREE_TREE_NAME: &str = "\0blobs";
 /// With a log, blobs of at most this many pages wait in the [`Stager`] for the log's next
 /// write (larger ones are written at once, in groups); a flush starts at this many waiting.
-pub const STAGE_PAGES_MAX: usize = 256;
+pub const STAGE_PAGES_MAX: usize = 1024;
 /// A fold may make at most three tree changes for each of this many extent changes: the room
 /// in the log every batch keeps for one.
 pub const FOLD_CHANGES_MAX: usize = 8192;
