@@ -208,6 +208,9 @@ fn reserve(inner: &Inner, a: &Append<'_>) -> std::result::Result<Reserved, Space
     let runs = st.space.reserve_plan(&slot_plan, a.purpose)?;
     let slots = runs.iter().flat_map(|r| (0..r.slots).map(move |i| (r.zone, r.first_slot + i)));
     let touching = a.touching(&fills);
+    // The space reserved exactly the slots the layout filled, one run slot per filled slot.
+    let reserved: u64 = runs.iter().map(|r| u64::from(r.slots)).sum();
+    assert_eq!(reserved, touching.len() as u64, "reserved slots differ from the laid-out ones");
     for ((zone, slot), slot_pages) in slots.zip(&touching) {
         if let Some(pages) = slot_pages.shared() {
             st.space.share_slot(zone, slot, pages);
@@ -347,6 +350,7 @@ pub(super) fn commit(
     targets: Vec<(usize, Location)>,
     written: Result<()>,
 ) -> Result<bool> {
+    assert!(targets.iter().all(|(i, _)| *i < a.pages.len()), "a target names no page");
     let mut st = inner.lock_state();
     if let Err(e) = written {
         for (_, loc) in &targets {
@@ -377,6 +381,8 @@ pub(super) fn commit(
         };
         match appended {
             Ok(lsn) => {
+                // Journal records ascend: a later batch's map changes replay after this one's.
+                assert!(lsn.0 > st.map_lsn, "journal record {} not after {}", lsn.0, st.map_lsn);
                 st.map_lsn = lsn.0;
                 for &(pid, loc) in chunk {
                     st.space.commit(pid, loc, lsn.0);

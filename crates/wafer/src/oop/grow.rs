@@ -20,7 +20,9 @@ pub(super) fn hold_zones(device: &dyn crate::device::Device, layout: &Layout) ->
     if bytes <= device.capacity_bytes() {
         return Ok(());
     }
-    device.grow_to(bytes).map_err(|e| growth_refused(bytes, e))
+    device.grow_to(bytes).map_err(|e| growth_refused(bytes, e))?;
+    assert!(device.capacity_bytes() >= bytes, "the device grew short of its zones");
+    Ok(())
 }
 
 /// Grows the store until its page capacity reaches `pages`; returns the new capacity.

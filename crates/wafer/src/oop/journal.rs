@@ -183,11 +183,16 @@ pub fn replay(
     pid_limit: u64,
 ) -> Result<Wal> {
     let mut rec = Wal::open_from(device, options, Lsn(from))?;
+    let mut last = None;
     // Bound: the journal holds at most capacity / (smallest record) records.
     while let Some(r) = rec.next_record()? {
+        // The log hands records over in order: replay applies them in the order written.
+        assert!(last < Some(r.lsn) && r.lsn.0 >= from, "journal record {} out of order", r.lsn);
+        last = Some(r.lsn);
         apply(&r, map, free, pid_limit)?;
     }
     let (wal, _report) = rec.finish()?;
+    assert!(last.is_none_or(|l| wal.next_lsn() > l), "the journal resumes after its records");
     Ok(wal)
 }
 
@@ -228,6 +233,7 @@ impl Device for SliceDevice {
         for op in ops {
             shifted.push(WriteOp { offset: self.check(op.offset, op.data.len() as u64)?, ..*op });
         }
+        assert!(shifted.iter().all(|op| op.offset >= self.offset), "a write left the slice");
         self.inner.write_batch(&shifted)
     }
     fn sync(&self) -> Result<(), DeviceError> {

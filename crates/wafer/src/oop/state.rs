@@ -159,6 +159,8 @@ impl Inner {
         let lsn = self.lock_state().map_lsn;
         if lsn > self.lock_state().durable_lsn {
             self.journal.commit(WalLsn(lsn), Durability::Sync)?;
+            // The journal's own durable point now covers every record behind `map_lsn`.
+            assert!(self.journal.durable_lsn().0 > lsn, "journal durable below {lsn}");
             let mut st = self.lock_state();
             st.durable_lsn = st.durable_lsn.max(lsn);
             st.journal_flushes += 1;
@@ -173,6 +175,8 @@ impl Inner {
             let st = self.lock_state();
             st.area_lsn[1 - st.next_area]
         };
+        // The newer area's mark is a journal position already written.
+        assert!(last <= self.journal.next_lsn().0, "snapshot mark {last} past the journal");
         if self.journal.next_lsn().0.saturating_sub(last) >= self.layout.journal_bytes / 4 {
             self.write_snapshot()?;
         }
@@ -189,6 +193,7 @@ impl Inner {
             st.zones_reset += zones.len() as u64;
             zones
         };
+        debug_assert!(zones.windows(2).all(|w| w[0] != w[1]), "a zone released twice: {zones:?}");
         if zones.is_empty() {
             return Ok(());
         }
@@ -214,6 +219,7 @@ impl State {
     /// GC right after recovery.)
     pub fn new(space: Space, free: FreePages, next_lsn: Lsn) -> State {
         let last = next_lsn.saturating_sub(1);
+        assert!(next_lsn > 0, "a journal position is past its header");
         State {
             space,
             free,

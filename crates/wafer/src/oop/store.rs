@@ -493,7 +493,13 @@ impl PageStore for OutOfPlaceStore {
             let (loc, range) = {
                 let st = inner.lock_state();
                 match st.space.location(pid) {
-                    Some(loc) => (loc, st.space.byte_range(loc)),
+                    Some(loc) => {
+                        let range = st.space.byte_range(loc);
+                        // A mapped page lies in the zones, never on the superblock's slot.
+                        let superblock_end = inner.layout.superblock_offset_bytes + 4096;
+                        debug_assert!(range.start >= superblock_end, "{pid} at {range:?}");
+                        (loc, range)
+                    }
                     None => {
                         if !st.free.read(pid, buf) {
                             // Never written: zeros, which the pool's verify refuses.
@@ -553,6 +559,7 @@ impl PageStore for OutOfPlaceStore {
     /// Written as any batch (placement, compression, packing: the policy sees purpose Blob),
     /// then the journal is flushed so the map finds them after a crash.
     fn write_blobs(&self, pages: &[(PageId, &PageBuf)]) -> Result<()> {
+        debug_assert!(pages.iter().all(|(pid, _)| *pid != crate::page::meta::META_PAGE_ID));
         self.write_batch(pages, WritePurpose::Blob)?;
         let _w = self.inner.lock_writer();
         let r = self.inner.make_durable().and_then(|()| self.inner.maybe_snapshot());
