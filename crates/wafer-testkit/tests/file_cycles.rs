@@ -63,10 +63,6 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ("wafer-raft", "error.rs", "lib.rs", "names `NodeId` from its parent, which calls into it; not moved to a leaf file yet"),
     ("wafer-raft", "log_store.rs", "lib.rs", "names `Entry` from its parent, which calls into it; not moved to a leaf file yet"),
     ("wafer-raft", "state_machine.rs", "lib.rs", "names `Entry` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-workloads", "dist/hotcold.rs", "dist/mod.rs", "names `Rng` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-workloads", "dist/latest.rs", "dist/mod.rs", "names `Rng` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-workloads", "dist/scrambled.rs", "dist/mod.rs", "names `Rng` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-workloads", "dist/zipfian.rs", "dist/mod.rs", "names `Rng` from its parent, which calls into it; not moved to a leaf file yet"),
 ];
 
 fn workspace() -> PathBuf {
