@@ -59,10 +59,6 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ("wafer-peers", "harness.rs", "worker.rs", "the harness, its phases and its workers call each other; not moved yet"),
     ("wafer-peers", "phases.rs", "watch.rs", "the harness, its phases and its workers call each other; not moved yet"),
     ("wafer-plot", "draw.rs", "lib.rs", "names `BarChart` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-raft", "server/api.rs", "server/mod.rs", "names `ErrorBody` and `LeaderHint` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-raft", "error.rs", "lib.rs", "names `NodeId` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-raft", "log_store.rs", "lib.rs", "names `Entry` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-raft", "state_machine.rs", "lib.rs", "names `Entry` from its parent, which calls into it; not moved to a leaf file yet"),
 ];
 
 fn workspace() -> PathBuf {
