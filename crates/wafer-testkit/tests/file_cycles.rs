@@ -58,7 +58,6 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ("wafer-peers", "harness.rs", "raw.rs", "the harness, its phases and its workers call each other; not moved yet"),
     ("wafer-peers", "harness.rs", "worker.rs", "the harness, its phases and its workers call each other; not moved yet"),
     ("wafer-peers", "phases.rs", "watch.rs", "the harness, its phases and its workers call each other; not moved yet"),
-    ("wafer-plot", "draw.rs", "lib.rs", "names `BarChart` from its parent, which calls into it; not moved to a leaf file yet"),
 ];
 
 fn workspace() -> PathBuf {
