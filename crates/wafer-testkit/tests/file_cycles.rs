@@ -33,21 +33,6 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ("wafer", "space/gc/mod.rs", "space/mod.rs", "GC's mechanism is `impl Space` in gc/mod.rs while Space builds GC's policy: two owners"),
     ("wafer", "db/blobs.rs", "db/durability.rs", "db/ is being edited concurrently; `log_estimate_bytes` moves to a leaf file once that lands"),
     ("wafer", "oop/append.rs", "oop/device_append.rs", "host path dispatches to the device path, which commits through the host path: more than one move"),
-    ("wafer-peers", "dl.rs", "lib.rs", "names `PeerError` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "emu_device.rs", "lib.rs", "names `PeerError` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "harness.rs", "lib.rs", "names `Durability` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "lmdb.rs", "lib.rs", "names `Durability` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "phases.rs", "lib.rs", "names `EngineKind` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "postgres.rs", "lib.rs", "names `Durability` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "raw.rs", "lib.rs", "names `PeerError` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "rocksdb.rs", "lib.rs", "names `Durability` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "wafer_peer.rs", "lib.rs", "names `Durability` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "watch.rs", "lib.rs", "names `Peer` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "wiredtiger.rs", "lib.rs", "names `Durability` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "worker.rs", "lib.rs", "names `EngineKind` from its parent, which calls into it; not moved to a leaf file yet"),
-    ("wafer-peers", "harness.rs", "raw.rs", "the harness, its phases and its workers call each other; not moved yet"),
-    ("wafer-peers", "harness.rs", "worker.rs", "the harness, its phases and its workers call each other; not moved yet"),
-    ("wafer-peers", "phases.rs", "watch.rs", "the harness, its phases and its workers call each other; not moved yet"),
 ];
 
 fn workspace() -> PathBuf {
