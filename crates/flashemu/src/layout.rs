@@ -8,6 +8,14 @@ use serde::Serialize;
 use crate::config::{Config, FdpIsolation, Interface};
 use crate::LBA_BYTES;
 
+impl Config {
+    /// The derived sizes (superblocks, slots, logical capacity). Meaningful only for a valid
+    /// config.
+    pub fn layout(&self) -> Layout {
+        Layout::of(self)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Layout {
     /// 4 KiB slots per flash page: 1 (4 KiB pages) or 4 (16 KiB pages).

@@ -3,7 +3,7 @@
 
 use libloading::Library;
 
-use super::PeerError;
+use super::error::PeerError;
 
 /// Opens the first of `names` that loads; `package` is what to install when none does.
 pub(crate) fn open_first(names: &[&str], package: &str) -> Result<Library, PeerError> {
@@ -35,7 +35,7 @@ macro_rules! c_api {
         }
         #[allow(non_snake_case)]
         impl $name {
-            pub(crate) fn load(names: &[&str], package: &str) -> Result<$name, super::PeerError> {
+            pub(crate) fn load(names: &[&str], package: &str) -> Result<$name, super::error::PeerError> {
                 let lib = super::dl::open_first(names, package)?;
                 $(
                     // SAFETY: the signature is the one the library's header declares for
@@ -45,7 +45,7 @@ macro_rules! c_api {
                         *lib.get::<unsafe extern "C" fn($($arg),*) -> $ret>(
                             concat!(stringify!($f), "\0").as_bytes(),
                         )
-                        .map_err(|e| super::PeerError::Missing {
+                        .map_err(|e| super::error::PeerError::Missing {
                             library: names.join(" or "),
                             package: package.into(),
                             reason: e.to_string(),

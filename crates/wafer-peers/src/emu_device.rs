@@ -27,7 +27,7 @@ use std::time::Duration;
 use flashemu::{Config, Counters, StoreKind};
 use flashemu_fuse::{LoopFs, ServerChild, Stats};
 
-use super::PeerError;
+use super::error::PeerError;
 
 /// Bound on the filler file's writes (1 MiB each): a 1 TiB device at most.
 const FILL_CHUNKS_MAX: u64 = 1 << 20;

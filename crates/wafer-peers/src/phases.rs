@@ -6,11 +6,16 @@ use std::time::Duration;
 
 use flashemu::Counters;
 
+use super::config::PeersConfig;
+use super::durability::Durability;
 use super::emu_device::EmuView;
-use super::harness::{PeersConfig, Row};
+use super::engine::EngineKind;
+use super::error::PeerError;
+use super::peer::{Peer, LAZY_SYNC_INTERVAL};
 use super::procio::HostIo;
-use super::watch::{self, Gauged, Watch};
-use super::{EngineKind, Peer, PeerError, PeerSetup};
+use super::report::Row;
+use super::setup::PeerSetup;
+use super::watch::{self, dir_usage, Gauged, Watch};
 use wafer_harness::metrics::{CounterSnapshot, HistogramSummary};
 use wafer_harness::progress::Progress;
 use wafer_harness::runner::{self, KvTarget, RunSpec, Stop, Warmup};
@@ -68,7 +73,7 @@ pub(crate) fn run_engine(
         space.insert("emu_fs_bytes".into(), total.into());
         space.insert("emu_used_before_load_bytes".into(), used.into());
     }
-    let lazy = setup.durability == super::Durability::Lazy;
+    let lazy = setup.durability == Durability::Lazy;
     let peak = watch::watching(peer.as_ref(), &setup.dir, emu, lazy, |watch| {
         let run = Run { config, at, setup, emu, peer: peer.as_ref(), watch };
         run.load(progress, on_row)?;
@@ -87,7 +92,7 @@ pub(crate) fn run_engine(
         space.insert(
             "lazy_sync".into(),
             serde_json::json!({
-                "interval_s": super::LAZY_SYNC_INTERVAL.as_secs_f64(),
+                "interval_s": LAZY_SYNC_INTERVAL.as_secs_f64(),
                 "syncs": syncs,
                 "failures": sync_failures,
             }),
@@ -386,27 +391,3 @@ pub const BREAKDOWN_PARTS: [&str; 13] = [
     "engine + filesystem",
     "ssd gc",
 ];
-
-/// Bound on the entries `dir_usage` visits (an engine's directory holds a few hundred).
-const DIR_ENTRIES_MAX: usize = 1 << 20;
-
-/// Bytes allocated to the files under `dir` (as `du` counts them: sparse parts are free).
-pub(crate) fn dir_usage(dir: &std::path::Path) -> Result<u64, PeerError> {
-    use std::os::unix::fs::MetadataExt;
-    let (mut stack, mut bytes) = (vec![dir.to_path_buf()], 0u64);
-    for _ in 0..DIR_ENTRIES_MAX {
-        let Some(path) = stack.pop() else { return Ok(bytes) };
-        let meta = match std::fs::symlink_metadata(&path) {
-            Ok(m) => m,
-            // A file the engine removed meanwhile (a socket, a finished temporary).
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(PeerError::io(&path, e)),
-        };
-        bytes += meta.blocks() * 512;
-        if meta.is_dir() {
-            let entries = std::fs::read_dir(&path).map_err(|e| PeerError::io(&path, e))?;
-            stack.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
-        }
-    }
-    Err(PeerError::Config(format!("{}: more than {DIR_ENTRIES_MAX} entries", dir.display())))
-}

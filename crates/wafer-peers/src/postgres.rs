@@ -10,8 +10,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::dl::{c_api, cstring, text_of};
+use super::durability::Durability;
+use super::error::PeerError;
+use super::peer::Peer;
 use super::procio::{self, HostIo, ProcIoError};
-use super::{Durability, Peer, PeerError, PeerSetup};
+use super::setup::PeerSetup;
 use wafer_harness::metrics::CounterSnapshot;
 use wafer_harness::runner::{KvTarget, TargetError};
 

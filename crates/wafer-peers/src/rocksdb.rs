@@ -4,7 +4,10 @@ use std::ffi::{c_char, c_int, c_uchar, c_void, CString};
 use std::ptr::null_mut;
 
 use super::dl::{c_api, cstring, text_of};
-use super::{Durability, Peer, PeerError, PeerSetup};
+use super::durability::Durability;
+use super::error::PeerError;
+use super::peer::Peer;
+use super::setup::PeerSetup;
 use wafer_harness::metrics::CounterSnapshot;
 use wafer_harness::runner::{KvTarget, TargetError};
 

@@ -1,9 +1,13 @@
 //! Wafer as a peer: the bench runner's engine target on a file, its WAL on a file beside it
 //! (`F.wal`, synced per commit when durability is sync), set up as `wafer bench ycsb` does.
 
+use super::durability::Durability;
 use super::emu_device::fs_space;
+use super::engine::EngineKind;
+use super::error::PeerError;
+use super::peer::Peer;
 use super::raw::{self, RawJob};
-use super::{Durability, EngineKind, Peer, PeerError, PeerSetup};
+use super::setup::PeerSetup;
 use wafer::device::FileDevice;
 use wafer_harness::runner::engine::EngineTarget;
 use wafer_harness::runner::{setup, BenchConfig, KvTarget, TargetError};

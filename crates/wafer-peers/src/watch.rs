@@ -31,7 +31,8 @@ use flashemu::Counters;
 use std::time::Duration;
 
 use super::emu_device::EmuView;
-use super::{phases, Peer, LAZY_SYNC_INTERVAL};
+use super::error::PeerError;
+use super::peer::{Peer, LAZY_SYNC_INTERVAL};
 use wafer_harness::metrics::CounterSnapshot;
 use wafer_harness::runner::{KvTarget, TargetError};
 
@@ -93,7 +94,7 @@ impl Watch<'_> {
     pub(crate) fn read(&self) {
         self.read_writes();
         // A walk racing the engine's renames may fail; the next one counts.
-        if let Ok(bytes) = phases::dir_usage(self.dir) {
+        if let Ok(bytes) = dir_usage(self.dir) {
             self.peak_dir_bytes.fetch_max(bytes, Ordering::AcqRel);
         }
     }
@@ -244,4 +245,28 @@ impl KvTarget for Gauged<'_> {
     fn close(&self) -> Result<(), TargetError> {
         self.inner.close()
     }
+}
+
+/// Bound on the entries `dir_usage` visits (an engine's directory holds a few hundred).
+const DIR_ENTRIES_MAX: usize = 1 << 20;
+
+/// Bytes allocated to the files under `dir` (as `du` counts them: sparse parts are free).
+pub(crate) fn dir_usage(dir: &std::path::Path) -> Result<u64, PeerError> {
+    use std::os::unix::fs::MetadataExt;
+    let (mut stack, mut bytes) = (vec![dir.to_path_buf()], 0u64);
+    for _ in 0..DIR_ENTRIES_MAX {
+        let Some(path) = stack.pop() else { return Ok(bytes) };
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            // A file the engine removed meanwhile (a socket, a finished temporary).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(PeerError::io(&path, e)),
+        };
+        bytes += meta.blocks() * 512;
+        if meta.is_dir() {
+            let entries = std::fs::read_dir(&path).map_err(|e| PeerError::io(&path, e))?;
+            stack.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+        }
+    }
+    Err(PeerError::Config(format!("{}: more than {DIR_ENTRIES_MAX} entries", dir.display())))
 }

@@ -16,11 +16,16 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::config::PeersConfig;
 use super::emu_device::{EmuView, Staged};
-use super::harness::{PeersConfig, Row};
+use super::engine::EngineKind;
+use super::error::PeerError;
+use super::phases;
 use super::raw::RawJob;
-use super::{phases, EngineKind, PeerError};
+use super::report::Row;
 use wafer_harness::progress::Silent;
+
+pub use super::fault::WorkerFault;
 
 /// How long a worker may take to exit once its output has ended, and to die once killed.
 const EXIT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -40,35 +45,6 @@ pub struct WorkerJob {
     /// A raw row: the served files the engine opens instead of a directory.
     #[serde(default)]
     pub raw: Option<RawJob>,
-}
-
-/// A failure a worker stages on purpose, for tests of the harness: after this many rows
-/// (files open, writes in flight) it aborts as a library's failed assertion does, or stops
-/// making progress as a deadlocked one does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkerFault {
-    AbortAfterRows(u32),
-    HangAfterRows(u32),
-}
-
-impl WorkerFault {
-    fn strike(&self, rows: u32) {
-        match *self {
-            WorkerFault::AbortAfterRows(n) if rows >= n => {
-                eprintln!("peers-worker: aborting after {rows} rows, as the job asked");
-                std::process::abort();
-            }
-            WorkerFault::HangAfterRows(n) if rows >= n => {
-                eprintln!("peers-worker: hanging after {rows} rows, as the job asked");
-                // Until killed (a day at most).
-                for _ in 0..86_400 {
-                    std::thread::sleep(Duration::from_secs(1));
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// One line of a worker's output.

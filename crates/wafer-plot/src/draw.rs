@@ -4,7 +4,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{BarChart, Chart, LineChart, PlotError};
+use crate::chart::{BarChart, Chart, LineChart};
+use crate::error::PlotError;
 
 /// Tableau 10: distinct hues that stay apart in print and for the common colour blindnesses.
 const PALETTE: [RGBColor; 10] = [

@@ -1,6 +1,6 @@
 //! The crate's error type, and its conversion into openraft's `StorageError` (which openraft
 //! treats as fatal: the node stops rather than run on a store it cannot trust).
-use crate::NodeId;
+use crate::types::NodeId;
 use openraft::{AnyError, ErrorSubject, ErrorVerb, StorageError, StorageIOError};
 use thiserror::Error;
 

@@ -75,53 +75,12 @@ pub mod server;
 mod snapshot;
 mod state_machine;
 mod trees;
+mod types;
 
 pub use error::{Error, Result};
 pub use log_store::{LogReader, LogStore};
 pub use state_machine::{KvReader, SnapshotBuilder, StateMachine};
-
-use std::io::Cursor;
-
-pub type NodeId = u64;
-pub type Node = openraft::BasicNode;
-pub type Entry = openraft::Entry<TypeConfig>;
-
-openraft::declare_raft_types!(
-    /// The Raft types of the replicated key-value service.
-    pub TypeConfig:
-        D = Request,
-        R = Response,
-        NodeId = NodeId,
-        Node = Node,
-        Entry = Entry,
-        SnapshotData = Cursor<Vec<u8>>,
-        AsyncRuntime = openraft::TokioRuntime,
-);
-
-/// A change to the replicated map.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Request {
-    Put { key: String, value: String },
-    Delete { key: String },
-}
-
-impl Request {
-    pub fn key(&self) -> &str {
-        match self {
-            Request::Put { key, .. } | Request::Delete { key } => key,
-        }
-    }
-}
-
-/// What applying a [`Request`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Response {
-    /// Applied (and for blank and membership entries: nothing to do).
-    #[default]
-    Done,
-    /// Refused the same way on every node (a key over the engine's limit).
-    Rejected(String),
-}
+pub use types::{Entry, Node, NodeId, Request, Response, TypeConfig};
 
 /// The log store and the state machine, both kept in `db` (which needs a blob threshold).
 pub fn open(db: Db) -> Result<(LogStore, StateMachine)> {

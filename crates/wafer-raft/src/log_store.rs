@@ -2,7 +2,7 @@
 //! point in another.
 use crate::error::{blocking, decode, encode, Error, Result};
 use crate::trees::{self, LOG, LOG_META};
-use crate::{Entry, NodeId, TypeConfig};
+use crate::types::{Entry, NodeId, TypeConfig};
 use openraft::storage::{LogFlushed, RaftLogStorage};
 use openraft::{ErrorSubject, ErrorVerb, LogId, LogState, RaftLogReader, StorageError, Vote};
 use std::fmt::Debug;

@@ -3,7 +3,7 @@
 use crate::error::{blocking, decode, encode, Error, Result};
 use crate::snapshot;
 use crate::trees::{self, data_tree, SM_META, SNAPSHOT};
-use crate::{Entry, Node, NodeId, Request, Response, TypeConfig};
+use crate::types::{Entry, Node, NodeId, Request, Response, TypeConfig};
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{
     EntryPayload, ErrorSubject, ErrorVerb, LogId, RaftSnapshotBuilder, SnapshotMeta, StorageError,

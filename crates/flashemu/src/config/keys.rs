@@ -9,7 +9,7 @@ use crate::config::{
     CcznsConfig, Config, FdpIsolation, GcPolicy, Interface, PlanConfig, PlanGcTrigger, PlanMapUnit,
     PlanScheme, StoreKind,
 };
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// Zone limits used when `interface` is switched to ZNS by an override (the preset's values).
 const ZNS_OPEN_ZONES_DEFAULT: u32 = 14;
@@ -17,7 +17,29 @@ const FDP_RUH_COUNT_DEFAULT: u32 = 8;
 /// Nesting bound for TOML tables: the config is two levels deep.
 const TOML_DEPTH_MAX: usize = 4;
 
-pub(super) fn set(config: &mut Config, key: &str, value: &str) -> Result<(), ConfigError> {
+impl Config {
+    /// Parses a TOML document. With `preset = "cns"` the preset is the base and every other key
+    /// (flat or in tables, e.g. `[geometry] channels = 4`) overrides it through [`Config::set`];
+    /// without a preset the document must describe the whole config (as `to_toml` writes it).
+    /// The result is validated.
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        from_toml(text)
+    }
+
+    /// The whole config as a TOML document that `from_toml` reads back to an equal value.
+    pub fn to_toml(&self) -> Result<String, ConfigError> {
+        toml::to_string(self).map_err(|e| ConfigError::Parse(e.to_string()))
+    }
+
+    /// Overrides one field by dotted or flat key, e.g. `op`, `gc-policy`, `geometry.channels`.
+    /// Underscores and dashes are interchangeable. Does not validate the whole config (several
+    /// keys may need to change together); call [`Config::validate`] after the last override.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        set(self, key, value)
+    }
+}
+
+fn set(config: &mut Config, key: &str, value: &str) -> Result<(), ConfigError> {
     let normalized = key.trim().to_ascii_lowercase().replace('_', "-");
     let value = value.trim();
     let g = &mut config.geometry;
@@ -244,7 +266,7 @@ fn set_plan(config: &mut Config, normalized: &str, value: &str) -> Result<(), Co
     Ok(())
 }
 
-pub(super) fn from_toml(text: &str) -> Result<Config, ConfigError> {
+fn from_toml(text: &str) -> Result<Config, ConfigError> {
     let table: toml::Table =
         text.parse().map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
     let config = match table.get("preset") {

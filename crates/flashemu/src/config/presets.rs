@@ -7,7 +7,7 @@
 use crate::config::{
     Config, FdpIsolation, GcConfig, GcPolicy, Geometry, Interface, StoreKind, TimingConfig,
 };
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 const SEED_DEFAULT: u64 = 0x5EED_F1A5;
 
@@ -37,7 +37,14 @@ fn gc() -> GcConfig {
 /// Every preset name, in the order listings show them.
 pub const PRESET_NAMES: [&str; 6] = ["cns", "ent", "fdp", "zns", "tiny", "plan"];
 
-pub(super) fn preset(name: &str) -> Result<Config, ConfigError> {
+impl Config {
+    /// Named presets: `cns`, `zns`, `fdp`, `tiny` (for tests).
+    pub fn preset(name: &str) -> Result<Config, ConfigError> {
+        preset(name)
+    }
+}
+
+fn preset(name: &str) -> Result<Config, ConfigError> {
     let base = Config {
         geometry: flash(),
         op: 0.07,

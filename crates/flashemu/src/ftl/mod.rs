@@ -15,9 +15,10 @@
 use std::collections::VecDeque;
 
 use crate::config::{Config, FdpIsolation, GcConfig, Interface};
+use crate::counters::Counters;
+use crate::error::EmuError;
 use crate::layout::Layout;
 use crate::rng::SplitMix64;
-use crate::{Counters, EmuError};
 
 mod buckets;
 pub(crate) mod gc;

@@ -48,8 +48,8 @@ pub use config::{MqssdCosts, TimingConfig, TimingMode, QUEUE_DEPTH_MAX};
 pub use histogram::LatencySummary;
 
 use crate::config::Config;
+use crate::counters::Counters;
 use crate::layout::Layout;
-use crate::Counters;
 use histogram::Histogram;
 use pages::{group_by_page, PageRead};
 

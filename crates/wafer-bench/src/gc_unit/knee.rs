@@ -1,6 +1,8 @@
 //! Which candidate size is the GC unit: the smallest from which every larger measured size is
 //! at the no-GC level, so one noisy point above the knee cannot make it look smaller.
-use super::{InferOptions, MetricSource, SizePoint};
+use super::options::InferOptions;
+use super::point::SizePoint;
+use super::target::MetricSource;
 
 /// Whether `point` is at the no-GC level: WAF at most 1 + tolerance, or throughput within the
 /// tolerance of the best of `points`.

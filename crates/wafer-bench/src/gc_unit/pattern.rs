@@ -4,8 +4,9 @@
 use flashemu::rng::SplitMix64;
 use wafer::device::{AlignedBuf, DeviceError, Placement, WriteOp, WritePurpose};
 
+use super::options::InferOptions;
+use super::point::SizePoint;
 use super::target::Opened;
-use super::{InferOptions, SizePoint};
 
 /// Writes zones whole, sequentially, in batches of requests from one buffer of random bytes
 /// (incompressible, in case the device compresses).

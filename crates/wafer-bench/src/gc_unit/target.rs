@@ -6,7 +6,8 @@ use std::time::Instant;
 use serde::Serialize;
 use wafer::device::{Device, DeviceError, EmuDevice, FileDevice, FileOptions};
 
-use super::{Clock, InferError};
+use super::error::InferError;
+use super::point::Clock;
 
 /// What decides whether a zone size is at the no-GC level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -9,30 +9,11 @@ pub mod model;
 pub mod plots;
 pub mod tune;
 
+mod error;
+mod op;
+
+pub use error::MqssdError;
 pub use model::{
-    Costs, DeviceInfo, DeviceProfile, KFit, Op, Point, PredictionError, SyncCost, SyncPoint,
+    Costs, DeviceInfo, DeviceProfile, KFit, Point, PredictionError, SyncCost, SyncPoint,
 };
-
-use thiserror::Error;
-
-#[derive(Debug, Error)]
-pub enum MqssdError {
-    #[error("too few {op:?} points at k = {k} to fit a line (need two r values)")]
-    TooFewPoints { op: Op, k: u32 },
-    #[error("the rational fit of {0}(k) failed")]
-    FitFailed(&'static str),
-    #[error("profile TOML: {0}")]
-    Toml(String),
-    #[error("invalid profile: {0}")]
-    Invalid(String),
-    #[error("benchmark options: {0}")]
-    Options(String),
-    #[error("{path}: {reason}; pass --force to overwrite it")]
-    Refused { path: String, reason: String },
-    #[error("device: {0}")]
-    Device(#[from] wafer::device::DeviceError),
-    #[error("emulator: {0}")]
-    Emu(#[from] flashemu::EmuError),
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
-}
+pub use op::Op;

@@ -10,20 +10,14 @@
 //! reciprocals; the harmonic form is the one the affine cost of eq. 3 implies.
 use serde::{Deserialize, Serialize};
 
+use super::error::MqssdError;
 use super::fit::{affine_fit, affine_fit_weighted, Rational};
-use super::MqssdError;
+use super::op::Op;
 
 /// Degrees of 001 eq. 5 (s, t, alpha) and eq. 6 (beta: garbage collection needs one more).
 const SETUP_DEGREE: usize = 2;
 const BETA_DEGREE: usize = 3;
 const US_PER_S: f64 = 1e6;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Op {
-    Read,
-    Write,
-}
 
 /// One measured point of the file benchmark (001 Figure 1): aggregate throughput of k threads.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use clap::Args;
 use flashemu::{Ssd, StoreKind};
 use flashemu_fuse::{serve, ServeError, Stats, STATS_FILE};
 
-use super::emu::DeviceArgs;
+use super::emu_device::DeviceArgs;
 use super::error::CliError;
 
 #[derive(Debug, Args)]

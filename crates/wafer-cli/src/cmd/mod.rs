@@ -4,6 +4,7 @@ pub mod check;
 pub mod demo;
 pub mod dump;
 pub mod emu;
+mod emu_device;
 mod emu_serve;
 mod error;
 pub mod experiment;

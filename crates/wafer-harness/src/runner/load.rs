@@ -4,11 +4,11 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::error::RunError;
 use super::exec::{execute, prepare_value, Shared};
 use super::sample::Snapshotter;
 use super::spec::RunSpec;
 use super::target::KvTarget;
-use super::RunError;
 use crate::metrics::Figures;
 use crate::progress::Progress;
 use wafer_workloads::dist::Rng;

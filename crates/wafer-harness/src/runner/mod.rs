@@ -29,6 +29,7 @@
 //!   and superblock); those writes are in no figure.
 
 pub mod engine;
+mod error;
 mod exec;
 pub mod load;
 pub mod plots;
@@ -44,33 +45,14 @@ mod tests;
 
 use std::time::Instant;
 
+pub use error::RunError;
 pub use exec::WorkerError;
 pub use setup::{BenchConfig, EngineSettings, Prepared, SetupError};
 pub use spec::{RunSpec, SpecError, Stop, Warmup, LOAD_BATCH_MAX};
 pub use target::{KvTarget, MemTarget, TargetError};
 
-use crate::metrics::{ProcessError, ReportError, RunReport};
+use crate::metrics::RunReport;
 use crate::progress::Progress;
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{0}")]
-    Spec(String),
-    #[error("{phase} phase: {source}")]
-    Worker { phase: &'static str, source: WorkerError },
-    #[error("a worker thread panicked")]
-    WorkerPanicked,
-    #[error("process counters: {0}")]
-    Process(ProcessError),
-    #[error(transparent)]
-    Report(#[from] ReportError),
-}
-
-impl From<SpecError> for RunError {
-    fn from(e: SpecError) -> RunError {
-        RunError::Spec(e.0)
-    }
-}
 
 /// Runs `spec` against `target`: the load phase (if asked), then the run phase. `setup` is the
 /// configuration that built the target (device, sizing, engine options); it goes into the

@@ -6,11 +6,11 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::error::RunError;
 use super::exec::{acknowledge, execute, prepare_value, Shared, WorkerError};
 use super::sample::{live_note, Snapshotter};
 use super::spec::{RunSpec, Stop, Warmup, RUN_DURATION_MAX};
 use super::target::KvTarget;
-use super::RunError;
 use crate::metrics::{CounterSnapshot, Figures, IntervalSampler, OpHistograms, RunReport};
 use crate::progress::Progress;
 use wafer_workloads::dist::Rng;

@@ -4,9 +4,9 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use super::error::RunError;
 use super::exec::Shared;
 use super::target::KvTarget;
-use super::RunError;
 use crate::metrics::{CounterSnapshot, Figures, ProcessSample};
 
 #[derive(Clone, Copy)]

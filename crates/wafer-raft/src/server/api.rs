@@ -1,6 +1,5 @@
 //! The HTTP routes: Raft RPCs between nodes, the key-value API for clients and membership
 //! changes. Every body is JSON except a put's, which is the value itself.
-use super::{ErrorBody, LeaderHint};
 use crate::{KvReader, NodeId, Request, Response, TypeConfig};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -14,6 +13,20 @@ use openraft::raft::{
 };
 use openraft::{BasicNode, ChangeMembers, Raft};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A client-facing error body.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ErrorBody {
+    pub error: String,
+    /// The leader to retry at, when the node answering is not it and knows who is.
+    pub leader: Option<LeaderHint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LeaderHint {
+    pub id: NodeId,
+    pub addr: String,
+}
 
 /// What every handler shares.
 #[derive(Clone)]

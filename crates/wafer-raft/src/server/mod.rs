@@ -26,7 +26,7 @@
 mod api;
 mod network;
 
-pub use api::{GetReply, NodeSpec, ScanReply, WriteReply};
+pub use api::{ErrorBody, GetReply, LeaderHint, NodeSpec, ScanReply, WriteReply};
 
 use crate::{KvReader, NodeId, TypeConfig};
 use openraft::{BasicNode, Config, Raft, SnapshotPolicy};
@@ -35,20 +35,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use wafer::{Db, Options, WriteMode};
-
-/// A client-facing error body.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ErrorBody {
-    pub error: String,
-    /// The leader to retry at, when the node answering is not it and knows who is.
-    pub leader: Option<LeaderHint>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct LeaderHint {
-    pub id: NodeId,
-    pub addr: String,
-}
 
 /// Why a node could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,7 @@
 //! uniformly to a fraction of the space, the rest uniformly to the remainder. The hot set is
 //! the low end of the id space, as in YCSB.
 
-use super::Rng;
+use super::rng::Rng;
 
 #[derive(Debug, Clone)]
 pub struct HotCold {

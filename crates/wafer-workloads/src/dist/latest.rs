@@ -5,8 +5,8 @@
 //! the insert counter and `lastValue()` the highest acknowledged key. With `item_count` items
 //! [0, item_count), max = item_count - 1.
 
+use super::rng::Rng;
 use super::zipfian::Zipfian;
-use super::Rng;
 
 #[derive(Debug, Clone)]
 pub struct SkewedLatest {

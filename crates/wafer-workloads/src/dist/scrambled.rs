@@ -8,8 +8,8 @@
 //! other thetas we compute zeta(10^10) with the Euler-Maclaurin tail (milliseconds), where
 //! YCSB sums 10^10 terms.
 
+use super::rng::Rng;
 use super::zipfian::{zeta, Zipfian};
-use super::Rng;
 
 /// YCSB `ScrambledZipfianGenerator.ITEM_COUNT`.
 pub const SCRAMBLED_ITEM_COUNT: u64 = 10_000_000_000;

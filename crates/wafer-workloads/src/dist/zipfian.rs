@@ -124,7 +124,7 @@ impl Zipfian {
 
     /// Next item in [0, item_count).
     #[inline]
-    pub fn next(&self, rng: &mut super::Rng) -> u64 {
+    pub fn next(&self, rng: &mut super::rng::Rng) -> u64 {
         let u = rng.next_f64();
         self.sample(u)
     }

@@ -7,7 +7,7 @@
 //! parent while the child changes (a split rebuilds the leaf, then gives the parent its
 //! separator), so per-node versions alone could let a descent reach the left half of a split
 //! leaf through a parent read before the split, and miss a key moved right. Each tree therefore
-//! keeps a structure version ([`StructureVersion`]), odd while the tree's structure latch is
+//! keeps a structure version ([`StructureVersion`](super::structure::StructureVersion)), odd while the tree's structure latch is
 //! held exclusive (splits, rebalances, batches: `super::Exclusive` holds it); a lookup reads it
 //! first and validates it last, so it sees a batch whole or not at all, as latched readers do.
 //! Leaf-only writes (a put that fits, a delete) do not touch it: the leaf's own version covers
@@ -16,11 +16,10 @@
 //! A lookup that finds a page not cached, or a node that validates yet fails the tree check
 //! (corruption), goes to the latched path, which reads the device and reports errors; one that
 //! keeps meeting writers does too after [`OPTIMISTIC_ATTEMPTS`].
-use super::{Env, TreeCore, DEPTH_MAX};
+use super::types::{Env, TreeCore, DEPTH_MAX};
 use crate::buffer::Optimistic;
 use crate::page::{self, node, node::NodeRead, PageKind};
 use crate::Result;
-use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// Optimistic tries of one lookup before it latches (each one met a writer or a structure
 /// change): a writer holds a page for microseconds, an eviction write-back for milliseconds.
@@ -28,48 +27,6 @@ pub const OPTIMISTIC_ATTEMPTS: u32 = 8;
 /// Values up to this size are copied to the stack on the first try; larger ones (rare) cost a
 /// second descent with a buffer of `MAX_VALUE_BYTES`.
 const SMALL_VALUE_BYTES: usize = 256;
-
-/// A tree's structure version: bumped to odd when a structure change starts and to even when
-/// it ends ([`StructureVersion::change`]).
-#[derive(Debug, Default)]
-pub struct StructureVersion(AtomicU64);
-
-/// An open structure change; the drop ends it.
-#[derive(Debug)]
-pub struct StructureChange<'a>(&'a StructureVersion);
-
-impl StructureVersion {
-    /// The version to validate against, None while a change runs.
-    pub(super) fn begin(&self) -> Option<u64> {
-        let v = self.0.load(Ordering::Acquire);
-        v.is_multiple_of(2).then_some(v)
-    }
-
-    fn validate(&self, seen: u64) -> bool {
-        // Paired with `begin`, which hands out even versions only: an odd one would validate
-        // a read that overlapped a structure change.
-        assert!(seen.is_multiple_of(2), "validating against a version read mid-change");
-        fence(Ordering::Acquire);
-        self.0.load(Ordering::Relaxed) == seen
-    }
-
-    /// Starts a structure change. The caller holds the tree's structure latch exclusive (and
-    /// ends the change before it lets the latch go), so changes never overlap.
-    pub fn change(&self) -> StructureChange<'_> {
-        let old = self.0.fetch_add(1, Ordering::Relaxed);
-        // Odd before any page of the change is touched (the pages' own entries publish it).
-        fence(Ordering::Release);
-        assert_eq!(old % 2, 0, "structure changes nest");
-        StructureChange(self)
-    }
-}
-
-impl Drop for StructureChange<'_> {
-    fn drop(&mut self) {
-        let old = self.0 .0.fetch_add(1, Ordering::Release);
-        debug_assert_eq!(old % 2, 1);
-    }
-}
 
 /// One optimistic try.
 enum Try {

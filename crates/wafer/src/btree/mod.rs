@@ -13,57 +13,22 @@ mod lookup;
 mod range;
 mod scan;
 mod smo;
+mod structure;
+mod types;
 
 pub use range::{reclaim_page, CutPlan, FREE_RECORD_BYTES_MAX, IMAGE_RECORD_BYTES_MAX};
 pub use scan::{AtEpoch, Bounds};
+pub use types::{Env, Exclusive, TreeCore, DEPTH_MAX};
 /// Bound checks shared with the iterators.
 pub mod scan_bounds {
     pub use super::scan::{above_lo, below_hi};
 }
 
-use crate::alloc::{stamp, Allocator};
-use crate::buffer::{BufferPool, PageRef};
-use crate::page::{self, node, PageChange, PageId, PageKind, PageLogger};
+use crate::alloc::stamp;
+use crate::buffer::PageRef;
+use crate::page::{self, node, PageChange, PageId, PageKind};
 use crate::{Error, Result};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
-
-/// Deeper than any real tree (a corrupt pointer cycle ends here instead of looping forever).
-pub const DEPTH_MAX: usize = 64;
-
-/// What tree operations need from the database.
-#[derive(Debug, Clone, Copy)]
-pub struct Env<'a> {
-    pub pool: &'a BufferPool,
-    pub logger: &'a dyn PageLogger,
-    pub alloc: &'a Allocator,
-    /// Set when a failed structure change leaves a tree in an unknown state.
-    pub poisoned: &'a std::sync::atomic::AtomicBool,
-    /// `Options::append_split`: a key appended to a full leaf splits off alone.
-    pub append_split: bool,
-}
-
-#[derive(Debug)]
-pub struct TreeCore {
-    pub id: u32,
-    pub root: PageId,
-    smo: RwLock<()>,
-    /// Odd while a structure modification runs (optimistic lookups validate it).
-    structure: lookup::StructureVersion,
-    /// Set, under the exclusive latch, when the tree is dropped: its pages are free (and may
-    /// belong to another tree by now), so writes through a stale handle must stop here.
-    dropped: std::sync::atomic::AtomicBool,
-}
-
-/// Proof that the caller holds a tree's structure latch exclusive. It also holds the tree's
-/// structure version odd (`lookup.rs`), so no optimistic lookup validates while it lives: a
-/// split, a rebalance or a batch is seen whole or not at all, as by latched readers.
-#[derive(Debug)]
-pub struct Exclusive<'a> {
-    core: &'a TreeCore,
-    /// Dropped before the latch: the next holder's change never overlaps this one.
-    _change: lookup::StructureChange<'a>,
-    _g: RwLockWriteGuard<'a, ()>,
-}
+use std::sync::{RwLock, RwLockReadGuard};
 
 impl TreeCore {
     pub fn new(id: u32, root: PageId) -> TreeCore {

@@ -6,7 +6,7 @@
 //! Deletes therefore never leak pages: every page of a tree is reachable and non-empty, except
 //! the root. Inner nodes are not merged when merely sparse, and leaves may sit at different
 //! depths after splices; searches do not depend on equal depth.
-use super::{Env, Exclusive, DEPTH_MAX};
+use super::types::{Env, Exclusive, DEPTH_MAX};
 use crate::alloc::{stamp, stamp_image, Reservation};
 use crate::buffer::PageMut;
 use crate::page::{self, node, node::Entry, PageChange, PageId, PageKind};

@@ -395,19 +395,6 @@ impl BufferPool {
         })
     }
 
-    /// Keeps `percent` of the frames (rounded up) clean or free for GC reads (`reserve.rs`).
-    pub fn with_clean_reserve_percent(mut self, percent: u32) -> Result<BufferPool> {
-        if percent > CLEAN_RESERVE_PERCENT_MAX {
-            return Err(Error::InvalidOptions(format!(
-                "clean frame reserve of {percent}% (at most {}%)",
-                CLEAN_RESERVE_PERCENT_MAX
-            )));
-        }
-        self.reserve_frames = (self.frames.len() * percent as usize).div_ceil(100);
-        assert!(self.reserve_frames <= self.frames.len() / 2);
-        Ok(self)
-    }
-
     pub fn page_capacity(&self) -> u64 {
         self.table.len()
     }

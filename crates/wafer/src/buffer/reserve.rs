@@ -12,6 +12,7 @@
 //! reserve can run short. Checkpoints clean every frame anyway.
 use super::{BufferPool, FrameMut, MissState, NO_PAGE};
 use crate::page;
+use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 
 /// Upper bound of `Options::clean_reserve_percent`: half the pool kept clean would turn every
@@ -19,6 +20,19 @@ use std::sync::atomic::Ordering;
 pub const CLEAN_RESERVE_PERCENT_MAX: u32 = 50;
 
 impl BufferPool {
+    /// Keeps `percent` of the frames (rounded up) clean or free for GC reads.
+    pub fn with_clean_reserve_percent(mut self, percent: u32) -> Result<BufferPool> {
+        if percent > CLEAN_RESERVE_PERCENT_MAX {
+            return Err(Error::InvalidOptions(format!(
+                "clean frame reserve of {percent}% (at most {}%)",
+                CLEAN_RESERVE_PERCENT_MAX
+            )));
+        }
+        self.reserve_frames = (self.frames.len() * percent as usize).div_ceil(100);
+        assert!(self.reserve_frames <= self.frames.len() / 2);
+        Ok(self)
+    }
+
     /// Dirty frames to write back with `victims` (and keep cached) so that clean-or-free frames
     /// stay at or above the reserve; at most one eviction batch. Caller holds the miss mutex.
     pub(super) fn pick_to_clean<'a>(

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::{FillRun, Layout, LsmError, ReadBench, ReadRun, Sweep};
+use super::error::LsmError;
+use super::sweep::{FillRun, Layout, ReadBench, ReadRun, Sweep};
 
 const GIB: f64 = (1u64 << 30) as f64;
 /// L1's size limit in the single-level layout: larger than any database here, so L1 never

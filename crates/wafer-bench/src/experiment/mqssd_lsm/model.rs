@@ -11,7 +11,7 @@
 //!   over the load, 1 + N / (2T), which is what that O(T) stands for at a smaller N.
 use serde::{Deserialize, Serialize};
 
-use super::{FillRun, Layout, ReadBench, ReadRun, Sweep};
+use super::sweep::{FillRun, Layout, ReadBench, ReadRun, Sweep};
 use crate::mqssd::{Costs, DeviceProfile};
 
 const US_PER_S: f64 = 1e6;
