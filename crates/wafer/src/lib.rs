@@ -37,6 +37,7 @@ pub mod oop;
 pub mod options;
 pub mod page;
 pub(crate) mod pagestore;
+mod rng;
 pub mod space;
 pub mod stats;
 mod varint;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use wafer::device::{
     CwChunk, CwDone, Device, DeviceCapabilities, DeviceError, FaultDevice, ReadOp, WriteOp,
-    WritePurpose, Zoned, ZonedFaultDevice, ZonedFaultGeometry, ZonedVolume,
+    WritePurpose, ZoneInfo, Zoned, ZonedFaultDevice, ZonedFaultGeometry, ZonedVolume,
 };
 use wafer::{Db, Durability, Error, Options, WriteBatch};
 
@@ -165,7 +165,7 @@ impl<D: Device> Zoned for TripDevice<D> {
         self.trip.tick();
         self.zoned_inner().zone_finish(zone)
     }
-    fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError> {
+    fn report_zones(&self) -> Result<Vec<ZoneInfo>, DeviceError> {
         self.trip.tick();
         self.zoned_inner().report_zones()
     }

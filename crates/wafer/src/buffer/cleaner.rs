@@ -21,6 +21,7 @@ const BATCHES_PER_WAKE_MAX: usize = 64;
 impl BufferPool {
     /// Called by a miss that left `free` free frames: wakes the thread below the low mark.
     pub(super) fn on_take(&self, free: usize) {
+        debug_assert!(free < self.frames.len(), "{free} frames free after a take");
         if free < self.low_frames() && self.cleaner.enabled() {
             self.cleaner.request();
         }

@@ -75,6 +75,7 @@ impl PoolCounters {
         self.misses.fetch_add(1, Ordering::Relaxed);
     }
     pub fn written(&self, pages: u64) {
+        debug_assert!(pages > 0, "a write call of no pages");
         self.page_writes.fetch_add(pages, Ordering::Relaxed);
         self.write_calls.fetch_add(1, Ordering::Relaxed);
     }
@@ -88,6 +89,7 @@ impl PoolCounters {
         self.reserve_writes.fetch_add(pages, Ordering::Relaxed);
     }
     pub fn snapshot(&self, frames: usize, dirty_frames: usize) -> PoolStats {
+        debug_assert!(dirty_frames <= frames, "{dirty_frames} dirty of {frames} frames");
         PoolStats {
             frames,
             hits: self.hits.iter().map(|h| h.0.load(Ordering::Relaxed)).sum(),

@@ -62,6 +62,8 @@ impl DoublewriteStore {
             )));
         }
         let slots = (data_offset_bytes / BLOCK_BYTES - 1).min(MAX_SLOTS);
+        // The header lists every slot's page: it must fit one block.
+        assert!(slots >= 1 && OFF_ENTRIES + slots as usize * ENTRY_BYTES <= PAGE_SIZE);
         Ok(DoublewriteStore {
             home: InPlaceStore::new(device.clone(), data_offset_bytes),
             device,
@@ -125,6 +127,8 @@ impl PageStore for DoublewriteStore {
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
         // Counted once for the whole batch, as the in-place store counts it.
         self.home.count_logical(purpose, pages.len());
+        let capacity = self.page_capacity();
+        debug_assert!(pages.iter().all(|(pid, _)| *pid < capacity), "a page past the device");
         let mut seq = self.serial.lock().unwrap_or_else(|e| e.into_inner());
         for chunk in pages.chunks(self.slots as usize) {
             *seq += 1;
@@ -137,6 +141,8 @@ impl PageStore for DoublewriteStore {
     }
     /// Straight home, no doublewrite: a torn blob page is never named by a commit.
     fn write_blobs(&self, pages: &[(PageId, &PageBuf)]) -> Result<()> {
+        let capacity = self.page_capacity();
+        debug_assert!(pages.iter().all(|(pid, _)| *pid < capacity), "a page past the device");
         self.home.count_logical(WritePurpose::Blob, pages.len());
         self.home.write_home(pages, WritePurpose::Blob)?;
         Ok(self.device.sync()?)
@@ -195,6 +201,8 @@ impl PageStore for DoublewriteStore {
         if report.pages_restored > 0 {
             self.device.sync()?;
         }
+        // Only a copy whose checksum held is restored.
+        debug_assert!(report.pages_restored <= report.doublewrite_copies);
         Ok(report)
     }
 }

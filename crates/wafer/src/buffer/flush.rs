@@ -30,6 +30,7 @@ struct CopyBatch {
 
 impl CopyBatch {
     fn new(capacity_pages: usize) -> CopyBatch {
+        assert!(capacity_pages > 0, "a flush batch holds at least one page");
         CopyBatch {
             buf: AlignedBuf::zeroed(capacity_pages * PAGE_SIZE),
             pages: Vec::with_capacity(capacity_pages),
@@ -67,6 +68,8 @@ impl BufferPool {
             }
         }
         self.write_copies(&mut batch, purpose)?;
+        // Every copy was written and its frame let go (`end_writing`).
+        debug_assert!(batch.pages.is_empty() && batch.survivors.is_empty());
         Ok(skipped)
     }
 
@@ -96,6 +99,8 @@ impl BufferPool {
         if batch.pages.is_empty() {
             return Ok(());
         }
+        debug_assert_eq!(batch.pages.len(), batch.survivors.len(), "a survivor flag per copy");
+        debug_assert!(batch.pages.len() * PAGE_SIZE <= batch.buf.len());
         let written = self.logger.make_durable(batch.max_lsn).and_then(|()| {
             let pages = batch_pages(batch)?;
             self.store_write(&pages, purpose, &batch.survivors)
@@ -138,6 +143,8 @@ fn batch_pages(batch: &CopyBatch) -> Result<Vec<(PageId, &PageBuf)>> {
             .map_err(|_| Error::Corrupt("flush buffer is not page sized".into()))?;
         pages.push((pid, bytes));
     }
+    // The buffer holds a copy for every page listed: zip dropped none.
+    debug_assert_eq!(pages.len(), batch.pages.len());
     Ok(pages)
 }
 

@@ -165,6 +165,8 @@ impl BufferPool {
         let mut max_lsn = None;
         for (s, out) in sources.iter_mut().zip(buf.chunks_mut(PAGE_SIZE)) {
             if let Source::Dirty(g) = s {
+                // As `gc_source` took it: dirty, no survivor, no flush writing it.
+                debug_assert!(g.g.dirty && !g.g.survivor && !g.g.writing);
                 let lsn = self.stamp_and_seal(g);
                 max_lsn = max_lsn.max(Some(lsn));
                 out.copy_from_slice(g.bytes());
@@ -274,7 +276,11 @@ impl BufferPool {
     fn gc_claim_frame(&self, st: &mut MissState, ahead: &mut usize) -> Option<FrameMut<'_>> {
         if let Some(f) = st.free.pop() {
             match self.try_latch_exclusive(f) {
-                Some(g) => return Some(g),
+                Some(g) => {
+                    // The free list holds only frames without a page.
+                    debug_assert!(g.pid() == NO_PAGE && !g.g.dirty, "free frame {f} holds a page");
+                    return Some(g);
+                }
                 // A reader with a stale table entry is checking it: leave the frame be.
                 None => st.free.push(f),
             }
@@ -291,6 +297,7 @@ impl BufferPool {
                     // Waiters with the old page's table entry see the pid change and retry.
                     g.unmap();
                     *ahead += k + 1;
+                    debug_assert!(*ahead <= n, "a claim never takes a second turn");
                     return Some(g);
                 }
             }

@@ -76,6 +76,8 @@ impl Entry {
     /// Whether no writer touched the page since `seen` was read: everything read in between
     /// is a consistent page state. The fence orders those reads before the check.
     pub fn validate(&self, seen: u64) -> bool {
+        // `seen` is what `optimistic` found cached and unlocked.
+        debug_assert!(seen & LOCKED == 0 && frame_of(seen) != FRAME_NONE, "word {seen:#x}");
         fence(Ordering::Acquire);
         self.0.load(Ordering::Relaxed) == seen
     }
@@ -99,6 +101,8 @@ impl Entry {
 
     /// Whether the entry holds `word`: no writer locked it since (caller holds the frame).
     pub fn holds(&self, word: u64) -> bool {
+        // `word` is one `word_after_unlock` gave: unlocked, naming a frame.
+        debug_assert!(word & LOCKED == 0 && frame_of(word) != FRAME_NONE, "word {word:#x}");
         self.0.load(Ordering::Acquire) == word
     }
 

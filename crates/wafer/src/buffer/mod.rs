@@ -193,7 +193,9 @@ impl FrameMut<'_> {
         self.clear_survivor();
         if !self.g.dirty {
             self.g.dirty = true;
-            self.pool.dirty_frames.fetch_add(1, Ordering::Relaxed);
+            let before = self.pool.dirty_frames.fetch_add(1, Ordering::Relaxed);
+            // Each frame adds at most one, under its exclusive latch.
+            debug_assert!(before < self.pool.frames.len(), "{before} dirty frames before this");
         }
     }
     /// Makes this clean page dirty for DB GC (`gc.rs`): its write-back moves the mapped
@@ -209,8 +211,10 @@ impl FrameMut<'_> {
     /// The page is no GC survivor (any more): changed, or written back.
     fn clear_survivor(&mut self) {
         if self.g.survivor {
+            debug_assert!(self.g.dirty, "a GC survivor is dirty until it is written");
             self.g.survivor = false;
-            self.pool.survivor_frames.fetch_sub(1, Ordering::Relaxed);
+            let before = self.pool.survivor_frames.fetch_sub(1, Ordering::Relaxed);
+            debug_assert!(before > 0, "survivor count out of step with the frames");
         }
     }
     /// Marks a written page clean (and no survivor).
@@ -218,7 +222,8 @@ impl FrameMut<'_> {
         self.clear_survivor();
         if self.g.dirty {
             self.g.dirty = false;
-            self.pool.dirty_frames.fetch_sub(1, Ordering::Relaxed);
+            let before = self.pool.dirty_frames.fetch_sub(1, Ordering::Relaxed);
+            debug_assert!(before > 0, "dirty count out of step with the frames");
         }
     }
     /// Publishes this free frame as page `pid`'s, locked until the guard drops (its bytes are
@@ -244,6 +249,8 @@ impl FrameMut<'_> {
 
 impl Drop for FrameMut<'_> {
     fn drop(&mut self) {
+        // Only a frame holding a page has an entry to unlock (`map`, `bytes_mut`).
+        debug_assert!(!self.entry_locked || self.g.pid != NO_PAGE);
         if self.entry_locked {
             self.pool.table[self.g.pid as usize].unlock();
         }
@@ -355,6 +362,9 @@ impl BufferPool {
         let table = table::PageTable::new(page_capacity);
         // Pop order hands out low frames first (only cosmetic).
         let free: Vec<u32> = (0..frame_count as u32).rev().collect();
+        // Frames, their pages and clock bits by one index; an entry for every page of the store.
+        assert!(frames.len() == pages.len() && pages.len() == referenced.len());
+        assert_eq!(table.len(), page_capacity);
         Ok(BufferPool {
             store,
             frames,
@@ -389,6 +399,7 @@ impl BufferPool {
     /// under its latch, so no writer changes it between the two looks).
     pub fn read_at(&self, pid: PageId, epoch: u64) -> Result<std::sync::Arc<PageBuf>> {
         let g = self.read(pid)?;
+        debug_assert_eq!(g.pid(), pid, "fix hands out the page it was asked for");
         Ok(match self.versions.find(pid, epoch) {
             Some(v) => v,
             None => std::sync::Arc::new(*g.bytes()),
@@ -424,6 +435,7 @@ impl BufferPool {
     /// Recovery: the clock continues at least from `clock` (the last commit's).
     pub fn raise_write_clock(&self, clock: u64) {
         self.write_clock.fetch_max(clock, Ordering::Relaxed);
+        debug_assert!(self.write_clock() >= clock, "the write clock only moves forward");
     }
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.load(Ordering::Relaxed)
@@ -485,6 +497,7 @@ impl BufferPool {
         let entry = &self.table[self.check_pid(pid)?];
         Ok(match entry.optimistic() {
             Probe::Cached { frame, seen } => {
+                debug_assert!((frame as usize) < self.pages.len(), "entry names frame {frame}");
                 self.touch(frame);
                 let cell = &self.pages[frame as usize];
                 // SAFETY: the cell is one of the pool's pages, allocated as long as the pool.
@@ -517,6 +530,7 @@ impl BufferPool {
         if g.pid() != pid {
             return Ok(None); // Evicted between the table lookup and the latch.
         }
+        debug_assert_eq!(self.table[idx].frame(), Some(f), "a latched page stays mapped");
         self.touch(f);
         self.counters.hit();
         Ok(Some(g))
@@ -525,6 +539,7 @@ impl BufferPool {
     /// Latches page `pid` exclusive, loading it on a miss.
     pub fn write(&self, pid: PageId) -> Result<PageMut<'_>> {
         let g = self.fix(pid, BufferPool::latch_exclusive).map(|f| PageMut { f })?;
+        debug_assert!(g.pid() == pid && !g.f.entry_locked, "fix hands out page {pid} unlocked");
         // Before the caller changes anything: a live snapshot may read the page as it is.
         self.versions.before_write(pid, g.bytes());
         Ok(g)
@@ -539,6 +554,8 @@ impl BufferPool {
             if let Some(f) = self.table[idx].frame() {
                 let g = latch(self, f);
                 if g.held_pid() == pid {
+                    // Latched, the page cannot be unmapped: its entry names this frame.
+                    debug_assert_eq!(self.table[idx].frame(), Some(f));
                     self.touch(f);
                     if !missed {
                         self.counters.hit();
@@ -582,6 +599,7 @@ impl BufferPool {
         // its latch instead of loading it twice, and the read happens outside the miss mutex.
         // Optimistic readers find the entry locked until the bytes are in.
         g.map(pid);
+        debug_assert_eq!(self.table[idx].frame(), Some(f), "a loading page is published");
         drop(st);
         self.counters.miss();
         let loaded = self.store.read_page(pid, g.bytes_mut()).and_then(|()| {
@@ -665,6 +683,7 @@ impl BufferPool {
             st
         };
         let f = st.free.pop();
+        debug_assert!(st.free.len() < self.frames.len(), "more free frames than frames");
         self.on_take(st.free.len());
         Ok((st, f))
     }
@@ -679,6 +698,7 @@ impl BufferPool {
     ) -> Result<MutexGuard<'a, MissState>> {
         let mut victims = self.pick_victims(&mut st);
         let evicted = victims.len();
+        debug_assert!(evicted <= self.batch_pages.max(1), "{evicted} victims in one batch");
         let _span = tracing::debug_span!("wafer.eviction_batch", pages = evicted).entered();
         // Frames below the reserve are cleaned in the same store call (they stay cached).
         let cleaning = self.pick_to_clean(&st, &victims);
@@ -696,6 +716,7 @@ impl BufferPool {
         }
         let mut st = self.lock_miss();
         st.free.extend(victims.iter().map(|g| g.frame));
+        assert!(st.free.len() <= self.frames.len(), "a frame freed twice");
         drop(victims);
         Ok(st)
     }
@@ -724,6 +745,9 @@ impl BufferPool {
                 }
             }
         }
+        // The write-back takes only dirty pages whose changes are all applied (write-ahead).
+        debug_assert!(victims.len() <= want);
+        debug_assert!(victims.iter().all(|g| !g.g.dirty || page::lsn(g.bytes()) <= limit));
         victims
     }
 
@@ -748,6 +772,7 @@ impl BufferPool {
         let dirty = || frames.iter().filter(|g| g.g.dirty);
         let pages: Vec<(PageId, &PageBuf)> = dirty().map(|g| (g.pid(), g.bytes())).collect();
         let survivors: Vec<bool> = dirty().map(|g| g.g.survivor).collect();
+        debug_assert_eq!(pages.len() as u64, count, "the batch is the dirty pages counted");
         if let Err(e) = self.store_write(&pages, purpose, &survivors) {
             // The pages stay cached and dirty; the caller sees the error and the DB refuses
             // writes from now on (state after a failed write is unknown).
@@ -770,6 +795,8 @@ impl BufferPool {
         survivors: &[bool],
     ) -> Result<()> {
         assert_eq!(pages.len(), survivors.len());
+        let capacity = self.page_capacity();
+        debug_assert!(pages.iter().all(|(pid, _)| *pid < capacity), "a page id past the table");
         // Stores without DB GC forward to `write_batch`; out of place it is the one entry.
         self.store.write_batch_with_survivors(pages, purpose, survivors)
     }
@@ -777,6 +804,8 @@ impl BufferPool {
     /// Stamps the next write-clock tick into a dirty page's write history and seals it for the
     /// store; returns its LSN (what the log must be durable to before it goes out).
     fn stamp_and_seal(&self, g: &mut FrameMut<'_>) -> page::Lsn {
+        // A GC survivor is the mapped version: written unchanged, never stamped.
+        debug_assert!(g.g.dirty && !g.g.survivor && g.pid() != NO_PAGE);
         let ts = self.write_clock.fetch_add(1, Ordering::Relaxed) + 1;
         let bytes = g.bytes_mut();
         page::push_write_history(bytes, ts);

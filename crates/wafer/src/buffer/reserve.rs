@@ -73,6 +73,9 @@ impl BufferPool {
                 }
             }
         }
+        // At most one batch, none of them an eviction victim (those are latched by us).
+        debug_assert!(picked.len() <= want && want <= self.batch_pages);
+        debug_assert!(picked.iter().all(|p| victims.iter().all(|v| v.frame != p.frame)));
         picked
     }
 }

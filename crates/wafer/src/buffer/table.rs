@@ -36,7 +36,9 @@ fn locate(id: u64) -> (usize, usize) {
     }
     let k = (u64::BITS - unit.leading_zeros()) as usize;
     let start = BASE_ENTRIES << (k - 1);
-    (k, (id - start) as usize)
+    let i = (id - start) as usize;
+    debug_assert!(k < SEGMENTS && i < segment_len(k), "id {id} at {i} of segment {k}");
+    (k, i)
 }
 
 /// Entries in segment `k`.

@@ -76,6 +76,9 @@ impl PageVersions {
     /// Ends a snapshot at `epoch` (expired or not), dropping what only it read.
     pub fn end(&self, epoch: u64) {
         let mut g = self.lock();
+        // An epoch `begin` handed out, still live or expired since.
+        debug_assert!(epoch > 0 && epoch <= self.last_epoch.load(Ordering::Relaxed));
+        debug_assert!(g.live.contains_key(&epoch) || epoch < g.expired_below, "epoch {epoch}");
         if let Some(n) = g.live.get_mut(&epoch) {
             *n -= 1;
             if *n == 0 {
@@ -130,6 +133,9 @@ impl PageVersions {
                 break;
             }
         }
+        // Room for one more page, or no snapshot left to keep versions for.
+        let room = (g.kept_pages + 1) * PAGE_SIZE as u64 <= self.bytes_max;
+        debug_assert!(room || (g.live.is_empty() && g.kept_pages == 0));
         self.newest.store(g.live.keys().next_back().copied().unwrap_or(0), Ordering::Release);
     }
 
@@ -138,6 +144,9 @@ impl PageVersions {
     pub fn find(&self, pid: PageId, epoch: u64) -> Option<Arc<PageBuf>> {
         let g = self.lock();
         let versions = g.pages.get(&pid)?;
+        // Saved in epoch order (`before_write` saves only past the last tag): the first at or
+        // after `epoch` is what it saw.
+        debug_assert!(versions.windows(2).all(|w| w[0].0 < w[1].0), "page {pid}");
         versions.iter().find(|(t, _)| *t >= epoch).map(|(_, p)| p.clone())
     }
 

@@ -85,6 +85,7 @@ struct DbInner {
     recovery: Option<RecoveryStats>,
     doublewrite: Option<Arc<DoublewriteStore>>,
     /// The data device as given, for the emulator's flash counters in `stats()`.
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
     data_device: Arc<dyn Device>,
     /// Key locks of transactions (`Txn::lock`).
     locks: Arc<locks::LockTable>,
@@ -143,6 +144,7 @@ pub struct DbStats {
     pub doublewrite_pages: u64,
     /// What the flash programmed, when the data device is the flash emulator (DB-issued bytes
     /// are in `io` or the caller's `Counted`; SSD WAF = flash / DB-issued).
+    #[cfg(feature = "emulator")]
     pub flash: Option<flashemu::Counters>,
     /// Out-of-line values, for databases created with `Options::blob_threshold_bytes`.
     pub blobs: Option<BlobStats>,
@@ -820,6 +822,7 @@ impl Db {
             checkpoints: inner.checkpoint_count(),
             recovery: inner.recovery,
             doublewrite_pages: inner.doublewrite.as_ref().map_or(0, |d| d.pages_doublewritten()),
+            #[cfg(feature = "emulator")]
             flash: inner.data_device.flash_counters(),
             blobs: inner.blobs.get().map(|b| b.stats()),
             snapshots: inner.pool.versions().stats(),

@@ -1,8 +1,7 @@
 //! One conformance suite, run against every backend: whatever the engine sees through the trait
 //! must not depend on which device is underneath.
 use super::*;
-use flashemu::rng::SplitMix64;
-use flashemu::Placement;
+use crate::rng::SplitMix64;
 
 /// Ops in the big batch: more than two io_uring submission rounds.
 const BATCH_OPS: usize = 300;

@@ -66,15 +66,18 @@ impl<D: Device> Device for Counted<D> {
         // Hand out the wrapper itself so zone appends are counted too.
         self.inner.zoned().map(|_| self as &dyn Zoned)
     }
+    #[cfg(feature = "emulator")]
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         self.inner.flash_counters()
     }
+    #[cfg(feature = "emulator")]
     fn flash_timing(&self) -> Option<flashemu::TimingReport> {
         self.inner.flash_timing()
     }
     fn capabilities(&self) -> super::DeviceCapabilities {
         self.inner.capabilities()
     }
+    #[cfg(feature = "emulator")]
     fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
         self.inner.fdp_stats()
     }
@@ -122,7 +125,7 @@ impl<D: Device> Zoned for Counted<D> {
     fn zone_finish(&self, zone: u32) -> Result<(), DeviceError> {
         self.inner_zoned()?.zone_finish(zone)
     }
-    fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError> {
+    fn report_zones(&self) -> Result<Vec<super::ZoneInfo>, DeviceError> {
         self.inner_zoned()?.report_zones()
     }
     /// Each chunk counts the bytes it took in its zone (its feedback size) under its purpose:

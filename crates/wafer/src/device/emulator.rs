@@ -3,9 +3,13 @@
 //! [`Device::flash_counters`]).
 //!
 //! Byte offsets become 4 KiB LBAs; the placement hint of each write is passed through (stream or
-//! FDP handle); on a ZNS configuration the device also offers the zoned operations.
-use super::{check_range, Device, DeviceError, ReadOp, WriteOp, WritePurpose, Zoned};
-use flashemu::{Config, Interface, Ssd, StoreKind, LBA_BYTES};
+//! FDP handle); on a ZNS configuration the device also offers the zoned operations. The engine's
+//! device types are converted here, both ways: placements, zone reports, errors.
+use super::{
+    check_range, Device, DeviceError, Placement, ReadOp, WriteOp, WritePurpose, ZoneCondition,
+    ZoneInfo, Zoned,
+};
+use flashemu::{Config, EmuError, Interface, Ssd, StoreKind, LBA_BYTES};
 use std::sync::{Mutex, MutexGuard};
 
 /// Blocks per emulator call: the emulator takes a `u32` block count.
@@ -33,7 +37,7 @@ impl EmuDevice {
     /// wrote, and a metadata-only store (`StoreKind::None`) would hand it zeros.
     pub fn new(config: Config) -> Result<EmuDevice, DeviceError> {
         Self::check_store(&config.store)?;
-        EmuDevice::from_ssd(Ssd::new(config)?)
+        EmuDevice::from_ssd(Ssd::new(config).map_err(emu_error("configure"))?)
     }
 
     /// Wraps an emulator already built (e.g. by the bench runner), with the same store check.
@@ -46,13 +50,13 @@ impl EmuDevice {
     /// inference): any store, `none` included, so a sweep over a device of GiBs costs the
     /// FTL's work and no memory for data. Reads from a `none` store return zeros.
     pub fn write_only(config: Config) -> Result<EmuDevice, DeviceError> {
-        EmuDevice::wrap(Ssd::new(config)?)
+        EmuDevice::wrap(Ssd::new(config).map_err(emu_error("configure"))?)
     }
 
     fn wrap(ssd: Ssd) -> Result<EmuDevice, DeviceError> {
         let capacity_bytes = ssd.logical_blocks() * LBA_BYTES;
         let zones = if matches!(ssd.config().interface, Interface::Zns { .. }) {
-            let report = ssd.report_zones()?;
+            let report = ssd.report_zones().map_err(emu_error("zone report"))?;
             let first =
                 report.first().ok_or(DeviceError::Unsupported("ZNS device without zones"))?;
             Some(ZoneGeometry {
@@ -99,7 +103,7 @@ impl Device for EmuDevice {
         let mut ssd = self.ssd();
         for op in ops.iter_mut() {
             for (lba, chunk) in chunks_mut(op.offset, op.buf) {
-                ssd.read(lba, chunk)?;
+                ssd.read(lba, chunk).map_err(emu_error("read"))?;
             }
         }
         Ok(())
@@ -115,7 +119,8 @@ impl Device for EmuDevice {
             for (i, chunk) in op.data.chunks(step).enumerate() {
                 let lba = op.offset / LBA_BYTES + i as u64 * BLOCKS_PER_CALL_MAX;
                 let blocks = (chunk.len() as u64 / LBA_BYTES) as u32;
-                ssd.write(lba, blocks, Some(chunk), op.placement).map_err(emu_write_error)?;
+                let placement = emu_placement(op.placement);
+                ssd.write(lba, blocks, Some(chunk), placement).map_err(emu_error("write"))?;
             }
         }
         Ok(())
@@ -124,7 +129,7 @@ impl Device for EmuDevice {
     /// A FLUSH: with timing on, the emulator charges it in device time (it waits for the
     /// writes in flight, `flashemu::Ssd::flush`).
     fn sync(&self) -> Result<(), DeviceError> {
-        Ok(self.ssd().flush()?)
+        self.ssd().flush().map_err(emu_error("flush"))
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
@@ -132,7 +137,7 @@ impl Device for EmuDevice {
         if len == 0 || !self.trims_reach_ssd {
             return Ok(());
         }
-        Ok(self.ssd().trim(offset / LBA_BYTES, len / LBA_BYTES)?)
+        self.ssd().trim(offset / LBA_BYTES, len / LBA_BYTES).map_err(emu_error("trim"))
     }
 
     fn zoned(&self) -> Option<&dyn Zoned> {
@@ -193,12 +198,42 @@ impl Device for EmuDevice {
     }
 }
 
-/// A full device is `DeviceError::NoSpace` whatever the backend, so the engine's out-of-space
-/// path matches one variant; every other emulator refusal keeps its detail.
-fn emu_write_error(e: flashemu::EmuError) -> DeviceError {
-    match e {
-        flashemu::EmuError::NoSpace => DeviceError::NoSpace,
-        e => DeviceError::Emulator(e),
+/// The emulator's error as the engine's, for command `op`. A full device is
+/// `DeviceError::NoSpace` whatever the backend, so the engine's out-of-space path matches one
+/// variant; an illegal decompressed read is `IllegalRead`, as on every CCZNS backend; every
+/// other refusal keeps the emulator's error as its source.
+fn emu_error(op: &'static str) -> impl Fn(EmuError) -> DeviceError {
+    move |e| match e {
+        EmuError::NoSpace => DeviceError::NoSpace,
+        EmuError::IllegalRead { byte, reason } => DeviceError::IllegalRead { offset: byte, reason },
+        e => DeviceError::Backend { op, source: Box::new(e) },
+    }
+}
+
+/// The engine's placement hint as the emulator's.
+fn emu_placement(placement: Placement) -> flashemu::Placement {
+    match placement {
+        Placement::None => flashemu::Placement::None,
+        Placement::Stream(id) => flashemu::Placement::Stream(id),
+        Placement::Fdp(id) => flashemu::Placement::Fdp(id),
+    }
+}
+
+/// One zone of the emulator's report in the engine's terms (bytes, not LBAs).
+fn zone_info(z: &flashemu::ZoneInfo) -> ZoneInfo {
+    use flashemu::ZoneState;
+    let condition = match z.state {
+        ZoneState::Empty => ZoneCondition::Empty,
+        ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen | ZoneState::Closed => {
+            ZoneCondition::Active
+        }
+        ZoneState::Full => ZoneCondition::Full,
+    };
+    ZoneInfo {
+        zone: z.zone_id,
+        start: z.start_lba * LBA_BYTES,
+        write_pointer: z.write_pointer_bytes,
+        condition,
     }
 }
 
@@ -233,17 +268,19 @@ impl Zoned for EmuDevice {
             return Err(DeviceError::Misaligned { offset: 0, len, align: LBA_BYTES });
         }
         let blocks = (len / LBA_BYTES) as u32;
-        let lba = self.ssd().zone_append(zone, blocks, Some(data)).map_err(emu_write_error)?;
+        let lba =
+            self.ssd().zone_append(zone, blocks, Some(data)).map_err(emu_error("zone append"))?;
         Ok(lba * LBA_BYTES)
     }
     fn zone_reset(&self, zone: u32) -> Result<(), DeviceError> {
-        Ok(self.ssd().zone_reset(zone)?)
+        self.ssd().zone_reset(zone).map_err(emu_error("zone reset"))
     }
     fn zone_finish(&self, zone: u32) -> Result<(), DeviceError> {
-        Ok(self.ssd().zone_finish(zone)?)
+        self.ssd().zone_finish(zone).map_err(emu_error("zone finish"))
     }
-    fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError> {
-        Ok(self.ssd().report_zones()?)
+    fn report_zones(&self) -> Result<Vec<ZoneInfo>, DeviceError> {
+        let report = self.ssd().report_zones().map_err(emu_error("zone report"))?;
+        Ok(report.iter().map(zone_info).collect())
     }
     fn compressed_write(
         &self,
@@ -251,7 +288,8 @@ impl Zoned for EmuDevice {
         chunks: &[super::CwChunk<'_>],
     ) -> Result<super::CwDone, DeviceError> {
         let data: Vec<&[u8]> = chunks.iter().map(|c| c.data).collect();
-        let out = self.ssd().compressed_write(offset, &data).map_err(emu_write_error)?;
+        let out =
+            self.ssd().compressed_write(offset, &data).map_err(emu_error("compressed write"))?;
         let placed = out.chunks.iter().map(|c| super::CwPlaced {
             offset: c.byte_address,
             stored_bytes: c.stored_bytes,
@@ -269,10 +307,11 @@ impl Zoned for EmuDevice {
         feedback_bytes: u32,
         buf: &mut [u8],
     ) -> Result<usize, DeviceError> {
-        Ok(self.ssd().decompressed_read(offset, feedback_bytes, buf)?)
+        let read = self.ssd().decompressed_read(offset, feedback_bytes, buf);
+        read.map_err(emu_error("decompressed read"))
     }
     fn zone_open_padding(&self, zone: u32) -> Result<(), DeviceError> {
-        Ok(self.ssd().zone_open_padding(zone)?)
+        self.ssd().zone_open_padding(zone).map_err(emu_error("padding zone open"))
     }
 }
 
@@ -291,7 +330,7 @@ mod tests {
     use super::*;
     use crate::device::conformance::{run, same};
     use crate::device::{Counted, Placement, WriteOp, BLOCK_BYTES};
-    use flashemu::{GcConfig, GcPolicy, Geometry, ZoneState};
+    use flashemu::{GcConfig, GcPolicy, Geometry};
 
     /// 2 channels x 2 chips x 32 blocks x 64 pages of 4 KiB = 32 MiB of flash; a superblock
     /// (and a ZNS zone) is 256 pages. Spelled out rather than taken from a preset so the test
@@ -455,12 +494,14 @@ mod tests {
 
         let report = zoned.report_zones().unwrap();
         assert_eq!(report.len(), zoned.zone_count() as usize);
-        assert_eq!(report[1].write_pointer_lba, report[1].start_lba + 3);
+        assert_eq!(report[1].zone, 1);
+        assert_eq!(report[1].condition, ZoneCondition::Active);
+        assert_eq!(report[1].write_pointer, report[1].start + 3 * BLOCK_BYTES);
         zoned.zone_finish(1).unwrap();
-        assert_eq!(zoned.report_zones().unwrap()[1].state, ZoneState::Full);
+        assert_eq!(zoned.report_zones().unwrap()[1].condition, ZoneCondition::Full);
         zoned.zone_reset(1).unwrap();
         let zone = zoned.report_zones().unwrap()[1];
-        assert_eq!((zone.state, zone.write_pointer_lba), (ZoneState::Empty, zone.start_lba));
+        assert_eq!((zone.condition, zone.write_pointer), (ZoneCondition::Empty, zone.start));
         // ZNS has no TRIM: zones are reset instead.
         assert!(dev.trim(0, BLOCK_BYTES).is_err());
         assert!(zoned.zone_append(zoned.zone_count(), &b, WritePurpose::Wal).is_err());
@@ -473,7 +514,7 @@ mod tests {
         let dev = EmuDevice::new(config(Interface::Conventional { streams: 1 })).unwrap();
         let blocks = dev.capacity_bytes() / BLOCK_BYTES * 9 / 10;
         let mut model = vec![0u64; blocks as usize];
-        let mut rng = flashemu::rng::SplitMix64::new(7);
+        let mut rng = crate::rng::SplitMix64::new(7);
         let page = |block: u64, generation: u64| {
             let mut p = vec![generation as u8; BLOCK_BYTES as usize];
             p[..8].copy_from_slice(&block.to_le_bytes());

@@ -13,7 +13,7 @@
 //! the test's choices and the power-cut seed.
 use super::capacity::Capacity;
 use super::{check_range, Device, DeviceError, ReadOp, WriteOp};
-use flashemu::rng::SplitMix64;
+use crate::rng::SplitMix64;
 use std::sync::{Mutex, MutexGuard};
 
 /// Torn writes are torn at this granularity.

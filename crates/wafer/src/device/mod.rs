@@ -4,9 +4,23 @@
 //! backend can submit it at once (io_uring) and so the out-of-place write path can append a whole
 //! eviction batch with one sequential write. Every write carries a [`WritePurpose`], counted where
 //! the write is issued (see [`crate::stats::IoStats`]), and a placement hint for multi-stream/FDP.
+//!
+//! The trait speaks only the engine's own types ([`Placement`], [`ZoneInfo`], [`DeviceError`]);
+//! each backend converts to and from its own. The flash emulator's telemetry (flash counters,
+//! device time, the FDP log) is the exception, present with the `emulator` feature only.
 use thiserror::Error;
 
-pub use flashemu::Placement;
+/// Where a write should go on a device that separates data by lifetime: a multi-stream id or an
+/// FDP placement id. Devices without streams or FDP ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Placement {
+    #[default]
+    None,
+    /// Multi-stream id, `0..streams`.
+    Stream(u16),
+    /// FDP placement id, mapped by the device to a reclaim unit handle.
+    Fdp(u16),
+}
 
 /// Device I/O unit: every offset and length the engine issues is a multiple of this.
 pub const BLOCK_BYTES: u64 = 4096;
@@ -119,8 +133,36 @@ pub enum DeviceError {
     IllegalRead { offset: u64, reason: String },
     #[error("compressed write at offset {offset}: the device's placement disagrees with the host: {reason}")]
     CompressedWriteMismatch { offset: u64, reason: String },
-    #[error("emulator: {0}")]
-    Emulator(#[from] flashemu::EmuError),
+    /// The backend refused or failed a command for a reason of its own (a zone command its
+    /// zone's state does not allow, a placement it does not offer, a configuration it cannot
+    /// build), in its own words; `source` is its error, for a caller that knows the backend.
+    #[error("device {op}: {source}")]
+    Backend { op: &'static str, source: Box<dyn std::error::Error + Send + Sync> },
+}
+
+/// One zone of a zone report: where it is, where its next write goes, and its condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneInfo {
+    /// The zone's number, as the zone commands name it.
+    pub zone: u32,
+    /// Byte offset of the zone's first block.
+    pub start: u64,
+    /// Byte offset of the zone's write pointer: `start` when empty; byte-granular after
+    /// compressed writes, block-aligned otherwise.
+    pub write_pointer: u64,
+    pub condition: ZoneCondition,
+}
+
+/// A zone's condition in a zone report (the block layer's word for the ZNS zone state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneCondition {
+    /// Nothing written since the last reset.
+    Empty,
+    /// Written and still writable: open or closed in ZNS terms, counting against the device's
+    /// active zones.
+    Active,
+    /// Written to capacity or finished: no write lands until a reset.
+    Full,
 }
 
 /// Zoned operations, present on zoned backends only.
@@ -151,7 +193,8 @@ pub trait Zoned: Send + Sync {
     }
     fn zone_reset(&self, zone: u32) -> Result<(), DeviceError>;
     fn zone_finish(&self, zone: u32) -> Result<(), DeviceError>;
-    fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError>;
+    /// Every sequential zone (a volume's conventional zones are not reported).
+    fn report_zones(&self) -> Result<Vec<ZoneInfo>, DeviceError>;
     /// CCZNS compressed write (002 sec. III-B, C): the device compresses each chunk and packs
     /// the results from byte `offset`, which must be its zone's byte write pointer; see
     /// [`CwDone`] for a zone that fills. Only devices reporting
@@ -278,11 +321,13 @@ pub trait Device: Send + Sync + std::fmt::Debug {
         None
     }
     /// Physical flash counters when the device is the emulator.
+    #[cfg(feature = "emulator")]
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         None
     }
     /// The emulator's device time (throughput over device seconds, flushes) when the device is
     /// the emulator with timing on; None elsewhere.
+    #[cfg(feature = "emulator")]
     fn flash_timing(&self) -> Option<flashemu::TimingReport> {
         None
     }
@@ -293,6 +338,7 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     }
     /// An FDP device's statistics log (host and media bytes written, media bytes erased): how
     /// a real FDP SSD reports its own write amplification. None elsewhere.
+    #[cfg(feature = "emulator")]
     fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
         None
     }
@@ -337,15 +383,18 @@ macro_rules! forward_device {
             fn zoned(&self) -> Option<&dyn Zoned> {
                 (**self).zoned()
             }
+            #[cfg(feature = "emulator")]
             fn flash_counters(&self) -> Option<flashemu::Counters> {
                 (**self).flash_counters()
             }
+            #[cfg(feature = "emulator")]
             fn flash_timing(&self) -> Option<flashemu::TimingReport> {
                 (**self).flash_timing()
             }
             fn capabilities(&self) -> DeviceCapabilities {
                 (**self).capabilities()
             }
+            #[cfg(feature = "emulator")]
             fn fdp_stats(&self) -> Option<flashemu::FdpStats> {
                 (**self).fdp_stats()
             }
@@ -365,19 +414,23 @@ mod coalesce;
 #[cfg(test)]
 mod conformance;
 mod counting;
+#[cfg(feature = "emulator")]
 mod emulator;
 mod fault;
 mod file;
 mod memory;
 mod overlay;
 mod uring;
+/// Follows the emulator's zone rules and compressed-write layout, so it comes with it.
+#[cfg(feature = "emulator")]
 mod zoned_fault;
 mod zoned_volume;
 
 pub use aligned::{is_aligned, AlignedBuf, ALIGN_BYTES};
 pub use counting::Counted;
-#[cfg(test)]
+#[cfg(all(test, feature = "emulator"))]
 pub(crate) use emulator::tiny_zns;
+#[cfg(feature = "emulator")]
 pub use emulator::EmuDevice;
 pub use fault::{CrashSummary, FaultDevice, IoKind};
 pub use file::{FileDevice, FileOptions};
@@ -385,6 +438,7 @@ pub use memory::MemoryDevice;
 pub use overlay::Overlay;
 /// Operations a file device keeps in flight through io_uring (what `wafer tune` reports).
 pub use uring::QUEUE_DEPTH as URING_QUEUE_DEPTH;
+#[cfg(feature = "emulator")]
 pub use zoned_fault::{ZonedFaultDevice, ZonedFaultGeometry};
 pub use zoned_volume::ZonedVolume;
 

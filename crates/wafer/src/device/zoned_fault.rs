@@ -8,9 +8,10 @@
 //! never holes below a write pointer; a reset or finish not yet covered by a sync either
 //! happened or did not, at random. Every command has an I/O number (as [`super::FaultDevice`]
 //! numbers its I/Os), so a test can cut power at I/O n.
-use super::{check_range, Device, DeviceError, ReadOp, WriteOp, WritePurpose, Zoned};
-use flashemu::rng::SplitMix64;
-use flashemu::{ZoneInfo, ZoneState};
+use super::{
+    check_range, Device, DeviceError, ReadOp, WriteOp, WritePurpose, ZoneCondition, ZoneInfo, Zoned,
+};
+use crate::rng::SplitMix64;
 use std::sync::{Mutex, MutexGuard};
 
 mod cw;
@@ -320,25 +321,19 @@ impl Zoned for ZonedFaultDevice {
     fn report_zones(&self) -> Result<Vec<ZoneInfo>, DeviceError> {
         let mut st = self.state();
         Self::begin(&mut st)?;
-        let g = self.geometry;
-        let blocks = |bytes: u64| bytes / super::BLOCK_BYTES;
+        let zone_bytes = self.geometry.zone_bytes;
         let infos = st.zones.iter().enumerate().map(|(i, z)| {
-            let start = i as u64 * g.zone_bytes;
-            let wp = start + z.visible.data.len() as u64;
-            let state = match (z.visible.full, z.visible.data.is_empty()) {
-                (true, _) => ZoneState::Full,
-                (false, true) => ZoneState::Empty,
-                (false, false) => ZoneState::ImplicitlyOpen,
+            let start = i as u64 * zone_bytes;
+            let condition = match (z.visible.full, z.visible.data.is_empty()) {
+                (true, _) => ZoneCondition::Full,
+                (false, true) => ZoneCondition::Empty,
+                (false, false) => ZoneCondition::Active,
             };
             ZoneInfo {
-                zone_id: i as u32,
-                start_lba: blocks(start),
-                size_blocks: blocks(g.zone_bytes),
-                capacity_blocks: blocks(g.zone_capacity_bytes),
-                write_pointer_lba: blocks(wp),
-                write_pointer_bytes: wp,
-                padding: z.visible.padding,
-                state,
+                zone: i as u32,
+                start,
+                write_pointer: start + z.visible.data.len() as u64,
+                condition,
             }
         });
         Ok(infos.collect())
@@ -383,9 +378,9 @@ mod tests {
         assert!(d.read_at(10 * BLOCK_BYTES, &mut buf).is_err(), "past the write pointer");
         d.zone_finish(2).unwrap();
         d.zone_append(3, &block(4), WritePurpose::UserEviction).unwrap();
-        assert_eq!(d.report_zones().unwrap()[2].state, ZoneState::Full);
+        assert_eq!(d.report_zones().unwrap()[2].condition, ZoneCondition::Full);
         d.zone_reset(2).unwrap();
-        assert_eq!(d.report_zones().unwrap()[2].state, ZoneState::Empty);
+        assert_eq!(d.report_zones().unwrap()[2].condition, ZoneCondition::Empty);
     }
 
     /// Unsynced appends survive as a prefix of whole blocks, synced ones always, and an
@@ -403,13 +398,13 @@ mod tests {
             d.zone_reset(1).unwrap();
             let cut = d.power_cut(seed);
             let zones = cut.report_zones().unwrap();
-            let blocks = zones[0].write_pointer_lba - zones[0].start_lba;
+            let blocks = (zones[0].write_pointer - zones[0].start) / BLOCK_BYTES;
             assert!((1..=3).contains(&blocks), "{blocks}");
             seen_prefixes.insert(blocks);
             let mut buf = vec![0u8; (blocks * BLOCK_BYTES) as usize];
             cut.read_at(0, &mut buf).unwrap();
             assert_eq!(buf, [block(1), block(2), block(3)].concat()[..buf.len()]);
-            let reset = zones[1].state == ZoneState::Empty;
+            let reset = zones[1].condition == ZoneCondition::Empty;
             seen_reset[usize::from(reset)] = true;
         }
         assert_eq!(seen_prefixes.len(), 3);
@@ -487,6 +482,6 @@ mod tests {
         ));
         assert!(matches!(d.sync(), Err(DeviceError::PowerLost)));
         let cut = d.power_cut(7);
-        assert_eq!(cut.report_zones().unwrap()[0].write_pointer_lba, 1);
+        assert_eq!(cut.report_zones().unwrap()[0].write_pointer, BLOCK_BYTES);
     }
 }

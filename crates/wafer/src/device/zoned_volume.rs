@@ -170,6 +170,7 @@ impl Device for ZonedVolume {
     /// The zoned SSD's counters, with the metadata device's writes added as written to flash
     /// once: that device's own write amplification is not modelled (an SSD WAF of 1 for it, a
     /// lower bound), so total WAF still accounts for every byte the store issued.
+    #[cfg(feature = "emulator")]
     fn flash_counters(&self) -> Option<flashemu::Counters> {
         let mut c = self.zones.flash_counters()?;
         let meta = self.meta_written_bytes.load(Ordering::Relaxed);
@@ -179,6 +180,7 @@ impl Device for ZonedVolume {
     }
 
     /// The zoned SSD's device time; the metadata device (memory) takes none.
+    #[cfg(feature = "emulator")]
     fn flash_timing(&self) -> Option<flashemu::TimingReport> {
         self.zones.flash_timing()
     }
@@ -236,14 +238,12 @@ impl Zoned for ZonedVolume {
         self.inner_zoned().zone_finish(self.sequential(zone)?)
     }
     /// The sequential zones only, numbered and addressed as in the volume.
-    fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError> {
-        let shift_lbas = self.conventional_bytes / super::BLOCK_BYTES;
+    fn report_zones(&self) -> Result<Vec<super::ZoneInfo>, DeviceError> {
         let mut zones = self.inner_zoned().report_zones()?;
         for z in &mut zones {
-            z.zone_id += self.conventional_zones;
-            z.start_lba += shift_lbas;
-            z.write_pointer_lba += shift_lbas;
-            z.write_pointer_bytes += self.conventional_bytes;
+            z.zone += self.conventional_zones;
+            z.start += self.conventional_bytes;
+            z.write_pointer += self.conventional_bytes;
         }
         Ok(zones)
     }
@@ -326,8 +326,8 @@ mod tests {
         v.read_at(3 * stride + BLOCK_BYTES, &mut back).unwrap();
         assert_eq!(back, page);
         let report = z.report_zones().unwrap();
-        assert_eq!(report[1].zone_id, 3);
-        assert_eq!(report[1].write_pointer_lba * BLOCK_BYTES, 3 * stride + 2 * BLOCK_BYTES);
+        assert_eq!((report[1].zone, report[1].start), (3, 3 * stride));
+        assert_eq!(report[1].write_pointer, 3 * stride + 2 * BLOCK_BYTES);
         // Conventional zones take no zone commands.
         assert!(z.zone_append(1, &page, WritePurpose::UserEviction).is_err());
         assert!(z.zone_reset(0).is_err());

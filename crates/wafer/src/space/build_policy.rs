@@ -1,7 +1,7 @@
 //! Building a placement policy from its kind. Apart from `placement.rs` because it names every
 //! policy, GDT included, while GDT builds on `placement.rs`'s types: the kinds stay low, the
 //! factory sits above them all.
-use flashemu::rng::SplitMix64;
+use crate::rng::SplitMix64;
 
 use super::gdt::Gdt;
 use super::options::ArtifactOptions;

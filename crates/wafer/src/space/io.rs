@@ -3,7 +3,7 @@
 use super::snapshot::{self, MapSnapshot, BLOCK_BYTES};
 use super::zone::ZoneId;
 use super::Space;
-use crate::device::{Device, DeviceError, WriteOp, WritePurpose, Zoned};
+use crate::device::{Device, DeviceError, WriteOp, WritePurpose, ZoneCondition, Zoned};
 
 /// Prepares released zones for reuse: TRIM on a conventional device (tells the FTL the old
 /// pages are garbage, so device GC need not copy them), zone reset on a zoned one (required
@@ -42,7 +42,7 @@ pub fn reset_written_zones<D: Device + ?Sized>(
     let states = zone_states(zoned)?;
     for zone in 0..space.zone_count() {
         let device_zone = device_zone(zoned, space, zone)?;
-        if states[device_zone as usize].is_some_and(|s| s != flashemu::ZoneState::Empty) {
+        if states[device_zone as usize].is_some_and(|c| c != ZoneCondition::Empty) {
             zoned.zone_reset(device_zone)?;
         }
     }
@@ -62,7 +62,7 @@ pub fn finish_zones<D: Device + ?Sized>(device: &D, space: &Space) -> Result<(),
         }
         let device_zone = device_zone(zoned, space, zone)?;
         match states[device_zone as usize] {
-            Some(flashemu::ZoneState::Full) => {}
+            Some(ZoneCondition::Full) => {}
             Some(_) => zoned.zone_finish(device_zone)?,
             None => return Err(DeviceError::Unsupported("the zone report lacks a space zone")),
         }
@@ -70,13 +70,13 @@ pub fn finish_zones<D: Device + ?Sized>(device: &D, space: &Space) -> Result<(),
     Ok(())
 }
 
-/// Each device zone's state by zone id, from one zone report (None: not reported, as a
+/// Each device zone's condition by zone id, from one zone report (None: not reported, as a
 /// volume's conventional zones).
-fn zone_states(zoned: &dyn Zoned) -> Result<Vec<Option<flashemu::ZoneState>>, DeviceError> {
+fn zone_states(zoned: &dyn Zoned) -> Result<Vec<Option<ZoneCondition>>, DeviceError> {
     let mut states = vec![None; zoned.zone_count() as usize];
     for info in zoned.report_zones()? {
-        if let Some(state) = states.get_mut(info.zone_id as usize) {
-            *state = Some(info.state);
+        if let Some(state) = states.get_mut(info.zone as usize) {
+            *state = Some(info.condition);
         }
     }
     Ok(states)
@@ -213,7 +213,7 @@ mod tests {
         assert!(device.write_at(start, &data[..4096], WritePurpose::UserEviction).is_err());
         reset_zones(&device, &space, &released).unwrap();
         let info = device.zoned().unwrap().report_zones().unwrap();
-        assert_eq!(info[zone as usize].write_pointer_lba, info[zone as usize].start_lba);
+        assert_eq!(info[zone as usize].write_pointer, info[zone as usize].start);
         // The zone takes writes from its start again (refused while it was full, above).
         let offset = space.zone_offset_bytes(zone);
         device.write_at(offset, &data[..4096], WritePurpose::UserEviction).unwrap();

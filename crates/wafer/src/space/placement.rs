@@ -5,7 +5,7 @@
 //! policy decides only; `Space::reserve_plan` turns the plan into slot runs and the store's
 //! append executor writes them. Compression, grouping by deathtime and NoWA are further
 //! policies behind the same trait (000 sec. 3-5).
-use flashemu::rng::SplitMix64;
+use crate::rng::SplitMix64;
 
 use super::map::PageId;
 use super::zone::ZoneId;

@@ -509,7 +509,7 @@ mod tests {
 
     #[test]
     fn random_bytes_never_panic() {
-        let mut rng = flashemu::rng::SplitMix64::new(0xBAD5EED);
+        let mut rng = crate::rng::SplitMix64::new(0xBAD5EED);
         let valid = encode(&sample_map(100), 1, 8, 1024, Some(&sample_nowa(5)));
         for _ in 0..2000 {
             let mut b = valid.clone();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use wafer::device::{
     CwChunk, CwDone, Device, DeviceCapabilities, DeviceError, ReadOp, WriteOp, WritePurpose,
-    ZoneAppend, Zoned,
+    ZoneAppend, ZoneInfo, Zoned,
 };
 
 /// CPU time of the calling thread.
@@ -147,7 +147,7 @@ impl<D: Device> Zoned for DeviceClock<D> {
     fn zone_finish(&self, zone: u32) -> Result<(), DeviceError> {
         self.timed(|| self.zoned_inner()?.zone_finish(zone))
     }
-    fn report_zones(&self) -> Result<Vec<flashemu::ZoneInfo>, DeviceError> {
+    fn report_zones(&self) -> Result<Vec<ZoneInfo>, DeviceError> {
         self.timed(|| self.zoned_inner()?.report_zones())
     }
     fn compressed_write(&self, offset: u64, chunks: &[CwChunk<'_>]) -> Result<CwDone, DeviceError> {

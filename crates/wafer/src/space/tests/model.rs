@@ -9,7 +9,7 @@
 //! moved its pages out are durable". Seeds are printed; a failure names the seed.
 use std::collections::{HashMap, HashSet};
 
-use flashemu::rng::SplitMix64;
+use crate::rng::SplitMix64;
 
 /// The group GC copyback goes to in these tests (user batches use even groups).
 const GC_GROUP: u32 = 1;
