@@ -1,7 +1,20 @@
-//! The engine's error type. Layered: device errors are wrapped, never flattened into strings.
+//! The engine's error type. Layered: device errors are wrapped, never flattened into strings;
+//! refused options, corruption and lack of space each have their own enum, so a caller matches
+//! on what went wrong instead of parsing a message.
 use thiserror::Error;
 
+mod corruption;
+mod limit;
+mod options;
+mod out_of_space;
+
 pub use crate::device::DeviceError;
+pub use corruption::Corruption;
+pub use limit::Limit;
+pub use options::OptionsError;
+pub use out_of_space::OutOfSpaceError;
+
+use crate::space::{SnapshotError, SpaceError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -21,7 +34,7 @@ pub enum Error {
     /// The device (or the page-id cap out of place) holds no more pages: a clean refusal, the
     /// database stays usable.
     #[error("out of space: {0}")]
-    OutOfSpace(String),
+    OutOfSpace(#[from] OutOfSpaceError),
     /// Every buffer pool frame is latched or pinned by the batch in progress: the pool is too
     /// small for the workload (a batch larger than the pool, too many concurrent latches), not
     /// the device full. Leaves the database poisoned when it interrupts a write.
@@ -31,7 +44,7 @@ pub enum Error {
     #[error(transparent)]
     Open(#[from] OpenError),
     #[error("invalid options: {0}")]
-    InvalidOptions(String),
+    InvalidOptions(#[from] OptionsError),
     #[error("tree name `{0}` is invalid: {1}")]
     InvalidTreeName(String, &'static str),
     #[error("database is poisoned by an earlier failed write (an I/O error, or a buffer pool too small for a batch) and refuses writes until reopened")]
@@ -52,15 +65,52 @@ pub enum Error {
     /// clean refusal: abort the transaction and retry it).
     #[error("lock on a key of tree `{tree}` not granted within {waited_ms} ms")]
     LockTimeout { tree: String, waited_ms: u64 },
+    /// A structure on the device (or in memory, read from it) is not as it must be.
+    #[error("corrupt database: {0}")]
+    Corruption(#[from] Corruption),
+    /// Corruption reported by code that does not build a [`Corruption`] yet (the durable log,
+    /// the map journal, blob bookkeeping): the message is all there is.
     #[error("corrupt database: {0}")]
     Corrupt(String),
     /// The data file exists but its WAL file does not: opening without the log would lose
     /// acknowledged commits, so the database refuses.
     #[error("WAL file {path} of an existing database is missing")]
     WalFileMissing { path: std::path::PathBuf },
+    /// A background thread the options ask for could not be started.
+    #[error("{thread}: no thread: {source}")]
+    Spawn { thread: &'static str, source: std::io::Error },
+    /// A transaction asked for more key locks than one may hold.
+    #[error("a transaction holds at most {max} locks")]
+    TooManyLocks { max: usize },
+    /// A snapshot is copied only into a database without trees.
+    #[error("copy of a snapshot into a database with trees {trees:?}")]
+    NotEmpty { trees: Vec<String> },
     /// Redo could not apply a record to its page.
     #[error("recovery failed at WAL lsn {lsn} (page {page_id}): {reason}")]
     Redo { lsn: u64, page_id: u64, reason: String },
+}
+
+/// The space manager's errors sorted by what they mean to the engine: bad options, no room
+/// (including "run GC" and "wait for the log", which callers that can act on them catch before
+/// converting), or a corrupt map.
+impl From<SpaceError> for Error {
+    fn from(e: SpaceError) -> Error {
+        match e {
+            SpaceError::InvalidOptions { .. } => Error::InvalidOptions(OptionsError::Space(e)),
+            SpaceError::OutOfSpace { .. }
+            | SpaceError::NeedsGc { .. }
+            | SpaceError::AwaitingDurability { .. } => Error::OutOfSpace(OutOfSpaceError::Space(e)),
+            SpaceError::Snapshot(_) | SpaceError::CorruptMap { .. } => {
+                Error::Corruption(Corruption::Space(e))
+            }
+        }
+    }
+}
+
+impl From<SnapshotError> for Error {
+    fn from(e: SnapshotError) -> Error {
+        SpaceError::Snapshot(e).into()
+    }
 }
 
 /// Why an open refused the files or devices it was given. Raised before anything is written, so
