@@ -141,3 +141,47 @@ pub enum OpenError {
     #[error("{}: locked by another open of this database (one writer at a time)", path.display())]
     Locked { path: std::path::PathBuf },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The space manager's errors land in the variant a caller acts on: options refused, no
+    /// room (a clean refusal), or a corrupt map, never a message to parse.
+    #[test]
+    fn space_errors_sort_by_meaning() {
+        let options = SpaceError::InvalidOptions {
+            field: "gc_reserve_zones",
+            value: 0,
+            limit: Limit::AtLeast(1),
+            why: Some("GC needs a zone to copy into"),
+        };
+        let e = Error::from(options);
+        assert!(matches!(e, Error::InvalidOptions(OptionsError::Space(_))), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "invalid options: invalid space option `gc_reserve_zones`: 0 must be at least 1: GC \
+             needs a zone to copy into"
+        );
+        let full = Error::from(SpaceError::NeedsGc { zones_short: 2 });
+        assert!(matches!(full, Error::OutOfSpace(OutOfSpaceError::Space(_))), "{full}");
+        let torn = Error::from(SnapshotError::BadMagic { block: 3 });
+        assert!(matches!(torn, Error::Corruption(Corruption::Space(_))), "{torn}");
+        assert_eq!(torn.to_string(), "corrupt database: snapshot block 3: bad magic");
+    }
+
+    #[test]
+    fn option_limits_say_what_is_accepted() {
+        let e = OptionsError::OutOfRange {
+            option: "checkpoint_log_bytes",
+            value: 9,
+            limit: Limit::Below { option: "wal_capacity_bytes", value: 8 },
+        };
+        assert_eq!(
+            e.to_string(),
+            "checkpoint_log_bytes is 9; it must be below wal_capacity_bytes (8)"
+        );
+        assert_eq!(Limit::Within { min: 1, max: 100 }.to_string(), "in 1..=100");
+        assert_eq!(Limit::MultipleOf(4096).to_string(), "a positive multiple of 4096");
+    }
+}

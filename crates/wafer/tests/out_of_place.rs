@@ -10,7 +10,7 @@ use wafer::device::{
 use wafer::oop::{GcZones, OutOfPlaceOptions, OutOfPlaceStats};
 use wafer::page::{self, PAGE_SIZE};
 use wafer::stats::IoStats;
-use wafer::{Db, Error, Options, OptionsError, WriteMode};
+use wafer::{Db, Error, Options, OptionsError, OutOfSpaceError, WriteMode};
 use wafer_testkit::Rng;
 
 fn seed(default: u64) -> u64 {
@@ -235,7 +235,12 @@ fn out_of_space_is_typed_and_loses_nothing() {
         }
         assert!(stored < 100_000);
     };
-    assert!(matches!(err, Error::OutOfSpace(_)), "{err}");
+    // The allocator ran out of pages; `cause` says why the store did not grow.
+    let cause = match &err {
+        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        _ => panic!("{err}"),
+    };
+    assert!(matches!(cause, OutOfSpaceError::NoGrowth), "{err}");
     assert!(stored > 50, "stored {stored}");
     // Overwrites churn zones at full occupancy: GC must keep up, or fail cleanly.
     for round in 0..3 {
