@@ -129,17 +129,50 @@ pub enum OpenError {
     #[error("{what}: data file is missing but its WAL {wal} exists; refusing to create a database beside another's log")]
     DataFileMissing { what: String, wal: String },
     #[error("{what}: not a Wafer database: {reason}")]
-    NotWaferDatabase { what: String, reason: String },
+    NotWaferDatabase { what: String, reason: NotWafer },
     /// Page 0 reads as zeros while the WAL shows the database existed (a checkpoint truncated
     /// it, or it holds commits beyond the creation's own): formatting would discard them.
     #[error("{what}: superblock is blank (all zeros) but the WAL holds a database ({evidence}); refusing to format")]
-    BlankSuperblock { what: String, evidence: String },
+    BlankSuperblock { what: String, evidence: WalEvidence },
     #[error("{what}: sizes disagree: {detail}")]
-    SizeMismatch { what: String, detail: String },
+    SizeMismatch { what: String, detail: SizeMismatch },
     /// Another open holds the database (a live process, or another `Db` in this one): one
     /// writer per database. The lock goes with its holder, a crashed process's included.
     #[error("{}: locked by another open of this database (one writer at a time)", path.display())]
     Locked { path: std::path::PathBuf },
+}
+
+/// Why bytes that are not blank are not a Wafer database.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum NotWafer {
+    #[error("no superblock magic at byte {offset} and the page there is not blank")]
+    NoSuperblockMagic { offset: u64 },
+    #[error("the header blocks do not carry the WAL magic")]
+    NoWalMagic,
+}
+
+/// What in a WAL shows that a database existed beside a blank superblock.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum WalEvidence {
+    #[error("a checkpoint truncated it to lsn {start_lsn}")]
+    Checkpointed { start_lsn: u64 },
+    #[error("commit records beyond the creation's, the second at lsn {lsn}")]
+    Commits { lsn: u64 },
+}
+
+/// How a device's size and a database's disagree.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum SizeMismatch {
+    #[error(
+        "{capacity_bytes} bytes cannot hold a database starting at byte {offset} (4 pages at least)"
+    )]
+    TooSmall { capacity_bytes: u64, offset: u64 },
+    /// The superblock names pages the device no longer holds.
+    #[error(
+        "truncated: the superblock says {superblock_pages} pages ({in_use_pages} in use), the \
+         device holds {device_pages}"
+    )]
+    Truncated { superblock_pages: u64, in_use_pages: u64, device_pages: u64 },
 }
 
 #[cfg(test)]

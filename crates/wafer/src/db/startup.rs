@@ -10,7 +10,7 @@ use crate::btree::TreeCore;
 use crate::buffer::{BufferPool, DoublewriteStore, PageStore, StoreRecovery};
 use crate::device::Device;
 use crate::durable::{redo, EngineState, RecoveryStats, WalLogger};
-use crate::error::OpenError;
+use crate::error::{OpenError, SizeMismatch};
 use crate::options::{Options, WriteMode};
 use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::{PageKind, PageLogger, PAGE_SIZE};
@@ -85,11 +85,11 @@ fn check_meta(
     if meta.page_capacity > page_capacity || meta.high_water > page_capacity {
         return Err(OpenError::SizeMismatch {
             what: names.data.clone(),
-            detail: format!(
-                "truncated: the superblock says {} pages ({} in use), the device holds \
-                 {page_capacity}",
-                meta.page_capacity, meta.high_water
-            ),
+            detail: SizeMismatch::Truncated {
+                superblock_pages: meta.page_capacity,
+                in_use_pages: meta.high_water,
+                device_pages: page_capacity,
+            },
         }
         .into());
     }
