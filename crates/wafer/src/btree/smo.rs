@@ -237,7 +237,7 @@ impl Exclusive<'_> {
         keep: usize,
     ) -> Result<()> {
         page::change::rebuild(g.bytes_mut(), &insert, keep)
-            .map_err(|reason| crate::Corruption::NodeRebuild { tree: self.core.id, reason })?;
+            .map_err(|source| crate::Corruption::NodeRebuild { tree: self.core.id, source })?;
         // Paired with the callers' counts (a split's first part, a node that fits whole): the
         // log records `keep`, and redo rebuilds exactly that many.
         assert_eq!(node::slot_count(g.bytes()), keep, "a rebuild kept another count");

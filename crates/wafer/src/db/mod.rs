@@ -500,7 +500,7 @@ impl Db {
             let Some(entry) = it.next_entry() else { break };
             let (name, value) = entry?;
             let (id, root) = catalog::decode(&value)
-                .map_err(|reason| Corruption::CatalogEntry { tree: name.clone(), reason })?;
+                .map_err(|source| Corruption::CatalogEntry { tree: name.clone(), source })?;
             let name = String::from_utf8(name).map_err(|_| Corruption::CatalogName)?;
             map.insert(name, Arc::new(TreeCore::new(id, root)));
         }

@@ -45,7 +45,7 @@ pub(super) fn read_meta(
     let meta = match fresh {
         true => new_meta(store, options, logs),
         false => {
-            let meta = Meta::decode(&buf).map_err(|reason| Corruption::Superblock { reason })?;
+            let meta = Meta::decode(&buf).map_err(Corruption::Superblock)?;
             check_meta(&meta, page_capacity, options, logs, names)?;
             meta
         }

@@ -4,6 +4,10 @@
 use thiserror::Error;
 
 use crate::blob::format::FormatError;
+use crate::db::catalog::BadEntry;
+use crate::oop::free::FreePagesError;
+use crate::page::change::RebuildError;
+use crate::page::meta::MetaError;
 use crate::page::PageId;
 use crate::space::SpaceError;
 
@@ -11,13 +15,13 @@ use crate::space::SpaceError;
 pub enum Corruption {
     #[error("superblock (page 0) reads as zeros after repair")]
     BlankSuperblock,
-    #[error("superblock (page 0): {reason}")]
-    Superblock { reason: String },
+    #[error("superblock (page 0): {0}")]
+    Superblock(#[source] MetaError),
     #[error("superblock names unknown write mode {stored}")]
     UnknownWriteMode { stored: u8 },
     /// `tree` is the stored name, bytes that may not be UTF-8.
-    #[error("catalog entry {tree:?}: {reason}")]
-    CatalogEntry { tree: Vec<u8>, reason: String },
+    #[error("catalog entry {tree:?}: {source}")]
+    CatalogEntry { tree: Vec<u8>, source: BadEntry },
     #[error("catalog holds a non-UTF-8 tree name")]
     CatalogName,
     #[error("tree {tree:?} not in the catalog")]
@@ -27,8 +31,8 @@ pub enum Corruption {
     /// A structure modification found the tree not shaped as it must be.
     #[error("tree {tree}: {what}")]
     TreeShape { tree: u32, what: &'static str },
-    #[error("tree {tree}: {reason}")]
-    NodeRebuild { tree: u32, reason: String },
+    #[error("tree {tree}: {source}")]
+    NodeRebuild { tree: u32, source: RebuildError },
     #[error("tree {tree}: a leaf scan returned keys out of order")]
     KeysOutOfOrder { tree: u32 },
     /// A descent that must end at a page (the tree's root exists) ended without one.
@@ -59,8 +63,8 @@ pub enum Corruption {
     GarbageCycle,
     #[error("detached page {page_id} left the garbage tree")]
     DetachedPageLeft { page_id: PageId },
-    #[error("garbage tree entry: {reason}")]
-    GarbageEntry { reason: String },
+    #[error("garbage entry of {key_bytes} + {value_bytes} bytes")]
+    GarbageEntry { key_bytes: usize, value_bytes: usize },
     #[error("page id {page_id} is beyond the device's {pages} pages")]
     PageBeyondDevice { page_id: PageId, pages: u64 },
     /// A flush of everything left dirty pages whose changes no commit covers.
@@ -80,8 +84,8 @@ pub enum Corruption {
     MapSnapshotSpan { span: u64, pages: u64 },
     #[error("map snapshot of {blocks} blocks at {offset} runs past the device")]
     MapSnapshotPastDevice { blocks: u64, offset: u64 },
-    #[error("free-page section: {reason}")]
-    FreePages { reason: String },
+    #[error(transparent)]
+    FreePages(FreePagesError),
     #[error("free page {page_id} is also mapped")]
     FreePageMapped { page_id: PageId },
     #[error("page {page_id} kept moving while it was read")]

@@ -250,7 +250,7 @@ impl OutOfPlaceStore {
         let mut bytes = AlignedBuf::zeroed(len as usize);
         device.read_at(offset + layout.free_section_offset_bytes, &mut bytes)?;
         let free = FreePages::decode(&bytes, snap.header.lsn, layout.page_capacity)
-            .map_err(|reason| Corruption::FreePages { reason })?;
+            .map_err(Corruption::FreePages)?;
         if let Some(pid) = free.pids().find(|p| snap.map.get(*p).is_some()) {
             return Err(Corruption::FreePageMapped { page_id: pid }.into());
         }
