@@ -11,7 +11,7 @@
 //! mark pass the old end. A reservation that growth cannot cover fails as before.
 use crate::buffer::{BufferPool, PageMut};
 use crate::page::{self, PageChange, PageId, PageKind, PageLogger};
-use crate::{Error, Result};
+use crate::{Error, OutOfSpaceError, Result};
 use std::sync::Arc;
 use std::sync::Mutex;
 
@@ -107,14 +107,12 @@ impl Allocator {
     /// allocator may not grow or the store refuses; nothing changed then.
     fn grow(&self, g: &mut Inner, pages: u64) -> Result<()> {
         let Some(growth) = &self.growth else {
-            return Err(Error::OutOfSpace("the store does not grow".into()));
+            return Err(OutOfSpaceError::NoGrowth.into());
         };
         let needed = g.page_capacity.saturating_add(pages);
         let Some(target) = growth_target_pages(g.page_capacity, needed, growth.max_pages) else {
-            return Err(Error::OutOfSpace(format!(
-                "{needed} pages needed, the file may hold {} (max_file_bytes)",
-                growth.max_pages
-            )));
+            let max_pages = growth.max_pages;
+            return Err(OutOfSpaceError::FileLimit { needed_pages: needed, max_pages }.into());
         };
         let grown = growth.pool.grow_to(target)?;
         assert!(grown >= needed && grown >= g.page_capacity);
@@ -137,10 +135,12 @@ impl Allocator {
         let available = Self::available(&g);
         if available < pages {
             self.grow(&mut g, pages - available).map_err(|e| match e {
-                Error::OutOfSpace(why) => Error::OutOfSpace(format!(
-                    "device full: {pages} pages needed, {available} free of {} ({why})",
-                    g.page_capacity
-                )),
+                Error::OutOfSpace(why) => Error::OutOfSpace(OutOfSpaceError::DeviceFull {
+                    needed_pages: pages,
+                    free_pages: available,
+                    capacity_pages: g.page_capacity,
+                    cause: Box::new(why),
+                }),
                 other => other,
             })?;
         }
@@ -225,10 +225,8 @@ impl Allocator {
         let left = st.page_capacity - st.s.high_water;
         let pages = pages.max(want.min(left.saturating_sub(st.reserved) / 16));
         if left.saturating_sub(st.reserved) < pages {
-            return Err(Error::OutOfSpace(format!(
-                "blob space: {pages} contiguous page ids needed, {} left above the high water",
-                left.saturating_sub(st.reserved)
-            )));
+            let left_pages = left.saturating_sub(st.reserved);
+            return Err(OutOfSpaceError::BlobPageIds { needed_pages: pages, left_pages }.into());
         }
         let start = st.s.high_water;
         st.s.high_water += pages;

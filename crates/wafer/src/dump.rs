@@ -63,7 +63,7 @@ impl From<DumpError> for Error {
     fn from(e: DumpError) -> Error {
         match e {
             DumpError::Db(e) => e,
-            other => Error::Corrupt(other.to_string()),
+            other => crate::Corruption::Dump(Box::new(other)).into(),
         }
     }
 }

@@ -1,7 +1,20 @@
-//! The engine's error type. Layered: device errors are wrapped, never flattened into strings.
+//! The engine's error type. Layered: device errors are wrapped, never flattened into strings;
+//! refused options, corruption and lack of space each have their own enum, so a caller matches
+//! on what went wrong instead of parsing a message.
 use thiserror::Error;
 
+mod corruption;
+mod limit;
+mod options;
+mod out_of_space;
+
 pub use crate::device::DeviceError;
+pub use corruption::Corruption;
+pub use limit::Limit;
+pub use options::OptionsError;
+pub use out_of_space::OutOfSpaceError;
+
+use crate::space::{SnapshotError, SpaceError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -21,7 +34,7 @@ pub enum Error {
     /// The device (or the page-id cap out of place) holds no more pages: a clean refusal, the
     /// database stays usable.
     #[error("out of space: {0}")]
-    OutOfSpace(String),
+    OutOfSpace(#[from] OutOfSpaceError),
     /// Every buffer pool frame is latched or pinned by the batch in progress: the pool is too
     /// small for the workload (a batch larger than the pool, too many concurrent latches), not
     /// the device full. Leaves the database poisoned when it interrupts a write.
@@ -31,7 +44,7 @@ pub enum Error {
     #[error(transparent)]
     Open(#[from] OpenError),
     #[error("invalid options: {0}")]
-    InvalidOptions(String),
+    InvalidOptions(#[from] OptionsError),
     #[error("tree name `{0}` is invalid: {1}")]
     InvalidTreeName(String, &'static str),
     #[error("database is poisoned by an earlier failed write (an I/O error, or a buffer pool too small for a batch) and refuses writes until reopened")]
@@ -52,15 +65,52 @@ pub enum Error {
     /// clean refusal: abort the transaction and retry it).
     #[error("lock on a key of tree `{tree}` not granted within {waited_ms} ms")]
     LockTimeout { tree: String, waited_ms: u64 },
+    /// A structure on the device (or in memory, read from it) is not as it must be.
+    #[error("corrupt database: {0}")]
+    Corruption(#[from] Corruption),
+    /// Corruption reported by code that does not build a [`Corruption`] yet (the durable log,
+    /// the map journal, blob bookkeeping): the message is all there is.
     #[error("corrupt database: {0}")]
     Corrupt(String),
     /// The data file exists but its WAL file does not: opening without the log would lose
     /// acknowledged commits, so the database refuses.
     #[error("WAL file {path} of an existing database is missing")]
     WalFileMissing { path: std::path::PathBuf },
+    /// A background thread the options ask for could not be started.
+    #[error("{thread}: no thread: {source}")]
+    Spawn { thread: &'static str, source: std::io::Error },
+    /// A transaction asked for more key locks than one may hold.
+    #[error("a transaction holds at most {max} locks")]
+    TooManyLocks { max: usize },
+    /// A snapshot is copied only into a database without trees.
+    #[error("copy of a snapshot into a database with trees {trees:?}")]
+    NotEmpty { trees: Vec<String> },
     /// Redo could not apply a record to its page.
     #[error("recovery failed at WAL lsn {lsn} (page {page_id}): {reason}")]
     Redo { lsn: u64, page_id: u64, reason: String },
+}
+
+/// The space manager's errors sorted by what they mean to the engine: bad options, no room
+/// (including "run GC" and "wait for the log", which callers that can act on them catch before
+/// converting), or a corrupt map.
+impl From<SpaceError> for Error {
+    fn from(e: SpaceError) -> Error {
+        match e {
+            SpaceError::InvalidOptions { .. } => Error::InvalidOptions(OptionsError::Space(e)),
+            SpaceError::OutOfSpace { .. }
+            | SpaceError::NeedsGc { .. }
+            | SpaceError::AwaitingDurability { .. } => Error::OutOfSpace(OutOfSpaceError::Space(e)),
+            SpaceError::Snapshot(_) | SpaceError::CorruptMap { .. } => {
+                Error::Corruption(Corruption::Space(e))
+            }
+        }
+    }
+}
+
+impl From<SnapshotError> for Error {
+    fn from(e: SnapshotError) -> Error {
+        SpaceError::Snapshot(e).into()
+    }
 }
 
 /// Why an open refused the files or devices it was given. Raised before anything is written, so
@@ -79,15 +129,92 @@ pub enum OpenError {
     #[error("{what}: data file is missing but its WAL {wal} exists; refusing to create a database beside another's log")]
     DataFileMissing { what: String, wal: String },
     #[error("{what}: not a Wafer database: {reason}")]
-    NotWaferDatabase { what: String, reason: String },
+    NotWaferDatabase { what: String, reason: NotWafer },
     /// Page 0 reads as zeros while the WAL shows the database existed (a checkpoint truncated
     /// it, or it holds commits beyond the creation's own): formatting would discard them.
     #[error("{what}: superblock is blank (all zeros) but the WAL holds a database ({evidence}); refusing to format")]
-    BlankSuperblock { what: String, evidence: String },
+    BlankSuperblock { what: String, evidence: WalEvidence },
     #[error("{what}: sizes disagree: {detail}")]
-    SizeMismatch { what: String, detail: String },
+    SizeMismatch { what: String, detail: SizeMismatch },
     /// Another open holds the database (a live process, or another `Db` in this one): one
     /// writer per database. The lock goes with its holder, a crashed process's included.
     #[error("{}: locked by another open of this database (one writer at a time)", path.display())]
     Locked { path: std::path::PathBuf },
+}
+
+/// Why bytes that are not blank are not a Wafer database.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum NotWafer {
+    #[error("no superblock magic at byte {offset} and the page there is not blank")]
+    NoSuperblockMagic { offset: u64 },
+    #[error("the header blocks do not carry the WAL magic")]
+    NoWalMagic,
+}
+
+/// What in a WAL shows that a database existed beside a blank superblock.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum WalEvidence {
+    #[error("a checkpoint truncated it to lsn {start_lsn}")]
+    Checkpointed { start_lsn: u64 },
+    #[error("commit records beyond the creation's, the second at lsn {lsn}")]
+    Commits { lsn: u64 },
+}
+
+/// How a device's size and a database's disagree.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum SizeMismatch {
+    #[error(
+        "{capacity_bytes} bytes cannot hold a database starting at byte {offset} (4 pages at least)"
+    )]
+    TooSmall { capacity_bytes: u64, offset: u64 },
+    /// The superblock names pages the device no longer holds.
+    #[error(
+        "truncated: the superblock says {superblock_pages} pages ({in_use_pages} in use), the \
+         device holds {device_pages}"
+    )]
+    Truncated { superblock_pages: u64, in_use_pages: u64, device_pages: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The space manager's errors land in the variant a caller acts on: options refused, no
+    /// room (a clean refusal), or a corrupt map, never a message to parse.
+    #[test]
+    fn space_errors_sort_by_meaning() {
+        let options = SpaceError::InvalidOptions {
+            field: "gc_reserve_zones",
+            value: 0,
+            limit: Limit::AtLeast(1),
+            why: Some("GC needs a zone to copy into"),
+        };
+        let e = Error::from(options);
+        assert!(matches!(e, Error::InvalidOptions(OptionsError::Space(_))), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "invalid options: invalid space option `gc_reserve_zones`: 0 must be at least 1: GC \
+             needs a zone to copy into"
+        );
+        let full = Error::from(SpaceError::NeedsGc { zones_short: 2 });
+        assert!(matches!(full, Error::OutOfSpace(OutOfSpaceError::Space(_))), "{full}");
+        let torn = Error::from(SnapshotError::BadMagic { block: 3 });
+        assert!(matches!(torn, Error::Corruption(Corruption::Space(_))), "{torn}");
+        assert_eq!(torn.to_string(), "corrupt database: snapshot block 3: bad magic");
+    }
+
+    #[test]
+    fn option_limits_say_what_is_accepted() {
+        let e = OptionsError::OutOfRange {
+            option: "checkpoint_log_bytes",
+            value: 9,
+            limit: Limit::Below { option: "wal_capacity_bytes", value: 8 },
+        };
+        assert_eq!(
+            e.to_string(),
+            "checkpoint_log_bytes is 9; it must be below wal_capacity_bytes (8)"
+        );
+        assert_eq!(Limit::Within { min: 1, max: 100 }.to_string(), "in 1..=100");
+        assert_eq!(Limit::MultipleOf(4096).to_string(), "a positive multiple of 4096");
+    }
 }

@@ -3,9 +3,9 @@
 //!
 //! ```
 //! use wafer::{Db, Options, WriteBatch};
-//! # fn main() -> wafer::Result<()> {
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let dir = std::env::temp_dir().join(format!("wafer-lib-doc-{}", std::process::id()));
-//! # std::fs::create_dir_all(&dir).map_err(|e| wafer::Error::Corrupt(e.to_string()))?;
+//! # std::fs::create_dir_all(&dir)?;
 //! let options = Options { file_capacity_bytes: 64 << 20, ..Options::production() };
 //! let db = Db::open(dir.join("app.db"), options)?; // and app.db.wal; both locked while open
 //! let users = db.tree("users")?;
@@ -16,7 +16,7 @@
 //! assert_eq!(users.get(b"grace")?.as_deref(), Some(&b"admiral"[..]));
 //! println!("{}", db.stats().to_json()); // or prometheus_text(), or publish_metrics()
 //! db.close()?;
-//! # std::fs::remove_dir_all(&dir).map_err(|e| wafer::Error::Corrupt(e.to_string()))?;
+//! # std::fs::remove_dir_all(&dir)?;
 //! # Ok(())
 //! # }
 //! ```
@@ -50,7 +50,7 @@ pub mod fuzzing;
 pub use db::{
     BatchOp, Db, DbStats, Direction, Iter, Snapshot, SnapshotTree, Tree, Txn, WriteBatch,
 };
-pub use error::{Error, OpenError, Result};
+pub use error::{Corruption, Error, Limit, OpenError, OptionsError, OutOfSpaceError, Result};
 pub use options::{CreateMode, Options, WriteMode};
 pub use wal::Durability;
 

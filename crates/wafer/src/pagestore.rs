@@ -18,10 +18,8 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// page capacity. A store or device that cannot grow refuses with
     /// [`Error::OutOfSpace`](crate::Error::OutOfSpace), changing nothing.
     fn grow_to(&self, pages: u64) -> Result<u64> {
-        Err(crate::Error::OutOfSpace(format!(
-            "{pages} pages needed, {} held: this store does not grow",
-            self.page_capacity()
-        )))
+        let held_pages = self.page_capacity();
+        Err(crate::OutOfSpaceError::FixedSize { needed_pages: pages, held_pages }.into())
     }
     /// Out of place with a file that grows: the device size its layout was made for, which
     /// the superblock records (`Meta::layout_bytes`); 0 otherwise.
@@ -220,7 +218,7 @@ pub(crate) fn growth_refused(bytes: u64, e: crate::device::DeviceError) -> crate
     use crate::device::DeviceError;
     match e {
         DeviceError::NoSpace | DeviceError::Unsupported(_) => {
-            crate::Error::OutOfSpace(format!("the data file cannot grow to {bytes} bytes: {e}"))
+            crate::OutOfSpaceError::FileGrowth { bytes, source: e }.into()
         }
         other => other.into(),
     }
@@ -291,7 +289,7 @@ impl PageStore for InPlaceStore {
         let bytes = pages
             .checked_mul(PAGE_SIZE as u64)
             .and_then(|b| b.checked_add(self.data_offset_bytes))
-            .ok_or_else(|| crate::Error::OutOfSpace(format!("{pages} pages overflow a file")))?;
+            .ok_or(crate::OutOfSpaceError::FileOverflow { pages })?;
         self.device.grow_to(bytes).map_err(|e| growth_refused(bytes, e))?;
         self.page_capacity.fetch_max(pages, Ordering::AcqRel);
         Ok(self.page_capacity())

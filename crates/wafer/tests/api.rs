@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use wafer::device::{Device, DeviceError, MemoryDevice, ReadOp, WriteOp, WritePurpose};
 use wafer::page::{self, PAGE_SIZE};
-use wafer::{Db, Error, Options, WriteBatch};
+use wafer::{Db, Error, Options, OutOfSpaceError, WriteBatch};
 
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
@@ -119,7 +119,12 @@ fn full_device_is_a_clean_error() {
         }
         assert!(stored < 100_000);
     };
-    assert!(matches!(err, Error::OutOfSpace(_)), "{err}");
+    // The allocator ran out of pages; `cause` says why the store did not grow.
+    let cause = match &err {
+        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        _ => panic!("{err}"),
+    };
+    assert!(matches!(cause, OutOfSpaceError::FileGrowth { .. }), "{err}");
     assert!(stored > 100, "stored {stored}");
     // Not poisoned: reads and deletes work, and space freed by deletes is usable again.
     assert_eq!(t.get(&key(0)).unwrap(), Some(vec![7u8; 500]));

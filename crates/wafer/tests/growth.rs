@@ -5,7 +5,7 @@
 //! among growths are in `crash.rs` (GROWTH).
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use wafer::{Db, Error, Options, WriteBatch};
+use wafer::{Db, Error, Options, OutOfSpaceError, WriteBatch};
 
 const START_BYTES: u64 = 256 << 10;
 
@@ -133,7 +133,12 @@ fn at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost(out_of_pla
         }
     }
     let err = refused.expect("a 1 MiB file filled without an error");
-    assert!(matches!(err, Error::OutOfSpace(_)), "{err}");
+    // The allocator ran out of pages; `cause` says why the store did not grow.
+    let cause = match &err {
+        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        _ => panic!("{err}"),
+    };
+    assert!(matches!(cause, OutOfSpaceError::FileLimit { .. }), "{err}");
     assert!(file_bytes(&path) <= max_bytes, "{} bytes", file_bytes(&path));
     let report = db.check().unwrap();
     assert!(report.is_clean(), "{report}");
@@ -181,7 +186,13 @@ fn a_fixed_device_does_not_grow() {
             break;
         }
     }
-    assert!(matches!(err, Some(Error::OutOfSpace(_))), "{err:?}");
+    let err = err.expect("a fixed device filled without an error");
+    // The allocator ran out of pages; `cause` says why the store did not grow.
+    let cause = match &err {
+        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        _ => panic!("{err}"),
+    };
+    assert!(matches!(cause, OutOfSpaceError::FileGrowth { .. }), "{err}");
     use wafer::device::Device;
     assert_eq!(data.capacity_bytes(), START_BYTES);
 }

@@ -10,7 +10,7 @@ use wafer::device::{
 use wafer::oop::{GcZones, OutOfPlaceOptions, OutOfPlaceStats};
 use wafer::page::{self, PAGE_SIZE};
 use wafer::stats::IoStats;
-use wafer::{Db, Error, Options, WriteMode};
+use wafer::{Db, Error, Options, OptionsError, OutOfSpaceError, WriteMode};
 use wafer_testkit::Rng;
 
 fn seed(default: u64) -> u64 {
@@ -52,14 +52,26 @@ fn a_database_refuses_to_open_in_the_other_mode() {
     db.tree("t").unwrap().put(b"k", b"v").unwrap();
     db.close().unwrap();
     let err = Db::open_on(dev.clone(), Options::test_min().out_of_place()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("InPlace")), "{err}");
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidOptions(OptionsError::WriteMode { stored: WriteMode::InPlace, .. })
+        ),
+        "{err}"
+    );
 
     let dev = Arc::new(MemoryDevice::new(4 << 20));
     let db = oop(dev.clone());
     db.tree("t").unwrap().put(b"k", b"v").unwrap();
     db.close().unwrap();
     let err = Db::open_on(dev.clone(), Options::test_min()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("OutOfPlace")), "{err}");
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidOptions(OptionsError::WriteMode { stored: WriteMode::OutOfPlace, .. })
+        ),
+        "{err}"
+    );
     let db = oop(dev);
     assert_eq!(db.options().write_mode, WriteMode::OutOfPlace);
     assert_eq!(db.tree("t").unwrap().get(b"k").unwrap(), Some(b"v".to_vec()));
@@ -223,7 +235,12 @@ fn out_of_space_is_typed_and_loses_nothing() {
         }
         assert!(stored < 100_000);
     };
-    assert!(matches!(err, Error::OutOfSpace(_)), "{err}");
+    // The allocator ran out of pages; `cause` says why the store did not grow.
+    let cause = match &err {
+        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        _ => panic!("{err}"),
+    };
+    assert!(matches!(cause, OutOfSpaceError::NoGrowth), "{err}");
     assert!(stored > 50, "stored {stored}");
     // Overwrites churn zones at full occupancy: GC must keep up, or fail cleanly.
     for round in 0..3 {
@@ -603,11 +620,11 @@ fn zns(zones: u32, capacity_blocks: u64, open: u32) -> Arc<EmuDevice> {
 #[test]
 fn zoned_devices_without_a_conventional_region_are_refused_with_a_reason() {
     let err = Db::open_on(zns(24, 0, 4), Options::test_min().out_of_place()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("ZonedVolume")), "{err}");
+    assert!(matches!(&err, Error::InvalidOptions(OptionsError::ZonedWithoutVolume)), "{err}");
     let volume =
         Arc::new(ZonedVolume::new(Arc::new(MemoryDevice::new(1 << 20)), zns(24, 0, 4)).unwrap());
     let err = Db::open_on(volume, Options::test_min()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("zoned")), "{err}");
+    assert!(matches!(&err, Error::InvalidOptions(OptionsError::ZonedInPlace)), "{err}");
 }
 
 /// Options for a ZNS volume: DB zones are the device's (zone size from its report), the
@@ -695,13 +712,13 @@ fn device_compression_is_refused_where_the_device_cannot_do_it() {
         Arc::new(ZonedVolume::new(Arc::new(MemoryDevice::new(512 << 10)), zns).unwrap())
     };
     let err = Db::open_on(volume(zns(24, 0, 4)), device_compression_options()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("does not compress")), "{err}");
+    assert!(matches!(&err, Error::InvalidOptions(OptionsError::DeviceDoesNotCompress)), "{err}");
     let err = Db::open_on(volume(cczns(24, 4, 1)), device_compression_options()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("chunk_align_bytes")), "{err}");
+    assert!(matches!(&err, Error::InvalidOptions(OptionsError::ChunkAlign { .. })), "{err}");
     let mut options = Options::test_min().out_of_place();
     options.out_of_place.compression = wafer::oop::codec::Compression::Device;
     let err = Db::open_on(Arc::new(MemoryDevice::new(4 << 20)), options).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("does not compress")), "{err}");
+    assert!(matches!(&err, Error::InvalidOptions(OptionsError::DeviceDoesNotCompress)), "{err}");
     Db::open_on(volume(cczns(24, 4, 64)), device_compression_options()).unwrap().close().unwrap();
 }
 
@@ -712,7 +729,10 @@ fn zns_open_zone_limit_is_respected() {
     let mut options = zns_options();
     options.out_of_place.open_zones = 3;
     let err = Db::open_on(Arc::new(volume), options).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("limit of 2")), "{err}");
+    assert!(
+        matches!(&err, Error::InvalidOptions(OptionsError::ZnsOpenZones { limit: 2, .. })),
+        "{err}"
+    );
 }
 
 #[test]
@@ -1065,7 +1085,13 @@ fn evictions_keep_the_clean_frame_reserve_for_gc() {
     db.close().unwrap();
     let bad = Options { clean_reserve_percent: 51, ..options };
     let err = Db::open_on(dev, bad).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(m) if m.contains("clean_reserve")), "{err}");
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidOptions(OptionsError::OutOfRange { option: "clean_reserve_percent", .. })
+        ),
+        "{err}"
+    );
 }
 
 /// NoWA's model of the SSD (its group history: which units each zone's data spans) is saved

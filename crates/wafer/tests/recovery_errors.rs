@@ -4,6 +4,7 @@
 //! and a torn tail is cut silently while a Sync-acknowledged write survives.
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use wafer::error::SizeMismatch;
 use wafer::wal::WalError;
 use wafer::{CreateMode, Db, Durability, Error, OpenError, Options};
 
@@ -121,8 +122,8 @@ fn truncated_data_file_is_an_error() {
     drop(f);
     let err = Db::open(&path, options()).unwrap_err();
     assert!(
-        matches!(&err, Error::Open(OpenError::SizeMismatch { what, detail })
-            if detail.contains("truncated") && what.contains("wafer-err-data")),
+        matches!(&err, Error::Open(OpenError::SizeMismatch { what, detail: SizeMismatch::Truncated { .. } })
+            if what.contains("wafer-err-data")),
         "{err}"
     );
     cleanup(&path, &wal);

@@ -90,7 +90,7 @@ impl TreeCore {
     /// The leaf covering `key`, latched shared.
     fn leaf_read<'p>(&self, env: Env<'p>, key: &[u8]) -> Result<PageRef<'p>> {
         let leaf = self.descend_key(key, |pid| env.pool.read(pid).map(Some))?;
-        let leaf = leaf.ok_or_else(|| Error::Corrupt("a reading descent found no page".into()))?;
+        let leaf = leaf.ok_or(crate::Corruption::NoPage { op: "descent" })?;
         // Callers search and write it as a leaf (`descend_key` returns only at one).
         assert_eq!(page::kind(leaf.bytes()), Some(PageKind::Leaf), "a descent ended at a non-leaf");
         Ok(leaf)
@@ -150,7 +150,7 @@ impl TreeCore {
     }
 
     fn too_deep(&self) -> Error {
-        Error::Corrupt(format!("tree {} is deeper than {DEPTH_MAX} levels (cycle?)", self.id))
+        crate::Corruption::TreeTooDeep { tree: self.id, max: DEPTH_MAX }.into()
     }
 
     pub fn get(&self, env: Env<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -262,7 +262,7 @@ impl TreeCore {
         // The database refuses longer keys with a typed error first (no leaf holds one).
         assert!(key.len() <= node::MAX_KEY_BYTES, "a delete of a {}-byte key", key.len());
         self.delete_maybe_cached(env, key, false)?
-            .ok_or_else(|| Error::Corrupt("a reading delete found no page".into()))
+            .ok_or_else(|| crate::Corruption::NoPage { op: "delete" }.into())
     }
 
     /// As [`TreeCore::delete`] when the pages down to `key`'s leaf are in the pool; Ok(None),

@@ -79,8 +79,8 @@ fn poison_on_err<T>(env: Env<'_>, r: Result<T>) -> Result<T> {
 }
 
 impl Exclusive<'_> {
-    fn corrupt(&self, what: &str) -> Error {
-        Error::Corrupt(format!("tree {}: {what}", self.core.id))
+    fn corrupt(&self, what: &'static str) -> Error {
+        crate::Corruption::TreeShape { tree: self.core.id, what }.into()
     }
 
     /// Inner nodes from the root to the leaf covering `key`, with the child position taken.
@@ -236,7 +236,8 @@ impl Exclusive<'_> {
         insert: Vec<Entry>,
         keep: usize,
     ) -> Result<()> {
-        page::change::rebuild(g.bytes_mut(), &insert, keep).map_err(|e| self.corrupt(&e))?;
+        page::change::rebuild(g.bytes_mut(), &insert, keep)
+            .map_err(|source| crate::Corruption::NodeRebuild { tree: self.core.id, source })?;
         // Paired with the callers' counts (a split's first part, a node that fits whole): the
         // log records `keep`, and redo rebuilds exactly that many.
         assert_eq!(node::slot_count(g.bytes()), keep, "a rebuild kept another count");

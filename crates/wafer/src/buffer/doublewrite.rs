@@ -25,7 +25,7 @@
 use crate::device::{Device, Placement, WriteOp, WritePurpose, BLOCK_BYTES};
 use crate::page::{self, get_u32, get_u64, put_u32, put_u64, PageBuf, PageId, PAGE_SIZE};
 use crate::pagestore::{InPlaceStore, LogicalBytes, PageStore, StoreRecovery};
-use crate::{Error, Result};
+use crate::{Corruption, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -57,9 +57,7 @@ impl DoublewriteStore {
     /// The DW area is `[0, data_offset_bytes)`: one header block and the rest slots.
     pub fn new(device: Arc<dyn Device>, data_offset_bytes: u64) -> Result<DoublewriteStore> {
         if !data_offset_bytes.is_multiple_of(BLOCK_BYTES) || data_offset_bytes < 2 * BLOCK_BYTES {
-            return Err(Error::InvalidOptions(format!(
-                "doublewrite needs data_offset_bytes of at least two 4 KiB blocks, got {data_offset_bytes}"
-            )));
+            return Err(crate::OptionsError::DoublewriteOffset { data_offset_bytes }.into());
         }
         let slots = (data_offset_bytes / BLOCK_BYTES - 1).min(MAX_SLOTS);
         // The header lists every slot's page: it must fit one block.
@@ -166,10 +164,7 @@ impl PageStore for DoublewriteStore {
         }
         let count = get_u32(&header, OFF_COUNT) as u64;
         if count > self.slots {
-            return Err(Error::Corrupt(format!(
-                "doublewrite header lists {count} pages, the area has {} slots",
-                self.slots
-            )));
+            return Err(Corruption::DoublewriteHeader { count, slots: self.slots }.into());
         }
         let mut copy = Box::new([0u8; PAGE_SIZE]);
         let mut in_place = Box::new([0u8; PAGE_SIZE]);
@@ -178,10 +173,10 @@ impl PageStore for DoublewriteStore {
             let pid = get_u64(&header, at);
             let crc = get_u32(&header, at + 8);
             if pid >= self.home.page_capacity() {
-                return Err(Error::Corrupt(format!(
-                    "doublewrite slot {i} names page {pid} beyond the device's {} pages",
-                    self.home.page_capacity()
-                )));
+                let pages = self.home.page_capacity();
+                return Err(
+                    Corruption::DoublewriteSlot { slot: i as u64, page_id: pid, pages }.into()
+                );
             }
             self.device.read_at((1 + i as u64) * BLOCK_BYTES, &mut copy[..])?;
             if crc32c::crc32c(&copy[..]) != crc {

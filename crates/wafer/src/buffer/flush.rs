@@ -15,7 +15,7 @@
 use super::{BufferPool, FrameMut, NO_PAGE};
 use crate::device::{AlignedBuf, WritePurpose};
 use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
-use crate::{Error, Result};
+use crate::Result;
 use std::sync::atomic::Ordering;
 
 /// Copies waiting for one store call.
@@ -140,7 +140,7 @@ fn batch_pages(batch: &CopyBatch) -> Result<Vec<(PageId, &PageBuf)>> {
     for (&(_, pid, _), bytes) in batch.pages.iter().zip(chunks) {
         let bytes: &PageBuf = bytes
             .try_into()
-            .map_err(|_| Error::Corrupt("flush buffer is not page sized".into()))?;
+            .map_err(|_| crate::Corruption::BufferNotPageSized { buffer: "flush" })?;
         pages.push((pid, bytes));
     }
     // The buffer holds a copy for every page listed: zip dropped none.

@@ -70,7 +70,7 @@ impl GcPageCache for BufferPool {
         for ((p, s), bytes) in pages.iter().zip(&sources).zip(buf.chunks(PAGE_SIZE)) {
             let b: &PageBuf = bytes
                 .try_into()
-                .map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
+                .map_err(|_| crate::Corruption::BufferNotPageSized { buffer: "GC" })?;
             // Copying a corrupt page would launder it under a fresh location: stop instead.
             let kind = page::verify(b, p.pid)
                 .map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;
@@ -142,7 +142,7 @@ impl BufferPool {
             .filter(|(_, (_, s))| matches!(s, Source::Device { .. }))
         {
             let b: &mut PageBuf =
-                b.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
+                b.try_into().map_err(|_| crate::Corruption::BufferNotPageSized { buffer: "GC" })?;
             wanted.push(*p);
             outs.push(b);
         }

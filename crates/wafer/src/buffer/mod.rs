@@ -336,17 +336,27 @@ impl BufferPool {
     ) -> Result<BufferPool> {
         let frame_count = capacity_bytes / PAGE_SIZE as u64;
         if !(8..=latch::FRAMES_MAX).contains(&frame_count) {
-            return Err(Error::InvalidOptions(format!(
-                "buffer pool of {capacity_bytes} bytes: need 8 to {} frames of {PAGE_SIZE}",
-                latch::FRAMES_MAX
-            )));
+            return Err(crate::OptionsError::PoolFrames {
+                capacity_bytes,
+                frames_min: 8,
+                frames_max: latch::FRAMES_MAX,
+                frame_bytes: PAGE_SIZE,
+            }
+            .into());
         }
         if batch_pages == 0 {
-            return Err(Error::InvalidOptions("eviction batch of 0 pages".into()));
+            let limit = crate::Limit::AtLeast(1);
+            return Err(crate::OptionsError::OutOfRange {
+                option: "eviction_batch_pages",
+                value: 0,
+                limit,
+            }
+            .into());
         }
         let page_capacity = store.page_capacity();
         if page_capacity > table::PAGE_IDS_MAX {
-            return Err(Error::InvalidOptions(format!("{page_capacity} pages")));
+            let max = table::PAGE_IDS_MAX;
+            return Err(crate::OptionsError::PageTable { pages: page_capacity, max }.into());
         }
         let frames: Box<[Frame]> = (0..frame_count)
             .map(|_| {
@@ -418,7 +428,7 @@ impl BufferPool {
             return Ok(held);
         }
         if pages > table::PAGE_IDS_MAX {
-            return Err(Error::OutOfSpace(format!("{pages} pages exceed the page table")));
+            return Err(crate::OutOfSpaceError::PageTable { pages }.into());
         }
         let grown = self.store.grow_to(pages)?;
         assert!(grown >= pages, "the store grew to {grown} of {pages} pages");
@@ -450,10 +460,8 @@ impl BufferPool {
     fn check_pid(&self, pid: PageId) -> Result<usize> {
         match usize::try_from(pid) {
             Ok(i) if (i as u64) < self.table.len() => Ok(i),
-            _ => Err(Error::Corrupt(format!(
-                "page id {pid} is beyond the device's {} pages",
-                self.table.len()
-            ))),
+            _ => Err(crate::Corruption::PageBeyondDevice { page_id: pid, pages: self.table.len() }
+                .into()),
         }
     }
 
@@ -817,9 +825,7 @@ impl BufferPool {
     pub fn flush_all(&self, purpose: WritePurpose) -> Result<()> {
         let skipped = self.flush_dirty(purpose)?;
         if skipped > 0 {
-            return Err(Error::Corrupt(format!(
-                "{skipped} dirty pages hold uncommitted changes and cannot be flushed"
-            )));
+            return Err(crate::Corruption::UncommittedDirty { count: skipped }.into());
         }
         Ok(())
     }

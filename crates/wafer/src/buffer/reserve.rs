@@ -12,7 +12,7 @@
 //! reserve can run short. Checkpoints clean every frame anyway.
 use super::{BufferPool, FrameMut, MissState, NO_PAGE};
 use crate::page;
-use crate::{Error, Result};
+use crate::Result;
 use std::sync::atomic::Ordering;
 
 /// Upper bound of `Options::clean_reserve_percent`: half the pool kept clean would turn every
@@ -23,10 +23,12 @@ impl BufferPool {
     /// Keeps `percent` of the frames (rounded up) clean or free for GC reads.
     pub fn with_clean_reserve_percent(mut self, percent: u32) -> Result<BufferPool> {
         if percent > CLEAN_RESERVE_PERCENT_MAX {
-            return Err(Error::InvalidOptions(format!(
-                "clean frame reserve of {percent}% (at most {}%)",
-                CLEAN_RESERVE_PERCENT_MAX
-            )));
+            return Err(crate::OptionsError::OutOfRange {
+                option: "clean_reserve_percent",
+                value: percent.into(),
+                limit: crate::Limit::AtMost(CLEAN_RESERVE_PERCENT_MAX.into()),
+            }
+            .into());
         }
         self.reserve_frames = (self.frames.len() * percent as usize).div_ceil(100);
         assert!(self.reserve_frames <= self.frames.len() / 2);

@@ -138,7 +138,7 @@ impl BufferPool {
 }
 
 fn not_page_sized() -> Error {
-    Error::Corrupt("GC buffer is not page sized".into())
+    crate::Corruption::BufferNotPageSized { buffer: "GC" }.into()
 }
 
 #[cfg(test)]

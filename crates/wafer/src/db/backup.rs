@@ -34,9 +34,7 @@ impl Snapshot {
     pub fn copy_to(&self, dest: &Db) -> Result<BackupTotals> {
         let existing = dest.tree_names()?;
         if !existing.is_empty() {
-            return Err(Error::InvalidOptions(format!(
-                "copy of a snapshot into a database with trees {existing:?}"
-            )));
+            return Err(Error::NotEmpty { trees: existing });
         }
         let mut totals = BackupTotals::default();
         for name in self.tree_names() {

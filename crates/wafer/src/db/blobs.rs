@@ -330,10 +330,8 @@ impl DbInner {
             }
             self.grow_blob_space(b, pages)?;
         }
-        Err(Error::OutOfSpace(format!(
-            "blob space: no run of {pages} pages after {} grows (concurrent writers took them)",
-            blob::TAKE_ROUNDS_MAX
-        )))
+        let rounds = blob::TAKE_ROUNDS_MAX;
+        Err(crate::OutOfSpaceError::BlobRun { pages, rounds }.into())
     }
 
     /// A batch of its own: at least `pages` ids from the high-water mark become a free extent.

@@ -16,9 +16,17 @@ pub fn encode(tree_id: u32, root: PageId) -> [u8; ENTRY_BYTES] {
     v
 }
 
-pub fn decode(v: &[u8]) -> Result<(u32, PageId), String> {
+/// A catalog value of the wrong length or version (`version` is None for an empty value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("catalog entry of {len} bytes, version {version:?}")]
+pub struct BadEntry {
+    pub len: usize,
+    pub version: Option<u8>,
+}
+
+pub fn decode(v: &[u8]) -> Result<(u32, PageId), BadEntry> {
     if v.len() != ENTRY_BYTES || v[0] != ENTRY_VERSION {
-        return Err(format!("catalog entry of {} bytes, version {:?}", v.len(), v.first()));
+        return Err(BadEntry { len: v.len(), version: v.first().copied() });
     }
     let mut id = [0u8; 4];
     id.copy_from_slice(&v[1..5]);

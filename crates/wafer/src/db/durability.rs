@@ -43,7 +43,7 @@ impl DbInner {
         apply: impl FnOnce(Env<'_>) -> Result<T>,
     ) -> Result<T> {
         let done = self.write_txn_step(durability, estimate_bytes, |env| apply(env).map(Some))?;
-        done.ok_or_else(|| Error::Corrupt("a write declined without being asked to".into()))
+        done.ok_or_else(|| crate::Corruption::UnaskedDecline.into())
     }
 
     /// As [`DbInner::write_txn`], where `apply` may decline (Ok(None)) before it changes

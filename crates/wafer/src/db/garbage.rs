@@ -16,7 +16,7 @@
 use super::{Db, DbInner};
 use crate::btree::{reclaim_page, Env, Exclusive, TreeCore, FREE_RECORD_BYTES_MAX};
 use crate::page::PageId;
-use crate::{Error, Result};
+use crate::Result;
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -38,10 +38,10 @@ pub(crate) fn encode(tree_id: u32) -> [u8; ENTRY_BYTES] {
 }
 
 /// The (page, tree id) of an entry, or why it is not one.
-pub(crate) fn decode(k: &[u8], v: &[u8]) -> Result<(PageId, u32), String> {
+pub(crate) fn decode(k: &[u8], v: &[u8]) -> Result<(PageId, u32), crate::Corruption> {
     let (Ok(k), true) = (<[u8; 8]>::try_from(k), v.len() == ENTRY_BYTES && v[0] == ENTRY_VERSION)
     else {
-        return Err(format!("garbage entry of {} + {} bytes", k.len(), v.len()));
+        return Err(crate::Corruption::GarbageEntry { key_bytes: k.len(), value_bytes: v.len() });
     };
     let mut id = [0u8; 4];
     id.copy_from_slice(&v[1..]);
@@ -82,7 +82,7 @@ impl Db {
                 return Ok(());
             }
         }
-        Err(Error::Corrupt("freeing detached pages did not end (a cycle?)".into()))
+        Err(crate::Corruption::GarbageCycle.into())
     }
 }
 
@@ -103,7 +103,7 @@ impl DbInner {
             let entries = g.first_leaf_entries(env)?;
             let mut used = 0u64;
             for (k, v) in entries.iter().take(pages_max) {
-                let (pid, tree_id) = decode(k, v).map_err(Error::Corrupt)?;
+                let (pid, tree_id) = decode(k, v)?;
                 let cost = self.reclaim_cost(env, pid)?;
                 if any.get() && used + cost > log_max {
                     break;
@@ -156,7 +156,7 @@ impl DbInner {
             self.release_blob(r)?;
         }
         if !g.delete(env, &pid.to_be_bytes())? {
-            return Err(Error::Corrupt(format!("detached page {pid} left the garbage tree")));
+            return Err(crate::Corruption::DetachedPageLeft { page_id: pid }.into());
         }
         record(g, env, tree_id, children.into_iter())
     }

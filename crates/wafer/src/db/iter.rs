@@ -81,10 +81,7 @@ impl Iter {
             false => below_hi(k, &self.bounds.hi),
         });
         if !(ordered && fresh) {
-            return Err(crate::Error::Corrupt(format!(
-                "tree {}: a leaf scan returned keys out of order",
-                core.id
-            )));
+            return Err(crate::Corruption::KeysOutOfOrder { tree: core.id }.into());
         }
         Ok(batch)
     }

@@ -11,7 +11,7 @@
 use super::{catalog, garbage, Db, DbInner, Tree};
 use crate::blob::BlobRef;
 use crate::btree::{Bounds, CutPlan, Exclusive, TreeCore};
-use crate::{Error, Result};
+use crate::Result;
 use std::cell::Cell;
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::Ordering;
@@ -113,10 +113,8 @@ impl Db {
             assert!(need_bytes.get() > estimate_bytes, "a cut declined with room enough");
             estimate_bytes = need_bytes.get();
         }
-        Err(Error::Corrupt(format!(
-            "removing a range of tree {:?}: the range kept changing over {CUT_ATTEMPTS_MAX} attempts",
-            tree.name
-        )))
+        let attempts = CUT_ATTEMPTS_MAX;
+        Err(crate::Corruption::RangeKeptChanging { tree: tree.name.to_string(), attempts }.into())
     }
 }
 
@@ -192,7 +190,8 @@ impl DbInner {
             env.alloc.free(env.logger, root);
             let found = self.catalog.delete(env, tree.name.as_bytes())?;
             if !found {
-                return Err(Error::Corrupt(format!("tree {:?} not in the catalog", tree.name)));
+                let tree = tree.name.to_string();
+                return Err(crate::Corruption::NotInCatalog { tree }.into());
             }
             g.mark_dropped();
         }

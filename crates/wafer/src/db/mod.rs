@@ -45,6 +45,7 @@ use crate::page::node::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
 use crate::wal::{Durability, WalStatsSnapshot};
+use crate::{Corruption, Limit, OptionsError};
 use crate::{Error, Result};
 use checkpoint::{CheckpointThread, Checkpointer};
 use durability::log_estimate_bytes;
@@ -501,9 +502,8 @@ impl Db {
             let Some(entry) = it.next_entry() else { break };
             let (name, value) = entry?;
             let (id, root) = catalog::decode(&value)
-                .map_err(|e| Error::Corrupt(format!("catalog entry {name:?}: {e}")))?;
-            let name = String::from_utf8(name)
-                .map_err(|_| Error::Corrupt("catalog holds a non-UTF-8 tree name".into()))?;
+                .map_err(|source| Corruption::CatalogEntry { tree: name.clone(), source })?;
+            let name = String::from_utf8(name).map_err(|_| Corruption::CatalogName)?;
             map.insert(name, Arc::new(TreeCore::new(id, root)));
         }
         *inner.trees.write().unwrap_or_else(|e| e.into_inner()) = map;
@@ -533,8 +533,7 @@ impl Db {
         for _ in 0..=inner.pool.page_capacity() {
             let Some(entry) = it.next_entry() else { break };
             let (k, v) = entry?;
-            let e = crate::blob::decode_extent(&k, &v)
-                .ok_or_else(|| Error::Corrupt("blob free-extent entry does not decode".into()))?;
+            let e = crate::blob::decode_extent(&k, &v).ok_or(Corruption::BlobExtent)?;
             extents.push(e);
         }
         let stager = match &inner.wal {
@@ -555,9 +554,8 @@ impl Db {
             }
             None => None,
         };
-        let space = crate::blob::BlobSpace::recovered(extents, since_fold).map_err(|e| {
-            Error::Corrupt(format!("blob free extents: the log and the tree disagree: {e}"))
-        })?;
+        let space = crate::blob::BlobSpace::recovered(extents, since_fold)
+            .map_err(|reason| Corruption::BlobExtentsDisagree { reason })?;
         let log_bytes = match &inner.wal {
             Some(wl) => wl.wal()?.capacity_bytes(),
             None => 0,
@@ -578,7 +576,7 @@ impl Db {
             let set = cp.blob_state.set(state.clone()).is_ok();
             assert!(set, "the checkpointer's blob space set twice");
         }
-        inner.blobs.set(state).map_err(|_| Error::Corrupt("blob space set up twice".into()))?;
+        inner.blobs.set(state).map_err(|_| Corruption::BlobSpaceTwice)?;
         inner.drop_uncommitted_blobs()
     }
 
@@ -702,7 +700,7 @@ impl Db {
             trees.iter().try_for_each(|t| t.core.check_live())?;
             for (i, op) in batch.ops.iter().enumerate() {
                 let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
-                    return Err(Error::Corrupt("batch tree vanished".into()));
+                    return Err(Corruption::BatchTreeVanished.into());
                 };
                 let r = match op {
                     BatchOp::Put { key, value, .. } => g.put(env, key, value),
@@ -775,7 +773,7 @@ impl Db {
             let mut deleted = 0u64;
             for (i, op) in stored.iter().enumerate() {
                 let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
-                    return Err(Error::Corrupt("batch tree vanished".into()));
+                    return Err(Corruption::BatchTreeVanished.into());
                 };
                 match inner.apply_stored(env, g, op) {
                     Ok(found) => {
@@ -944,32 +942,42 @@ pub fn wal_path(path: &Path) -> PathBuf {
 
 fn check_options(options: &Options) -> Result<()> {
     if !options.data_offset_bytes.is_multiple_of(PAGE_SIZE as u64) {
-        return Err(Error::InvalidOptions("data_offset_bytes must be 4 KiB aligned".into()));
+        let value = options.data_offset_bytes;
+        let limit = Limit::MultipleOf(PAGE_SIZE as u64);
+        return Err(OptionsError::OutOfRange { option: "data_offset_bytes", value, limit }.into());
     }
     // Out of place never doublewrites (db/mode.rs).
     if options.doublewrite && options.write_mode == crate::options::WriteMode::InPlace {
         let slots = (options.data_offset_bytes / PAGE_SIZE as u64).saturating_sub(1);
         if slots < options.eviction_batch_pages as u64 {
-            return Err(Error::InvalidOptions(format!(
-                "doublewrite area of {slots} slots (data_offset_bytes {}) is smaller than an \
-                 eviction batch of {} pages",
-                options.data_offset_bytes, options.eviction_batch_pages
-            )));
+            return Err(OptionsError::DoublewriteArea {
+                slots,
+                data_offset_bytes: options.data_offset_bytes,
+                eviction_batch_pages: options.eviction_batch_pages as u64,
+            }
+            .into());
         }
     }
     if options.clean_reserve_percent > crate::buffer::CLEAN_RESERVE_PERCENT_MAX {
-        return Err(Error::InvalidOptions(format!(
-            "clean_reserve_percent {} is above {}",
-            options.clean_reserve_percent,
-            crate::buffer::CLEAN_RESERVE_PERCENT_MAX
-        )));
+        return Err(OptionsError::OutOfRange {
+            option: "clean_reserve_percent",
+            value: options.clean_reserve_percent.into(),
+            limit: Limit::AtMost(crate::buffer::CLEAN_RESERVE_PERCENT_MAX.into()),
+        }
+        .into());
     }
     let log_bytes = options.checkpoint_log_bytes;
     if log_bytes == 0 || log_bytes >= options.wal_capacity_bytes {
-        return Err(Error::InvalidOptions(format!(
-            "checkpoint_log_bytes {log_bytes} must be above 0 and below wal_capacity_bytes {}",
-            options.wal_capacity_bytes
-        )));
+        let limit = match log_bytes {
+            0 => Limit::AtLeast(1),
+            _ => Limit::Below { option: "wal_capacity_bytes", value: options.wal_capacity_bytes },
+        };
+        return Err(OptionsError::OutOfRange {
+            option: "checkpoint_log_bytes",
+            value: log_bytes,
+            limit,
+        }
+        .into());
     }
     options.wal.validate()?;
     Ok(())
@@ -1057,7 +1065,7 @@ impl Tree {
             let r = match found {
                 None => return Ok(None),
                 Some(Ok(done)) => return Ok(done),
-                Some(Err(Err(e))) => return Err(Error::Corrupt(format!("stored value: {e}"))),
+                Some(Err(Err(e))) => return Err(Corruption::StoredValue(e).into()),
                 Some(Err(Ok(r))) => r,
             };
             if let Some(v) = self.db.read_blob(&r)? {
@@ -1070,7 +1078,7 @@ impl Tree {
             last_ref = Some(r);
             self.db.count_read_retry();
         }
-        Err(Error::Corrupt(format!("tree {:?}: the blob of a key fails its checks", self.name)))
+        Err(Corruption::TreeBlob { tree: self.name.to_string() }.into())
     }
 
     /// The value of `key` as a stream (`std::io::Read`), without holding it all in memory:
@@ -1086,7 +1094,7 @@ impl Tree {
             self.core.get_with(self.db.env(), key, |v| match crate::blob::decode_stored(v) {
                 Ok(crate::blob::Stored::Inline(v)) => Ok(ValueReader::inline(v.to_vec())),
                 Ok(crate::blob::Stored::Blob(r)) => Ok(ValueReader::blob(self.db.clone(), r)),
-                Err(e) => Err(Error::Corrupt(format!("stored value: {e}"))),
+                Err(e) => Err(Corruption::StoredValue(e).into()),
             })?;
         found.transpose()
     }
@@ -1148,7 +1156,7 @@ impl Tree {
             }
             self.core.prefetch(self.db.env(), key);
         }
-        Err(Error::Corrupt("a write that may read declined".into()))
+        Err(Corruption::ReadingWriteDeclined.into())
     }
 
     /// Removes `key`; Ok(true) when it was present.

@@ -7,7 +7,7 @@ use crate::oop::OutOfPlaceStore;
 use crate::options::{Options, WriteMode};
 use crate::page::meta::Meta;
 use crate::page::PAGE_SIZE;
-use crate::{Error, Result};
+use crate::{OptionsError, Result};
 use std::sync::Arc;
 
 /// The store for `options.write_mode`, and the doublewrite store when it is one (its counters
@@ -23,26 +23,15 @@ pub(super) fn open_store(
 ) -> Result<Stores> {
     let offset = options.data_offset_bytes;
     if device.capacity_bytes() < offset + PAGE_SIZE as u64 {
-        return Err(Error::InvalidOptions(format!(
-            "device of {} bytes ends before the superblock at {offset}",
-            device.capacity_bytes()
-        )));
+        let capacity_bytes = device.capacity_bytes();
+        return Err(OptionsError::SuperblockBeyondDevice { capacity_bytes, offset }.into());
     }
     if options.write_mode == WriteMode::OutOfPlace && !has_conventional_superblock(&*device) {
         // Before any read: a zone refuses reads past its write pointer.
-        return Err(Error::InvalidOptions(
-            "out-of-place mode on a zoned device needs a conventional region for its \
-             superblock and map snapshots: open it as a `ZonedVolume` behind a conventional \
-             metadata device"
-                .into(),
-        ));
+        return Err(OptionsError::ZonedWithoutVolume.into());
     }
     if options.write_mode == WriteMode::InPlace && device.zoned().is_some() {
-        return Err(Error::InvalidOptions(
-            "in-place mode overwrites pages where they are, which a zoned device refuses (a \
-             zone is written only at its write pointer); use a conventional or FDP device"
-                .into(),
-        ));
+        return Err(OptionsError::ZonedInPlace.into());
     }
     let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
     device.read_at(offset, &mut sb)?;
@@ -82,10 +71,7 @@ pub(super) fn has_conventional_superblock(device: &dyn Device) -> bool {
 fn check_mode(stored: u8, wanted: WriteMode) -> Result<()> {
     match WriteMode::from_u8(stored) {
         Some(mode) if mode == wanted => Ok(()),
-        Some(mode) => Err(Error::InvalidOptions(format!(
-            "the database was created in write mode {mode:?} and cannot be opened in \
-             {wanted:?}; open it with `write_mode: WriteMode::{mode:?}`"
-        ))),
-        None => Err(Error::Corrupt(format!("superblock names unknown write mode {stored}"))),
+        Some(mode) => Err(OptionsError::WriteMode { stored: mode, wanted }.into()),
+        None => Err(crate::Corruption::UnknownWriteMode { stored }.into()),
     }
 }

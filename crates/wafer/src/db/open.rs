@@ -3,7 +3,7 @@
 //! reads, so a refusal leaves the files as they were (docs/internals/recovery.md, "Creation").
 use crate::device::{AlignedBuf, Device};
 use crate::durable::record::KIND_COMMIT;
-use crate::error::OpenError;
+use crate::error::{NotWafer, OpenError, SizeMismatch, WalEvidence};
 use crate::options::{CreateMode, Options, WriteMode};
 use crate::page::meta::MAGIC;
 use crate::page::{get_u64, PAGE_SIZE};
@@ -113,9 +113,7 @@ pub(super) fn read_superblock(
     if capacity < offset + 4 * PAGE_SIZE as u64 {
         return Err(OpenError::SizeMismatch {
             what: names.data.clone(),
-            detail: format!(
-                "{capacity} bytes cannot hold a database starting at byte {offset} (4 pages at least)"
-            ),
+            detail: SizeMismatch::TooSmall { capacity_bytes: capacity, offset },
         }
         .into());
     }
@@ -142,7 +140,7 @@ pub(super) fn read_superblock(
     }
     Err(OpenError::NotWaferDatabase {
         what: names.data.clone(),
-        reason: format!("no superblock magic at byte {offset} and the page there is not blank"),
+        reason: NotWafer::NoSuperblockMagic { offset },
     }
     .into())
 }
@@ -161,7 +159,7 @@ enum WalContents {
     /// Formatted and holding at most the creation's own batch: a creation cut short.
     Creation,
     /// The log of a database that existed (why, for the error).
-    Database(String),
+    Database(WalEvidence),
 }
 
 fn probe_wal(wal: &Arc<dyn Device>, options: &Options, names: &Names) -> Result<WalContents> {
@@ -171,27 +169,22 @@ fn probe_wal(wal: &Arc<dyn Device>, options: &Options, names: &Names) -> Result<
         Err(WalError::BadMagic) => {
             return Err(OpenError::NotWaferDatabase {
                 what: names.wal.clone(),
-                reason: "the header blocks do not carry the WAL magic".into(),
+                reason: NotWafer::NoWalMagic,
             }
             .into())
         }
         Err(e) => return Err(e.into()),
     };
     if rec.start_lsn().0 != FRESH_LOG_START_LSN {
-        return Ok(WalContents::Database(format!(
-            "a checkpoint truncated it to lsn {}",
-            rec.start_lsn().0
-        )));
+        let start_lsn = rec.start_lsn().0;
+        return Ok(WalContents::Database(WalEvidence::Checkpointed { start_lsn }));
     }
     let mut commits = 0u32;
     for _ in 0..PROBE_RECORDS_MAX {
         let Some(record) = rec.next_record()? else { break };
         commits += u32::from(record.kind == KIND_COMMIT);
         if commits > 1 {
-            return Ok(WalContents::Database(format!(
-                "commit records beyond the creation's, the second at lsn {}",
-                record.lsn.0
-            )));
+            return Ok(WalContents::Database(WalEvidence::Commits { lsn: record.lsn.0 }));
         }
     }
     Ok(WalContents::Creation)

@@ -11,7 +11,7 @@
 //! oldest snapshot expires and its reads fail with [`Error::SnapshotExpired`].
 use super::{DbInner, Iter};
 use crate::btree::{AtEpoch, Bounds, Exclusive, TreeCore};
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::HashMap;
 use std::ops::RangeBounds;
 use std::sync::Arc;
@@ -60,11 +60,10 @@ impl At {
         }
         match crate::blob::decode_stored(&stored) {
             Ok(crate::blob::Stored::Inline(v)) => Ok(v.to_vec()),
-            Ok(crate::blob::Stored::Blob(r)) => self
-                .db
-                .read_blob(&r)?
-                .ok_or_else(|| Error::Corrupt("a blob a snapshot reads fails its checks".into())),
-            Err(e) => Err(Error::Corrupt(format!("stored value: {e}"))),
+            Ok(crate::blob::Stored::Blob(r)) => {
+                self.db.read_blob(&r)?.ok_or_else(|| crate::Corruption::SnapshotBlob.into())
+            }
+            Err(e) => Err(crate::Corruption::StoredValue(e).into()),
         }
     }
 }

@@ -10,13 +10,13 @@ use crate::btree::TreeCore;
 use crate::buffer::{BufferPool, DoublewriteStore, PageStore, StoreRecovery};
 use crate::device::Device;
 use crate::durable::{redo, EngineState, RecoveryStats, WalLogger};
-use crate::error::OpenError;
+use crate::error::{OpenError, SizeMismatch};
 use crate::options::{Options, WriteMode};
 use crate::page::meta::{Meta, META_PAGE_ID};
 use crate::page::{PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::IoStats;
 use crate::wal::{Durability, Lsn, Wal, WalError, WalOptions};
-use crate::{Error, Result};
+use crate::{Corruption, Error, OptionsError, Result};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -33,22 +33,19 @@ pub(super) fn read_meta(
 ) -> Result<(Meta, bool)> {
     let page_capacity = store.page_capacity();
     if page_capacity < 4 {
-        return Err(Error::InvalidOptions(format!(
-            "device holds {page_capacity} pages; a database needs at least 4"
-        )));
+        return Err(OptionsError::DeviceTooSmall { pages: page_capacity, min: 4 }.into());
     }
     let mut buf = Box::new([0u8; PAGE_SIZE]);
     store.read_page(META_PAGE_ID, &mut buf)?;
     let fresh = buf.iter().all(|b| *b == 0);
     if fresh && !create {
         // The raw superblock carried the magic; only a repair could have blanked it.
-        return Err(Error::Corrupt("superblock (page 0) reads as zeros after repair".into()));
+        return Err(Corruption::BlankSuperblock.into());
     }
     let meta = match fresh {
         true => new_meta(store, options, logs),
         false => {
-            let meta = Meta::decode(&buf)
-                .map_err(|e| Error::Corrupt(format!("superblock (page 0): {e}")))?;
+            let meta = Meta::decode(&buf).map_err(Corruption::Superblock)?;
             check_meta(&meta, page_capacity, options, logs, names)?;
             meta
         }
@@ -88,26 +85,24 @@ fn check_meta(
     if meta.page_capacity > page_capacity || meta.high_water > page_capacity {
         return Err(OpenError::SizeMismatch {
             what: names.data.clone(),
-            detail: format!(
-                "truncated: the superblock says {} pages ({} in use), the device holds \
-                 {page_capacity}",
-                meta.page_capacity, meta.high_water
-            ),
+            detail: SizeMismatch::Truncated {
+                superblock_pages: meta.page_capacity,
+                in_use_pages: meta.high_water,
+                device_pages: page_capacity,
+            },
         }
         .into());
     }
     if meta.write_mode != options.write_mode as u8 {
-        return Err(Error::InvalidOptions(format!(
-            "database uses write mode {}, options ask for {:?}",
-            meta.write_mode, options.write_mode
-        )));
+        let (stored, wanted) = (meta.write_mode, options.write_mode);
+        return Err(OptionsError::StoredWriteMode { stored, wanted }.into());
     }
     if meta.wal != logs {
-        return Err(Error::InvalidOptions(if meta.wal {
-            "database keeps a WAL: open it with its WAL device (Db::open_on_devices)".into()
-        } else {
-            "database was created without a WAL: open it with Db::open_on".into()
-        }));
+        return Err(match meta.wal {
+            true => OptionsError::WalDeviceMissing,
+            false => OptionsError::WalDeviceUnexpected,
+        }
+        .into());
     }
     Ok(())
 }
@@ -244,9 +239,10 @@ pub(super) fn assemble(
         None => alloc,
     });
     let cleaner = match options.background_write_back {
-        true => Some(BufferPool::start_cleaner(&pool).map_err(|e| {
-            Error::InvalidOptions(format!("background_write_back: no thread: {e}"))
-        })?),
+        true => Some(
+            BufferPool::start_cleaner(&pool)
+                .map_err(|source| Error::Spawn { thread: "background_write_back", source })?,
+        ),
         false => None,
     };
     let next_tree_id = Arc::new(AtomicU32::new(replayed.state.next_tree_id));
@@ -332,7 +328,7 @@ pub(super) fn finish(
     }
     if let (Some(cp), true) = (&inner.checkpointer, inner.options.background_checkpoint) {
         let thread = CheckpointThread::start(cp)
-            .map_err(|e| Error::InvalidOptions(format!("background_checkpoint: no thread: {e}")))?;
+            .map_err(|source| Error::Spawn { thread: "background_checkpoint", source })?;
         *inner.lock_checkpoint_thread() = Some(thread);
     }
     Ok(())

@@ -76,9 +76,7 @@ impl Txn {
         self.db.inner.check_open()?;
         check_key(key)?;
         if self.held.len() >= TXN_LOCKS_MAX {
-            return Err(Error::InvalidOptions(format!(
-                "a transaction holds at most {TXN_LOCKS_MAX} locks"
-            )));
+            return Err(Error::TooManyLocks { max: TXN_LOCKS_MAX });
         }
         if self.locks.lock(self.owner, tree, key, self.lock_timeout)? {
             self.held.push((tree.to_string(), key.to_vec()));

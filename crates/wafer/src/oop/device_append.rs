@@ -20,7 +20,7 @@ use super::state::Inner;
 use crate::device::{CwChunk, CwDone, DeviceCapabilities, DeviceError, Zoned};
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
 use crate::space::{io as space_io, Location, SlotRun, SpaceError, WritePlan, SLOT_BYTES};
-use crate::{Error, Result};
+use crate::{Error, OptionsError, Result};
 
 /// The engine's map addresses page starts in these units; the device must place chunks on
 /// them (`cczns.chunk_align_bytes`).
@@ -31,24 +31,17 @@ pub(super) fn check_device(compression: Compression, caps: &DeviceCapabilities) 
     if compression != Compression::Device {
         return Ok(());
     }
-    let invalid = |why: String| Err(Error::InvalidOptions(format!("compression = device: {why}")));
     let Some(c) = caps.in_storage_compression else {
-        return invalid(
-            "the device does not compress (it reports no in-storage compression); use a CCZNS \
-             ZNS SSD (emulator: interface = zns, cczns = on, cczns.chunk_align_bytes = 32) or \
-             compress on the host (lz4, zstd)"
-                .into(),
-        );
+        return Err(OptionsError::DeviceDoesNotCompress.into());
     };
     if caps.zones.is_none() {
-        return invalid("compressed writes are zone commands; the device is not zoned".into());
+        return Err(OptionsError::CompressionNotZoned.into());
     }
     if !c.chunk_align_bytes.is_multiple_of(MAP_UNIT_BYTES) {
-        return invalid(format!(
-            "the device places chunks at multiples of {} bytes; the page map addresses them in \
-             {MAP_UNIT_BYTES}-byte units (cczns.chunk_align_bytes = {MAP_UNIT_BYTES})",
-            c.chunk_align_bytes
-        ));
+        let chunk_align_bytes = c.chunk_align_bytes;
+        return Err(
+            OptionsError::ChunkAlign { chunk_align_bytes, unit_bytes: MAP_UNIT_BYTES }.into()
+        );
     }
     Ok(())
 }

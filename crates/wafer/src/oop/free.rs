@@ -45,6 +45,37 @@ fn block_crc(block: &[u8]) -> u32 {
     crc32c::crc32c_append(c, &block[CRC_AT + 4..])
 }
 
+/// Why a free-page section does not decode. A snapshot area whose section fails is not used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FreePagesError {
+    #[error("free-page section ends before block {index}")]
+    Short { index: usize },
+    #[error("free-page block {index}: {what}")]
+    Block { index: usize, what: BlockFault },
+    #[error("free-page section claims {count} blocks")]
+    BlockCount { count: usize },
+    #[error("free-page entry for page {pid} out of range")]
+    PageOutOfRange { pid: PageId },
+}
+
+/// What is wrong with one block of a free-page section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BlockFault {
+    #[error("bad magic")]
+    Magic,
+    #[error("checksum mismatch")]
+    Checksum,
+    #[error("unsupported version")]
+    Version,
+    /// Its index or snapshot LSN is another block's or another snapshot's.
+    #[error("index or snapshot LSN mismatch")]
+    Foreign,
+    #[error("block count changed")]
+    CountChanged,
+    #[error("{0} entries")]
+    Entries(usize),
+}
+
 #[derive(Debug, Default)]
 pub struct FreePages {
     headers: HashMap<PageId, [u8; HEADER_BYTES]>,
@@ -117,39 +148,39 @@ impl FreePages {
 
     /// Reads a section written for snapshot `lsn` from `bytes` (which may run longer than the
     /// section). Every page id must be below `pid_limit`. Never panics on bytes.
-    pub fn decode(bytes: &[u8], lsn: u64, pid_limit: u64) -> Result<FreePages, String> {
+    pub fn decode(bytes: &[u8], lsn: u64, pid_limit: u64) -> Result<FreePages, FreePagesError> {
         let mut free = FreePages::default();
         let mut blocks = 1usize;
         let mut index = 0usize;
         // Bound: `blocks` comes from the first block and is checked against the bytes given.
         while index < blocks {
             let Some(block) = bytes.get(index * BLOCK_BYTES..(index + 1) * BLOCK_BYTES) else {
-                return Err(format!("free-page section ends before block {index}"));
+                return Err(FreePagesError::Short { index });
             };
             if get_u32(block, 0) != MAGIC {
-                return Err(format!("free-page block {index}: bad magic"));
+                return Err(FreePagesError::Block { index, what: BlockFault::Magic });
             }
             if get_u32(block, CRC_AT) != block_crc(block) {
-                return Err(format!("free-page block {index}: checksum mismatch"));
+                return Err(FreePagesError::Block { index, what: BlockFault::Checksum });
             }
             if u16::from_le_bytes([block[4], block[5]]) != VERSION {
-                return Err(format!("free-page block {index}: unsupported version"));
+                return Err(FreePagesError::Block { index, what: BlockFault::Version });
             }
             if get_u32(block, 8) as usize != index || get_u64(block, 24) != lsn {
-                return Err(format!("free-page block {index}: index or snapshot LSN mismatch"));
+                return Err(FreePagesError::Block { index, what: BlockFault::Foreign });
             }
             let count = get_u32(block, 12) as usize;
             if index == 0 {
                 if count == 0 || count.saturating_mul(BLOCK_BYTES) > bytes.len() {
-                    return Err(format!("free-page section claims {count} blocks"));
+                    return Err(FreePagesError::BlockCount { count });
                 }
                 blocks = count;
             } else if count != blocks {
-                return Err(format!("free-page block {index}: block count changed"));
+                return Err(FreePagesError::Block { index, what: BlockFault::CountChanged });
             }
             let entries = get_u32(block, 16) as usize;
             if entries > ENTRIES_PER_BLOCK {
-                return Err(format!("free-page block {index}: {entries} entries"));
+                return Err(FreePagesError::Block { index, what: BlockFault::Entries(entries) });
             }
             for i in 0..entries {
                 let at = HEAD_BYTES + i * ENTRY_BYTES;
@@ -159,7 +190,7 @@ impl FreePages {
                     get_u64(block, at + 8),
                 );
                 if pid == 0 || pid >= pid_limit || aux >= pid_limit {
-                    return Err(format!("free-page entry for page {pid} out of range"));
+                    return Err(FreePagesError::PageOutOfRange { pid });
                 }
                 free.insert(pid, synthesize(pid, aux, page_lsn));
             }
@@ -223,7 +254,7 @@ mod tests {
         let crc = block_crc(&old[..BLOCK_BYTES]);
         old[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
         let e = FreePages::decode(&old, 42, 2000).unwrap_err();
-        assert!(e.contains("version"), "{e}");
+        assert!(matches!(e, FreePagesError::Block { what: BlockFault::Version, .. }), "{e}");
         let empty = FreePages::default().encode(7);
         assert_eq!(FreePages::decode(&empty, 7, 10).unwrap().count(), 0);
         assert!(FreePages::decode(&[0u8; 4096], 7, 10).is_err());

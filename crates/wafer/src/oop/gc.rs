@@ -266,7 +266,7 @@ fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
         let mut outs: Vec<&mut PageBuf> = Vec::with_capacity(pages.len());
         for b in buf.chunks_mut(PAGE_SIZE) {
             outs.push(
-                b.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?,
+                b.try_into().map_err(|_| crate::Corruption::BufferNotPageSized { buffer: "GC" })?,
             );
         }
         io.read(pages, &mut outs)?;
@@ -275,7 +275,7 @@ fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
     let mut blob_pages = 0;
     for (p, bytes) in pages.iter().zip(buf.chunks(PAGE_SIZE)) {
         let b: &PageBuf =
-            bytes.try_into().map_err(|_| Error::Corrupt("GC buffer is not page sized".into()))?;
+            bytes.try_into().map_err(|_| crate::Corruption::BufferNotPageSized { buffer: "GC" })?;
         // Copying a corrupt page would launder it under a fresh location: stop instead.
         let kind = page::verify(b, p.pid)
             .map_err(|reason| Error::CorruptPage { page_id: p.pid, reason })?;

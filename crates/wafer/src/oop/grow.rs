@@ -10,7 +10,7 @@
 use super::layout::Layout;
 use super::state::Inner;
 use crate::pagestore::growth_refused;
-use crate::{Error, Result};
+use crate::{OutOfSpaceError, Result};
 use std::sync::atomic::Ordering;
 
 /// Extends `device` to hold `layout`'s zones: a file created smaller than the fewest zones its
@@ -29,11 +29,8 @@ pub(super) fn hold_zones(device: &dyn crate::device::Device, layout: &Layout) ->
 pub(super) fn add_zones(inner: &Inner, pages: u64) -> Result<u64> {
     let layout = &inner.layout;
     if inner.layout_bytes == 0 {
-        return Err(Error::OutOfSpace(format!(
-            "{pages} pages needed, {} held: the out-of-place layout was made for a file that \
-             does not grow (set max_file_bytes when creating the database)",
-            inner.page_capacity()
-        )));
+        let held_pages = inner.page_capacity();
+        return Err(OutOfSpaceError::LayoutFixed { needed_pages: pages, held_pages }.into());
     }
     let _w = inner.lock_writer();
     let held = inner.page_capacity();
@@ -41,10 +38,8 @@ pub(super) fn add_zones(inner: &Inner, pages: u64) -> Result<u64> {
         return Ok(held);
     }
     let Some(wanted) = layout.zones_for_pages(pages) else {
-        return Err(Error::OutOfSpace(format!(
-            "{pages} pages needed; the file may hold {} bytes (max_file_bytes at creation)",
-            inner.layout_bytes
-        )));
+        let max_bytes = inner.layout_bytes;
+        return Err(OutOfSpaceError::LayoutLimit { needed_pages: pages, max_bytes }.into());
     };
     let zones = wanted.max(inner.lock_state().space.zone_count());
     let bytes = layout.device_bytes_for(zones);

@@ -16,6 +16,7 @@ use crate::device::ZoneGeometry;
 use crate::space::nowa::NoWaOptions;
 use crate::space::{snapshot, SpaceOptions, SLOT_BYTES};
 use crate::{Error, Result};
+use crate::{Limit, OptionsError};
 
 /// Superblocks a conventional SSD keeps out of reach of host data: its free pool (the
 /// emulator tops it up to two) and its open host and GC superblocks.
@@ -101,7 +102,6 @@ impl Layout {
         journal_on_data: bool,
         zones: Option<ZoneGeometry>,
     ) -> Result<Layout> {
-        let invalid = |why: String| Err(Error::InvalidOptions(format!("out-of-place: {why}")));
         // Nothing reported by a device but its zones: the default zone size.
         let caps = crate::device::DeviceCapabilities { zones, ..Default::default() };
         let o = &o.for_device(&caps);
@@ -114,29 +114,30 @@ impl Layout {
             _ => super::options::MAX_FILL_PERCENT_COMPRESSED,
         };
         if !(1..=fill_max).contains(&o.max_fill_percent) {
-            return invalid(format!(
-                "max_fill_percent {} not in 1..={fill_max} (above 99 only with compression)",
-                o.max_fill_percent
-            ));
+            let value = o.max_fill_percent;
+            return Err(OptionsError::FillPercent { value, max: fill_max }.into());
         }
         if !(1..=100).contains(&o.free_pages_max_percent) {
-            return invalid(format!(
-                "free_pages_max_percent {} not in 1..=100",
-                o.free_pages_max_percent
-            ));
+            let (option, limit) =
+                ("out_of_place.free_pages_max_percent", Limit::Within { min: 1, max: 100 });
+            let value = o.free_pages_max_percent.into();
+            return Err(OptionsError::OutOfRange { option, value, limit }.into());
         }
         if o.fdp && o.placement_handles == 0 {
-            return invalid("fdp placement needs a device that reports FDP handles".into());
+            return Err(OptionsError::FdpWithoutHandles.into());
         }
         if o.gc_batch_pages == 0 {
-            return invalid("gc_batch_pages must be at least 1".into());
+            let (option, limit) = ("out_of_place.gc_batch_pages", Limit::AtLeast(1));
+            return Err(OptionsError::OutOfRange { option, value: 0, limit }.into());
         }
         if o.zone_bytes == 0 || !o.zone_bytes.is_multiple_of(SLOT_BYTES) {
-            return invalid(format!("zone_bytes {} is not a multiple of 4096", o.zone_bytes));
+            let (option, limit) = ("out_of_place.zone_bytes", Limit::MultipleOf(SLOT_BYTES));
+            return Err(OptionsError::OutOfRange { option, value: o.zone_bytes, limit }.into());
         }
         let areas_start = data_offset_bytes + SLOT_BYTES;
         if device_capacity_bytes <= areas_start {
-            return invalid(format!("device of {device_capacity_bytes} bytes has no data area"));
+            let capacity_bytes = device_capacity_bytes;
+            return Err(OptionsError::NoDataArea { capacity_bytes }.into());
         }
         // Upper bound of page ids: `max_fill_percent` of every slot after the superblock (the
         // zones are a subset of those slots, and the cap below never exceeds that share of
@@ -146,10 +147,8 @@ impl Layout {
         let slots_bound = (device_capacity_bytes - areas_start) / SLOT_BYTES;
         let pid_bound = 1 + slots_bound * u64::from(o.max_fill_percent) / 100;
         if pid_bound > super::free::PAGE_ID_LIMIT {
-            return invalid(format!(
-                "device of {device_capacity_bytes} bytes has more page ids than the free-page \
-                 section's 32-bit ids hold"
-            ));
+            let capacity_bytes = device_capacity_bytes;
+            return Err(OptionsError::TooManyPageIds { capacity_bytes }.into());
         }
         // NoWA's spans follow the map's entries: one per zone at most.
         let zones_bound = (device_capacity_bytes - areas_start) / o.zone_bytes;
@@ -169,11 +168,12 @@ impl Layout {
             None => {
                 let start = metadata_end_bytes.next_multiple_of(o.zone_bytes);
                 if start >= device_capacity_bytes {
-                    return invalid(format!(
-                        "device of {device_capacity_bytes} bytes has no room for zones of {} \
-                         after {start} bytes of metadata",
-                        o.zone_bytes
-                    ));
+                    return Err(OptionsError::NoRoomForZones {
+                        capacity_bytes: device_capacity_bytes,
+                        zone_bytes: o.zone_bytes,
+                        metadata_bytes: start,
+                    }
+                    .into());
                 }
                 (start, (device_capacity_bytes - start) / o.zone_bytes, o.zone_bytes)
             }
@@ -213,18 +213,12 @@ impl Layout {
         journal_on_data: bool,
     ) -> Result<Layout> {
         if o.nowa || o.fdp {
-            return Err(Error::InvalidOptions(
-                "out-of-place: a file that grows cannot model an SSD's GC units (NoWA) or \
-                 placement handles (FDP); leave max_file_bytes unset"
-                    .into(),
-            ));
+            return Err(OptionsError::GrowableWithDeviceUnits.into());
         }
         let full = Layout::compute(layout_bytes, data_offset_bytes, o, journal_on_data)?;
         // A file created smaller than the fewest zones GC needs starts at those: the store
         // extends it before the first write.
-        let fewest = full.zones_for_pages(2).ok_or_else(|| {
-            Error::InvalidOptions(format!("out-of-place: {layout_bytes} bytes hold no data zone"))
-        })?;
+        let fewest = full.zones_for_pages(2).ok_or(OptionsError::NoDataZone { layout_bytes })?;
         full.with_zone_count(full.zones_within(device_capacity_bytes).max(fewest))
     }
 
@@ -325,31 +319,24 @@ fn size_zones(o: &OutOfPlaceOptions, at: &ZonesAt, zone_count: u32) -> Result<(S
 /// The options on a zoned volume: DB zones are the device's zones (their capacity), no NoWA
 /// (the device never copies) and no FDP, and no more zones open than the device allows.
 fn zoned_options(o: &OutOfPlaceOptions, g: &ZoneGeometry) -> Result<OutOfPlaceOptions> {
-    let invalid = |why: String| Err(Error::InvalidOptions(format!("out-of-place on ZNS: {why}")));
     if g.conventional_zones == 0 {
-        return invalid(
-            "the superblock and map snapshots are rewritten in place, which a sequential zone \
-             refuses: open the zoned device as a ZonedVolume behind a conventional metadata \
-             device"
-                .into(),
-        );
+        return Err(OptionsError::ZnsWithoutConventional.into());
     }
     if o.nowa || o.fdp {
-        return invalid("NoWA and FDP are for conventional SSDs; a ZNS SSD never copies".into());
+        return Err(OptionsError::ZnsDeviceUnits.into());
     }
     let limit = g.max_open_zones.min(g.max_active_zones);
     if o.open_zones > limit {
-        return invalid(format!(
-            "{} open zones exceed the device's limit of {limit} open/active zones",
-            o.open_zones
-        ));
+        return Err(OptionsError::ZnsOpenZones { open_zones: o.open_zones, limit }.into());
     }
     // A DB zone is a device zone: `for_device` took its capacity unless the caller fixed one.
     if o.zone_bytes != g.zone_capacity_bytes || o.zones_per_gc_unit != 1 {
-        return invalid(format!(
-            "zone_bytes {} ({} per GC unit) is not the device's zone capacity {}",
-            o.zone_bytes, o.zones_per_gc_unit, g.zone_capacity_bytes
-        ));
+        return Err(OptionsError::ZnsZoneBytes {
+            zone_bytes: o.zone_bytes,
+            zones_per_gc_unit: o.zones_per_gc_unit,
+            zone_capacity_bytes: g.zone_capacity_bytes,
+        }
+        .into());
     }
     assert!(g.zone_capacity_bytes <= g.zone_bytes);
     Ok(*o)
@@ -364,15 +351,13 @@ fn zoned_area(
 ) -> Result<(u64, u64, u64)> {
     let zones_start = u64::from(g.conventional_zones) * g.zone_bytes;
     if metadata_end_bytes > zones_start {
-        return Err(Error::InvalidOptions(format!(
-            "out-of-place on ZNS: the metadata takes {metadata_end_bytes} bytes, the \
-             conventional region {zones_start}; give the volume a larger metadata device"
-        )));
+        let (metadata_bytes, conventional_bytes) = (metadata_end_bytes, zones_start);
+        return Err(OptionsError::ZnsMetadata { metadata_bytes, conventional_bytes }.into());
     }
     let sequential = u64::from(g.zone_count.saturating_sub(g.conventional_zones));
     assert!(zones_start + sequential * g.zone_bytes <= device_capacity_bytes);
     if sequential == 0 {
-        return Err(Error::InvalidOptions("out-of-place on ZNS: no sequential zones".into()));
+        return Err(OptionsError::ZnsNoSequentialZones.into());
     }
     Ok((zones_start, sequential, g.zone_bytes))
 }
@@ -454,7 +439,7 @@ pub fn metadata_device_bytes(
             Err(e) => last = Some(e),
         }
     }
-    Err(last.unwrap_or_else(|| Error::InvalidOptions("out-of-place on ZNS: no layout".into())))
+    Err(last.unwrap_or_else(|| OptionsError::ZnsNoLayout.into()))
 }
 
 /// The map journal for a data device of `device_capacity_bytes`: a 128th of it, 64 KiB to

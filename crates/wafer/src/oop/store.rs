@@ -17,7 +17,7 @@ use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
 use crate::pagestore::{GcPageCache, LogicalBytes, LogicalCounter, PageStore};
 use crate::space::{io as space_io, snapshot, Lsn, PageDesc, Space, SpaceError, SLOT_BYTES};
 use crate::wal::Wal;
-use crate::{Error, Result};
+use crate::{Corruption, Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
@@ -116,7 +116,7 @@ impl OutOfPlaceStore {
                 std::thread::Builder::new()
                     .name("wafer-gc".into())
                     .spawn(move || super::gc::background(&i))
-                    .map_err(|e| Error::InvalidOptions(format!("cannot start GC thread: {e}")))?,
+                    .map_err(|source| Error::Spawn { thread: "background_gc", source })?,
             )
         } else {
             None
@@ -168,7 +168,7 @@ impl OutOfPlaceStore {
             }
         }
         let Some((area, snap, mut free)) = best else {
-            return Err(Error::Corrupt(format!("no valid map snapshot: {}", errors.join("; "))));
+            return Err(Corruption::NoMapSnapshot { areas: errors }.into());
         };
         let (mut map, nowa) = (snap.map, snap.nowa);
         let journal = journal::replay(
@@ -228,10 +228,8 @@ impl OutOfPlaceStore {
             )),
         };
         if layout.journal_bytes < 4 * SLOT_BYTES {
-            return Err(Error::InvalidOptions(format!(
-                "out-of-place: a map journal of {} bytes is too small (4 blocks at least)",
-                layout.journal_bytes
-            )));
+            let bytes = layout.journal_bytes;
+            return Err(crate::OptionsError::JournalTooSmall { bytes }.into());
         }
         Ok((layout, journal))
     }
@@ -245,19 +243,16 @@ impl OutOfPlaceStore {
         let (zones, slots) = (layout.space.zone_count(), layout.space.slots_per_zone());
         let snap = space_io::read_snapshot(device, offset, zones, slots)?;
         if snap.map.pid_span() > layout.page_capacity {
-            return Err(Error::Corrupt(format!(
-                "map snapshot spans {} page ids, the device holds {}",
-                snap.map.pid_span(),
-                layout.page_capacity
-            )));
+            let (span, pages) = (snap.map.pid_span(), layout.page_capacity);
+            return Err(Corruption::MapSnapshotSpan { span, pages }.into());
         }
         let len = layout.snapshot_area_bytes - layout.free_section_offset_bytes;
         let mut bytes = AlignedBuf::zeroed(len as usize);
         device.read_at(offset + layout.free_section_offset_bytes, &mut bytes)?;
         let free = FreePages::decode(&bytes, snap.header.lsn, layout.page_capacity)
-            .map_err(Error::Corrupt)?;
+            .map_err(Corruption::FreePages)?;
         if let Some(pid) = free.pids().find(|p| snap.map.get(*p).is_some()) {
-            return Err(Error::Corrupt(format!("free page {pid} is also mapped")));
+            return Err(Corruption::FreePageMapped { page_id: pid }.into());
         }
         Ok((snap, free))
     }
@@ -516,7 +511,7 @@ impl PageStore for OutOfPlaceStore {
                 return r;
             }
         }
-        Err(Error::Corrupt(format!("page {pid} kept moving while it was read")))
+        Err(Corruption::PageKeptMoving { page_id: pid }.into())
     }
 
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {

@@ -107,7 +107,7 @@ pub fn redo(
             node::leaf_delete(page, key);
         }
         PageChange::NodeRebuild { insert, keep, .. } => {
-            rebuild(page, insert, *keep).map_err(corrupt)?;
+            rebuild(page, insert, *keep).map_err(|e| corrupt(e.to_string()))?;
         }
     }
     super::set_lsn(page, lsn);
@@ -116,15 +116,26 @@ pub fn redo(
 
 /// `PageChange::NodeRebuild` on `page` (live and in redo alike); Err when the page and the
 /// change disagree (not a node, `keep` beyond the entries, the result does not fit).
+/// Why a node could not be rebuilt with the entries asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RebuildError {
+    #[error("node rebuild on a page that is no node")]
+    NotANode,
+    #[error("node rebuild keeps {keep} of {entries} entries")]
+    KeepsMore { keep: usize, entries: usize },
+    #[error("node rebuild of {bytes} bytes does not fit or names no child")]
+    DoesNotFit { bytes: usize },
+}
+
 pub fn rebuild(
     page: &mut super::PageBuf,
     insert: &[super::node::Entry],
     keep: usize,
-) -> Result<(), String> {
+) -> Result<(), RebuildError> {
     use super::{node, PageKind};
     let kind = super::kind(page);
     if !matches!(kind, Some(PageKind::Leaf) | Some(PageKind::Inner)) {
-        return Err("node rebuild on a page that is no node".into());
+        return Err(RebuildError::NotANode);
     }
     let kind = kind.unwrap_or(PageKind::Leaf);
     let mut entries = node::entries(page);
@@ -135,13 +146,13 @@ pub fn rebuild(
         }
     }
     if keep > entries.len() {
-        return Err(format!("node rebuild keeps {keep} of {} entries", entries.len()));
+        return Err(RebuildError::KeepsMore { keep, entries: entries.len() });
     }
     entries.truncate(keep);
     let bytes: usize = entries.iter().map(|(k, v)| node::entry_bytes(kind, k.len(), v.len())).sum();
     let inner_child_ok = kind == PageKind::Leaf || entries.iter().all(|(_, v)| v.len() == 8);
     if bytes > node::USABLE_BYTES || !inner_child_ok {
-        return Err(format!("node rebuild of {bytes} bytes does not fit or names no child"));
+        return Err(RebuildError::DoesNotFit { bytes });
     }
     node::build(page, &entries);
     Ok(())

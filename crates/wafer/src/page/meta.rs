@@ -4,6 +4,24 @@ use super::{
     OFF_KIND, OFF_VERSION, PAGE_SIZE,
 };
 
+/// Why page 0 is not a superblock this build reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetaError {
+    #[error("bad magic: not a wafer database")]
+    BadMagic,
+    #[error("superblock checksum mismatch")]
+    Checksum,
+    #[error("superblock format version {0} unsupported")]
+    Version(u8),
+    #[error("page size {0} (this build uses {PAGE_SIZE})")]
+    PageSize(u32),
+    #[error("superblock {flag} flag {value} unknown")]
+    Flag { flag: &'static str, value: u8 },
+    /// The fields decode but contradict each other (`Meta::is_sane`).
+    #[error("superblock fields inconsistent: {0:?}")]
+    Inconsistent(Box<Meta>),
+}
+
 pub const META_PAGE_ID: PageId = 0;
 pub const MAGIC: u64 = u64::from_le_bytes(*b"WAFERDB\0");
 
@@ -79,20 +97,20 @@ impl Meta {
         super::seal(p);
     }
 
-    pub fn decode(p: &PageBuf) -> Result<Meta, String> {
+    pub fn decode(p: &PageBuf) -> Result<Meta, MetaError> {
         if get_u64(p, OFF_MAGIC) != MAGIC {
-            return Err("bad magic: not a wafer database".into());
+            return Err(MetaError::BadMagic);
         }
         let stored = get_u32(p, OFF_CHECKSUM);
         if stored != super::compute_checksum(p) {
-            return Err("superblock checksum mismatch".into());
+            return Err(MetaError::Checksum);
         }
         if p[OFF_VERSION] != FORMAT_VERSION || p[OFF_KIND] != PageKind::Meta as u8 {
-            return Err(format!("superblock format version {} unsupported", p[OFF_VERSION]));
+            return Err(MetaError::Version(p[OFF_VERSION]));
         }
         let page_size = get_u32(p, OFF_PAGE_SIZE);
         if page_size as usize != PAGE_SIZE {
-            return Err(format!("page size {page_size} (this build uses {PAGE_SIZE})"));
+            return Err(MetaError::PageSize(page_size));
         }
         let m = Meta {
             write_mode: p[OFF_WRITE_MODE],
@@ -110,13 +128,13 @@ impl Meta {
             layout_bytes: get_u64(p, OFF_LAYOUT_BYTES),
         };
         if p[OFF_BLOBS] > 1 {
-            return Err(format!("superblock blobs flag {} unknown", p[OFF_BLOBS]));
+            return Err(MetaError::Flag { flag: "blobs", value: p[OFF_BLOBS] });
         }
         if p[OFF_WAL] > 1 {
-            return Err(format!("superblock WAL flag {} unknown", p[OFF_WAL]));
+            return Err(MetaError::Flag { flag: "WAL", value: p[OFF_WAL] });
         }
         if !m.is_sane() {
-            return Err(format!("superblock fields inconsistent: {m:?}"));
+            return Err(MetaError::Inconsistent(Box::new(m)));
         }
         Ok(m)
     }

@@ -4,11 +4,14 @@ use thiserror::Error;
 
 use super::map::PageId;
 use super::zone::Lsn;
+use crate::Limit;
 
 #[derive(Debug, Error)]
 pub enum SpaceError {
-    #[error("invalid space option `{field}`: {reason}")]
-    InvalidOptions { field: &'static str, reason: String },
+    /// `field` holds `value`, outside `limit`; `why` says what the limit protects when the
+    /// limit alone does not.
+    #[error("invalid space option `{field}`: {value} must be {limit}{}", because(.why))]
+    InvalidOptions { field: &'static str, value: u64, limit: Limit, why: Option<&'static str> },
     /// No empty zone can take the batch, none is waiting for the log, and no full zone holds an
     /// invalid slot for GC to reclaim: live data (plus the zones GC keeps in reserve and the
     /// open zones' tails) fills the data area. Final: fail the write.
@@ -69,27 +72,16 @@ pub enum SnapshotError {
     MappedCountMismatch { expected: u64, found: u64 },
 }
 
-impl From<SpaceError> for crate::Error {
-    fn from(e: SpaceError) -> crate::Error {
-        match e {
-            SpaceError::InvalidOptions { .. } => crate::Error::InvalidOptions(e.to_string()),
-            SpaceError::OutOfSpace { .. }
-            | SpaceError::NeedsGc { .. }
-            | SpaceError::AwaitingDurability { .. } => crate::Error::OutOfSpace(e.to_string()),
-            SpaceError::Snapshot(_) | SpaceError::CorruptMap { .. } => {
-                crate::Error::Corrupt(e.to_string())
-            }
-        }
-    }
-}
-
-impl From<SnapshotError> for crate::Error {
-    fn from(e: SnapshotError) -> crate::Error {
-        crate::Error::Corrupt(e.to_string())
-    }
-}
-
 /// Convenience for building option errors.
-pub(super) fn invalid(field: &'static str, reason: String) -> SpaceError {
-    SpaceError::InvalidOptions { field, reason }
+pub(super) fn invalid(
+    field: &'static str,
+    value: u64,
+    limit: Limit,
+    why: Option<&'static str>,
+) -> SpaceError {
+    SpaceError::InvalidOptions { field, value, limit, why }
+}
+
+fn because(why: &Option<&'static str>) -> String {
+    why.map(|w| format!(": {w}")).unwrap_or_default()
 }

@@ -128,10 +128,8 @@ pub fn read_snapshot<D: Device + ?Sized>(
     let header = snapshot::decode_header(&first)?;
     let len = u64::from(header.block_count) * BLOCK_BYTES as u64;
     if offset.checked_add(len).is_none_or(|end| end > device.capacity_bytes()) {
-        return Err(crate::Error::Corrupt(format!(
-            "map snapshot of {} blocks at {offset} runs past the device",
-            header.block_count
-        )));
+        let blocks = header.block_count.into();
+        return Err(crate::Corruption::MapSnapshotPastDevice { blocks, offset }.into());
     }
     let mut bytes = vec![0u8; len as usize];
     device.read_at(offset, &mut bytes)?;

@@ -5,6 +5,7 @@ use super::gc::VictimPolicyKind;
 use super::map::{SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, ZONE_COUNT_LIMIT};
 use super::nowa::NoWaOptions;
 use super::placement::PlacementKind;
+use crate::Limit;
 
 /// 000's artifact's GC and placement choices, each on its own (all off: this engine's own, so
 /// byte counts pinned by tests do not move). Each reproduces one behaviour of ZLeanStore, the
@@ -145,113 +146,84 @@ impl SpaceOptions {
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), SpaceError> {
         if !self.data_offset_bytes.is_multiple_of(SLOT_BYTES) {
-            return Err(invalid(
-                "data_offset_bytes",
-                format!("{} is not a multiple of 4096", self.data_offset_bytes),
-            ));
+            let limit = Limit::MultipleOf(SLOT_BYTES);
+            return Err(invalid("data_offset_bytes", self.data_offset_bytes, limit, None));
         }
         if self.zone_bytes == 0 || !self.zone_bytes.is_multiple_of(SLOT_BYTES) {
-            return Err(invalid(
-                "zone_bytes",
-                format!("{} is not a positive multiple of 4096", self.zone_bytes),
-            ));
+            let limit = Limit::MultipleOf(SLOT_BYTES);
+            return Err(invalid("zone_bytes", self.zone_bytes, limit, None));
         }
         if self.zone_bytes / SLOT_BYTES > u64::from(SLOTS_PER_ZONE_LIMIT) {
-            return Err(invalid(
-                "zone_bytes",
-                format!(
-                    "{} exceeds the largest zone, {} slots",
-                    self.zone_bytes, SLOTS_PER_ZONE_LIMIT
-                ),
-            ));
+            let limit = Limit::AtMost(u64::from(SLOTS_PER_ZONE_LIMIT) * SLOT_BYTES);
+            return Err(invalid("zone_bytes", self.zone_bytes, limit, Some("the largest zone")));
         }
         if self.zone_stride_bytes < self.zone_bytes
             || !self.zone_stride_bytes.is_multiple_of(SLOT_BYTES)
         {
-            return Err(invalid(
-                "zone_stride_bytes",
-                format!(
-                    "{} is not a multiple of 4096 at least zone_bytes ({})",
-                    self.zone_stride_bytes, self.zone_bytes
-                ),
-            ));
+            let limit = Limit::NotBelow { option: "zone_bytes", value: self.zone_bytes };
+            let why = Some("a multiple of 4096 as well");
+            return Err(invalid("zone_stride_bytes", self.zone_stride_bytes, limit, why));
         }
         if self.data_offset_bytes.checked_add(self.data_bytes).is_none() {
-            return Err(invalid("data_bytes", "data area end overflows u64".into()));
+            let limit = Limit::AtMost(u64::MAX - self.data_offset_bytes);
+            return Err(invalid(
+                "data_bytes",
+                self.data_bytes,
+                limit,
+                Some("the data area's end must fit in u64"),
+            ));
         }
         let zones = self.data_bytes / self.zone_stride_bytes;
         if zones > u64::from(ZONE_COUNT_LIMIT) {
-            return Err(invalid(
-                "data_bytes",
-                format!("{zones} zones exceed the limit of {ZONE_COUNT_LIMIT}; use larger zones"),
-            ));
+            let limit = Limit::AtMost(u64::from(ZONE_COUNT_LIMIT) * self.zone_stride_bytes);
+            let why = Some("more zones than a location holds; use larger zones");
+            return Err(invalid("data_bytes", self.data_bytes, limit, why));
         }
         if self.max_open_zones < self.placement.min_open_zones() {
-            return Err(invalid(
-                "max_open_zones",
-                format!(
-                    "{} is below the {} zones placement `{}` needs",
-                    self.max_open_zones,
-                    self.placement.min_open_zones(),
-                    self.placement.name()
-                ),
-            ));
+            let limit = Limit::AtLeast(self.placement.min_open_zones().into());
+            let why = Some(self.placement.name());
+            return Err(invalid("max_open_zones", self.max_open_zones.into(), limit, why));
         }
         if self.placement_handles > 0 && self.max_open_zones > u32::from(self.placement_handles) {
-            return Err(invalid(
-                "max_open_zones",
-                format!(
-                    "{} open zones exceed the {} FDP handles: two would share one",
-                    self.max_open_zones, self.placement_handles
-                ),
-            ));
+            let limit = Limit::NotAbove {
+                option: "placement_handles",
+                value: self.placement_handles.into(),
+            };
+            let why = Some("two zones would share an FDP handle");
+            return Err(invalid("max_open_zones", self.max_open_zones.into(), limit, why));
         }
         if self.gc_reserve_zones == 0 {
-            return Err(invalid(
-                "gc_reserve_zones",
-                "must be at least 1: GC needs a zone to copy into".into(),
-            ));
+            let why = Some("GC needs a zone to copy into");
+            return Err(invalid("gc_reserve_zones", 0, Limit::AtLeast(1), why));
         }
         if self.gc_free_zones_low <= self.gc_reserve_zones {
-            return Err(invalid(
-                "gc_free_zones_low",
-                format!(
-                    "{} must exceed gc_reserve_zones ({}), or user writes exhaust the zones \
-                     before GC starts",
-                    self.gc_free_zones_low, self.gc_reserve_zones
-                ),
-            ));
+            let limit =
+                Limit::Above { option: "gc_reserve_zones", value: self.gc_reserve_zones.into() };
+            let why = Some("or user writes exhaust the zones before GC starts");
+            return Err(invalid("gc_free_zones_low", self.gc_free_zones_low.into(), limit, why));
         }
         if self.gc_free_zones_high < self.gc_free_zones_low {
-            return Err(invalid(
-                "gc_free_zones_high",
-                format!(
-                    "{} is below gc_free_zones_low ({})",
-                    self.gc_free_zones_high, self.gc_free_zones_low
-                ),
-            ));
+            let value = self.gc_free_zones_low.into();
+            let limit = Limit::NotBelow { option: "gc_free_zones_low", value };
+            return Err(invalid("gc_free_zones_high", self.gc_free_zones_high.into(), limit, None));
         }
         if let Some(n) = self.nowa {
-            if n.unit_slots == 0 || n.budget_units == 0 {
-                return Err(invalid(
-                    "nowa",
-                    format!(
-                        "unit_slots {} and budget_units {} must be positive",
-                        n.unit_slots, n.budget_units
-                    ),
-                ));
+            let zero =
+                [("nowa.unit_slots", n.unit_slots), ("nowa.budget_units", n.budget_units.into())]
+                    .into_iter()
+                    .find(|(_, v)| *v == 0);
+            if let Some((field, _)) = zero {
+                return Err(invalid(field, 0, Limit::AtLeast(1), None));
             }
         }
         // Room for data: the free target and every open zone must leave at least one zone.
         let overhead = u64::from(self.gc_free_zones_high) + u64::from(self.max_open_zones);
         if zones <= overhead {
-            return Err(invalid(
-                "data_bytes",
-                format!(
-                    "{zones} zones leave none for data after gc_free_zones_high + \
-                     max_open_zones ({overhead})"
-                ),
-            ));
+            let limit = Limit::Above {
+                option: "(gc_free_zones_high + max_open_zones) zones",
+                value: overhead * self.zone_stride_bytes,
+            };
+            return Err(invalid("data_bytes", self.data_bytes, limit, Some("room for data")));
         }
         Ok(())
     }
