@@ -216,7 +216,11 @@ mod tests {
         for i in [2, 4, 5] {
             let f = fig(i);
             assert_eq!(f.bytes.ssd_gc, 0, "{}", ROWS[i].label);
-            assert!((f.ssd_waf.unwrap() - 1.0).abs() < 1e-9, "{}: {:?}", ROWS[i].label, f.ssd_waf);
+            // Never above one; below it only by the partly filled flash pages the device's
+            // power-loss protected write buffer still holds when the phase's counters are read
+            // (how many depends on the threads' timing: 0.35% once, under a loaded machine).
+            let waf = f.ssd_waf.unwrap();
+            assert!(waf <= 1.0 + 1e-9 && waf > 0.99, "{}: {waf}", ROWS[i].label);
         }
         let total = |i: usize| fig(i).total_waf.unwrap_or(f64::NAN);
         assert!(total(2) < total(0), "ZNS {} vs in place {}", total(2), total(0));
