@@ -187,7 +187,7 @@ pub fn encode_change(pid: PageId, change: &PageChange<'_>, out: &mut Vec<u8>) ->
             }
             out.extend_from_slice(key);
             out.extend_from_slice(value);
-            return KIND_PUT;
+            KIND_PUT
         }
         PageChange::LeafDelete { tree_id, key } => {
             assert!(key.len() <= u16::MAX as usize);
@@ -196,41 +196,53 @@ pub fn encode_change(pid: PageId, change: &PageChange<'_>, out: &mut Vec<u8>) ->
                 crate::varint::put(out, v);
             }
             out.extend_from_slice(key);
-            return KIND_DELETE;
+            KIND_DELETE
         }
-        PageChange::NodeRebuild { .. } | PageChange::Image { .. } => {}
+        PageChange::NodeRebuild { tree_id, insert, keep } => {
+            encode_rebuild(pid, *tree_id, insert, *keep, out)
+        }
+        PageChange::Image { page } => encode_image(pid, page, out),
     }
+}
+
+/// A version 1 REBUILD record (the page id fixed-width, as every version 1 record).
+fn encode_rebuild(
+    pid: PageId,
+    tree_id: u32,
+    insert: &[Entry],
+    keep: usize,
+    out: &mut Vec<u8>,
+) -> u8 {
+    assert!(keep <= u16::MAX as usize && insert.len() <= u16::MAX as usize);
     out.push(RECORD_VERSION);
     out.extend_from_slice(&pid.to_le_bytes());
-    match change {
-        PageChange::LeafPut { .. } | PageChange::LeafDelete { .. } => unreachable!("encoded above"),
-        PageChange::NodeRebuild { tree_id, insert, keep } => {
-            assert!(*keep <= u16::MAX as usize && insert.len() <= u16::MAX as usize);
-            out.extend_from_slice(&tree_id.to_le_bytes());
-            out.extend_from_slice(&(*keep as u16).to_le_bytes());
-            out.extend_from_slice(&(insert.len() as u16).to_le_bytes());
-            for (k, v) in insert.iter() {
-                assert!(k.len() <= u16::MAX as usize && v.len() <= u16::MAX as usize);
-                out.extend_from_slice(&(k.len() as u16).to_le_bytes());
-                out.extend_from_slice(&(v.len() as u16).to_le_bytes());
-                out.extend_from_slice(k);
-                out.extend_from_slice(v);
-            }
-            KIND_REBUILD
-        }
-        PageChange::Image { page } => {
-            assert_eq!(page.len(), PAGE_SIZE);
-            if let Some((low_end, high_start)) = zero_gap(page) {
-                out.extend_from_slice(&(low_end as u16).to_le_bytes());
-                out.extend_from_slice(&(high_start as u16).to_le_bytes());
-                out.extend_from_slice(&page[..low_end]);
-                out.extend_from_slice(&page[high_start..]);
-                return KIND_IMAGE_GAP;
-            }
-            out.extend_from_slice(page);
-            KIND_IMAGE
-        }
+    out.extend_from_slice(&tree_id.to_le_bytes());
+    out.extend_from_slice(&(keep as u16).to_le_bytes());
+    out.extend_from_slice(&(insert.len() as u16).to_le_bytes());
+    for (k, v) in insert.iter() {
+        assert!(k.len() <= u16::MAX as usize && v.len() <= u16::MAX as usize);
+        out.extend_from_slice(&(k.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(v.len() as u16).to_le_bytes());
+        out.extend_from_slice(k);
+        out.extend_from_slice(v);
     }
+    KIND_REBUILD
+}
+
+/// A version 1 IMAGE record, or IMAGE_GAP when the page's middle is empty.
+fn encode_image(pid: PageId, page: &[u8], out: &mut Vec<u8>) -> u8 {
+    assert_eq!(page.len(), PAGE_SIZE);
+    out.push(RECORD_VERSION);
+    out.extend_from_slice(&pid.to_le_bytes());
+    if let Some((low_end, high_start)) = zero_gap(page) {
+        out.extend_from_slice(&(low_end as u16).to_le_bytes());
+        out.extend_from_slice(&(high_start as u16).to_le_bytes());
+        out.extend_from_slice(&page[..low_end]);
+        out.extend_from_slice(&page[high_start..]);
+        return KIND_IMAGE_GAP;
+    }
+    out.extend_from_slice(page);
+    KIND_IMAGE
 }
 
 /// A node page's empty middle (end of the slot array .. start of the cell heap), when it is all
@@ -255,21 +267,24 @@ fn zero_gap(page: &[u8]) -> Option<(usize, usize)> {
 /// such record since the log was opened, so every field).
 pub fn encode_commit(body: &CommitBody, prev: Option<&EngineState>, out: &mut Vec<u8>) {
     let fields = StateFields::since(prev, &body.state);
-    let logged = LoggedCommit { fields, folded: body.folded, extents: body.extents.clone() };
-    encode_logged_commit(&logged, out);
+    encode_commit_v3(&fields, body.folded, &body.extents, out);
 }
 
 /// Encodes a COMMIT record as the log holds it (version 3) into `out` (cleared first).
 pub fn encode_logged_commit(c: &LoggedCommit, out: &mut Vec<u8>) {
+    encode_commit_v3(&c.fields, c.folded, &c.extents, out);
+}
+
+fn encode_commit_v3(fields: &StateFields, folded: bool, ops: &[ExtentOp], out: &mut Vec<u8>) {
     out.clear();
     out.push(COMMIT_VERSION);
-    out.push(if c.folded { FLAG_FOLDED } else { 0 });
-    let mask = c.fields.0.iter().enumerate().filter(|(_, f)| f.is_some());
+    out.push(if folded { FLAG_FOLDED } else { 0 });
+    let mask = fields.0.iter().enumerate().filter(|(_, f)| f.is_some());
     out.push(mask.fold(0u8, |m, (i, _)| m | 1 << i));
-    for v in c.fields.0.iter().flatten() {
+    for v in fields.0.iter().flatten() {
         crate::varint::put(out, *v);
     }
-    encode_ops(&c.extents, out);
+    encode_ops(ops, out);
 }
 
 /// Encodes a CHECKPOINT body (version 2) into `out` (cleared first).

@@ -491,7 +491,7 @@ impl PageStore for OutOfPlaceStore {
                     Some(loc) => {
                         let range = st.space.byte_range(loc);
                         // A mapped page lies in the zones, never on the superblock's slot.
-                        let superblock_end = inner.layout.superblock_offset_bytes + 4096;
+                        let superblock_end = inner.layout.superblock_offset_bytes + SLOT_BYTES;
                         debug_assert!(range.start >= superblock_end, "{pid} at {range:?}");
                         (loc, range)
                     }
