@@ -102,7 +102,7 @@ impl Inner {
     /// this one), then releases the zones waiting for durability. Caller holds `writer`, so
     /// the map cannot change meanwhile; all page data it points to was synced by its batch.
     pub fn write_snapshot(&self) -> Result<()> {
-        let (bytes, free, lsn, area) = {
+        let (map, geometry, nowa, free, lsn, area) = {
             let mut st = self.lock_state();
             st.snapshots += 1;
             let mark = self.journal.append(journal::KIND_MARK, &st.snapshots.to_le_bytes())?;
@@ -111,19 +111,19 @@ impl Inner {
             self.journal.commit(mark, Durability::Sync)?;
             let mark = mark.0;
             let s = &st.space;
+            // A copy, encoded (packed: milliseconds) after the lock, which readers need; the
+            // writer lock held meanwhile keeps the map from changing.
+            let (map, nowa) = (s.map().clone(), s.nowa_snapshot());
             (
-                snapshot::encode(
-                    s.map(),
-                    mark,
-                    s.zone_count(),
-                    s.slots_per_zone(),
-                    s.nowa_snapshot().as_ref(),
-                ),
+                map,
+                (s.zone_count(), s.slots_per_zone()),
+                nowa,
                 st.free.encode(mark),
                 mark,
                 st.next_area,
             )
         };
+        let bytes = snapshot::encode(&map, lsn, geometry.0, geometry.1, nowa.as_ref());
         let layout = &self.layout;
         assert!(bytes.len() as u64 <= layout.free_section_offset_bytes);
         assert!(layout.free_section_offset_bytes + free.len() as u64 <= layout.snapshot_area_bytes);
