@@ -132,10 +132,13 @@ pub trait VictimPolicy: std::fmt::Debug + Send + Sync {
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice>;
 }
 
-/// A zone GC may take: Full, no reservation in flight, at least one invalid slot (taking a zone
-/// of only valid pages would copy a whole zone to free nothing).
+/// A zone GC may take: Full, no reservation in flight, and taking it frees a slot. That is an
+/// invalid slot, or packed slots whose live bytes GC repacks into fewer: values committed one
+/// by one fill a slot each only partly, and with every page still live such a zone has no
+/// invalid slot, yet holds room only GC can give back. A zone of whole live pages frees
+/// nothing and is never taken.
 pub fn is_candidate(zone: &Zone) -> bool {
-    zone.state() == ZoneState::Full && zone.pending_slots() == 0 && zone.invalid_slots() > 0
+    zone.state() == ZoneState::Full && zone.pending_slots() == 0 && zone.reclaimable_slots() > 0
 }
 
 /// Victim policies by name, as configuration picks them.
@@ -261,6 +264,36 @@ mod tests {
         let c = space.counters();
         assert_eq!(c.mean_victim_live_ratio(), Some(3.0 * 2016.0 / (4.0 * 4096.0)));
         assert_eq!(c.mean_victim_valid_ratio(), Some(0.75));
+    }
+
+    /// Values committed one at a time: each of zone 0's 4 slots holds one live 1000-byte
+    /// page and nothing else, so no slot is invalid, yet GC would pack the 4 pages into one
+    /// slot and free 3. Zone 1's whole live pages free nothing.
+    #[test]
+    fn a_zone_of_partly_filled_live_slots_is_a_candidate() {
+        let mut space = Space::new(SpaceOptions::test_min()).unwrap();
+        for slot in 0..4u32 {
+            let runs = space.reserve_batch(1, 0, WritePurpose::UserEviction).unwrap();
+            assert_eq!((runs[0].zone, runs[0].first_slot), (0, slot));
+            space.share_slot(0, slot, 1);
+            space.commit(u64::from(slot), Location::packed(0, slot, 0, 1000), 1);
+        }
+        let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+        crate::space::tests::commit_runs(&mut space, &runs, 100, 1);
+        let (z0, z1) = (space.zones().get(0), space.zones().get(1));
+        assert_eq!(
+            (z0.state(), z0.invalid_slots(), z0.reclaimable_slots()),
+            (ZoneState::Full, 0, 3)
+        );
+        assert_eq!(
+            (z1.state(), z1.invalid_slots(), z1.reclaimable_slots()),
+            (ZoneState::Full, 0, 0)
+        );
+        assert!(is_candidate(z0) && !is_candidate(z1));
+        space.check_invariants().unwrap();
+        assert_eq!(chosen(&Greedy, &space), Some(0));
+        let plan = space.plan_gc().unwrap();
+        assert_eq!((plan.zones.as_slice(), plan.valid.len()), (&[0][..], 4));
     }
 
     /// The artifact's burst: up to 16 greedy victims in one cycle, as many as the empty zones
