@@ -88,10 +88,10 @@ impl EngineKind {
     }
 
     /// Why this engine cannot store values of `value_bytes` (None: it can). Wafer keeps values
-    /// in its B+tree's leaves, at most [`wafer::page::node::MAX_VALUE_BYTES`] each, unless a
+    /// in its B+tree's leaves, at most [`wafer::options::MAX_INLINE_VALUE_BYTES`] each, unless a
     /// raw row gives it a blob threshold (then the engine itself says whether it can).
     pub fn value_size_refusal(&self, value_bytes: u32, raw: Option<&RawRow>) -> Option<String> {
-        let max = wafer::page::node::MAX_VALUE_BYTES as u32;
+        let max = wafer::options::MAX_INLINE_VALUE_BYTES as u32;
         let wafer = self.is_wafer();
         let blobs = *self == EngineKind::WaferBlobs
             || raw.is_some_and(|r| r.engine.iter().any(|o| o.starts_with(BLOB_THRESHOLD_OPTION)));

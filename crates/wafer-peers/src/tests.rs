@@ -185,7 +185,7 @@ fn raw_rows_parse_and_a_bare_blob_threshold_takes_the_runs() {
 /// run), not for the whole run; a raw row with a blob threshold leaves it to the engine.
 #[test]
 fn value_sizes_are_checked_per_engine() {
-    let max = wafer::page::node::MAX_VALUE_BYTES as u32;
+    let max = wafer::options::MAX_INLINE_VALUE_BYTES as u32;
     assert!(EngineKind::WaferBest.value_size_refusal(max, None).is_none());
     let why = EngineKind::WaferRaw.value_size_refusal(4000, None).unwrap();
     assert!(why.contains("4000") && why.contains(&max.to_string()), "{why}");

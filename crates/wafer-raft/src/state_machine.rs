@@ -145,8 +145,8 @@ impl StateMachine {
 /// every node, instead of failing the batch (which would stop the node).
 fn stage(batch: &mut WriteBatch, bytes: &mut usize, data: &str, request: Request) -> Response {
     let key = request.key();
-    if key.len() > wafer::page::node::MAX_KEY_BYTES {
-        let max = wafer::page::node::MAX_KEY_BYTES;
+    if key.len() > wafer::options::MAX_KEY_BYTES {
+        let max = wafer::options::MAX_KEY_BYTES;
         return Response::Rejected(format!("key of {} bytes exceeds {max}", key.len()));
     }
     match &request {

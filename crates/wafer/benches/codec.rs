@@ -5,8 +5,8 @@
 //! Run: `cargo bench -p wafer --bench codec`.
 #![allow(clippy::unwrap_used)] // A bench binary: failing loudly is the right response.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use wafer::oop::codec::{decode, encode, Compression};
-use wafer::page::PAGE_SIZE;
+use wafer::internals::oop::codec::{decode, encode, Compression};
+use wafer::internals::page::PAGE_SIZE;
 use wafer_testkit::bench::ThreadCpuTime;
 
 /// Pages of records, 2/3 full, the rest zeros (a B+tree leaf's free space).

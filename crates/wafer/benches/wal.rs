@@ -15,8 +15,9 @@ use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throug
 use wafer::device::{
     AlignedBuf, Counted, Device, FileDevice, FileOptions, WritePurpose, BLOCK_BYTES,
 };
+use wafer::internals::wal::{Wal, WalError, WalOptions, WalStatsSnapshot, GROUP_SIZE_BUCKETS};
 use wafer::stats::IoStats;
-use wafer::wal::{Durability, Wal, WalError, WalOptions, WalStatsSnapshot, GROUP_SIZE_BUCKETS};
+use wafer::Durability;
 
 const COMMIT_LOG_BYTES: u64 = 256 << 20;
 

@@ -9,12 +9,12 @@ mod options;
 mod out_of_space;
 
 pub use crate::device::DeviceError;
+pub use crate::space::{SnapshotError, SpaceError};
+pub use crate::wal::WalError;
 pub use corruption::Corruption;
 pub use limit::Limit;
 pub use options::OptionsError;
 pub use out_of_space::OutOfSpaceError;
-
-use crate::space::{SnapshotError, SpaceError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

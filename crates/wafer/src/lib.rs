@@ -33,19 +33,44 @@ pub mod dump;
 pub(crate) mod durable;
 pub mod error;
 pub(crate) mod le;
-pub mod oop;
+pub(crate) mod oop;
 pub mod options;
-pub mod page;
+pub(crate) mod page;
 pub(crate) mod pagestore;
 mod rng;
-pub mod space;
+pub(crate) mod space;
 pub mod stats;
 mod varint;
 mod wakeup;
-pub mod wal;
+pub(crate) mod wal;
 
 #[doc(hidden)]
 pub mod fuzzing;
+
+/// What the workspace's benchmarks, experiments and integration tests reach beneath the API:
+/// the out-of-place layout and store, page formats, the WAL on its own, GC's histogram bins.
+/// Not a stable interface: an application needs only the crate root, `options`, `stats`,
+/// `device` and `error`.
+pub mod internals {
+    /// The out-of-place store's layout, codecs and recovered map.
+    pub mod oop {
+        pub use crate::oop::codec;
+        pub use crate::oop::{metadata_device_bytes, Layout, OutOfPlaceStore};
+    }
+    /// Page formats: node limits, the meta page, the change logger the B-tree calls.
+    pub mod page {
+        pub use crate::page::PAGE_SIZE;
+        pub use crate::page::{lsn, meta, node, verify, write_history, PageChange, PageLogger};
+    }
+    /// The space manager's GC histogram bins, which reports copy bin for bin.
+    pub mod space {
+        pub use crate::space::VALID_RATIO_BINS;
+    }
+    /// The write-ahead log on its own device.
+    pub mod wal {
+        pub use crate::wal::{Wal, WalError, WalOptions, WalStatsSnapshot, GROUP_SIZE_BUCKETS};
+    }
+}
 
 pub use db::{
     BatchOp, Db, DbStats, Direction, Iter, Snapshot, SnapshotTree, Tree, Txn, WriteBatch,

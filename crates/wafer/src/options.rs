@@ -1,8 +1,13 @@
 //! Database options: a value with named presets, never global state.
-use crate::device::FileOptions;
-use crate::oop::OutOfPlaceOptions;
-use crate::wal::{Durability, WalOptions};
 use std::time::Duration;
+
+pub use crate::device::FileOptions;
+pub use crate::oop::codec::Compression;
+pub use crate::oop::{GcZoneCounts, GcZones, OutOfPlaceOptions};
+pub use crate::page::node::{MAX_KEY_BYTES, MAX_VALUE_BYTES as MAX_INLINE_VALUE_BYTES};
+pub use crate::space::nowa::NoWaMode;
+pub use crate::space::{ArtifactOptions, PlacementKind, VictimPolicyKind};
+pub use crate::wal::{Durability, WalOptions};
 
 /// How pages reach the device. Chosen at creation; the superblock records it and an open in the
 /// other mode is refused.

@@ -5,7 +5,11 @@ use crate::device::WritePurpose;
 pub use crate::buffer::versions::SnapshotStats;
 pub use crate::buffer::PoolStats;
 pub use crate::durable::{RecoveryStats, RedoCounts};
+pub use crate::oop::codec::CodecStats;
+pub use crate::oop::OutOfPlaceStats;
 pub use crate::pagestore::{LogicalBytes, StoreRecovery};
+pub use crate::space::{GcRecord, SpaceCounters};
+pub use crate::wal::WalStatsSnapshot;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Shared, lock-free byte and I/O counters.

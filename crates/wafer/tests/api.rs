@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use wafer::device::{Device, DeviceError, MemoryDevice, ReadOp, WriteOp, WritePurpose};
-use wafer::page::{self, PAGE_SIZE};
+use wafer::internals::page::{self, PAGE_SIZE};
 use wafer::{Db, Error, Options, OutOfSpaceError, WriteBatch};
 
 const _: () = {
@@ -279,8 +279,8 @@ struct RecordingLogger {
     next: std::sync::atomic::AtomicU64,
     durable: Arc<std::sync::atomic::AtomicU64>,
 }
-impl wafer::page::PageLogger for RecordingLogger {
-    fn log(&self, _pid: u64, _change: &wafer::page::PageChange<'_>) -> u64 {
+impl wafer::internals::page::PageLogger for RecordingLogger {
+    fn log(&self, _pid: u64, _change: &wafer::internals::page::PageChange<'_>) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed) + 1
     }
     fn last_lsn(&self) -> u64 {

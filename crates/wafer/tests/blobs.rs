@@ -19,7 +19,7 @@ fn options(out_of_place: bool, threshold: u32) -> Options {
     o.checkpoint_log_bytes = 4 << 20;
     if out_of_place {
         o = o.out_of_place();
-        o.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+        o.out_of_place.compression = wafer::options::Compression::Lz4;
     }
     o
 }

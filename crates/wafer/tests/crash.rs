@@ -261,12 +261,12 @@ fn options() -> Options {
         o = o.out_of_place();
     }
     if COMPRESSED.get() {
-        o.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+        o.out_of_place.compression = wafer::options::Compression::Lz4;
         o.out_of_place.packing = !CONCATENATED.get();
     }
     if GDT.get() {
-        o.out_of_place.placement = wafer::space::PlacementKind::Gdt;
-        o.out_of_place.policy = wafer::space::VictimPolicyKind::CostBenefitUntilZone;
+        o.out_of_place.placement = wafer::options::PlacementKind::Gdt;
+        o.out_of_place.policy = wafer::options::VictimPolicyKind::CostBenefitUntilZone;
         o.out_of_place.open_zones = 6;
     }
     if ZNS.get() {
@@ -274,7 +274,7 @@ fn options() -> Options {
         o.out_of_place.zone_bytes = 0;
     }
     if CCZNS.get() {
-        o.out_of_place.compression = wafer::oop::codec::Compression::Device;
+        o.out_of_place.compression = wafer::options::Compression::Device;
         // Thin provisioning: the pages compress several to a slot (as with host compression).
         o.out_of_place.max_fill_percent = 250;
         if ALL_BLOBS.get() {
@@ -301,7 +301,7 @@ fn options() -> Options {
     if GC_IN_POOL.get() {
         // With the artifact's other choices: its bursts take up to 16 victims, past the wholly
         // dead zones this workload leaves, so survivors do go to the pool.
-        o.out_of_place.artifact = wafer::space::ArtifactOptions::all();
+        o.out_of_place.artifact = wafer::options::ArtifactOptions::all();
     }
     if GROWTH.get() {
         // Out of place the layout is made for this size when the database is created.

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use wafer::device::{Device, DeviceError, FaultDevice, ReadOp, WriteOp};
-use wafer::wal::WalError;
+use wafer::error::WalError;
 use wafer::{Db, Durability, Error, Options, WriteBatch};
 
 #[derive(Debug)]

@@ -271,7 +271,7 @@ fn model_run_out_of_place(seed: u64, steps: u64, space: u64) {
 /// Out of place with LZ4 pages packed several to a slot.
 fn model_run_compressed(seed: u64, steps: u64, space: u64) {
     let mut options = Options::test_min().out_of_place();
-    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+    options.out_of_place.compression = wafer::options::Compression::Lz4;
     model_run_with(seed, steps, space, options, 6 << 20);
 }
 
@@ -285,9 +285,9 @@ fn model_out_of_place_compressed_and_packed() {
 #[test]
 fn model_out_of_place_gdt() {
     let mut options = Options::test_min().out_of_place();
-    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
-    options.out_of_place.placement = wafer::space::PlacementKind::Gdt;
-    options.out_of_place.policy = wafer::space::VictimPolicyKind::CostBenefitUntilZone;
+    options.out_of_place.compression = wafer::options::Compression::Lz4;
+    options.out_of_place.placement = wafer::options::PlacementKind::Gdt;
+    options.out_of_place.policy = wafer::options::VictimPolicyKind::CostBenefitUntilZone;
     options.out_of_place.open_zones = 6;
     model_run_with(seeds(0x6D7), 20_000, 3_000, options, 6 << 20);
 }
@@ -298,9 +298,9 @@ fn model_out_of_place_gdt() {
 #[test]
 fn model_out_of_place_nowa() {
     let mut options = Options::test_min().out_of_place();
-    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
-    options.out_of_place.placement = wafer::space::PlacementKind::Gdt;
-    options.out_of_place.policy = wafer::space::VictimPolicyKind::GreedyUntilZone;
+    options.out_of_place.compression = wafer::options::Compression::Lz4;
+    options.out_of_place.placement = wafer::options::PlacementKind::Gdt;
+    options.out_of_place.policy = wafer::options::VictimPolicyKind::GreedyUntilZone;
     options.out_of_place.open_zones = 6;
     options.out_of_place.nowa = true;
     options.out_of_place.gc_unit_bytes = 4 * options.out_of_place.zone_bytes;
@@ -327,16 +327,16 @@ fn model_out_of_place_gc_in_pool() {
     // A small device (about 60 zones of 4 pages), so GC runs throughout.
     const DEVICE_BYTES: u64 = 1 << 20;
     let mut options = Options::test_min().out_of_place();
-    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
-    options.out_of_place.placement = wafer::space::PlacementKind::Gdt;
+    options.out_of_place.compression = wafer::options::Compression::Lz4;
+    options.out_of_place.placement = wafer::options::PlacementKind::Gdt;
     options.out_of_place.open_zones = 6;
-    options.out_of_place.artifact = wafer::space::ArtifactOptions::all();
+    options.out_of_place.artifact = wafer::options::ArtifactOptions::all();
     model_run_with(seeds(0x9C1), 20_000, 1_000, options, DEVICE_BYTES);
     // Uncompressed: more pages, more GC.
     let mut plain = Options::test_min().out_of_place();
-    plain.out_of_place.placement = wafer::space::PlacementKind::Gdt;
+    plain.out_of_place.placement = wafer::options::PlacementKind::Gdt;
     plain.out_of_place.open_zones = 6;
-    plain.out_of_place.artifact = wafer::space::ArtifactOptions::all();
+    plain.out_of_place.artifact = wafer::options::ArtifactOptions::all();
     model_run_with(seeds(0x9C2), 20_000, 1_000, plain.clone(), DEVICE_BYTES);
     let dev = Arc::new(MemoryDevice::new(DEVICE_BYTES));
     let db = Db::open_on(dev, plain).unwrap();
@@ -356,7 +356,7 @@ fn model_out_of_place_compressed_and_concatenated() {
     let mut options = Options::test_min().with_buffer_pool_bytes(64 * 4096).out_of_place();
     options.eviction_batch_pages = 16;
     options.out_of_place.gc_batch_pages = 16;
-    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+    options.out_of_place.compression = wafer::options::Compression::Lz4;
     options.out_of_place.packing = false;
     model_run_with(seeds(0xCA7), 20_000, 3_000, options, 6 << 20);
 }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use wafer::device::{
     Counted, Device, EmuDevice, FaultDevice, MemoryDevice, WritePurpose, ZonedVolume,
 };
-use wafer::oop::{GcZones, OutOfPlaceOptions, OutOfPlaceStats};
-use wafer::page::{self, PAGE_SIZE};
+use wafer::internals::page::{self, PAGE_SIZE};
+use wafer::options::{GcZones, OutOfPlaceOptions};
 use wafer::stats::IoStats;
+use wafer::stats::OutOfPlaceStats;
 use wafer::{Db, Error, Options, OptionsError, OutOfSpaceError, WriteMode};
 use wafer_testkit::Rng;
 
@@ -90,7 +91,7 @@ fn churn_with_gc_matches_the_model_across_reopens() {
 #[test]
 fn compressed_packed_churn_matches_the_model_across_reopens() {
     let mut options = Options::test_min().out_of_place();
-    options.out_of_place.compression = wafer::oop::codec::Compression::Zstd { level: 3 };
+    options.out_of_place.compression = wafer::options::Compression::Zstd { level: 3 };
     churn(options, seed(0x0D10));
 }
 
@@ -99,7 +100,7 @@ fn compressed_packed_churn_matches_the_model_across_reopens() {
 #[test]
 fn compressed_concatenated_churn_matches_the_model_across_reopens() {
     let mut options = Options::test_min().with_buffer_pool_bytes(64 * 4096).out_of_place();
-    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+    options.out_of_place.compression = wafer::options::Compression::Lz4;
     options.out_of_place.packing = false;
     // Batches of several slots' worth (the sweep takes at most a quarter of the pool): pages
     // of a few hundred bytes cross slot ends only when a batch holds more than a slot of them.
@@ -155,7 +156,7 @@ fn churn_on<D: Device + 'static>(options: Options, s: u64, dev: Arc<Counted<D>>)
     let io = dev.stats().snapshot();
     eprintln!("{o:?}\n{io:?}");
     if options.out_of_place.compression.on_host() {
-        let sum = |f: fn(&wafer::oop::codec::CodecStats) -> u64| codecs.iter().map(f).sum::<u64>();
+        let sum = |f: fn(&wafer::stats::CodecStats) -> u64| codecs.iter().map(f).sum::<u64>();
         let (pages_in, stored) = (sum(|c| c.pages_in), sum(|c| c.bytes_stored));
         let (slots, packed) = (sum(|c| c.slot_bytes), sum(|c| c.packed_bytes));
         assert!(stored < pages_in * 4096 / 2, "pages compress: {stored} of {pages_in} pages");
@@ -298,9 +299,10 @@ fn map_snapshot_survives_power_cuts_with_every_page_intact() {
         let crashed = Arc::new(dev.power_cut(s.wrapping_add(cut)));
         let offset = options.data_offset_bytes;
         let layout =
-            wafer::oop::Layout::compute(capacity, offset, &options.out_of_place, true).unwrap();
+            wafer::internals::oop::Layout::compute(capacity, offset, &options.out_of_place, true)
+                .unwrap();
         let slots = layout.space.slots_per_zone();
-        let map = match wafer::oop::OutOfPlaceStore::recovered_map(
+        let map = match wafer::internals::oop::OutOfPlaceStore::recovered_map(
             crashed.clone(),
             offset,
             &options.out_of_place,
@@ -445,7 +447,7 @@ fn ycsb_a_like(
         free_pages_max_percent: 100,
         ..OutOfPlaceOptions::production()
     };
-    let layout = wafer::oop::Layout::compute(device_bytes, 0, &oop, true).unwrap();
+    let layout = wafer::internals::oop::Layout::compute(device_bytes, 0, &oop, true).unwrap();
     eprintln!(
         "{} zones, GC reserve {} low {} high {}",
         layout.space.zone_count(),
@@ -673,7 +675,7 @@ fn cczns(zones: u32, open: u32, align_bytes: u32) -> Arc<EmuDevice> {
 
 fn device_compression_options() -> Options {
     let mut options = zns_options();
-    options.out_of_place.compression = wafer::oop::codec::Compression::Device;
+    options.out_of_place.compression = wafer::options::Compression::Device;
     options
 }
 
@@ -716,7 +718,7 @@ fn device_compression_is_refused_where_the_device_cannot_do_it() {
     let err = Db::open_on(volume(cczns(24, 4, 1)), device_compression_options()).unwrap_err();
     assert!(matches!(&err, Error::InvalidOptions(OptionsError::ChunkAlign { .. })), "{err}");
     let mut options = Options::test_min().out_of_place();
-    options.out_of_place.compression = wafer::oop::codec::Compression::Device;
+    options.out_of_place.compression = wafer::options::Compression::Device;
     let err = Db::open_on(Arc::new(MemoryDevice::new(4 << 20)), options).unwrap_err();
     assert!(matches!(&err, Error::InvalidOptions(OptionsError::DeviceDoesNotCompress)), "{err}");
     Db::open_on(volume(cczns(24, 4, 64)), device_compression_options()).unwrap().close().unwrap();
@@ -759,7 +761,7 @@ fn ycsb_a_like_to_4x_capacity_with_scaled_gc_thresholds() {
 /// be there, nothing else changes.
 #[test]
 fn wal_database_recovers_every_acknowledged_write_after_power_cuts() {
-    let options = Options::test_min().out_of_place().with_durability(wafer::wal::Durability::Sync);
+    let options = Options::test_min().out_of_place().with_durability(wafer::Durability::Sync);
     power_cuts_lose_no_acknowledged_write(options, seed(0xD0BA));
 }
 
@@ -769,13 +771,12 @@ fn wal_database_recovers_every_acknowledged_write_after_power_cuts() {
 /// The map journal sits in the WAL device's tail in both (the log device takes it).
 #[test]
 fn power_cuts_with_gc_on_exhaustion_random_placement_and_free_page_overflow() {
-    let mut options =
-        Options::test_min().out_of_place().with_durability(wafer::wal::Durability::Sync);
+    let mut options = Options::test_min().out_of_place().with_durability(wafer::Durability::Sync);
     options.out_of_place.gc_zones = GcZones::OnExhaustion;
-    options.out_of_place.placement = wafer::space::PlacementKind::Random { seed: 5 };
+    options.out_of_place.placement = wafer::options::PlacementKind::Random { seed: 5 };
     options.out_of_place.open_zones = 3;
     options.out_of_place.free_pages_max_percent = 1;
-    options.out_of_place.compression = wafer::oop::codec::Compression::Lz4;
+    options.out_of_place.compression = wafer::options::Compression::Lz4;
     power_cuts_lose_no_acknowledged_write(options, seed(0xD0BB));
 }
 

@@ -5,7 +5,7 @@
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use wafer::error::SizeMismatch;
-use wafer::wal::WalError;
+use wafer::error::WalError;
 use wafer::{CreateMode, Db, Durability, Error, OpenError, Options};
 
 fn options() -> Options {

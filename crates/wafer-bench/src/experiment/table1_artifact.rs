@@ -3,7 +3,7 @@
 //! the GDT gain 000 Figure 13c shows (4.02 -> 3.36, -16%, without compression) and ours lacks.
 //! Each choice runs alone and all together, each time with and without GDT, and the gain is
 //! reported in both DB WAF metrics (bytes, and the artifact's victim formula).
-use wafer::space::ArtifactOptions;
+use wafer::options::ArtifactOptions;
 
 use super::table1::{self, ExperimentError, RowSetup, Scale};
 use crate::metrics::RunReport;

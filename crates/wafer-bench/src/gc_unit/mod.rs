@@ -56,7 +56,7 @@ impl Inference {
     /// Makes the engine use the inferred unit as the device's GC unit (its zones are then
     /// sized from it, `OutOfPlaceOptions::for_device`). False, and nothing changed, when
     /// nothing was inferred.
-    pub fn apply(&self, options: &mut wafer::oop::OutOfPlaceOptions) -> bool {
+    pub fn apply(&self, options: &mut wafer::options::OutOfPlaceOptions) -> bool {
         match self.gc_unit_bytes {
             Some(bytes) => {
                 options.gc_unit_bytes = bytes;

@@ -105,7 +105,7 @@ fn zones_below_the_superblock_copy_and_zones_at_it_do_not() {
 fn the_inference_sizes_the_engine_zones() {
     let config = emulator(2, 2, 1, 16, 4);
     let found = infer(&config);
-    let mut oop = wafer::oop::OutOfPlaceOptions::production();
+    let mut oop = wafer::options::OutOfPlaceOptions::production();
     assert!(found.apply(&mut oop));
     let unit = found.gc_unit_bytes.unwrap_or(0);
     assert_eq!(oop.gc_unit_bytes, unit);
@@ -113,7 +113,7 @@ fn the_inference_sizes_the_engine_zones() {
     let none = wafer::device::DeviceCapabilities::default();
     assert_eq!(oop.for_device(&none).zone_bytes, unit);
     let nothing = Inference { gc_unit_bytes: None, ..found };
-    let mut untouched = wafer::oop::OutOfPlaceOptions::production();
+    let mut untouched = wafer::options::OutOfPlaceOptions::production();
     assert!(!nothing.apply(&mut untouched));
     assert_eq!(untouched.gc_unit_bytes, 0);
     assert_eq!(nothing.gc_unit_or_safe_bound(), SAFE_UPPER_BOUND_BYTES);

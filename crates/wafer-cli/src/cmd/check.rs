@@ -59,7 +59,7 @@ fn find_superblock(path: &Path, at: Option<u64>) -> Result<Option<Found>, CliErr
         if file.read_exact_at(&mut page, offset).is_err() {
             break;
         }
-        if let Ok(meta) = wafer::page::meta::Meta::decode(&page) {
+        if let Ok(meta) = wafer::internals::page::meta::Meta::decode(&page) {
             found.push((offset, meta.page_capacity, meta.write_mode));
         }
     }

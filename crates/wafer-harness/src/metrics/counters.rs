@@ -90,7 +90,7 @@ pub struct CounterSnapshot {
     pub slot_bytes: u64,
     #[serde(default)]
     pub packed_bytes: u64,
-    /// DB GC victims by valid ratio (`wafer::space::VALID_RATIO_BINS` equal bins over [0, 1]).
+    /// DB GC victims by valid ratio (`wafer::internals::space::VALID_RATIO_BINS` equal bins over [0, 1]).
     #[serde(default)]
     pub gc_victim_valid_hist: [u64; VICTIM_VALID_BINS],
     /// Deathtime predictions scored (GDT): deaths observed, those within 2x of the predicted

@@ -11,13 +11,14 @@ use std::time::Duration;
 use wafer::device::{Counted, Device, MemoryDevice};
 use wafer::stats::IoStats;
 
-use wafer::oop::codec::Compression;
-use wafer::oop::GcZones;
-use wafer::space::nowa::NoWaMode;
-use wafer::space::{PlacementKind, VictimPolicyKind};
+use wafer::options::Compression;
+use wafer::options::GcZones;
+use wafer::options::NoWaMode;
+use wafer::options::{PlacementKind, VictimPolicyKind};
 
 // The space's victim histogram is copied bin for bin.
-const _: () = assert!(crate::metrics::VICTIM_VALID_BINS == wafer::space::VALID_RATIO_BINS);
+const _: () =
+    assert!(crate::metrics::VICTIM_VALID_BINS == wafer::internals::space::VALID_RATIO_BINS);
 use wafer::{Db, Durability, Options, Tree, WriteMode};
 
 use super::target::{KvTarget, TargetError};
@@ -154,8 +155,8 @@ pub fn set_engine_option(options: &mut Options, key: &str, value: &str) -> Resul
         "gc_in_pool" => options.out_of_place.artifact.gc_in_pool = flag(value)?,
         "artifact" => {
             options.out_of_place.artifact = match flag(value)? {
-                true => wafer::space::ArtifactOptions::all(),
-                false => wafer::space::ArtifactOptions::default(),
+                true => wafer::options::ArtifactOptions::all(),
+                false => wafer::options::ArtifactOptions::default(),
             }
         }
         "gc_unit_bytes" => options.out_of_place.gc_unit_bytes = bytes(value)?,
@@ -486,7 +487,7 @@ pub fn bytes_per_record(options: &Options, spec: &WorkloadSpec) -> Result<f64, T
     pilot_options.write_mode = WriteMode::InPlace;
     // Values that fit inline are sized as inline records, so a run with blobs gets the same
     // dataset as one without (a blob takes a page id of its own, its bytes far less).
-    if spec.value_size_bytes < wafer::page::node::MAX_VALUE_BYTES as u32 {
+    if spec.value_size_bytes < wafer::options::MAX_INLINE_VALUE_BYTES as u32 {
         pilot_options.blob_threshold_bytes = None;
     }
     // A scratch database of its own, whatever the run's create mode (no_load opens with Never).
@@ -591,13 +592,13 @@ mod tests {
         set_engine_option(&mut o, "nowa_mode", "unit").unwrap();
         assert_eq!(o.out_of_place.nowa_mode, NoWaMode::Unit);
         // The artifact's choices, each on its own and all together.
-        assert_eq!(o.out_of_place.artifact, wafer::space::ArtifactOptions::default());
+        assert_eq!(o.out_of_place.artifact, wafer::options::ArtifactOptions::default());
         set_engine_option(&mut o, "gc_with_user", "on").unwrap();
         assert!(o.out_of_place.artifact.gc_with_user && !o.out_of_place.artifact.gc_burst);
         set_engine_option(&mut o, "gc_in_pool", "on").unwrap();
         assert!(o.out_of_place.artifact.gc_in_pool && o.out_of_place.artifact.gc_with_user);
         set_engine_option(&mut o, "artifact", "on").unwrap();
-        assert_eq!(o.out_of_place.artifact, wafer::space::ArtifactOptions::all());
+        assert_eq!(o.out_of_place.artifact, wafer::options::ArtifactOptions::all());
         assert!(set_engine_option(&mut o, "trim_off", "maybe").is_err());
         for (key, bad) in [
             ("placement", "x"),

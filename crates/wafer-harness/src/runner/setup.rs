@@ -270,8 +270,9 @@ pub fn zone_space_bytes(capacity_bytes: u64, options: &Options) -> Result<u64, S
     let caps = wafer::device::DeviceCapabilities::default();
     let oop = options.out_of_place.for_device(&caps);
     let offset = data_offset_for(capacity_bytes, options);
-    let layout = wafer::oop::Layout::compute_for(capacity_bytes, offset, &oop, false, None)
-        .map_err(|e| invalid(format!("out-of-place layout: {e}")))?;
+    let layout =
+        wafer::internals::oop::Layout::compute_for(capacity_bytes, offset, &oop, false, None)
+            .map_err(|e| invalid(format!("out-of-place layout: {e}")))?;
     Ok(u64::from(layout.space.zone_count()) * layout.space.zone_bytes)
 }
 
@@ -294,8 +295,10 @@ fn fill_basis(device: &dyn Device, options: &Options, fill: f64) -> Result<FillB
             let oop = options.out_of_place.for_device(&caps);
             // The runner's database keeps a WAL device, which takes the map journal.
             let offset = options.data_offset_bytes;
-            let layout = wafer::oop::Layout::compute_for(capacity, offset, &oop, false, caps.zones)
-                .map_err(|e| invalid(format!("out-of-place layout: {e}")))?;
+            let layout = wafer::internals::oop::Layout::compute_for(
+                capacity, offset, &oop, false, caps.zones,
+            )
+            .map_err(|e| invalid(format!("out-of-place layout: {e}")))?;
             // Writable zone bytes (on ZNS a zone's capacity, not its stride).
             let zone_space = u64::from(layout.space.zone_count()) * layout.space.zone_bytes;
             (FillBasis { bytes: zone_space, what: "zone space" }, layout.page_capacity)
@@ -362,7 +365,8 @@ fn workload_spec(c: &BenchConfig, record_count: u64) -> Result<WorkloadSpec, Set
     }
     // Larger values go out of line (`--engine blob_threshold=N`): the engine checks them.
     let blobs = c.engine.contains_key("blob_threshold");
-    let max = if blobs { VALUE_SIZE_MAX_BYTES } else { wafer::page::node::MAX_VALUE_BYTES as u32 };
+    let max =
+        if blobs { VALUE_SIZE_MAX_BYTES } else { wafer::options::MAX_INLINE_VALUE_BYTES as u32 };
     if !(1..=max).contains(&spec.value_size_bytes) {
         return Err(invalid(format!(
             "value size {} outside 1..={max} bytes (the engine's largest value{})",
@@ -587,7 +591,7 @@ fn zoned_volume_if_zns(
         _ => return Ok(Box::new(dev)),
     };
     options.data_offset_bytes = wafer::device::BLOCK_BYTES;
-    let meta_bytes = wafer::oop::metadata_device_bytes(
+    let meta_bytes = wafer::internals::oop::metadata_device_bytes(
         &zones,
         options.data_offset_bytes,
         &options.out_of_place,

@@ -22,6 +22,7 @@ pub struct SlotRun {
 }
 
 impl SlotRun {
+    #[cfg(test)]
     /// Location of the run's `index`-th slot for a page stored in `stored_bytes`.
     pub fn location(&self, index: u32, stored_bytes: u16) -> Location {
         assert!(index < self.slots, "index {index} outside a run of {}", self.slots);
@@ -48,6 +49,7 @@ impl Space {
         self.stats.reclassify_issue(from, to, u64::from(slots));
     }
 
+    #[cfg(test)]
     /// Reserves `slots` slots for a batch of `group`'s pages written for `purpose` (a plan of
     /// one stretch: [`Space::reserve_plan`]).
     pub fn reserve_batch(
@@ -332,6 +334,7 @@ impl Space {
         old
     }
 
+    #[cfg(test)]
     /// Commits a GC move of `pid` from `from` to the reserved `to`, unless the page moved or was
     /// freed since the plan was made: then `to` is abandoned and the result is false.
     pub fn commit_gc_move(&mut self, pid: PageId, from: Location, to: Location, lsn: Lsn) -> bool {

@@ -394,11 +394,6 @@ impl ReverseMap {
         self.shared[zone as usize].remove(&slot);
         self.set(zone, slot, entry);
     }
-
-    /// Packed slots of `zone` and their pages (for checks).
-    pub fn shared_slots(&self, zone: ZoneId) -> impl Iterator<Item = (u32, &SharedSlot)> + '_ {
-        self.shared[zone as usize].iter().map(|(s, e)| (*s, e))
-    }
 }
 
 fn decode_slot(raw: u64) -> SlotEntry {

@@ -68,17 +68,14 @@ mod tests;
 
 pub use alloc::SlotRun;
 pub use error::{SnapshotError, SpaceError};
-pub use gc::{GcPlan, SpaceView, VictimChoice, VictimPolicy, VictimPolicyKind};
-pub use map::{
-    Location, PageId, PageMap, ReverseMap, SharedSlot, SlotEntry, SlotPages, PACK_ALIGN_BYTES,
-    PAGE_ID_LIMIT, SLOTS_PER_ZONE_LIMIT, SLOT_BYTES, UNMAPPED, ZONE_COUNT_LIMIT,
-};
+pub use gc::{GcPlan, VictimPolicy, VictimPolicyKind};
+#[cfg(test)]
+pub use map::SlotEntry;
+pub use map::{Location, PageId, PageMap, ReverseMap, PACK_ALIGN_BYTES, SLOT_BYTES};
 pub use options::{ArtifactOptions, SpaceOptions, ZONE_BYTES_DEFAULT};
-pub use placement::{
-    EdtCounters, GroupRun, PageDesc, PlacementKind, PlacementPolicy, PlacementView, WritePlan,
-};
+pub use placement::{GroupRun, PageDesc, PlacementKind, PlacementPolicy, PlacementView, WritePlan};
 pub use stats::{GcRecord, SpaceCounters, VALID_RATIO_BINS};
-pub use zone::{Lsn, Zone, ZoneId, ZoneState, ZoneTable};
+pub use zone::{Lsn, ZoneId, ZoneState, ZoneTable};
 
 use crate::device::Placement;
 
@@ -162,6 +159,7 @@ impl Space {
     pub fn map(&self) -> &PageMap {
         &self.map
     }
+    #[cfg(test)]
     pub fn reverse(&self) -> &ReverseMap {
         &self.reverse
     }
@@ -192,11 +190,13 @@ impl Space {
     pub fn pending_reset_zone_count(&self) -> u32 {
         self.pending_reset.len() as u32
     }
+    #[cfg(test)]
     /// The logical clock: slots reserved so far.
     pub fn clock(&self) -> u64 {
         self.clock
     }
 
+    #[cfg(test)]
     /// NoWA's model of the SSD, when NoWA is on.
     pub fn nowa(&self) -> Option<&nowa::SsdModel> {
         self.nowa.as_ref()
@@ -359,10 +359,5 @@ impl Space {
             nowa_live_units: self.nowa.as_ref().map_or(0, |m| m.live_units()),
             ..self.stats.counters()
         }
-    }
-
-    /// The most recent GC victims, oldest first (bounded history).
-    pub fn recent_gc(&self) -> impl Iterator<Item = &GcRecord> + '_ {
-        self.stats.recent()
     }
 }

@@ -178,6 +178,7 @@ impl SpaceStats {
         self.counters
     }
 
+    #[cfg(test)]
     pub(super) fn recent(&self) -> impl Iterator<Item = &GcRecord> + '_ {
         self.recent.iter()
     }

@@ -26,7 +26,7 @@ mod fault_tests;
 mod tests;
 
 pub use reader::{RecoveryReport, WalRecovery};
-pub use stats::{WalStats, WalStatsSnapshot, GROUP_SIZE_BUCKETS};
+pub use stats::{WalStatsSnapshot, GROUP_SIZE_BUCKETS};
 pub use writer::{BeforeWrite, Wal};
 
 /// A position in the log stream: `block_index * 4096 + offset_in_block`, counting log blocks

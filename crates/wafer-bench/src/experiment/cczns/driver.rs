@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use flashemu::{Config, Counters, TimingReport};
 use wafer::device::{Device, EmuDevice, MemoryDevice, ZonedVolume, BLOCK_BYTES};
-use wafer::oop::codec::Compression;
+use wafer::options::Compression;
 use wafer::{Db, Options, Tree};
 
 use super::cpu::{CpuClock, DeviceClock};
@@ -133,7 +133,7 @@ impl Driver {
         let zones = emu.capabilities().zones.ok_or(wafer::device::DeviceError::Unsupported(
             "the CCZNS experiment needs a ZNS SSD",
         ))?;
-        let meta_bytes = wafer::oop::metadata_device_bytes(
+        let meta_bytes = wafer::internals::oop::metadata_device_bytes(
             &zones,
             options.data_offset_bytes,
             &options.out_of_place,

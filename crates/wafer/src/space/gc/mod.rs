@@ -25,10 +25,9 @@ mod victims;
 pub(super) mod limits;
 
 pub use cost_benefit::CostBenefit;
-pub use drain::GcCycle;
 pub use greedy::{Burst, Greedy, UntilZone, VictimOrder};
 
-pub use limits::{drain_room_zones, DRAINING_ZONES_MAX, VICTIMS_PER_CYCLE_MAX};
+pub use limits::{drain_room_zones, VICTIMS_PER_CYCLE_MAX};
 
 /// What a victim policy may read of the space.
 #[derive(Debug, Clone, Copy)]
@@ -187,6 +186,7 @@ pub struct GcPlan {
 }
 
 impl GcPlan {
+    #[cfg(test)]
     /// The write plan for copying `valid[range]`: one stretch per group.
     pub fn chunk_plan(&self, range: std::ops::Range<usize>) -> super::placement::WritePlan {
         assert!(!range.is_empty() && range.end <= self.groups.len());
