@@ -280,7 +280,9 @@ impl Space {
         }
         // A draining victim is room too: a cycle copies it directly (`gc/drain.rs`).
         let draining = self.draining_zone_count() > 0;
-        if draining || self.zones.iter().any(|(_, z)| super::gc::is_candidate(z)) {
+        let reclaimable =
+            |z: &super::zone::Zone| super::gc::is_candidate(z) || super::gc::is_sparse(z);
+        if draining || self.zones.iter().any(|(_, z)| reclaimable(z)) {
             return SpaceError::NeedsGc { zones_short };
         }
         self.out_of_space(u64::from(slots))

@@ -131,13 +131,37 @@ pub trait VictimPolicy: std::fmt::Debug + Send + Sync {
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice>;
 }
 
-/// A zone GC may take: Full, no reservation in flight, and taking it frees a slot. That is an
-/// invalid slot, or packed slots whose live bytes GC repacks into fewer: values committed one
-/// by one fill a slot each only partly, and with every page still live such a zone has no
-/// invalid slot, yet holds room only GC can give back. A zone of whole live pages frees
-/// nothing and is never taken.
+/// A zone GC may take: Full, no reservation in flight, at least one invalid slot (taking a zone
+/// of only valid pages would copy a whole zone to free nothing).
 pub fn is_candidate(zone: &Zone) -> bool {
-    zone.state() == ZoneState::Full && zone.pending_slots() == 0 && zone.reclaimable_slots() > 0
+    zone.state() == ZoneState::Full && zone.pending_slots() == 0 && zone.invalid_slots() > 0
+}
+
+/// A zone of only valid slots whose live bytes fit in at most half of them: values committed
+/// one by one (Sync commits of blobs) each fill a slot only partly, and while every one lives
+/// the zone has no invalid slot, yet holds room only GC can give back by repacking. Half, not
+/// any slot's worth: repacking leaves each slot's tail short of a page, and GC's own copies,
+/// written in small chunks, may be no denser than their victim.
+pub fn is_sparse(zone: &Zone) -> bool {
+    zone.state() == ZoneState::Full
+        && zone.pending_slots() == 0
+        && zone.invalid_slots() == 0
+        && 2 * u64::from(zone.live_slots()) <= u64::from(zone.write_ptr_slots())
+}
+
+/// The last resort when no zone holds an invalid slot and free zones run short: the sparse
+/// zone with the fewest live bytes (the oldest, then the lowest id, on a tie), repacked. Apart
+/// from the victim policies, which never take a zone of only valid slots, so that GC does not
+/// feed on its own copies while invalid slots remain anywhere.
+pub fn compaction_choice(view: &SpaceView<'_>) -> Option<VictimChoice> {
+    let pick = view
+        .zones
+        .iter()
+        .filter(|(_, z)| is_sparse(z))
+        .min_by_key(|(id, z)| (z.live_bytes(), z.last_write_clock(), *id))
+        .map(|(id, _)| id)?;
+    assert!(is_sparse(view.zones.get(pick)) && !is_candidate(view.zones.get(pick)));
+    Some(VictimChoice::copyback(pick, view))
 }
 
 /// Victim policies by name, as configuration picks them.
@@ -268,9 +292,10 @@ mod tests {
 
     /// Values committed one at a time: each of zone 0's 4 slots holds one live 1000-byte
     /// page and nothing else, so no slot is invalid, yet GC would pack the 4 pages into one
-    /// slot and free 3. Zone 1's whole live pages free nothing.
+    /// slot and free 3. Zones of whole live pages free nothing. The policies never take zone
+    /// 0; once free zones run short and no zone holds an invalid slot, the plan repacks it.
     #[test]
-    fn a_zone_of_partly_filled_live_slots_is_a_candidate() {
+    fn a_sparse_zone_is_repacked_only_when_zones_run_short() {
         let mut space = Space::new(SpaceOptions::test_min()).unwrap();
         for slot in 0..4u32 {
             let runs = space.reserve_batch(1, 0, WritePurpose::UserEviction).unwrap();
@@ -278,8 +303,13 @@ mod tests {
             space.share_slot(0, slot, 1);
             space.commit(u64::from(slot), Location::packed(0, slot, 0, 1000), 1);
         }
-        let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
-        crate::space::tests::commit_runs(&mut space, &runs, 100, 1);
+        let mut pid = 100;
+        let mut fill_zone = |space: &mut Space| {
+            let runs = space.reserve_batch(4, 0, WritePurpose::UserEviction).unwrap();
+            crate::space::tests::commit_runs(space, &runs, pid, 1);
+            pid += 4;
+        };
+        fill_zone(&mut space);
         let (z0, z1) = (space.zones().get(0), space.zones().get(1));
         assert_eq!(
             (z0.state(), z0.invalid_slots(), z0.reclaimable_slots()),
@@ -289,9 +319,21 @@ mod tests {
             (z1.state(), z1.invalid_slots(), z1.reclaimable_slots()),
             (ZoneState::Full, 0, 0)
         );
-        assert!(is_candidate(z0) && !is_candidate(z1));
+        assert!(is_sparse(z0) && !is_sparse(z1) && !is_candidate(z0) && !is_candidate(z1));
         space.check_invariants().unwrap();
-        assert_eq!(chosen(&Greedy, &space), Some(0));
+        assert_eq!(chosen(&Greedy, &space), None, "policies take only invalid slots");
+        let view =
+            SpaceView { zones: space.zones(), clock: space.clock(), gc_group: 1, nowa: None };
+        assert_eq!(compaction_choice(&view).map(|c| c.zones), Some(vec![0]));
+        assert!(space.plan_gc().is_none(), "no repacking while free zones are plenty");
+        // Bound: the zone count; each round fills one zone.
+        for _ in 0..space.zone_count() {
+            if space.free_zone_count() < space.options.gc_free_zones_low {
+                break;
+            }
+            fill_zone(&mut space);
+        }
+        assert!(space.free_zone_count() < space.options.gc_free_zones_low);
         let plan = space.plan_gc().unwrap();
         assert_eq!((plan.zones.as_slice(), plan.valid.len()), (&[0][..], 4));
     }

@@ -3,7 +3,7 @@
 //! durable. Apart from `mod.rs` because it is `impl Space`, while the space names the policy
 //! types `mod.rs` holds.
 use super::limits::VICTIMS_PER_CYCLE_MAX;
-use super::{is_candidate, GcPlan, SpaceView, VictimChoice};
+use super::{compaction_choice, is_candidate, is_sparse, GcPlan, SpaceView, VictimChoice};
 use crate::device::WritePurpose;
 use crate::space::map::{Location, PageId, SlotEntry};
 use crate::space::nowa::NoWaMode;
@@ -101,7 +101,14 @@ impl Space {
                     gc_group,
                     nowa: self.nowa.as_ref(),
                 };
-                self.policy.choose(&view)?
+                match self.policy.choose(&view) {
+                    Some(choice) => choice,
+                    // Short of zones with no invalid slot anywhere: repack a sparse zone.
+                    None if self.free_zone_count() < self.options.gc_free_zones_low => {
+                        compaction_choice(&view)?
+                    }
+                    None => return None,
+                }
             }
         };
         assert!(!choice.zones.is_empty() && choice.zones.len() <= VICTIMS_PER_CYCLE_MAX);
@@ -113,7 +120,7 @@ impl Space {
             // A compensation may take a zone with no invalid slot: it frees its unit.
             let idle_full = z.state() == ZoneState::Full && z.pending_slots() == 0;
             assert!(
-                is_candidate(z) || (compensating && idle_full),
+                is_candidate(z) || (compensating && idle_full) || is_sparse(z),
                 "policy {} chose zone {zone}",
                 self.policy.name()
             );
