@@ -6,14 +6,14 @@
 //! journal: when the space has no room it reports why ([`Outcome`]) and changes nothing, and
 //! the orchestrator (orchestrate.rs) decides what to do. Caller holds `writer`.
 use super::journal;
-use super::orchestrate::{Durable, Outcome};
+use super::orchestrate::Outcome;
 use super::state::Inner;
 use crate::device::{AlignedBuf, DeviceError, WriteOp, WritePurpose, ZoneAppend, Zoned};
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
 use crate::space::io as space_io;
 use crate::space::pack::{self, SlotFill};
 use crate::space::{GroupRun, Location, SlotRun, SpaceError, WritePlan};
-use crate::{Error, Result};
+use crate::Result;
 
 /// One batch to append: sealed pages, their stored form, where the plan puts them, and what
 /// they count as.
@@ -167,12 +167,11 @@ fn room_left(room_slots: u32, used_slots: u64, slots_per_zone: u32) -> u32 {
     }
 }
 
-/// Carries out `a`: see the module comment. `Done { all_committed: false }`: a GC copy was
-/// dropped because its page moved.
-pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
-    if inner.options.compression == super::codec::Compression::Device {
-        return super::device_append::execute(inner, a);
-    }
+/// Carries out `a` with host-side packing: see the module comment. `Done { all_committed:
+/// false }`: a GC copy was dropped because its page moved. Not for `compression = device`
+/// (device_append.rs; append_steps.rs picks).
+pub(super) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
+    assert!(inner.options.compression != super::codec::Compression::Device);
     assert!(!a.pages.is_empty());
     assert!(a.gc_from.is_none_or(|f| f.len() == a.pages.len()));
     assert!(
@@ -396,25 +395,4 @@ pub(super) fn commit(
         }
     }
     logged
-}
-
-/// The executor as the orchestrator's [`Durable`] steps for one batch.
-#[derive(Debug)]
-pub(crate) struct AppendSteps<'a> {
-    pub inner: &'a Inner,
-    pub append: Append<'a>,
-}
-
-impl Durable for AppendSteps<'_> {
-    type Error = Error;
-    fn try_append(&mut self) -> Result<Outcome> {
-        execute(self.inner, &self.append)
-    }
-    fn make_durable(&mut self) -> Result<()> {
-        self.inner.make_durable()
-    }
-    fn out_of_space(&self) -> SpaceError {
-        let needed = u64::from(self.append.plan.page_count());
-        self.inner.lock_state().space.out_of_space(needed)
-    }
 }

@@ -12,7 +12,8 @@
 //! device version GC reads stays the mapped one. Inside an eviction the pool is reentered with
 //! the victims latched: the pool's side only `try_` latches frames (deadlock argument in
 //! docs/internals/gc.md).
-use super::append::{Append, AppendSteps};
+use super::append::Append;
+use super::append_steps::AppendSteps;
 use super::orchestrate::{self, Collect};
 use super::state::Inner;
 use crate::device::{AlignedBuf, ReadOp, WritePurpose};

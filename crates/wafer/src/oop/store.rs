@@ -3,7 +3,8 @@
 //! orchestrator (orchestrate.rs) with the append executor (append.rs) and GC (gc.rs) as its
 //! steps. Page 0 (the superblock) alone stays at a fixed offset, written in place. Locks and
 //! shared state: state.rs.
-use super::append::{Append, AppendSteps};
+use super::append::Append;
+use super::append_steps::AppendSteps;
 use super::free::{free_header, FreePages};
 use super::gc::GcLoop;
 use super::journal;
