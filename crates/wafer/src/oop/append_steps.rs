@@ -13,10 +13,19 @@ use crate::{Error, Result};
 
 /// Carries out `a` with the executor for the store's compression.
 fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
-    match inner.options.compression {
-        Compression::Device => device_append::execute(inner, a),
-        _ => append::execute(inner, a),
+    // The orchestrator retries a refused append after GC or a flush, so a refusal must leave
+    // the space as it was: no slot reserved. Read for debug builds only.
+    let issued = || inner.lock_state().space.counters().issued_total_slots();
+    let issued_before = cfg!(debug_assertions).then(issued);
+    let outcome = match inner.options.compression {
+        Compression::Device => device_append::execute(inner, a)?,
+        _ => append::execute(inner, a)?,
+    };
+    if let (Some(before), Outcome::NeedsGc | Outcome::AwaitingDurability) = (issued_before, outcome)
+    {
+        debug_assert_eq!(issued(), before, "a refused append reserved slots");
     }
+    Ok(outcome)
 }
 
 /// The executor as the orchestrator's [`Durable`] steps for one batch.
