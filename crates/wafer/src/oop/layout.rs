@@ -216,6 +216,9 @@ impl Layout {
             Some(g) => zoned_area(device_capacity_bytes, metadata_end_bytes, &g)?,
             None => plain_area(device_capacity_bytes, metadata_end_bytes, o.zone_bytes)?,
         };
+        // The zones follow the metadata and end inside the device: no byte is both.
+        assert!(metadata_end_bytes <= zones_start, "zones at {zones_start} overlap metadata");
+        assert!(zones_start + zone_count * stride_bytes <= device_capacity_bytes);
         let zone_count = u32::try_from(zone_count).unwrap_or(u32::MAX);
         let zones = ZonesAt { start_bytes: zones_start, stride_bytes, device_capacity_bytes };
         let (space, page_capacity) = size_zones(o, &zones, zone_count)?;
@@ -287,6 +290,12 @@ impl Layout {
             device_capacity_bytes: self.layout_bytes,
         };
         let (space, page_capacity) = size_zones(&self.options, &at, zones)?;
+        // The snapshot areas were sized once, for the largest zone count: any count up to it
+        // must fit its map in them.
+        assert!(
+            snapshot::block_count(page_capacity) * SLOT_BYTES <= self.free_section_offset_bytes,
+            "{zones} zones hold {page_capacity} page ids, more than the map section"
+        );
         Ok(Layout { space, page_capacity, ..*self })
     }
 
@@ -306,6 +315,8 @@ impl Layout {
                 lo = mid + 1;
             }
         }
+        // The bisection assumes the cap grows with the zones: `hi` fits and one fewer does not.
+        debug_assert!(fits(hi) && (hi == 1 || !fits(hi - 1)), "{hi} zones for {pages} pages");
         Some(hi)
     }
 }
@@ -353,6 +364,8 @@ fn size_zones(o: &OutOfPlaceOptions, at: &ZonesAt, zone_count: u32) -> Result<(S
     // Live pages must leave the GC free target and the open zones' room, or GC could find
     // no victim with an invalid slot while writers still need zones.
     let overhead_zones = u64::from(gc.free_high) + u64::from(o.open_zones);
+    // `validate` refused fewer zones than the overhead: the difference below is at least one.
+    assert!(u64::from(space.zone_count()) > overhead_zones);
     // Over 100% (compressed pages, thin provisioned) the zones' cap scales the same way.
     let over = u64::from(o.max_fill_percent.max(100));
     let by_zones = (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone * over / 100;
