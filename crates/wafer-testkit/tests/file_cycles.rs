@@ -17,7 +17,6 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ("wafer", "db/startup.rs", "db/mod.rs", "assembles `DbInner` for its parent, which calls into it; `DbInner` moves to a leaf file once that lands"),
     ("wafer", "db/snapshot.rs", "db/mod.rs", "db/ is being edited concurrently; `DbInner` moves to a leaf file once that lands"),
     ("wafer", "db/blobs.rs", "db/durability.rs", "db/ is being edited concurrently; `log_estimate_bytes` moves to a leaf file once that lands"),
-    ("wafer", "oop/append.rs", "oop/device_append.rs", "host path dispatches to the device path, which commits through the host path: more than one move"),
 ];
 
 fn workspace() -> PathBuf {

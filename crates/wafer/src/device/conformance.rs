@@ -36,20 +36,37 @@ pub fn same(got: &[u8], want: &[u8], label: &str, what: &str) {
 }
 
 /// Runs the suite on a fresh (never written) device of at least `BATCH_OPS * 2` blocks.
+///
+/// The steps share the device, so their block ranges are disjoint and their order matters:
+/// the refused-request step checks that block 3 still holds what the read-after-write step put
+/// there, and the trim step trims blocks the big batch wrote.
 pub fn run(dev: &dyn Device, label: &str) {
-    let b = BLOCK_BYTES;
-    let blocks = dev.capacity_bytes() / b;
+    let blocks = dev.capacity_bytes() / BLOCK_BYTES;
     assert!(blocks >= 2 * BATCH_OPS as u64 + 16, "{label}: device too small for the suite");
-    let page = b as usize;
+    unwritten_reads_zero(dev, label, blocks);
+    let one = read_after_write(dev, label);
+    let (targets, datas) = big_batch(dev, label);
+    merged_run(dev, label);
+    trim_zeroes_only_its_block(dev, label, &targets, &datas);
+    bad_requests_change_nothing(dev, label, &one);
+    overwrite(dev, label);
+}
 
-    // Unwritten blocks read as zeros, at both ends.
+/// Unwritten blocks read as zeros, at both ends.
+fn unwritten_reads_zero(dev: &dyn Device, label: &str, blocks: u64) {
+    let b = BLOCK_BYTES;
     for block in [0, blocks - 1] {
-        let mut buf = vec![0xAAu8; page];
+        let mut buf = vec![0xAAu8; b as usize];
         dev.read_at(block * b, &mut buf).unwrap();
         assert!(buf.iter().all(|x| *x == 0), "{label}: unwritten block {block} is not zero");
     }
+}
 
-    // Read after write, single and multi-block, aligned and unaligned buffers.
+/// Read after write, single and multi-block, aligned and unaligned buffers. Writes block 3 and
+/// blocks 8..12; returns block 3's contents.
+fn read_after_write(dev: &dyn Device, label: &str) -> Vec<u8> {
+    let b = BLOCK_BYTES;
+    let page = b as usize;
     let one = pattern(3, 1, page);
     dev.write_at(3 * b, &one, WritePurpose::Metadata).unwrap();
     let four = pattern(8, 1, 4 * page);
@@ -62,9 +79,14 @@ pub fn run(dev: &dyn Device, label: &str) {
     let mut got4 = Unaligned::new(4 * page);
     dev.read_at(8 * b, got4.buf()).unwrap();
     same(got4.buf(), &four, label, "multi-block read after write (unaligned)");
+    one
+}
 
-    // A big batch: BATCH_OPS scattered single-block writes (above the blocks used so far), then
-    // one batch reading them all.
+/// A big batch: BATCH_OPS scattered single-block writes (above the blocks used so far), then
+/// one batch reading them all. Returns the blocks written and their contents.
+fn big_batch(dev: &dyn Device, label: &str) -> (Vec<u64>, Vec<Vec<u8>>) {
+    let b = BLOCK_BYTES;
+    let page = b as usize;
     let span = 2 * BATCH_OPS as u64 - 1;
     let targets: Vec<u64> = (0..BATCH_OPS as u64).map(|i| (i * 7) % span + 16).collect();
     let mut distinct = targets.clone();
@@ -86,33 +108,47 @@ pub fn run(dev: &dyn Device, label: &str) {
         same(buf.buf(), d, label, &format!("batch block {t}"));
     }
     dev.sync().unwrap();
+    (targets, datas)
+}
 
-    // Contiguous runs handed over out of order, an unaligned buffer among them (a file device
-    // merges them into vectored writes): the same bytes as one write per op.
-    let run_blocks = [2 * BATCH_OPS as u64 + 4, 2 * BATCH_OPS as u64 + 1, 2 * BATCH_OPS as u64 + 2];
+/// Contiguous runs handed over out of order, an unaligned buffer among them (a file device
+/// merges them into vectored writes): the same bytes as one write per op.
+fn merged_run(dev: &dyn Device, label: &str) {
+    let b = BLOCK_BYTES;
+    let page = b as usize;
+    let first = 2 * BATCH_OPS as u64 + 1;
+    let run_blocks = [first + 3, first, first + 1];
     let run_datas: Vec<Vec<u8>> = run_blocks.iter().map(|t| pattern(*t, 3, page)).collect();
     let mut odd = Unaligned::new(page);
-    odd.buf().copy_from_slice(&pattern(2 * BATCH_OPS as u64 + 3, 3, page));
+    odd.buf().copy_from_slice(&pattern(first + 2, 3, page));
     let mut run_ops: Vec<WriteOp<'_>> =
         run_blocks.iter().zip(&run_datas).map(|(t, d)| op(t * b, d)).collect();
-    run_ops.push(op((2 * BATCH_OPS as u64 + 3) * b, odd.buf()));
+    run_ops.push(op((first + 2) * b, odd.buf()));
     dev.write_batch(&run_ops).unwrap();
     let mut whole = vec![0u8; 4 * page];
-    dev.read_at((2 * BATCH_OPS as u64 + 1) * b, &mut whole).unwrap();
-    for (i, block) in (2 * BATCH_OPS as u64 + 1..2 * BATCH_OPS as u64 + 5).enumerate() {
+    dev.read_at(first * b, &mut whole).unwrap();
+    for (i, block) in (first..first + 4).enumerate() {
         same(&whole[i * page..(i + 1) * page], &pattern(block, 3, page), label, "merged run");
     }
+}
 
-    // Trim reads zeros and leaves the neighbours alone.
+/// Trim reads zeros and leaves the neighbours alone.
+fn trim_zeroes_only_its_block(dev: &dyn Device, label: &str, targets: &[u64], datas: &[Vec<u8>]) {
+    let b = BLOCK_BYTES;
     let (t0, t1) = (targets[0], targets[1]);
     dev.trim(t0 * b, b).unwrap();
-    let mut z = vec![0xAAu8; page];
+    let mut z = vec![0xAAu8; b as usize];
     dev.read_at(t0 * b, &mut z).unwrap();
     assert!(z.iter().all(|x| *x == 0), "{label}: trimmed block {t0} is not zero");
     dev.read_at(t1 * b, &mut z).unwrap();
     same(&z, &datas[1], label, &format!("trim touched block {t1}"));
+}
 
-    // Bad requests are refused with the right error and change nothing, even inside a batch.
+/// Bad requests are refused with the right error and change nothing, even inside a batch.
+/// `one` is what block 3 holds.
+fn bad_requests_change_nothing(dev: &dyn Device, label: &str, one: &[u8]) {
+    let b = BLOCK_BYTES;
+    let page = b as usize;
     let cap = dev.capacity_bytes();
     let junk = vec![0x55u8; page];
     assert!(matches!(
@@ -138,12 +174,18 @@ pub fn run(dev: &dyn Device, label: &str) {
     assert!(matches!(dev.trim(cap - b, 2 * b), Err(DeviceError::OutOfRange { .. })));
     let mixed = [op(3 * b, &junk), op(cap, &junk)];
     assert!(matches!(dev.write_batch(&mixed), Err(DeviceError::OutOfRange { .. })));
+    let mut got = vec![0u8; page];
     dev.read_at(3 * b, &mut got).unwrap();
-    same(&got, &one, label, "a refused batch changed block 3");
+    same(&got, one, label, "a refused batch changed block 3");
+}
 
-    // Overwrite: the newest bytes win.
+/// Overwrite: the newest bytes win.
+fn overwrite(dev: &dyn Device, label: &str) {
+    let b = BLOCK_BYTES;
+    let page = b as usize;
     let newer = pattern(3, 9, page);
     dev.write_at(3 * b, &newer, WritePurpose::UserCheckpoint).unwrap();
+    let mut got = vec![0u8; page];
     dev.read_at(3 * b, &mut got).unwrap();
     same(&got, &newer, label, "overwrite");
     dev.sync().unwrap();

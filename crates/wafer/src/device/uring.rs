@@ -65,7 +65,7 @@ impl Uring {
         Ok(Uring { ring: Mutex::new(ring) })
     }
 
-    /// Runs every op to completion. `name` is the op name reported in errors.
+    /// Runs every op to completion.
     ///
     /// # Safety
     /// Every `RawOp` must point to `len` bytes that stay valid (and, for reads, writable and not
@@ -76,88 +76,133 @@ impl Uring {
         direction: Direction,
         ops: &[RawOp],
     ) -> Result<(), DeviceError> {
-        let name = match direction {
-            Direction::Read => "io_uring read",
-            Direction::Write => "io_uring write",
-        };
         let mut ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
-        let mut done_bytes = vec![0usize; ops.len()];
-        let mut pending: std::collections::VecDeque<usize> = (0..ops.len()).collect();
-        let mut first_error: Option<(usize, DeviceError)> = None;
+        let mut batch = Batch {
+            fd,
+            direction,
+            ops,
+            done_bytes: vec![0usize; ops.len()],
+            pending: (0..ops.len()).collect(),
+            first_error: None,
+        };
         // Each round completes or advances every op it submits by at least one byte.
         let total_bytes: usize = ops.iter().map(|op| op.len).sum();
         let rounds_max = ops.len() + total_bytes + 1;
         let mut rounds = 0usize;
-        while !pending.is_empty() {
+        while !batch.pending.is_empty() {
             rounds += 1;
             assert!(rounds <= rounds_max, "io_uring batch made no progress");
-            let mut in_flight = 0usize;
-            {
-                let mut sq = ring.submission();
-                while in_flight < QUEUE_DEPTH as usize {
-                    let Some(i) = pending.pop_front() else { break };
-                    let op = ops[i];
-                    let done = done_bytes[i];
-                    let len = (op.len - done).min(MAX_TRANSFER_BYTES) as u32;
-                    // SAFETY: done < op.len, so the pointer stays inside the caller's buffer.
-                    let ptr = unsafe { op.ptr.add(done) };
-                    let fd = types::Fd(fd);
-                    let offset = op.offset + done as u64;
-                    let entry = match direction {
-                        Direction::Read => opcode::Read::new(fd, ptr, len).offset(offset).build(),
-                        Direction::Write => opcode::Write::new(fd, ptr, len).offset(offset).build(),
-                    };
-                    // SAFETY: the buffer outlives the operation (caller contract) and this call
-                    // waits for every completion before returning.
-                    let pushed = unsafe { sq.push(&entry.user_data(i as u64)) };
-                    // The queue holds QUEUE_DEPTH entries and is empty at the start of a round.
-                    assert!(pushed.is_ok(), "submission queue overflow");
-                    in_flight += 1;
-                }
-            }
-            let mut reaped = 0usize;
-            let mut waits = 0u32;
-            while reaped < in_flight {
-                waits += 1;
-                assert!(waits <= ENTER_RETRIES_MAX, "io_uring completions never arrived");
-                if let Err(e) = submit_and_wait(&ring, in_flight - reaped) {
-                    // Entries may still sit in the queue pointing at the caller's buffers:
-                    // returning would leave the kernel free to touch them later. The retryable
-                    // errors are handled inside; anything else is a bug in how the ring is driven.
-                    panic!("io_uring_enter failed with requests in flight: {e}");
-                }
-                for cqe in ring.completion() {
-                    reaped += 1;
-                    let i = cqe.user_data() as usize;
-                    assert!(i < ops.len(), "completion for an unknown op");
-                    let res = cqe.result();
-                    let offset = ops[i].offset + done_bytes[i] as u64;
-                    if res <= 0 {
-                        let source = if res == 0 {
-                            std::io::Error::new(
-                                std::io::ErrorKind::UnexpectedEof,
-                                "transfer of zero bytes (past end of file?)",
-                            )
-                        } else {
-                            std::io::Error::from_raw_os_error(-res)
-                        };
-                        if first_error.as_ref().is_none_or(|(j, _)| i < *j) {
-                            first_error = Some((i, DeviceError::Io { op: name, offset, source }));
-                        }
-                        continue;
-                    }
-                    done_bytes[i] += res as usize;
-                    assert!(done_bytes[i] <= ops[i].len, "kernel transferred more than asked");
-                    if done_bytes[i] < ops[i].len {
-                        pending.push_back(i);
-                    }
-                }
-            }
-            assert_eq!(reaped, in_flight, "more completions than submissions");
+            // SAFETY: the caller's contract on `ops`, and `reap` below waits for every entry
+            // this round submits.
+            let in_flight = unsafe { batch.submit_round(&mut ring) };
+            batch.reap(&mut ring, in_flight);
         }
-        match first_error {
+        match batch.first_error {
             Some((_, e)) => Err(e),
             None => Ok(()),
+        }
+    }
+}
+
+/// One batch in progress: how far each op got, which still need a round, the first failure.
+struct Batch<'a> {
+    fd: RawFd,
+    direction: Direction,
+    ops: &'a [RawOp],
+    done_bytes: Vec<usize>,
+    /// Ops not yet complete and not in flight, in submission order.
+    pending: std::collections::VecDeque<usize>,
+    /// The lowest-numbered failed op and its error.
+    first_error: Option<(usize, DeviceError)>,
+}
+
+impl Batch<'_> {
+    /// The op name reported in errors.
+    fn name(&self) -> &'static str {
+        match self.direction {
+            Direction::Read => "io_uring read",
+            Direction::Write => "io_uring write",
+        }
+    }
+
+    /// Queues up to [`QUEUE_DEPTH`] pending ops (the remainder of each) and returns how many.
+    ///
+    /// # Safety
+    /// As [`Uring::run`], and the caller must reap every entry queued before the buffers may be
+    /// released.
+    unsafe fn submit_round(&mut self, ring: &mut IoUring) -> usize {
+        let mut in_flight = 0usize;
+        let mut sq = ring.submission();
+        while in_flight < QUEUE_DEPTH as usize {
+            let Some(i) = self.pending.pop_front() else { break };
+            let op = self.ops[i];
+            let done = self.done_bytes[i];
+            let len = (op.len - done).min(MAX_TRANSFER_BYTES) as u32;
+            // SAFETY: done < op.len, so the pointer stays inside the caller's buffer.
+            let ptr = unsafe { op.ptr.add(done) };
+            let fd = types::Fd(self.fd);
+            let offset = op.offset + done as u64;
+            let entry = match self.direction {
+                Direction::Read => opcode::Read::new(fd, ptr, len).offset(offset).build(),
+                Direction::Write => opcode::Write::new(fd, ptr, len).offset(offset).build(),
+            };
+            // SAFETY: the buffer outlives the operation (caller contract) and `Uring::run`
+            // waits for every completion before returning.
+            let pushed = unsafe { sq.push(&entry.user_data(i as u64)) };
+            // The queue holds QUEUE_DEPTH entries and is empty at the start of a round.
+            assert!(pushed.is_ok(), "submission queue overflow");
+            in_flight += 1;
+        }
+        in_flight
+    }
+
+    /// Waits for the `in_flight` entries of one round and records each completion. Never
+    /// returns with an entry still in the kernel: the caller's buffers are only borrowed.
+    fn reap(&mut self, ring: &mut IoUring, in_flight: usize) {
+        let mut reaped = 0usize;
+        let mut waits = 0u32;
+        while reaped < in_flight {
+            waits += 1;
+            assert!(waits <= ENTER_RETRIES_MAX, "io_uring completions never arrived");
+            if let Err(e) = submit_and_wait(ring, in_flight - reaped) {
+                // Entries may still sit in the queue pointing at the caller's buffers:
+                // returning would leave the kernel free to touch them later. The retryable
+                // errors are handled inside; anything else is a bug in how the ring is driven.
+                panic!("io_uring_enter failed with requests in flight: {e}");
+            }
+            for cqe in ring.completion() {
+                reaped += 1;
+                self.complete(cqe.user_data() as usize, cqe.result());
+            }
+        }
+        assert_eq!(reaped, in_flight, "more completions than submissions");
+    }
+
+    /// One completion of op `i` with the kernel's result `res`: an error (kept if it is the
+    /// lowest-numbered so far), or bytes transferred, queueing the op again if some remain.
+    #[inline]
+    fn complete(&mut self, i: usize, res: i32) {
+        assert!(i < self.ops.len(), "completion for an unknown op");
+        let offset = self.ops[i].offset + self.done_bytes[i] as u64;
+        if res <= 0 {
+            let source = if res == 0 {
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "transfer of zero bytes (past end of file?)",
+                )
+            } else {
+                std::io::Error::from_raw_os_error(-res)
+            };
+            if self.first_error.as_ref().is_none_or(|(j, _)| i < *j) {
+                let op = self.name();
+                self.first_error = Some((i, DeviceError::Io { op, offset, source }));
+            }
+            return;
+        }
+        self.done_bytes[i] += res as usize;
+        assert!(self.done_bytes[i] <= self.ops[i].len, "kernel transferred more than asked");
+        if self.done_bytes[i] < self.ops[i].len {
+            self.pending.push_back(i);
         }
     }
 }

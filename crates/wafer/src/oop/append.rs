@@ -6,14 +6,14 @@
 //! journal: when the space has no room it reports why ([`Outcome`]) and changes nothing, and
 //! the orchestrator (orchestrate.rs) decides what to do. Caller holds `writer`.
 use super::journal;
-use super::orchestrate::{Durable, Outcome};
+use super::orchestrate::Outcome;
 use super::state::Inner;
 use crate::device::{AlignedBuf, DeviceError, WriteOp, WritePurpose, ZoneAppend, Zoned};
 use crate::page::{PageBuf, PageId, PAGE_SIZE};
 use crate::space::io as space_io;
 use crate::space::pack::{self, SlotFill};
 use crate::space::{GroupRun, Location, SlotRun, SpaceError, WritePlan};
-use crate::{Error, Result};
+use crate::Result;
 
 /// One batch to append: sealed pages, their stored form, where the plan puts them, and what
 /// they count as.
@@ -41,6 +41,8 @@ impl Append<'_> {
     /// What page `index`'s bytes count as: the user write-back it replaces when GC writes its
     /// dirty version, else `purpose`.
     pub(super) fn page_purpose(&self, index: usize) -> WritePurpose {
+        // `get` below would read a missing index as "not a new version": catch it instead.
+        assert!(index < self.pages.len(), "page {index} of a batch of {}", self.pages.len());
         if self.new_versions.get(index) == Some(&true) {
             WritePurpose::UserEviction
         } else if self.survivors.get(index) == Some(&true) {
@@ -65,10 +67,31 @@ impl Append<'_> {
 
     /// The bytes page `index` is stored as.
     fn stored_bytes(&self, index: usize) -> &[u8] {
-        match self.stored.get(index) {
+        let bytes = match self.stored.get(index) {
             Some(Some(bytes)) => bytes,
             _ => &self.pages[index].1[..],
-        }
+        };
+        // The layout packs stored forms into slots: one that is empty or larger than a slot
+        // would be laid out wrong, not refused.
+        debug_assert!(!bytes.is_empty() && bytes.len() <= PAGE_SIZE, "{} bytes", bytes.len());
+        bytes
+    }
+
+    /// What both executors rely on: the plan places every page of the batch once, and the
+    /// per-page slices are indexed by batch index (empty when unused).
+    pub(super) fn check(&self) {
+        let n = self.pages.len();
+        assert!(n > 0, "an empty batch");
+        assert_eq!(self.plan.page_count() as usize, n, "the write plan does not cover the batch");
+        // Each page once, in non-empty stretches: O(pages), so in debug builds only.
+        debug_assert_eq!(self.plan.check(n), Ok(()));
+        assert!(self.stored.is_empty() || self.stored.len() == n);
+        assert!(self.gc_from.is_none_or(|f| f.len() == n));
+        assert!(
+            self.new_versions.is_empty()
+                || (self.new_versions.len() == n && self.gc_from.is_some())
+        );
+        assert!(self.survivors.is_empty() || (self.survivors.len() == n && self.gc_from.is_none()));
     }
 
     /// What a slot of the layout counts as ([`Append::slot_purpose_of`]).
@@ -111,6 +134,8 @@ impl Append<'_> {
             }));
         }
         assert_eq!(next, self.pages.len());
+        // Every page of the batch starts in exactly one slot of the layout.
+        debug_assert_eq!(fills.iter().map(Vec::len).sum::<usize>(), self.pages.len());
         let plan = WritePlan { order: (0..fills.len() as u32).collect(), groups };
         (plan, fills)
     }
@@ -167,18 +192,12 @@ fn room_left(room_slots: u32, used_slots: u64, slots_per_zone: u32) -> u32 {
     }
 }
 
-/// Carries out `a`: see the module comment. `Done { all_committed: false }`: a GC copy was
-/// dropped because its page moved.
-pub(crate) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
-    if inner.options.compression == super::codec::Compression::Device {
-        return super::device_append::execute(inner, a);
-    }
-    assert!(!a.pages.is_empty());
-    assert!(a.gc_from.is_none_or(|f| f.len() == a.pages.len()));
-    assert!(
-        a.new_versions.is_empty() || (a.new_versions.len() == a.pages.len() && a.gc_from.is_some())
-    );
-    assert!(a.survivors.is_empty() || (a.survivors.len() == a.pages.len() && a.gc_from.is_none()));
+/// Carries out `a` with host-side packing: see the module comment. `Done { all_committed:
+/// false }`: a GC copy was dropped because its page moved. Not for `compression = device`
+/// (device_append.rs; append_steps.rs picks).
+pub(super) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
+    assert!(inner.options.compression != super::codec::Compression::Device);
+    a.check();
     let (runs, fills, purposes) = match reserve(inner, a) {
         Ok(runs) => runs,
         Err(SpaceError::NeedsGc { .. }) => return Ok(Outcome::NeedsGc),
@@ -351,6 +370,8 @@ pub(super) fn commit(
     written: Result<()>,
 ) -> Result<bool> {
     assert!(targets.iter().all(|(i, _)| *i < a.pages.len()), "a target names no page");
+    // A written batch placed every page: none may go unlogged while its slot stays reserved.
+    assert!(written.is_err() || targets.len() == a.pages.len(), "a written page has no slot");
     let mut st = inner.lock_state();
     if let Err(e) = written {
         for (_, loc) in &targets {
@@ -396,25 +417,4 @@ pub(super) fn commit(
         }
     }
     logged
-}
-
-/// The executor as the orchestrator's [`Durable`] steps for one batch.
-#[derive(Debug)]
-pub(crate) struct AppendSteps<'a> {
-    pub inner: &'a Inner,
-    pub append: Append<'a>,
-}
-
-impl Durable for AppendSteps<'_> {
-    type Error = Error;
-    fn try_append(&mut self) -> Result<Outcome> {
-        execute(self.inner, &self.append)
-    }
-    fn make_durable(&mut self) -> Result<()> {
-        self.inner.make_durable()
-    }
-    fn out_of_space(&self) -> SpaceError {
-        let needed = u64::from(self.append.plan.page_count());
-        self.inner.lock_state().space.out_of_space(needed)
-    }
 }

@@ -110,7 +110,17 @@ pub fn encode(c: Compression, page: &PageBuf) -> Option<Vec<u8>> {
             out.extend_from_slice(&compressed);
         }
     }
-    (out.len() + SAVING_MIN_BYTES <= PAGE_SIZE).then_some(out)
+    let stored = (out.len() + SAVING_MIN_BYTES <= PAGE_SIZE).then_some(out)?;
+    // GC moves stored forms as they are, and reads decode them: a form that does not decode
+    // back to the page would corrupt it silently (a full decompression: debug builds only).
+    debug_assert!(
+        {
+            let mut back = [0u8; PAGE_SIZE];
+            decode(&stored, &mut back).is_ok() && back == *page
+        },
+        "a stored form does not decode to its page"
+    );
+    Some(stored)
 }
 
 /// Decodes a stored page (`stored.len()` is the map's size) into `out`.
@@ -201,6 +211,8 @@ impl CodecCounters {
     }
 
     pub fn note_read(&self, device_reads: u64) {
+        // A page lies in one slot, or crosses into the next one: never more.
+        assert!((1..=2).contains(&device_reads), "a page read took {device_reads} device reads");
         self.page_reads.fetch_add(1, Ordering::Relaxed);
         self.device_reads.fetch_add(device_reads, Ordering::Relaxed);
     }

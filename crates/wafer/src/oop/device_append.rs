@@ -48,8 +48,8 @@ pub(super) fn check_device(compression: Compression, caps: &DeviceCapabilities) 
 
 /// Carries out `a` with compressed writes: see the module comment.
 pub(super) fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
-    assert!(!a.pages.is_empty());
-    assert!(a.gc_from.is_none_or(|f| f.len() == a.pages.len()));
+    assert_eq!(inner.options.compression, Compression::Device);
+    a.check();
     match inner.lock_state().space.can_reserve(a.plan, a.purpose) {
         Ok(()) => {}
         Err(SpaceError::NeedsGc { .. }) => return Ok(Outcome::NeedsGc),
@@ -139,6 +139,9 @@ fn reserve_step(
     let runs = st.space.reserve_plan(&WritePlan::single(take, group), purpose)?;
     assert_eq!(runs.len(), 1, "a step within one zone's room took {runs:?}");
     let run = runs[0];
+    // The worst case for `take` pages, inside one zone: the CW must not run past its end.
+    assert_eq!(run.slots, take, "a step of {take} pages reserved {run:?}");
+    assert!(run.first_slot + run.slots <= st.space.slots_per_zone(), "{run:?} leaves its zone");
     let offset = st.space.run_offset_bytes(&run);
     let device_zone = space_io::device_zone(zoned, &st.space, run.zone)?;
     Ok(Step { run, offset, device_zone })
@@ -163,6 +166,10 @@ fn write_step(
         .collect();
     let done = zoned.compressed_write(step.offset, &chunks)?;
     let placed = locations(step, &done, these.len())?;
+    // What `locations` accepted: a location per page sent, within the reserved run (`settle`
+    // gives the rest back).
+    assert_eq!(placed.0.len(), these.len());
+    assert!(placed.1 >= 1 && placed.1 <= step.run.slots, "{} slots of {:?}", placed.1, step.run);
     let stored: u64 = done.chunks.iter().map(|c| u64::from(c.stored_bytes)).sum();
     inner.codec.note_slots(u64::from(placed.1), stored);
     Ok((placed.0, placed.1, stored))
@@ -246,6 +253,7 @@ fn settle(
 /// mapped; the store is poisoned by the error anyway).
 fn abandon_run(inner: &Inner, run: SlotRun) {
     let mut st = inner.lock_state();
+    assert!(run.first_slot + run.slots <= st.space.slots_per_zone(), "{run:?} leaves its zone");
     for slot in run.first_slot..run.first_slot + run.slots {
         st.space.abandon(Location::new(run.zone, slot, PAGE_SIZE as u16));
     }

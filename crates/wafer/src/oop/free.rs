@@ -99,6 +99,9 @@ impl FreePages {
         self.headers.keys().copied()
     }
     pub fn insert(&mut self, pid: PageId, header: [u8; HEADER_BYTES]) {
+        // Page 0 is the superblock, never free: the section decoder refuses it, so a section
+        // holding it could not be read back.
+        assert_ne!(pid, 0, "the superblock page kept as a free page");
         self.headers.insert(pid, header);
     }
     pub fn remove(&mut self, pid: PageId) {
@@ -119,8 +122,10 @@ impl FreePages {
         pids.sort_unstable();
         let blocks = section_blocks(pids.len() as u64) as usize;
         let mut out = vec![0u8; blocks * BLOCK_BYTES];
+        let mut written = 0usize;
         for (index, block) in out.chunks_mut(BLOCK_BYTES).enumerate() {
             let chunk = pids.chunks(ENTRIES_PER_BLOCK).nth(index).unwrap_or(&[]);
+            written += chunk.len();
             block[0..4].copy_from_slice(&MAGIC.to_le_bytes());
             block[4..6].copy_from_slice(&VERSION.to_le_bytes());
             block[8..12].copy_from_slice(&(index as u32).to_le_bytes());
@@ -143,6 +148,8 @@ impl FreePages {
             let crc = block_crc(block);
             block[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
         }
+        // The blocks hold every free page: none dropped past the last block.
+        assert_eq!(written, pids.len(), "{blocks} blocks for {} free pages", pids.len());
         out
     }
 
@@ -206,6 +213,9 @@ pub fn synthesize(pid: PageId, aux: u64, lsn: u64) -> [u8; HEADER_BYTES] {
     page::format(&mut p, pid, PageKind::Free, 0, aux);
     page::set_lsn(&mut p, lsn);
     page::seal(&mut p);
+    // `read` rebuilds the page from this header and zeros: that image must verify as the free
+    // page `pid` (a full-page checksum, so debug builds only).
+    debug_assert_eq!(page::verify(&p, pid), Ok(PageKind::Free));
     let mut h = [0u8; HEADER_BYTES];
     h.copy_from_slice(&p[..HEADER_BYTES]);
     h

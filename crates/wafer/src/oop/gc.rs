@@ -12,7 +12,8 @@
 //! device version GC reads stays the mapped one. Inside an eviction the pool is reentered with
 //! the victims latched: the pool's side only `try_` latches frames (deadlock argument in
 //! docs/internals/gc.md).
-use super::append::{Append, AppendSteps};
+use super::append::Append;
+use super::append_steps::AppendSteps;
 use super::orchestrate::{self, Collect};
 use super::state::Inner;
 use crate::device::{AlignedBuf, ReadOp, WritePurpose};
@@ -35,6 +36,10 @@ fn gc_cycle(inner: &Inner, via_pool: bool) -> Result<bool> {
         return Ok(false);
     };
     let plan = &cycle.plan;
+    assert_eq!(plan.valid.len(), plan.groups.len(), "a group for every page to move");
+    // Moves and pages handed to the pool keep every page mapped exactly once; nothing else
+    // maps or unmaps a page while the caller holds `writer`.
+    let mapped_before = inner.lock_state().space.map().mapped_count();
     let _span = tracing::debug_span!("wafer.gc_cycle", zones = plan.zones.len()).entered();
     let r = match (&cache, cycle.hand_over) {
         (Some(c), true) => hand_over(inner, &**c, plan),
@@ -59,6 +64,8 @@ fn gc_cycle(inner: &Inner, via_pool: bool) -> Result<bool> {
         }
     }
     assert!(to_pool <= plan.valid.len() as u64);
+    let mapped_after = st.space.map().mapped_count();
+    assert_eq!(mapped_after, mapped_before, "a GC cycle changed the number of mapped pages");
     st.gc_cycles += 1;
     st.gc_moved_pages += plan.valid.len() as u64 - to_pool;
     drop(st);
@@ -243,6 +250,7 @@ impl ChunkIo<'_> {
         pages: &[(PageId, &PageBuf)],
         new_versions: &[bool],
     ) -> Vec<Option<Vec<u8>>> {
+        assert!(new_versions.is_empty() || new_versions.len() == pages.len());
         let compression = self.inner.options.compression;
         let mut forms = Vec::with_capacity(pages.len());
         for (i, (_, page)) in pages.iter().enumerate() {
@@ -254,6 +262,8 @@ impl ChunkIo<'_> {
                 None => self.inner.codec.encode(compression, page),
             });
         }
+        // The executor indexes stored forms by batch index.
+        assert_eq!(forms.len(), pages.len());
         forms
     }
 }

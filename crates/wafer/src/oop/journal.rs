@@ -58,6 +58,8 @@ pub fn wal_options(journal_bytes: u64, on_data: bool) -> WalOptions {
 }
 
 pub fn set_payload(pid: PageId, loc: Location) -> [u8; 16] {
+    // Replay refuses page 0 (the superblock, never mapped): such a record would fail recovery.
+    assert_ne!(pid, 0, "a map record for the superblock page");
     let mut p = [0u8; 16];
     p[..8].copy_from_slice(&pid.to_le_bytes());
     p[8..].copy_from_slice(&loc.pack().to_le_bytes());
@@ -70,6 +72,9 @@ pub fn sets_payload(entries: &[(PageId, Location)]) -> Vec<u8> {
     let mut out = Vec::with_capacity(2 + entries.len() * 10);
     crate::varint::put(&mut out, entries.len() as u64);
     for (pid, loc) in entries {
+        // Replay refuses page 0 and locations that do not unpack: either would fail recovery.
+        assert_ne!(*pid, 0, "a map record for the superblock page");
+        debug_assert_eq!(Location::unpack(loc.pack()), Some(*loc));
         crate::varint::put(&mut out, *pid);
         crate::varint::put(&mut out, loc.pack());
     }
@@ -82,7 +87,8 @@ pub fn drops_payload(runs: &[std::ops::Range<PageId>]) -> Vec<u8> {
     let mut out = Vec::with_capacity(2 + runs.len() * 6);
     crate::varint::put(&mut out, runs.len() as u64);
     for r in runs {
-        assert!(r.start < r.end, "an empty run {r:?}");
+        // Replay refuses empty runs and page 0 (the superblock).
+        assert!(r.start > 0 && r.start < r.end, "a run {r:?} replay would refuse");
         crate::varint::put(&mut out, r.start);
         crate::varint::put(&mut out, r.end - r.start);
     }
@@ -90,6 +96,8 @@ pub fn drops_payload(runs: &[std::ops::Range<PageId>]) -> Vec<u8> {
 }
 
 pub fn free_payload(pid: PageId, aux: u64, page_lsn: u64) -> [u8; 24] {
+    // Replay refuses page 0 (the superblock is never free); the caller checks `aux`.
+    assert_ne!(pid, 0, "the superblock page logged as free");
     let mut p = [0u8; 24];
     p[..8].copy_from_slice(&pid.to_le_bytes());
     p[8..16].copy_from_slice(&aux.to_le_bytes());
@@ -226,6 +234,7 @@ impl Device for SliceDevice {
         for op in ops.iter_mut() {
             op.offset = self.check(op.offset, op.buf.len() as u64)?;
         }
+        assert!(ops.iter().all(|op| op.offset >= self.offset), "a read left the slice");
         self.inner.read_batch(ops)
     }
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
@@ -267,7 +276,8 @@ mod tests {
         apply(&record(KIND_MARK, &[1; 8]), &mut map, &mut free, 100).unwrap();
         for bad in [
             record(KIND_SET, &set_payload(700, loc)),
-            record(KIND_SET, &set_payload(0, loc)),
+            // Page 0, which `set_payload` refuses to write.
+            record(KIND_SET, &[0u64.to_le_bytes(), loc.pack().to_le_bytes()].concat()),
             record(KIND_SET, &[1, 2, 3]),
             record(KIND_SET, &[0xff; 16]),
             record(KIND_FREE, &free_payload(7, 700, 1)),
@@ -291,6 +301,11 @@ mod tests {
         assert_eq!((map.get(7), map.get(8), map.get(9)), (None, None, Some(a)));
         let mut long = vec![0u8];
         crate::varint::put(&mut long, 300);
+        // Page 0, which `sets_payload` refuses to write.
+        let mut page_zero = Vec::new();
+        for v in [1, 0, a.pack()] {
+            crate::varint::put(&mut page_zero, v);
+        }
         let mut big_run = Vec::new();
         crate::varint::put(&mut big_run, 1);
         crate::varint::put(&mut big_run, 95);
@@ -299,7 +314,7 @@ mod tests {
             record(KIND_SETS, &sets[..sets.len() - 1]),
             record(KIND_SETS, &[sets.clone(), vec![0]].concat()),
             record(KIND_SETS, &sets_payload(&[(700, a)])),
-            record(KIND_SETS, &sets_payload(&[(0, a)])),
+            record(KIND_SETS, &page_zero),
             record(KIND_SETS, &long),
             record(KIND_SETS, &[0]),
             record(KIND_DROPS, &big_run),

@@ -48,6 +48,98 @@ fn nowa_options(device_capacity_bytes: u64, o: &OutOfPlaceOptions) -> NoWaOption
     }
 }
 
+/// Refuses option values no layout can be built from (the device size is checked later).
+fn check_layout_options(o: &OutOfPlaceOptions) -> Result<()> {
+    let fill_max = match o.compression {
+        super::codec::Compression::None => 99,
+        _ => super::options::MAX_FILL_PERCENT_COMPRESSED,
+    };
+    if !(1..=fill_max).contains(&o.max_fill_percent) {
+        let value = o.max_fill_percent;
+        return Err(OptionsError::FillPercent { value, max: fill_max }.into());
+    }
+    if !(1..=100).contains(&o.free_pages_max_percent) {
+        let (option, limit) =
+            ("out_of_place.free_pages_max_percent", Limit::Within { min: 1, max: 100 });
+        let value = o.free_pages_max_percent.into();
+        return Err(OptionsError::OutOfRange { option, value, limit }.into());
+    }
+    if o.fdp && o.placement_handles == 0 {
+        return Err(OptionsError::FdpWithoutHandles.into());
+    }
+    if o.gc_batch_pages == 0 {
+        let (option, limit) = ("out_of_place.gc_batch_pages", Limit::AtLeast(1));
+        return Err(OptionsError::OutOfRange { option, value: 0, limit }.into());
+    }
+    if o.zone_bytes == 0 || !o.zone_bytes.is_multiple_of(SLOT_BYTES) {
+        let (option, limit) = ("out_of_place.zone_bytes", Limit::MultipleOf(SLOT_BYTES));
+        return Err(OptionsError::OutOfRange { option, value: o.zone_bytes, limit }.into());
+    }
+    Ok(())
+}
+
+/// The sizes of one snapshot area, decided before the zones are placed.
+struct SnapshotAreas {
+    /// Upper bound of page ids the area is sized for.
+    pid_bound: u64,
+    map_section_bytes: u64,
+    free_pages_max: u64,
+    free_section_bytes: u64,
+}
+
+impl SnapshotAreas {
+    /// Upper bound of page ids: `max_fill_percent` of every slot after the superblock (the
+    /// zones are a subset of those slots, and the cap `size_zones` sets never exceeds that
+    /// share of them). The snapshot areas are sized for it, so any map and any set of free
+    /// pages the store can hold fits; sizing for the cap itself would be circular (the areas
+    /// decide how many zones remain).
+    fn size(
+        device_capacity_bytes: u64,
+        areas_start: u64,
+        o: &OutOfPlaceOptions,
+    ) -> Result<SnapshotAreas> {
+        let slots_bound = (device_capacity_bytes - areas_start) / SLOT_BYTES;
+        let pid_bound = 1 + slots_bound * u64::from(o.max_fill_percent) / 100;
+        if pid_bound > super::free::PAGE_ID_LIMIT {
+            let capacity_bytes = device_capacity_bytes;
+            return Err(OptionsError::TooManyPageIds { capacity_bytes }.into());
+        }
+        // NoWA's spans follow the map's entries: one per zone at most.
+        let zones_bound = (device_capacity_bytes - areas_start) / o.zone_bytes;
+        let map_section_bytes = (snapshot::block_count(pid_bound)
+            + snapshot::nowa_block_count(zones_bound))
+            * SLOT_BYTES;
+        // Page 0 (the superblock) is never free.
+        let free_pages_max = (pid_bound - 1) * u64::from(o.free_pages_max_percent) / 100;
+        let free_section_bytes = super::free::section_blocks(free_pages_max) * SLOT_BYTES;
+        Ok(SnapshotAreas { pid_bound, map_section_bytes, free_pages_max, free_section_bytes })
+    }
+
+    /// One area: the map section, then the free-page section.
+    fn area_bytes(&self) -> u64 {
+        self.map_section_bytes + self.free_section_bytes
+    }
+}
+
+/// Zones on a device without zones of its own: from the first multiple of `zone_bytes` past
+/// the metadata, so they coincide with the SSD's GC units. Returns (start, count, stride).
+fn plain_area(
+    device_capacity_bytes: u64,
+    metadata_end_bytes: u64,
+    zone_bytes: u64,
+) -> Result<(u64, u64, u64)> {
+    let start = metadata_end_bytes.next_multiple_of(zone_bytes);
+    if start >= device_capacity_bytes {
+        return Err(OptionsError::NoRoomForZones {
+            capacity_bytes: device_capacity_bytes,
+            zone_bytes,
+            metadata_bytes: start,
+        }
+        .into());
+    }
+    Ok((start, (device_capacity_bytes - start) / zone_bytes, zone_bytes))
+}
+
 const JOURNAL_BYTES_MIN: u64 = 64 << 10;
 const JOURNAL_BYTES_MAX: u64 = 64 << 20;
 
@@ -109,92 +201,46 @@ impl Layout {
             Some(g) => zoned_options(o, &g)?,
             None => *o,
         };
-        let fill_max = match o.compression {
-            super::codec::Compression::None => 99,
-            _ => super::options::MAX_FILL_PERCENT_COMPRESSED,
-        };
-        if !(1..=fill_max).contains(&o.max_fill_percent) {
-            let value = o.max_fill_percent;
-            return Err(OptionsError::FillPercent { value, max: fill_max }.into());
-        }
-        if !(1..=100).contains(&o.free_pages_max_percent) {
-            let (option, limit) =
-                ("out_of_place.free_pages_max_percent", Limit::Within { min: 1, max: 100 });
-            let value = o.free_pages_max_percent.into();
-            return Err(OptionsError::OutOfRange { option, value, limit }.into());
-        }
-        if o.fdp && o.placement_handles == 0 {
-            return Err(OptionsError::FdpWithoutHandles.into());
-        }
-        if o.gc_batch_pages == 0 {
-            let (option, limit) = ("out_of_place.gc_batch_pages", Limit::AtLeast(1));
-            return Err(OptionsError::OutOfRange { option, value: 0, limit }.into());
-        }
-        if o.zone_bytes == 0 || !o.zone_bytes.is_multiple_of(SLOT_BYTES) {
-            let (option, limit) = ("out_of_place.zone_bytes", Limit::MultipleOf(SLOT_BYTES));
-            return Err(OptionsError::OutOfRange { option, value: o.zone_bytes, limit }.into());
-        }
+        check_layout_options(o)?;
         let areas_start = data_offset_bytes + SLOT_BYTES;
         if device_capacity_bytes <= areas_start {
             let capacity_bytes = device_capacity_bytes;
             return Err(OptionsError::NoDataArea { capacity_bytes }.into());
         }
-        // Upper bound of page ids: `max_fill_percent` of every slot after the superblock (the
-        // zones are a subset of those slots, and the cap below never exceeds that share of
-        // them). The snapshot areas are sized for it, so any map and any set of free pages the
-        // store can hold fits; sizing for the cap itself would be circular (the areas decide
-        // how many zones remain).
-        let slots_bound = (device_capacity_bytes - areas_start) / SLOT_BYTES;
-        let pid_bound = 1 + slots_bound * u64::from(o.max_fill_percent) / 100;
-        if pid_bound > super::free::PAGE_ID_LIMIT {
-            let capacity_bytes = device_capacity_bytes;
-            return Err(OptionsError::TooManyPageIds { capacity_bytes }.into());
-        }
-        // NoWA's spans follow the map's entries: one per zone at most.
-        let zones_bound = (device_capacity_bytes - areas_start) / o.zone_bytes;
-        let map_section_bytes = (snapshot::block_count(pid_bound)
-            + snapshot::nowa_block_count(zones_bound))
-            * SLOT_BYTES;
-        // Page 0 (the superblock) is never free.
-        let free_pages_max = (pid_bound - 1) * u64::from(o.free_pages_max_percent) / 100;
-        let free_section_bytes = super::free::section_blocks(free_pages_max) * SLOT_BYTES;
-        let snapshot_area_bytes = map_section_bytes + free_section_bytes;
-        let journal_offset_bytes = areas_start + 2 * snapshot_area_bytes;
+        let areas = SnapshotAreas::size(device_capacity_bytes, areas_start, o)?;
+        let journal_offset_bytes = areas_start + 2 * areas.area_bytes();
         let journal_bytes = journal_bytes_for(device_capacity_bytes);
         let journal_here = if journal_on_data { journal_bytes } else { 0 };
         let metadata_end_bytes = journal_offset_bytes + journal_here;
         let (zones_start, zone_count, stride_bytes) = match zones {
             Some(g) => zoned_area(device_capacity_bytes, metadata_end_bytes, &g)?,
-            None => {
-                let start = metadata_end_bytes.next_multiple_of(o.zone_bytes);
-                if start >= device_capacity_bytes {
-                    return Err(OptionsError::NoRoomForZones {
-                        capacity_bytes: device_capacity_bytes,
-                        zone_bytes: o.zone_bytes,
-                        metadata_bytes: start,
-                    }
-                    .into());
-                }
-                (start, (device_capacity_bytes - start) / o.zone_bytes, o.zone_bytes)
-            }
+            None => plain_area(device_capacity_bytes, metadata_end_bytes, o.zone_bytes)?,
         };
+        // The zones follow the metadata and end inside the device: no byte is both.
+        assert!(metadata_end_bytes <= zones_start, "zones at {zones_start} overlap metadata");
+        assert!(zones_start + zone_count * stride_bytes <= device_capacity_bytes);
         let zone_count = u32::try_from(zone_count).unwrap_or(u32::MAX);
         let zones = ZonesAt { start_bytes: zones_start, stride_bytes, device_capacity_bytes };
         let (space, page_capacity) = size_zones(o, &zones, zone_count)?;
-        assert!(page_capacity <= pid_bound);
-        assert!(snapshot::block_count(page_capacity) * SLOT_BYTES <= map_section_bytes);
-        assert!(super::free::section_blocks(free_pages_max) * SLOT_BYTES <= free_section_bytes);
+        // The areas were sized for an upper bound of page ids before the zones were placed;
+        // the page ids the zones allow must fit in them.
+        assert!(page_capacity <= areas.pid_bound);
+        assert!(snapshot::block_count(page_capacity) * SLOT_BYTES <= areas.map_section_bytes);
+        assert!(
+            super::free::section_blocks(areas.free_pages_max) * SLOT_BYTES
+                <= areas.free_section_bytes
+        );
         Ok(Layout {
             superblock_offset_bytes: data_offset_bytes,
-            snapshot_offsets_bytes: [areas_start, areas_start + snapshot_area_bytes],
-            snapshot_area_bytes,
-            free_section_offset_bytes: map_section_bytes,
+            snapshot_offsets_bytes: [areas_start, areas_start + areas.area_bytes()],
+            snapshot_area_bytes: areas.area_bytes(),
+            free_section_offset_bytes: areas.map_section_bytes,
             journal_offset_bytes,
             journal_bytes,
             journal_on_data,
             space,
             page_capacity,
-            free_pages_max,
+            free_pages_max: areas.free_pages_max,
             layout_bytes: device_capacity_bytes,
             zone_count_max: zone_count,
             options: *o,
@@ -244,6 +290,12 @@ impl Layout {
             device_capacity_bytes: self.layout_bytes,
         };
         let (space, page_capacity) = size_zones(&self.options, &at, zones)?;
+        // The snapshot areas were sized once, for the largest zone count: any count up to it
+        // must fit its map in them.
+        assert!(
+            snapshot::block_count(page_capacity) * SLOT_BYTES <= self.free_section_offset_bytes,
+            "{zones} zones hold {page_capacity} page ids, more than the map section"
+        );
         Ok(Layout { space, page_capacity, ..*self })
     }
 
@@ -263,6 +315,8 @@ impl Layout {
                 lo = mid + 1;
             }
         }
+        // The bisection assumes the cap grows with the zones: `hi` fits and one fewer does not.
+        debug_assert!(fits(hi) && (hi == 1 || !fits(hi - 1)), "{hi} zones for {pages} pages");
         Some(hi)
     }
 }
@@ -310,6 +364,8 @@ fn size_zones(o: &OutOfPlaceOptions, at: &ZonesAt, zone_count: u32) -> Result<(S
     // Live pages must leave the GC free target and the open zones' room, or GC could find
     // no victim with an invalid slot while writers still need zones.
     let overhead_zones = u64::from(gc.free_high) + u64::from(o.open_zones);
+    // `validate` refused fewer zones than the overhead: the difference below is at least one.
+    assert!(u64::from(space.zone_count()) > overhead_zones);
     // Over 100% (compressed pages, thin provisioned) the zones' cap scales the same way.
     let over = u64::from(o.max_fill_percent.max(100));
     let by_zones = (u64::from(space.zone_count()) - overhead_zones) * slots_per_zone * over / 100;

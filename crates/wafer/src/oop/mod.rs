@@ -2,6 +2,7 @@
 //! to zones through the space manager (`space/`), the DB GC mechanism, and the page map's
 //! persistence. Protocols and invariants: docs/internals/oop.md.
 mod append;
+mod append_steps;
 pub mod codec;
 mod device_append;
 pub(crate) mod free;

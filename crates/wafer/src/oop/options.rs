@@ -58,6 +58,8 @@ impl GcZones {
                 let reserve = if zone_count < 256 { 1 } else { 2 };
                 let free_low = (zone_count / 64).clamp(reserve + 1, 4);
                 let free_high = (zone_count / 32).clamp(free_low + 1, 8);
+                // The order `SpaceOptions::validate` demands of every setting.
+                debug_assert!(reserve < free_low && free_low <= free_high);
                 GcZoneCounts { free_low, free_high, reserve }
             }
         }

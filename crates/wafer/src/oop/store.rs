@@ -3,7 +3,8 @@
 //! orchestrator (orchestrate.rs) with the append executor (append.rs) and GC (gc.rs) as its
 //! steps. Page 0 (the superblock) alone stays at a fixed offset, written in place. Locks and
 //! shared state: state.rs.
-use super::append::{Append, AppendSteps};
+use super::append::Append;
+use super::append_steps::AppendSteps;
 use super::free::{free_header, FreePages};
 use super::gc::GcLoop;
 use super::journal;
@@ -179,6 +180,8 @@ impl OutOfPlaceStore {
             &mut free,
             layout.page_capacity,
         )?;
+        // Map LSNs only ascend: the journal resumes at or after the snapshot it replayed from.
+        assert!(journal.next_lsn().0 >= snap.header.lsn, "the journal resumes before its snapshot");
         Ok(Recovered { map, free, journal, area, area_lsn, nowa })
     }
 
@@ -452,14 +455,21 @@ impl PageStore for OutOfPlaceStore {
         self.inner.layout_bytes
     }
     fn page_capacity_max(&self) -> u64 {
-        match self.inner.layout_bytes {
+        let max = match self.inner.layout_bytes {
             0 => self.page_capacity(),
             _ => self
                 .inner
                 .layout
                 .with_zone_count(self.inner.layout.zone_count_max)
                 .map_or(self.page_capacity(), |l| l.page_capacity),
-        }
+        };
+        // Growing only adds zones: the cap at the most zones bounds the cap now.
+        assert!(
+            max >= self.page_capacity(),
+            "page capacity {} past its maximum {max}",
+            self.page_capacity()
+        );
+        max
     }
     fn grow_to(&self, pages: u64) -> Result<u64> {
         self.inner.check_poisoned()?;

@@ -6,11 +6,54 @@ use super::map::{Location, SlotEntry};
 use super::zone::{ZoneId, ZoneState};
 use super::Space;
 
+/// The zone lists as sets, built once so each zone's membership is an O(1) lookup.
+struct ZoneLists {
+    empty: HashSet<ZoneId>,
+    pending: HashSet<ZoneId>,
+    open: HashSet<ZoneId>,
+}
+
+/// What the reverse map says about one zone's slots, to compare with the zone's own counts.
+#[derive(Default)]
+struct SlotTally {
+    /// Slots holding current data (a settled packed slot counts once).
+    pages: u32,
+    /// Slots reserved for writes not yet settled.
+    reserved: u32,
+    dead: u32,
+    /// Current page versions in the zone (a packed slot holds several).
+    page_count: u64,
+}
+
 impl Space {
     /// Checks that map, reverse map, zone counts, states and queues agree. The error says what
     /// disagrees first.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let spz = self.slots_per_zone();
+        let lists = self.check_zone_lists()?;
+        let mut valid_total = 0u64;
+        for (z, _) in self.zones.iter() {
+            valid_total += self.check_zone(z, &lists)?;
+        }
+        if self.zones.count(|z| z.state() == ZoneState::Empty) as usize != lists.empty.len()
+            || self.zones.count(|z| matches!(z.state(), ZoneState::PendingReset { .. })) as usize
+                != lists.pending.len()
+            || self.zones.count(|z| z.state() == ZoneState::Open) as usize != lists.open.len()
+        {
+            return Err("zone states and zone lists disagree".into());
+        }
+        if valid_total != self.map.mapped_count() {
+            return Err(format!(
+                "{valid_total} current pages in the zones, {} mapped pages",
+                self.map.mapped_count()
+            ));
+        }
+        self.check_map_against_reverse()
+    }
+
+    /// The queues and lists hold each zone at most once, draining zones are victims with data
+    /// left, and the open zones are within the limit. Returns the lists as sets for the
+    /// per-zone checks.
+    fn check_zone_lists(&self) -> Result<ZoneLists, String> {
         let empty: HashSet<ZoneId> = self.empty.iter().copied().collect();
         let pending: HashSet<ZoneId> = self.pending_reset.iter().copied().collect();
         let open: HashSet<ZoneId> = self.open_by_group.iter().flatten().copied().collect();
@@ -41,100 +84,101 @@ impl Space {
                 self.options.max_open_zones
             ));
         }
-        let mut valid_total = 0u64;
-        for (z, zone) in self.zones.iter() {
-            let (mut pages, mut reserved, mut dead) = (0u32, 0u32, 0u32);
-            // Current page versions in the zone (a packed slot holds several).
-            let mut page_count = 0u64;
-            for (slot, entry) in self.reverse.zone(z).enumerate() {
-                let slot = slot as u32;
-                let written = slot < zone.write_ptr_slots();
-                match entry {
-                    SlotEntry::Free if written => {
-                        return Err(format!("zone {z} slot {slot} below the write pointer is free"))
-                    }
-                    SlotEntry::Free => {}
-                    _ if !written => {
-                        return Err(format!(
-                            "zone {z} slot {slot} past the write pointer is {entry:?}"
-                        ))
-                    }
-                    SlotEntry::Reserved => reserved += 1,
-                    SlotEntry::Dead => dead += 1,
-                    SlotEntry::Page(pid) => {
-                        let loc = self.map.get(pid);
-                        let here = loc.map(|l: Location| (l.zone, l.slot));
-                        if here != Some((z, slot)) || loc.is_some_and(|l| l.crosses()) {
-                            return Err(format!(
-                                "zone {z} slot {slot} names page {pid}, mapped at {here:?}"
-                            ));
-                        }
-                        pages += 1;
-                        page_count += 1;
-                    }
-                    SlotEntry::Shared => {
-                        let n = self.check_shared(z, slot)?;
-                        page_count += n;
-                        match self.reverse.shared(z, slot) {
-                            Some(s) if s.pending > 0 => reserved += 1,
-                            _ => pages += 1,
-                        }
-                    }
-                }
-            }
-            if zone.valid_slots() != pages || zone.pending_slots() != reserved {
-                return Err(format!(
-                    "zone {z}: counts valid {} pending {}, reverse map has {pages} pages {reserved} reserved",
-                    zone.valid_slots(),
-                    zone.pending_slots()
-                ));
-            }
-            if zone.invalid_slots() != dead {
-                return Err(format!(
-                    "zone {z}: {} invalid slots counted, {dead} dead",
-                    zone.invalid_slots()
-                ));
-            }
-            valid_total += page_count;
-            let live: u64 = self.current_pages(z).iter().map(|(_, l)| l.footprint_bytes()).sum();
-            if zone.live_bytes() != live {
-                return Err(format!(
-                    "zone {z}: {} live bytes counted, its pages take {live}",
-                    zone.live_bytes()
-                ));
-            }
-            let full = zone.write_ptr_slots() == spz;
-            let ok = match zone.state() {
-                ZoneState::Empty => zone.write_ptr_slots() == 0 && empty.contains(&z),
-                ZoneState::Open => !full && open.contains(&z),
-                ZoneState::Full => full,
-                ZoneState::Victim => full && reserved == 0,
-                ZoneState::PendingReset { .. } => {
-                    pages == 0 && reserved == 0 && pending.contains(&z)
-                }
-            };
-            let listed = [empty.contains(&z), open.contains(&z), pending.contains(&z)];
-            if !ok || listed.iter().filter(|l| **l).count() > 1 {
-                return Err(format!(
-                    "zone {z}: state {:?} with write pointer {} and lists {listed:?}",
-                    zone.state(),
-                    zone.write_ptr_slots()
-                ));
-            }
-        }
-        if self.zones.count(|z| z.state() == ZoneState::Empty) as usize != empty.len()
-            || self.zones.count(|z| matches!(z.state(), ZoneState::PendingReset { .. })) as usize
-                != pending.len()
-            || self.zones.count(|z| z.state() == ZoneState::Open) as usize != open.len()
-        {
-            return Err("zone states and zone lists disagree".into());
-        }
-        if valid_total != self.map.mapped_count() {
+        Ok(ZoneLists { empty, pending, open })
+    }
+
+    /// One zone: its counts match its reverse map, its live bytes match its pages, and its
+    /// state matches its write pointer and the lists it is on. Returns its current page count.
+    fn check_zone(&self, z: ZoneId, lists: &ZoneLists) -> Result<u64, String> {
+        let zone = self.zones.get(z);
+        let SlotTally { pages, reserved, dead, page_count } = self.tally_slots(z)?;
+        if zone.valid_slots() != pages || zone.pending_slots() != reserved {
             return Err(format!(
-                "{valid_total} current pages in the zones, {} mapped pages",
-                self.map.mapped_count()
+                "zone {z}: counts valid {} pending {}, reverse map has {pages} pages {reserved} reserved",
+                zone.valid_slots(),
+                zone.pending_slots()
             ));
         }
+        if zone.invalid_slots() != dead {
+            return Err(format!(
+                "zone {z}: {} invalid slots counted, {dead} dead",
+                zone.invalid_slots()
+            ));
+        }
+        let live: u64 = self.current_pages(z).iter().map(|(_, l)| l.footprint_bytes()).sum();
+        if zone.live_bytes() != live {
+            return Err(format!(
+                "zone {z}: {} live bytes counted, its pages take {live}",
+                zone.live_bytes()
+            ));
+        }
+        let full = zone.write_ptr_slots() == self.slots_per_zone();
+        let ok = match zone.state() {
+            ZoneState::Empty => zone.write_ptr_slots() == 0 && lists.empty.contains(&z),
+            ZoneState::Open => !full && lists.open.contains(&z),
+            ZoneState::Full => full,
+            ZoneState::Victim => full && reserved == 0,
+            ZoneState::PendingReset { .. } => {
+                pages == 0 && reserved == 0 && lists.pending.contains(&z)
+            }
+        };
+        let listed =
+            [lists.empty.contains(&z), lists.open.contains(&z), lists.pending.contains(&z)];
+        if !ok || listed.iter().filter(|l| **l).count() > 1 {
+            return Err(format!(
+                "zone {z}: state {:?} with write pointer {} and lists {listed:?}",
+                zone.state(),
+                zone.write_ptr_slots()
+            ));
+        }
+        Ok(page_count)
+    }
+
+    /// Walks one zone's reverse map: slots below the write pointer are used, slots past it are
+    /// free, and every page a slot names is mapped back to it.
+    fn tally_slots(&self, z: ZoneId) -> Result<SlotTally, String> {
+        let write_ptr = self.zones.get(z).write_ptr_slots();
+        let mut t = SlotTally::default();
+        for (slot, entry) in self.reverse.zone(z).enumerate() {
+            let slot = slot as u32;
+            let written = slot < write_ptr;
+            match entry {
+                SlotEntry::Free if written => {
+                    return Err(format!("zone {z} slot {slot} below the write pointer is free"))
+                }
+                SlotEntry::Free => {}
+                _ if !written => {
+                    return Err(format!("zone {z} slot {slot} past the write pointer is {entry:?}"))
+                }
+                SlotEntry::Reserved => t.reserved += 1,
+                SlotEntry::Dead => t.dead += 1,
+                SlotEntry::Page(pid) => {
+                    let loc = self.map.get(pid);
+                    let here = loc.map(|l: Location| (l.zone, l.slot));
+                    if here != Some((z, slot)) || loc.is_some_and(|l| l.crosses()) {
+                        return Err(format!(
+                            "zone {z} slot {slot} names page {pid}, mapped at {here:?}"
+                        ));
+                    }
+                    t.pages += 1;
+                    t.page_count += 1;
+                }
+                SlotEntry::Shared => {
+                    t.page_count += self.check_shared(z, slot)?;
+                    match self.reverse.shared(z, slot) {
+                        Some(s) if s.pending > 0 => t.reserved += 1,
+                        _ => t.pages += 1,
+                    }
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// Every mapped page lies inside its zone and the reverse map names it at each slot it
+    /// covers.
+    fn check_map_against_reverse(&self) -> Result<(), String> {
+        let spz = self.slots_per_zone();
         for (pid, loc) in self.map.iter() {
             let agrees = loc.slots().end <= spz
                 && loc.slots().all(|slot| match self.reverse.get(loc.zone, slot) {

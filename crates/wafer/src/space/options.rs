@@ -145,6 +145,23 @@ impl SpaceOptions {
 
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), SpaceError> {
+        let zones = self.validate_geometry()?;
+        self.validate_zone_roles()?;
+        // Room for data: the free target and every open zone must leave at least one zone.
+        let overhead = u64::from(self.gc_free_zones_high) + u64::from(self.max_open_zones);
+        if zones <= overhead {
+            let limit = Limit::Above {
+                option: "(gc_free_zones_high + max_open_zones) zones",
+                value: overhead * self.zone_stride_bytes,
+            };
+            return Err(invalid("data_bytes", self.data_bytes, limit, Some("room for data")));
+        }
+        Ok(())
+    }
+
+    /// Offsets, zone size and stride, and the data area: aligned, and within what a location
+    /// can name. Returns the number of zones.
+    fn validate_geometry(&self) -> Result<u64, SpaceError> {
         if !self.data_offset_bytes.is_multiple_of(SLOT_BYTES) {
             let limit = Limit::MultipleOf(SLOT_BYTES);
             return Err(invalid("data_offset_bytes", self.data_offset_bytes, limit, None));
@@ -179,6 +196,12 @@ impl SpaceOptions {
             let why = Some("more zones than a location holds; use larger zones");
             return Err(invalid("data_bytes", self.data_bytes, limit, why));
         }
+        Ok(zones)
+    }
+
+    /// Open zones, GC thresholds and NoWA's units: enough zones for each role, in an order
+    /// GC can keep.
+    fn validate_zone_roles(&self) -> Result<(), SpaceError> {
         if self.max_open_zones < self.placement.min_open_zones() {
             let limit = Limit::AtLeast(self.placement.min_open_zones().into());
             let why = Some(self.placement.name());
@@ -215,15 +238,6 @@ impl SpaceOptions {
             if let Some((field, _)) = zero {
                 return Err(invalid(field, 0, Limit::AtLeast(1), None));
             }
-        }
-        // Room for data: the free target and every open zone must leave at least one zone.
-        let overhead = u64::from(self.gc_free_zones_high) + u64::from(self.max_open_zones);
-        if zones <= overhead {
-            let limit = Limit::Above {
-                option: "(gc_free_zones_high + max_open_zones) zones",
-                value: overhead * self.zone_stride_bytes,
-            };
-            return Err(invalid("data_bytes", self.data_bytes, limit, Some("room for data")));
         }
         Ok(())
     }

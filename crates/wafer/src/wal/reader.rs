@@ -298,67 +298,84 @@ impl Scanner {
                     Enter::End => return Ok(None),
                 },
             };
-            let block_start = index * BLOCK as u64;
-            let used_end = block_start + header.used as u64;
-            if self.partial.is_empty() {
-                self.partial_lsn = self.pos;
-                self.partial_format = header.format;
-                self.partial_spans = false;
+            if self.read_record_bytes(index, &header)? {
+                return self.finish_record(index * BLOCK as u64, &header).map(Some);
             }
-            let (format, header_bytes) = (self.partial_format, self.partial_format.header_bytes());
-            let have = self.partial.len();
-            let need = if have < header_bytes {
-                header_bytes - have
-            } else {
-                let len = format::decode_record_header(format, &self.partial[..header_bytes]).len;
-                header_bytes + len as usize - have
-            };
-            let n = (need as u64).min(used_end - self.pos) as usize;
-            self.load(index)?;
-            let at =
-                ((index - self.chunk_first_block) * BLOCK as u64 + self.pos - block_start) as usize;
-            self.partial.extend_from_slice(&self.chunk[at..at + n]);
-            self.pos += n as u64;
-            if self.partial.len() == header_bytes {
-                let h = format::decode_record_header(format, &self.partial);
-                if let Some(lsn) = h.lsn.filter(|lsn| *lsn != self.partial_lsn) {
-                    let reason = format!("record header claims lsn {lsn}");
-                    return Err(self.corrupt(self.partial_lsn, reason));
-                }
-                if h.len as usize > MAX_RECORD_PAYLOAD_BYTES {
-                    let reason = format!("record length {} exceeds any valid record", h.len);
-                    return Err(self.corrupt(self.partial_lsn, reason));
-                }
-            }
-            let complete = self.partial.len() >= header_bytes && {
-                let len = format::decode_record_header(format, &self.partial[..header_bytes]).len;
-                self.partial.len() == header_bytes + len as usize
-            };
-            if !complete {
-                continue;
-            }
-            if self.partial_spans
-                && self.pos != block_start + (BLOCK_HEADER_BYTES + header.carry as usize) as u64
-            {
-                let reason = format!(
-                    "record ends at {} but the block carries {} bytes",
-                    self.pos, header.carry
-                );
+        }
+    }
+
+    /// Copies the next bytes of the record being assembled from block `index` (its header,
+    /// then its payload, up to the block's used end), checking the header once it is whole.
+    /// Returns whether the record is complete. Inlined: it runs once per record and block.
+    #[inline]
+    fn read_record_bytes(&mut self, index: u64, header: &BlockHeader) -> Result<bool, WalError> {
+        let block_start = index * BLOCK as u64;
+        let used_end = block_start + header.used as u64;
+        if self.partial.is_empty() {
+            self.partial_lsn = self.pos;
+            self.partial_format = header.format;
+            self.partial_spans = false;
+        }
+        let (format, header_bytes) = (self.partial_format, self.partial_format.header_bytes());
+        let have = self.partial.len();
+        let need = if have < header_bytes {
+            header_bytes - have
+        } else {
+            let len = format::decode_record_header(format, &self.partial[..header_bytes]).len;
+            header_bytes + len as usize - have
+        };
+        let n = (need as u64).min(used_end - self.pos) as usize;
+        self.load(index)?;
+        let at =
+            ((index - self.chunk_first_block) * BLOCK as u64 + self.pos - block_start) as usize;
+        self.partial.extend_from_slice(&self.chunk[at..at + n]);
+        self.pos += n as u64;
+        if self.partial.len() == header_bytes {
+            let h = format::decode_record_header(format, &self.partial);
+            if let Some(lsn) = h.lsn.filter(|lsn| *lsn != self.partial_lsn) {
+                let reason = format!("record header claims lsn {lsn}");
                 return Err(self.corrupt(self.partial_lsn, reason));
             }
-            let (head, payload) = self.partial.split_at(header_bytes);
-            if !format::record_checksum_ok(format, head, payload) {
-                return Err(self.corrupt(self.partial_lsn, "record checksum mismatch".into()));
+            if h.len as usize > MAX_RECORD_PAYLOAD_BYTES {
+                let reason = format!("record length {} exceeds any valid record", h.len);
+                return Err(self.corrupt(self.partial_lsn, reason));
             }
-            let h = format::decode_record_header(format, head);
-            let record =
-                WalRecord { lsn: Lsn(self.partial_lsn), kind: h.kind, payload: payload.to_vec() };
-            self.partial.clear();
-            self.partial_spans = false;
-            self.report.records += 1;
-            self.report.payload_bytes += record.payload.len() as u64;
-            return Ok(Some(record));
         }
+        Ok(self.partial.len() >= header_bytes && {
+            let len = format::decode_record_header(format, &self.partial[..header_bytes]).len;
+            self.partial.len() == header_bytes + len as usize
+        })
+    }
+
+    /// A complete record in `partial`, ending in the block at `block_start`: a record that
+    /// spans blocks must end where the block says its carried bytes end, and its checksum must
+    /// hold. Hands the record out and starts the next one empty.
+    #[inline]
+    fn finish_record(
+        &mut self,
+        block_start: u64,
+        header: &BlockHeader,
+    ) -> Result<WalRecord, WalError> {
+        let (format, header_bytes) = (self.partial_format, self.partial_format.header_bytes());
+        if self.partial_spans
+            && self.pos != block_start + (BLOCK_HEADER_BYTES + header.carry as usize) as u64
+        {
+            let reason =
+                format!("record ends at {} but the block carries {} bytes", self.pos, header.carry);
+            return Err(self.corrupt(self.partial_lsn, reason));
+        }
+        let (head, payload) = self.partial.split_at(header_bytes);
+        if !format::record_checksum_ok(format, head, payload) {
+            return Err(self.corrupt(self.partial_lsn, "record checksum mismatch".into()));
+        }
+        let h = format::decode_record_header(format, head);
+        let record =
+            WalRecord { lsn: Lsn(self.partial_lsn), kind: h.kind, payload: payload.to_vec() };
+        self.partial.clear();
+        self.partial_spans = false;
+        self.report.records += 1;
+        self.report.payload_bytes += record.payload.len() as u64;
+        Ok(record)
     }
 
     /// Moves to the next block (or the first one), checking how it continues the log.
@@ -366,20 +383,7 @@ impl Scanner {
         let index = match self.block {
             None => self.pos / BLOCK as u64,
             Some((index, header)) => {
-                if !self.partial.is_empty() {
-                    if (header.used as usize) < BLOCK {
-                        let reason = "record cut by the padding of a closed block".to_string();
-                        return Err(self.corrupt(self.partial_lsn, reason));
-                    }
-                    let data = (BLOCK - BLOCK_HEADER_BYTES) as u16;
-                    if self.partial_spans && header.carry != data {
-                        let reason = format!(
-                            "record continues past a block that carries only {} bytes of it",
-                            header.carry
-                        );
-                        return Err(self.corrupt(self.partial_lsn, reason));
-                    }
-                }
+                self.check_leaving(&header)?;
                 index + 1
             }
         };
@@ -408,47 +412,89 @@ impl Scanner {
         };
         let block_start = index * BLOCK as u64;
         if self.block.is_none() {
-            // The first block: reading starts mid-block at a record boundary.
-            let offset = self.pos - block_start;
-            if offset < (BLOCK_HEADER_BYTES + header.carry as usize) as u64
-                || offset > header.used as u64
-            {
-                let reason = format!(
-                    "start is not a record boundary of its block (carry {}, used {})",
-                    header.carry, header.used
-                );
-                return Err(self.corrupt(self.pos, reason));
-            }
+            self.check_start_in_block(block_start, &header)?;
         } else {
             self.pos = block_start + BLOCK_HEADER_BYTES as u64;
-            if !self.partial.is_empty() {
-                if header.carry == 0 && header.epoch > self.last_epoch {
-                    // A record cut by a crash, after which a later incarnation resumed at this
-                    // block: the record was never acknowledged. Drop it and go on.
-                    self.report.partial_records_dropped += 1;
-                    self.report.torn_tail_bytes += self.partial.len() as u64;
-                    self.partial.clear();
-                    self.partial_spans = false;
-                } else if header.carry == 0 {
-                    let reason =
-                        "record continues into a block that carries none of it".to_string();
-                    return Err(self.corrupt(self.partial_lsn, reason));
-                } else if header.format != self.partial_format {
-                    // One incarnation writes one format, and a record never leaves its own.
-                    let reason = "record continues into a block of another format".to_string();
-                    return Err(self.corrupt(self.partial_lsn, reason));
-                } else {
-                    self.partial_spans = true;
-                }
-            } else if header.carry != 0 {
-                let reason =
-                    format!("block carries {} bytes of a record that never began", header.carry);
-                return Err(self.corrupt(block_start, reason));
-            }
+            self.continue_into_block(block_start, &header)?;
         }
         self.last_epoch = header.epoch;
         self.block = Some((index, header));
         Ok(Enter::Entered)
+    }
+
+    /// Leaving the current block (`header`) with a record unfinished: the record must run to
+    /// the block's end, and a record that spans the block must fill it.
+    #[inline]
+    fn check_leaving(&self, header: &BlockHeader) -> Result<(), WalError> {
+        if self.partial.is_empty() {
+            return Ok(());
+        }
+        if (header.used as usize) < BLOCK {
+            let reason = "record cut by the padding of a closed block".to_string();
+            return Err(self.corrupt(self.partial_lsn, reason));
+        }
+        let data = (BLOCK - BLOCK_HEADER_BYTES) as u16;
+        if self.partial_spans && header.carry != data {
+            let reason = format!(
+                "record continues past a block that carries only {} bytes of it",
+                header.carry
+            );
+            return Err(self.corrupt(self.partial_lsn, reason));
+        }
+        Ok(())
+    }
+
+    /// The first block: reading starts mid-block at a record boundary, past the bytes the block
+    /// carries over from the block before and not past its used bytes.
+    #[inline]
+    fn check_start_in_block(&self, block_start: u64, header: &BlockHeader) -> Result<(), WalError> {
+        let offset = self.pos - block_start;
+        if offset < (BLOCK_HEADER_BYTES + header.carry as usize) as u64
+            || offset > header.used as u64
+        {
+            let reason = format!(
+                "start is not a record boundary of its block (carry {}, used {})",
+                header.carry, header.used
+            );
+            return Err(self.corrupt(self.pos, reason));
+        }
+        Ok(())
+    }
+
+    /// A later block: its carry must match whether a record is unfinished. A record cut by a
+    /// crash before a later incarnation's block is dropped; any other mismatch is corruption.
+    #[inline]
+    fn continue_into_block(
+        &mut self,
+        block_start: u64,
+        header: &BlockHeader,
+    ) -> Result<(), WalError> {
+        if self.partial.is_empty() {
+            if header.carry != 0 {
+                let reason =
+                    format!("block carries {} bytes of a record that never began", header.carry);
+                return Err(self.corrupt(block_start, reason));
+            }
+            return Ok(());
+        }
+        if header.carry == 0 && header.epoch > self.last_epoch {
+            // A record cut by a crash, after which a later incarnation resumed at this
+            // block: the record was never acknowledged. Drop it and go on.
+            self.report.partial_records_dropped += 1;
+            self.report.torn_tail_bytes += self.partial.len() as u64;
+            self.partial.clear();
+            self.partial_spans = false;
+        } else if header.carry == 0 {
+            let reason = "record continues into a block that carries none of it".to_string();
+            return Err(self.corrupt(self.partial_lsn, reason));
+        } else if header.format != self.partial_format {
+            // One incarnation writes one format, and a record never leaves its own.
+            let reason = "record continues into a block of another format".to_string();
+            return Err(self.corrupt(self.partial_lsn, reason));
+        } else {
+            self.partial_spans = true;
+        }
+        Ok(())
     }
 
     /// Block `index` does not continue the log. Decides between end of log and corruption by

@@ -415,37 +415,10 @@ impl Wal {
         assert!(!st.leader);
         st.leader = true;
         if let Some(delay) = gather {
-            let deadline = Instant::now() + delay;
-            // Bounded by the deadline: every round waits until it or an early-stop signal.
-            loop {
-                let now = Instant::now();
-                let max_waiters = self.options.group_commit_max_waiters as u64;
-                if now >= deadline
-                    || st.urgent
-                    || st.poisoned
-                    || st.buffered_bytes() >= self.options.group_commit_bytes
-                    || (max_waiters > 0 && st.waiting >= max_waiters)
-                {
-                    break;
-                }
-                st = self
-                    .gather
-                    .wait_timeout(st, deadline - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            }
+            st = self.gather_committers(st, delay);
         }
         st.urgent = false;
-        let tail_offset = (st.next_lsn % BLOCK as u64) as usize;
-        let mut padding_bytes = 0u64;
-        if tail_offset > BLOCK_HEADER_BYTES {
-            // Close the partial tail: it is written once, now, and never again this lap.
-            let at = st.buf.len() - BLOCK;
-            format::put_block_used(&mut st.buf[at..], tail_offset);
-            padding_bytes = (BLOCK - tail_offset) as u64;
-            st.next_lsn = st.next_lsn - tail_offset as u64 + BLOCK as u64;
-            open_block(&mut st, 0);
-        }
+        let padding_bytes = close_tail(&mut st);
         // Every block but the (empty) open tail goes to the device.
         let write_blocks = st.buf.len() / BLOCK - 1;
         if write_blocks == 0 {
@@ -457,29 +430,8 @@ impl Wal {
             return Ok(st);
         }
         let first_block = st.buf_first_block;
-        let synced_lsn = st.synced_lsn;
-        for i in 0..write_blocks {
-            let block = &mut st.buf[i * BLOCK..(i + 1) * BLOCK];
-            let used = format::block_used(block);
-            let header = BlockHeader {
-                log_id: self.log_id,
-                block_lsn: (first_block + i as u64) * BLOCK as u64,
-                synced_lsn,
-                epoch: self.epoch,
-                used: used as u16,
-                carry: format::block_carry(block),
-                format: self.record_format,
-            };
-            format::encode_block_header(&header, block);
-            format::seal_block(block);
-        }
-        // Hand the sealed blocks to the I/O and keep only the open tail in the buffer.
-        let mut out = std::mem::take(&mut st.spare);
-        out.clear();
-        std::mem::swap(&mut out, &mut st.buf);
-        st.buf.extend_from_slice(&out[write_blocks * BLOCK..]);
-        out.truncate(write_blocks * BLOCK);
-        st.buf_first_block += write_blocks as u64;
+        self.seal_blocks(&mut st, write_blocks);
+        let out = take_sealed(&mut st, write_blocks);
         let target_durable = st.next_lsn;
         let group_size = st.waiting;
         drop(st);
@@ -497,6 +449,8 @@ impl Wal {
                 st.durable_lsn = target_durable;
                 st.synced_lsn = (first_block + write_blocks as u64) * BLOCK as u64;
                 self.stats.record_flush(out.len() as u64, padding_bytes, group_size);
+                // The written buffer becomes the next flush's spare: no allocation per flush.
+                let mut out = out;
                 out.clear();
                 st.spare = out;
                 self.flushed.notify_all();
@@ -507,6 +461,52 @@ impl Wal {
                 self.flushed.notify_all();
                 Err(e.into())
             }
+        }
+    }
+
+    /// A group-commit leader waits, up to `delay`, for more committers to join its flush. Stops
+    /// early on a `Sync` committer, a poisoned log, a full group (bytes or waiters).
+    fn gather_committers<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        delay: std::time::Duration,
+    ) -> MutexGuard<'a, State> {
+        let deadline = Instant::now() + delay;
+        // Bounded by the deadline: every round waits until it or an early-stop signal.
+        loop {
+            let now = Instant::now();
+            let max_waiters = self.options.group_commit_max_waiters as u64;
+            if now >= deadline
+                || st.urgent
+                || st.poisoned
+                || st.buffered_bytes() >= self.options.group_commit_bytes
+                || (max_waiters > 0 && st.waiting >= max_waiters)
+            {
+                return st;
+            }
+            st = self.gather.wait_timeout(st, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// Writes the final headers of the first `write_blocks` buffered blocks and seals them
+    /// (checksum), so they are ready for the device.
+    fn seal_blocks(&self, st: &mut State, write_blocks: usize) {
+        let first_block = st.buf_first_block;
+        let synced_lsn = st.synced_lsn;
+        for i in 0..write_blocks {
+            let block = &mut st.buf[i * BLOCK..(i + 1) * BLOCK];
+            let used = format::block_used(block);
+            let header = BlockHeader {
+                log_id: self.log_id,
+                block_lsn: (first_block + i as u64) * BLOCK as u64,
+                synced_lsn,
+                epoch: self.epoch,
+                used: used as u16,
+                carry: format::block_carry(block),
+                format: self.record_format,
+            };
+            format::encode_block_header(&header, block);
+            format::seal_block(block);
         }
     }
 
@@ -652,6 +652,33 @@ pub(crate) fn write_header(
 
 /// Appends a fresh block to the buffer at `next_lsn` (a block boundary) and moves `next_lsn`
 /// past its header. `carry`: bytes of the record in progress that will land in it.
+/// Closes a partially filled tail block: it is written once, now, and never again this lap,
+/// and appending continues in a fresh block. Returns the padding this costs.
+fn close_tail(st: &mut State) -> u64 {
+    let tail_offset = (st.next_lsn % BLOCK as u64) as usize;
+    if tail_offset <= BLOCK_HEADER_BYTES {
+        return 0;
+    }
+    let at = st.buf.len() - BLOCK;
+    format::put_block_used(&mut st.buf[at..], tail_offset);
+    st.next_lsn = st.next_lsn - tail_offset as u64 + BLOCK as u64;
+    open_block(st, 0);
+    (BLOCK - tail_offset) as u64
+}
+
+/// Hands the first `write_blocks` sealed blocks to the I/O and keeps only the open tail in the
+/// buffer. The two buffers swap roles (the spare takes the tail), so neither is reallocated
+/// once both have grown to a flush's size.
+fn take_sealed(st: &mut State, write_blocks: usize) -> Vec<u8> {
+    let mut out = std::mem::take(&mut st.spare);
+    out.clear();
+    std::mem::swap(&mut out, &mut st.buf);
+    st.buf.extend_from_slice(&out[write_blocks * BLOCK..]);
+    out.truncate(write_blocks * BLOCK);
+    st.buf_first_block += write_blocks as u64;
+    out
+}
+
 fn open_block(st: &mut State, carry: u16) {
     assert!(st.next_lsn.is_multiple_of(BLOCK as u64));
     assert_eq!(st.next_lsn / BLOCK as u64, st.buf_first_block + (st.buf.len() / BLOCK) as u64);

@@ -263,13 +263,13 @@ impl Harness {
     }
 }
 
-fn run(seed: u64, steps: u32) -> u64 {
-    eprintln!("model seed {seed:#x}");
-    let mut rng = SplitMix64::new(seed);
+/// Options drawn from `rng`: small zones, few of them, and each placement, policy and GC
+/// variant on some seeds. The draw order is fixed, so a seed names the same run.
+fn random_options(rng: &mut SplitMix64) -> SpaceOptions {
     let slots_per_zone = 2 + rng.below(7) as u32;
     let zone_count = 24 + rng.below(24) as u32;
     let max_open_zones = 2 + rng.below(3) as u32;
-    let options = SpaceOptions {
+    SpaceOptions {
         data_offset_bytes: 4096 * rng.below(4),
         data_bytes: u64::from(zone_count * slots_per_zone) * 4096,
         zone_bytes: u64::from(slots_per_zone) * 4096,
@@ -308,9 +308,37 @@ fn run(seed: u64, steps: u32) -> u64 {
             gc_with_user: rng.below(4) == 0,
             ..crate::space::ArtifactOptions::default()
         },
-    };
+    }
+}
+
+impl Harness {
+    /// One random action (GC first whenever the space needs it), then the full check.
+    fn step(&mut self) {
+        let action = self.rng.below(100);
+        if self.space.needs_gc() {
+            let _ = self.gc();
+        } else if action < 60 {
+            self.user_batch();
+        } else if action < 70 {
+            self.free();
+        } else if action < 80 {
+            let _ = self.gc();
+        } else if action < 97 {
+            let durable = self.durable + self.rng.below(self.lsn - self.durable + 1);
+            self.flush(durable);
+        } else {
+            self.crash();
+        }
+        self.check();
+    }
+}
+
+fn run(seed: u64, steps: u32) -> u64 {
+    eprintln!("model seed {seed:#x}");
+    let mut rng = SplitMix64::new(seed);
+    let options = random_options(&mut rng);
     // Live pages up to ~60% of the area: GC always has room.
-    let pid_count = u64::from(zone_count * slots_per_zone) * 6 / 10;
+    let pid_count = options.data_bytes / 4096 * 6 / 10;
     let mut h = Harness {
         space: Space::new(options).unwrap(),
         model: HashMap::new(),
@@ -327,22 +355,7 @@ fn run(seed: u64, steps: u32) -> u64 {
         compensations: 0,
     };
     for _ in 0..steps {
-        let action = h.rng.below(100);
-        if h.space.needs_gc() {
-            let _ = h.gc();
-        } else if action < 60 {
-            h.user_batch();
-        } else if action < 70 {
-            h.free();
-        } else if action < 80 {
-            let _ = h.gc();
-        } else if action < 97 {
-            let durable = h.durable + h.rng.below(h.lsn - h.durable + 1);
-            h.flush(durable);
-        } else {
-            h.crash();
-        }
-        h.check();
+        h.step();
     }
     let compensations = h.compensations;
     eprintln!(

@@ -1,0 +1,50 @@
+//! Runs one batch's append as the orchestrator's [`Durable`] steps, through the executor the
+//! store's compression calls for: host packing (append.rs) or the device's compressed writes
+//! (device_append.rs). The choice lives here, above both, because the device executor commits
+//! through the host executor's `commit`: with the dispatch in append.rs the two files would
+//! name each other.
+use super::append::{self, Append};
+use super::codec::Compression;
+use super::device_append;
+use super::orchestrate::{Durable, Outcome};
+use super::state::Inner;
+use crate::space::SpaceError;
+use crate::{Error, Result};
+
+/// Carries out `a` with the executor for the store's compression.
+fn execute(inner: &Inner, a: &Append<'_>) -> Result<Outcome> {
+    // The orchestrator retries a refused append after GC or a flush, so a refusal must leave
+    // the space as it was: no slot reserved. Read for debug builds only.
+    let issued = || inner.lock_state().space.counters().issued_total_slots();
+    let issued_before = cfg!(debug_assertions).then(issued);
+    let outcome = match inner.options.compression {
+        Compression::Device => device_append::execute(inner, a)?,
+        _ => append::execute(inner, a)?,
+    };
+    if let (Some(before), Outcome::NeedsGc | Outcome::AwaitingDurability) = (issued_before, outcome)
+    {
+        debug_assert_eq!(issued(), before, "a refused append reserved slots");
+    }
+    Ok(outcome)
+}
+
+/// The executor as the orchestrator's [`Durable`] steps for one batch.
+#[derive(Debug)]
+pub(crate) struct AppendSteps<'a> {
+    pub inner: &'a Inner,
+    pub append: Append<'a>,
+}
+
+impl Durable for AppendSteps<'_> {
+    type Error = Error;
+    fn try_append(&mut self) -> Result<Outcome> {
+        execute(self.inner, &self.append)
+    }
+    fn make_durable(&mut self) -> Result<()> {
+        self.inner.make_durable()
+    }
+    fn out_of_space(&self) -> SpaceError {
+        let needed = u64::from(self.append.plan.page_count());
+        self.inner.lock_state().space.out_of_space(needed)
+    }
+}
