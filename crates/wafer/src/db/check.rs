@@ -2,7 +2,8 @@
 //! violation found instead of stopping at the first (docs/internals/btree.md, "Checking a database").
 //! Pages are read through the buffer pool, so a page that is not resident is read from the
 //! device and its checksum verified; resident pages are checked structurally.
-use super::{catalog, DbInner};
+use super::catalog;
+use super::inner::DbInner;
 use crate::btree::DEPTH_MAX;
 use crate::page::{self, node, PageBuf, PageId, PageKind};
 use crate::Result;

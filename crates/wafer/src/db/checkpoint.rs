@@ -8,15 +8,14 @@
 //! poison flag) live in [`Checkpointer`], which the database and the thread share. The thread
 //! never holds the database itself, so the last handle's drop stops and joins it before the
 //! database goes ([`CheckpointThread`]): a dropped database writes nothing afterwards.
-use super::blobs::BlobState;
-use super::durability::write_meta;
+use super::blob_state::BlobState;
 use crate::alloc::Allocator;
 use crate::buffer::BufferPool;
 use crate::device::WritePurpose;
 use crate::durable::{EngineState, WalLogger};
 use crate::options::WriteMode;
-use crate::page::meta::Meta;
-use crate::page::PageId;
+use crate::page::meta::{Meta, META_PAGE_ID};
+use crate::page::{PageId, PAGE_SIZE};
 use crate::wakeup::Wakeup;
 use crate::wal::{Durability, Lsn};
 use crate::{Error, Result};
@@ -285,4 +284,16 @@ fn run(cp: &Checkpointer) {
             let _ = cp.checkpoint_locked(&mut st);
         }
     }
+}
+
+/// Writes the superblock through the store (so the doublewrite area protects it) and syncs: at
+/// the end of each checkpoint, and of a flush without a log (`durability.rs`).
+pub(super) fn write_meta(store: &dyn crate::buffer::PageStore, meta: &Meta) -> Result<()> {
+    // Paired with `Meta::decode` at the next open.
+    assert!(meta.is_sane(), "a superblock the next open would refuse: {meta:?}");
+    assert!(meta.page_capacity <= store.page_capacity(), "the store holds what it names");
+    let mut buf = Box::new([0u8; PAGE_SIZE]);
+    meta.encode(&mut buf);
+    store.write_batch(&[(META_PAGE_ID, &buf)], WritePurpose::Metadata)?;
+    store.sync()
 }

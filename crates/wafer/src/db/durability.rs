@@ -2,22 +2,18 @@
 //! the durability wait after the mutex (so group commit gathers writers), room in the log, and
 //! the stop-the-world flush of a database without a WAL (fuzzy checkpoints: `checkpoint.rs`).
 //! Protocols: docs/internals/recovery.md.
-use super::DbInner;
+use super::batch::log_estimate_bytes;
+use super::checkpoint::write_meta;
+use super::inner::DbInner;
 use crate::btree::Env;
 use crate::device::WritePurpose;
 use crate::durable::{CommitBody, WalLogger};
-use crate::page::meta::{Meta, META_PAGE_ID};
+use crate::page::meta::Meta;
 use crate::page::PAGE_SIZE;
 use crate::wal::{Durability, WalError};
 use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
-
-/// Log bytes a batch may need in the worst case: its records twice over (puts that split log
-/// images too) plus room for a few structure changes.
-pub(super) fn log_estimate_bytes(payload_bytes: u64, ops: u64) -> u64 {
-    2 * (payload_bytes + 64 * ops) + (1 + ops / 4) * 5 * (PAGE_SIZE as u64 + 64)
-}
 
 impl DbInner {
     pub(super) fn wal_logger(&self) -> Option<&WalLogger> {
@@ -66,7 +62,7 @@ impl DbInner {
         // The room check before the mutex may checkpoint; the one under it makes sure writers
         // that passed the first check together did not use the room up meanwhile.
         // Room for the fold this batch may end with.
-        let reserve_bytes = super::blobs::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
+        let reserve_bytes = super::blob_state::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
         let estimate_bytes = estimate_bytes + reserve_bytes;
         let mut attempt = 0;
         let guard = loop {
@@ -213,7 +209,7 @@ impl DbInner {
         assert!(self.checkpointer.is_none() && self.wal.is_none(), "a flush without a log");
         if let Some(b) = self.blobs.get() {
             // No log carries extent changes: the tree takes them before its pages go out.
-            super::blobs::fold_free_tree(b, self.env())?;
+            super::blob_state::fold_free_tree(b, self.env())?;
             b.lock_space().discard_batch();
         }
         self.pool.flush_all(WritePurpose::UserCheckpoint)?;
@@ -260,22 +256,11 @@ impl DbInner {
         let usable = wal.capacity_bytes().saturating_sub(log_slack_bytes(wal));
         // Tagged batches estimate three records an operation (`Db::write_tagged`).
         let estimate = log_estimate_bytes(payload_bytes, 3 * ops)
-            + super::blobs::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
+            + super::blob_state::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
         Ok(estimate <= usable / 4)
     }
 }
 
 fn log_slack_bytes(wal: &crate::wal::Wal) -> u64 {
     2 * wal.options().buffer_blocks as u64 * PAGE_SIZE as u64
-}
-
-/// Writes the superblock through the store (so the doublewrite area protects it) and syncs.
-pub(super) fn write_meta(store: &dyn crate::buffer::PageStore, meta: &Meta) -> Result<()> {
-    // Paired with `Meta::decode` at the next open.
-    assert!(meta.is_sane(), "a superblock the next open would refuse: {meta:?}");
-    assert!(meta.page_capacity <= store.page_capacity(), "the store holds what it names");
-    let mut buf = Box::new([0u8; PAGE_SIZE]);
-    meta.encode(&mut buf);
-    store.write_batch(&[(META_PAGE_ID, &buf)], WritePurpose::Metadata)?;
-    store.sync()
 }

@@ -13,7 +13,7 @@
 //! Freeing an inner page records its children in the same batch, so every page is reachable
 //! from here until it is on the free list, and `Db::check` finds no leak at any point. The
 //! database frees what is recorded right after each cut and, after a crash, at open.
-use super::{Db, DbInner};
+use super::inner::{Db, DbInner};
 use crate::btree::{reclaim_page, Env, Exclusive, TreeCore, FREE_RECORD_BYTES_MAX};
 use crate::page::PageId;
 use crate::Result;
@@ -130,7 +130,7 @@ impl DbInner {
         let own = FREE_RECORD_BYTES_MAX + ENTRY_LOG_BYTES;
         Ok(match crate::page::kind(p) {
             Some(crate::page::PageKind::Inner) => own + record_log_bytes(n + 1),
-            _ if self.blobs.get().is_some() => own + super::blobs::release_log_bytes(n),
+            _ if self.blobs.get().is_some() => own + super::blob_state::release_log_bytes(n),
             _ => own,
         })
     }
@@ -148,7 +148,7 @@ impl DbInner {
         let mut blobs = Vec::new();
         let children = reclaim_page(env, pid, tree_id, &mut |v| {
             if tagged {
-                blobs.extend(super::blobs::blob_of(v)?);
+                blobs.extend(super::blob_state::blob_of(v)?);
             }
             Ok(())
         })?;

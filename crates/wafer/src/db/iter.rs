@@ -1,7 +1,8 @@
 //! Range iterators: leaf-sized batches from the B+tree, consumed from either end. Each yield
 //! narrows the remaining range (front: `lo = Excluded(key)`, back: `hi = Excluded(key)`), so
 //! the two ends never yield a key twice and refills resume where the last batch ended.
-use super::{DbInner, Tree};
+use super::inner::{DbInner, Tree};
+use super::view::At;
 use crate::btree::scan_bounds::{above_lo, below_hi};
 use crate::btree::{Bounds, TreeCore};
 use crate::page::node::Entry;
@@ -22,7 +23,7 @@ pub struct Iter {
     /// Values are tagged (`crate::blob`): yield them decoded, blobs read.
     decode: bool,
     /// Reading a snapshot's view (kept alive while the iterator lives), not the latest pages.
-    at: Option<Arc<super::snapshot::At>>,
+    at: Option<Arc<At>>,
 }
 
 impl Iter {
@@ -37,11 +38,7 @@ impl Iter {
         Iter::with(db, None, bounds)
     }
     /// Over a snapshot's view of a tree (None: the tree did not exist then, nothing to yield).
-    pub(super) fn at(
-        at: Arc<super::snapshot::At>,
-        core: Option<Arc<TreeCore>>,
-        bounds: Bounds,
-    ) -> Iter {
+    pub(super) fn at(at: Arc<At>, core: Option<Arc<TreeCore>>, bounds: Bounds) -> Iter {
         let done = core.is_none();
         let decode = at.db.blobs.get().is_some();
         let db = at.db.clone();

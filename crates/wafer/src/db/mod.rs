@@ -7,7 +7,9 @@
 //! behaves like a crash either way.
 mod backup;
 mod batch;
+mod blob_state;
 mod blobs;
+mod bounds;
 pub(crate) mod catalog;
 mod check;
 mod checkpoint;
@@ -15,6 +17,7 @@ mod durability;
 mod exclusive;
 mod export;
 pub(crate) mod garbage;
+mod inner;
 mod iter;
 mod locks;
 mod manage;
@@ -23,94 +26,41 @@ mod open;
 mod snapshot;
 mod startup;
 mod txn;
+mod view;
 
 pub use backup::BackupTotals;
 pub use batch::{BatchOp, WriteBatch};
-pub use blobs::{BlobStats, ValueReader};
+pub use blob_state::BlobStats;
+pub use blobs::ValueReader;
 pub use check::{CheckReport, Violation};
 pub use export::{Sample, METRIC_PREFIX};
+pub use inner::{Db, Tree};
 pub use iter::Iter;
 pub use locks::TXN_LOCKS_MAX;
 pub use snapshot::{Snapshot, SnapshotTree};
 pub use txn::{Direction, Txn, DEFAULT_LOCK_TIMEOUT};
 
-use crate::alloc::{stamp_image, Allocator};
+use crate::alloc::stamp_image;
 use crate::btree::{Env, Exclusive, TreeCore};
-use crate::buffer::{BufferPool, DoublewriteStore, PoolStats};
+use crate::buffer::PoolStats;
 use crate::device::{Counted, Device, FileDevice};
 use crate::durable::{RecoveryStats, WalLogger};
 use crate::error::OpenError;
 use crate::options::{CreateMode, Options};
-use crate::page::node::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
 use crate::wal::{Durability, WalStatsSnapshot};
 use crate::{Corruption, Limit, OptionsError};
 use crate::{Error, Result};
-use checkpoint::{CheckpointThread, Checkpointer};
-use durability::log_estimate_bytes;
+use batch::log_estimate_bytes;
+use bounds::{bounds_of, prefix_bounds};
+use inner::{check_key, DbInner};
 use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
-
-#[derive(Debug)]
-struct DbInner {
-    options: Options,
-    /// In an `Arc` so the out-of-place store can hold it weakly as GC's page cache.
-    pool: Arc<BufferPool>,
-    logger: Arc<dyn PageLogger>,
-    /// Shared with the checkpointer (as are `next_tree_id`, `poisoned` and `writer`).
-    alloc: Arc<Allocator>,
-    catalog: TreeCore,
-    trees: RwLock<HashMap<String, Arc<TreeCore>>>,
-    /// Changed only under the `trees` write lock.
-    next_tree_id: Arc<AtomicU32>,
-    closed: AtomicBool,
-    poisoned: Arc<AtomicBool>,
-    /// Per-purpose I/O counters when the database counted its own device (`Db::open(path)`).
-    io_stats: Option<Arc<IoStats>>,
-    wal_io_stats: Option<Arc<IoStats>>,
-    /// The WAL-backed logger (same object as `logger`), when the database keeps a WAL.
-    wal: Option<Arc<WalLogger>>,
-    /// Batches apply one at a time under this mutex (WAL mode only), so the log is a sequence
-    /// of whole batches each ended by a commit record. Lock order: `trees` -> `writer` ->
-    /// tree structure latches -> page latches.
-    writer: Arc<Mutex<()>>,
-    /// Fuzzy checkpoints (WAL mode; `checkpoint.rs`).
-    checkpointer: Option<Arc<Checkpointer>>,
-    /// The checkpoint thread (`Options::background_checkpoint`); stopped at close and drop.
-    checkpoint_thread: Mutex<Option<CheckpointThread>>,
-    recovery: Option<RecoveryStats>,
-    doublewrite: Option<Arc<DoublewriteStore>>,
-    /// The data device as given, for the emulator's flash counters in `stats()`.
-    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
-    data_device: Arc<dyn Device>,
-    /// Key locks of transactions (`Txn::lock`).
-    locks: Arc<locks::LockTable>,
-    /// The background write-back thread (`Options::background_write_back`).
-    cleaner: Mutex<Option<crate::buffer::CleanerHandle>>,
-    /// Out-of-line values, when the database's values are tagged (set once, at open).
-    blobs: OnceLock<Arc<blobs::BlobState>>,
-    /// `Db::open(path)`'s locks on its files, released at close or with the last handle, after
-    /// every background thread has written its last byte.
-    file_locks: Mutex<Option<exclusive::FileLocks>>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Db {
-    inner: Arc<DbInner>,
-}
-
-/// A named tree. Operations on a closed database return [`Error::Closed`].
-#[derive(Debug, Clone)]
-pub struct Tree {
-    db: Arc<DbInner>,
-    core: Arc<TreeCore>,
-    name: Arc<str>,
-}
 
 /// Serialises (serde) as nested JSON objects; [`DbStats::prometheus_text`] and
 /// [`DbStats::publish_metrics`] export the same numbers flat.
@@ -151,88 +101,6 @@ pub struct DbStats {
     pub blobs: Option<BlobStats>,
     /// Live snapshots and the page copies kept for them (`Db::snapshot`).
     pub snapshots: crate::buffer::versions::SnapshotStats,
-}
-
-fn check_key(key: &[u8]) -> Result<()> {
-    if key.len() > MAX_KEY_BYTES {
-        return Err(Error::KeyTooLarge { len: key.len(), max: MAX_KEY_BYTES });
-    }
-    Ok(())
-}
-impl DbInner {
-    /// Whether the database can store `value` (inline, or out of line with blobs).
-    fn check_value(&self, value: &[u8]) -> Result<()> {
-        if let Some(b) = self.blobs.get() {
-            return b.goes_out_of_line(value.len()).map(|_| ());
-        }
-        if value.len() > MAX_VALUE_BYTES {
-            return Err(Error::ValueTooLarge { len: value.len(), max: MAX_VALUE_BYTES });
-        }
-        Ok(())
-    }
-}
-
-impl DbInner {
-    fn env(&self) -> Env<'_> {
-        Env {
-            pool: &self.pool,
-            logger: &*self.logger,
-            alloc: &self.alloc,
-            poisoned: &self.poisoned,
-            append_split: self.options.append_split,
-        }
-    }
-    fn lock_checkpoint_thread(&self) -> std::sync::MutexGuard<'_, Option<CheckpointThread>> {
-        self.checkpoint_thread.lock().unwrap_or_else(|e| e.into_inner())
-    }
-    fn check_open(&self) -> Result<()> {
-        if self.closed.load(Ordering::Acquire) {
-            return Err(Error::Closed);
-        }
-        Ok(())
-    }
-    fn check_writable(&self) -> Result<()> {
-        self.check_open()?;
-        if self.options.read_only {
-            return Err(Error::ReadOnly);
-        }
-        if self.poisoned.load(Ordering::Relaxed) || self.pool.is_poisoned() {
-            return Err(Error::Poisoned);
-        }
-        Ok(())
-    }
-    /// Operation `index` of a batch failed with `e`. Once an earlier operation is applied the
-    /// batch is no longer all or nothing, so the database is poisoned (a reopen recovers the
-    /// last commit); a clean refusal of the first (a full device, a dropped tree) changed
-    /// nothing and poisons nothing.
-    fn fail_batch_op(&self, index: usize, e: Error) -> Error {
-        if index > 0 {
-            self.poisoned.store(true, Ordering::Relaxed);
-            return e;
-        }
-        match self.poison_unless_clean::<()>(Err(e)) {
-            Err(e) => e,
-            Ok(()) => unreachable!("an error stays an error"),
-        }
-    }
-
-    /// Marks the DB poisoned when an error leaves state unknown (not for clean refusals).
-    fn poison_unless_clean<T>(&self, r: Result<T>) -> Result<T> {
-        if let Err(e) = &r {
-            let clean = matches!(
-                e,
-                Error::KeyTooLarge { .. }
-                    | Error::ValueTooLarge { .. }
-                    | Error::OutOfSpace(_)
-                    | Error::TreeDropped(_)
-                    | Error::ReadOnly
-            );
-            if !clean {
-                self.poisoned.store(true, Ordering::Relaxed);
-            }
-        }
-        r
-    }
 }
 
 type SharedDevice = Arc<dyn Device>;
@@ -560,12 +428,12 @@ impl Db {
             Some(wl) => wl.wal()?.capacity_bytes(),
             None => 0,
         };
-        let fold = blobs::FoldBounds::new(
+        let fold = blob_state::FoldBounds::new(
             &inner.options.wal,
             log_bytes,
             inner.options.checkpoint_log_bytes,
         );
-        let state = Arc::new(blobs::BlobState::new(
+        let state = Arc::new(blob_state::BlobState::new(
             inner.options.blob_threshold_bytes,
             tree.core,
             space,
@@ -912,27 +780,6 @@ impl Db {
     }
 }
 
-impl Drop for DbInner {
-    /// The last handle is gone: background GC stops before this returns, so a database reopened
-    /// right after (same process) sees no write from the old one. GC's thread may hold the pool,
-    /// and with it the store, a little longer.
-    fn drop(&mut self) {
-        // Stopped and joined first: they write through the store, and nothing may be written
-        // once the last handle is gone (a checkpoint in progress finishes).
-        self.stop_background();
-    }
-}
-
-impl DbInner {
-    /// Stops and joins the checkpoint and write-back threads and the store's GC (a checkpoint
-    /// or GC cycle in progress finishes first).
-    fn stop_background(&self) {
-        self.lock_checkpoint_thread().take();
-        self.cleaner.lock().unwrap_or_else(|e| e.into_inner()).take();
-        self.pool.store().stop_background();
-    }
-}
-
 /// The WAL file of the database in `path`: `<path>.wal`.
 pub fn wal_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -981,42 +828,6 @@ fn check_options(options: &Options) -> Result<()> {
     }
     options.wal.validate()?;
     Ok(())
-}
-
-fn owned_bound<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<Vec<u8>> {
-    match b {
-        Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
-        Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-fn bounds_of<K: AsRef<[u8]>, R: RangeBounds<K>>(range: R) -> crate::btree::Bounds {
-    crate::btree::Bounds {
-        lo: owned_bound(range.start_bound()),
-        hi: owned_bound(range.end_bound()),
-    }
-}
-
-/// The keys starting with `prefix`.
-fn prefix_bounds(prefix: &[u8]) -> crate::btree::Bounds {
-    let hi = match prefix_end(prefix) {
-        Some(end) => Bound::Excluded(end),
-        None => Bound::Unbounded,
-    };
-    crate::btree::Bounds { lo: Bound::Included(prefix.to_vec()), hi }
-}
-
-/// The smallest key greater than every key starting with `prefix` (None: no such key).
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
 }
 
 impl Tree {
@@ -1203,18 +1014,5 @@ impl Tree {
     /// Entries whose key starts with `prefix`, ascending; `.rev()` for descending.
     pub fn prefix(&self, prefix: &[u8]) -> Iter {
         Iter::new(self.clone(), prefix_bounds(prefix))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::prefix_end;
-
-    #[test]
-    fn prefix_end_carries_over_0xff() {
-        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
-        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
-        assert_eq!(prefix_end(&[0xff, 0xff]), None);
-        assert_eq!(prefix_end(b""), None);
     }
 }

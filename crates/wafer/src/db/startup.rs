@@ -3,8 +3,9 @@
 //! options, the buffer pool built over the store, the log replayed into the pool, and the
 //! database assembled and its threads started. Each step hands the next what it checked, and
 //! says so with assertions where it hands over.
+use super::catalog;
 use super::checkpoint::{CheckpointThread, Checkpointer};
-use super::{catalog, Db, DbInner};
+use super::inner::{Db, DbInner};
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::TreeCore;
 use crate::buffer::{BufferPool, DoublewriteStore, PageStore, StoreRecovery};

@@ -14,8 +14,10 @@
 //! - A lock not granted within the transaction's lock timeout fails with
 //!   [`Error::LockTimeout`]; the transaction keeps what it held and should be aborted (dropped)
 //!   and retried. Dropping a transaction aborts it.
+use super::batch::WriteBatch;
+use super::bounds::prefix_end;
+use super::inner::{check_key, Db};
 use super::locks::{LockTable, TXN_LOCKS_MAX};
-use super::{check_key, prefix_end, Db, WriteBatch};
 use crate::{Durability, Error, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
