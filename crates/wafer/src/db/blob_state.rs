@@ -94,7 +94,7 @@ impl BlobState {
     /// Whether a value of `len` bytes is stored out of line; Err when it cannot be stored.
     pub fn goes_out_of_line(&self, len: usize) -> Result<bool> {
         let inline_max = crate::page::node::MAX_VALUE_BYTES - 1;
-        match self.threshold {
+        let out = match self.threshold {
             Some(t) if len >= t as usize || len > inline_max => {
                 if len as u64 > blob::format::BLOB_MAX_BYTES {
                     let max = blob::format::BLOB_MAX_BYTES as usize;
@@ -104,7 +104,10 @@ impl BlobState {
             }
             None if len > inline_max => Err(Error::ValueTooLarge { len, max: inline_max }),
             _ => Ok(false),
-        }
+        };
+        // What the write path hands a leaf: an inline value always fits one, tag byte and all.
+        debug_assert!(!matches!(out, Ok(false)) || len <= inline_max, "{len} bytes inline");
+        out
     }
 
     pub fn stats(&self) -> BlobStats {

@@ -504,6 +504,8 @@ impl ValueReader {
         ValueReader { len_bytes: bytes.len() as u64, source: Source::Inline { bytes, pos: 0 } }
     }
     pub(super) fn blob(db: Arc<DbInner>, r: BlobRef) -> ValueReader {
+        // The stream reads its pages through the blob space (staged ones first).
+        debug_assert!(db.blobs.get().is_some(), "a blob stream of a database without blobs");
         let stream = BlobStream {
             db,
             r,
@@ -564,6 +566,8 @@ impl std::io::Read for ValueReader {
                 let n = out.len().min(bytes.len() - *pos);
                 out[..n].copy_from_slice(&bytes[*pos..*pos + n]);
                 *pos += n;
+                // The cursor stays within the value (0 read, from then on, is its end).
+                debug_assert!(*pos <= bytes.len() && bytes.len() as u64 == self.len_bytes);
                 Ok(n)
             }
             Source::Blob(s) => {
@@ -577,6 +581,8 @@ impl std::io::Read for ValueReader {
                 let n = out.len().min(s.chunk_len - s.chunk_pos);
                 out[..n].copy_from_slice(&s.page[from..from + n]);
                 s.chunk_pos += n;
+                // `next_chunk`'s hand-over: a chunk within the page, handed out once.
+                debug_assert!(s.chunk_pos <= s.chunk_len && from + n <= PAGE_SIZE);
                 Ok(n)
             }
         }

@@ -21,6 +21,11 @@ pub(super) fn prefix_bounds(prefix: &[u8]) -> Bounds {
         Some(end) => Bound::Excluded(end),
         None => Bound::Unbounded,
     };
+    // Iterators narrow from both ends and stop where they meet: the range must not be inverted.
+    debug_assert!(match &hi {
+        Bound::Excluded(end) => end.as_slice() > prefix,
+        _ => true,
+    });
     Bounds { lo: Bound::Included(prefix.to_vec()), hi }
 }
 
@@ -30,6 +35,8 @@ pub(super) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     while let Some(last) = end.pop() {
         if last < 0xff {
             end.push(last + 1);
+            // Above every key with the prefix, and not one of them itself.
+            debug_assert!(end.as_slice() > prefix && !end.starts_with(prefix));
             return Some(end);
         }
     }

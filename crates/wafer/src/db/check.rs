@@ -105,6 +105,8 @@ impl Walk<'_> {
 
     /// Claims `pid` for `who`; false (with a violation) when it is out of range or owned.
     fn claim(&mut self, pid: PageId, who: Owner) -> bool {
+        // Every claim names its owner: `None` marks the pages nobody reached (the leaks).
+        debug_assert_ne!(who, Owner::None, "page {pid} claimed for nobody");
         let Some(slot) = self.owner.get(pid as usize).copied() else {
             let hw = self.owner.len();
             self.violation(Some(pid), format!("{who:?} reaches it, beyond the high water {hw}"));
@@ -242,6 +244,8 @@ impl Walk<'_> {
 
     fn push_children(&mut self, v: &Visit, p: &PageBuf, stack: &mut Vec<Visit>) {
         let n = node::slot_count(p);
+        // `tree` stops at the depth bound before it descends: children stay within it.
+        debug_assert!(v.depth < DEPTH_MAX, "children pushed below the depth bound");
         // Reverse, so the leftmost child is visited first and leaves come in key order.
         for pos in (0..=n).rev() {
             let lo = if pos == 0 { v.lo.clone() } else { Some(node::key(p, pos - 1).to_vec()) };

@@ -117,6 +117,8 @@ impl Checkpointer {
     /// The log grew past the trigger since the last checkpoint.
     fn grown(&self) -> bool {
         let Ok(wal) = self.logger.wal() else { return false };
+        // The trigger: options validated it nonzero, so a checkpoint is never due for nothing.
+        debug_assert!(self.log_bytes > 0, "a checkpoint trigger of no bytes");
         let since = wal.next_lsn().0.saturating_sub(self.last_lsn.load(Ordering::Acquire));
         since >= self.log_bytes
     }
@@ -136,6 +138,8 @@ impl Checkpointer {
             }
             return;
         }
+        // Called after a commit record: the log holds something past the last checkpoint's start.
+        debug_assert!(self.logger.committed() > 0, "after_commit before any commit");
         let Ok(mut st) = self.state.try_lock() else { return };
         if !self.due(&st) {
             return;
@@ -258,6 +262,8 @@ impl CheckpointThread {
         let thread = std::thread::Builder::new()
             .name("wafer-checkpoint".into())
             .spawn(move || run(&shared))?;
+        // One thread per checkpointer: a second would run checkpoints nobody asked for.
+        debug_assert!(!cp.signal.enabled(), "a second checkpoint thread");
         cp.signal.set_enabled(true);
         Ok(CheckpointThread { cp: cp.clone(), thread: Some(thread) })
     }

@@ -21,6 +21,8 @@ impl DbInner {
     }
 
     pub(super) fn lock_writer(&self) -> MutexGuard<'_, ()> {
+        // The mutex orders batches in the log; without one, writers hold tree latches instead.
+        debug_assert!(self.wal.is_some(), "the writer mutex taken without a log");
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -80,6 +82,8 @@ impl DbInner {
             Some(v) => self.fold_blobs_if_full(self.env()).map(|()| Some(v)),
             None => Ok(None),
         });
+        // The log only grows under a batch: the commit's "records since `before`" relies on it.
+        debug_assert!(wal.next_lsn().0 >= before.0, "the log moved back under a batch");
         let value = match result {
             // Not `logged`: a concurrent flush pads the log's block, moving `next_lsn` with
             // no record of ours. `apply` declines only before it changes anything.
@@ -104,6 +108,11 @@ impl DbInner {
         }
         drop(guard);
         logger.commit(lsn, durability).inspect_err(|_| self.poison())?;
+        // A synchronous commit returns once its record is durable (the acknowledgement).
+        debug_assert!(
+            durability != Durability::Sync || wal.durable_lsn().0 > lsn,
+            "commit {lsn} acknowledged before it was durable"
+        );
         cp.after_commit();
         Ok(Some(value))
     }
@@ -184,6 +193,8 @@ impl DbInner {
     fn log_free_bytes(&self, logger: &WalLogger) -> Result<u64> {
         let wal = logger.wal()?;
         let used = wal.retained_bytes();
+        // The log's hand-over: what it retains lies in its circular area.
+        debug_assert!(used <= wal.capacity_bytes(), "{used} bytes retained in a smaller log");
         Ok(wal.capacity_bytes().saturating_sub(used + log_slack_bytes(wal)))
     }
 
@@ -192,7 +203,10 @@ impl DbInner {
     pub(super) fn checkpoint(&self) -> Result<()> {
         match &self.checkpointer {
             Some(cp) => {
+                let before = cp.count();
                 cp.run()?;
+                // Gates open below on the strength of a completed checkpoint, not a skipped one.
+                debug_assert!(cp.count() > before, "a checkpoint returned without completing");
                 // Everything before the checkpoint is durable: freed blob runs may go.
                 match self.blobs.get() {
                     Some(b) => self.open_blob_gates(b),

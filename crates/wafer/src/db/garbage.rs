@@ -34,6 +34,8 @@ pub(crate) fn encode(tree_id: u32) -> [u8; ENTRY_BYTES] {
     let mut v = [0u8; ENTRY_BYTES];
     v[0] = ENTRY_VERSION;
     v[1..].copy_from_slice(&tree_id.to_le_bytes());
+    // Reclaim (and `Db::check`) read the entry back through `decode`.
+    debug_assert!(matches!(decode(&[0; 8], &v), Ok((0, id)) if id == tree_id));
     v
 }
 
@@ -101,7 +103,7 @@ impl DbInner {
         self.write_txn(durability, log_max, |env| {
             let g = garbage.exclusive();
             let entries = g.first_leaf_entries(env)?;
-            let mut used = 0u64;
+            let (mut used, mut freed) = (0u64, 0usize);
             for (k, v) in entries.iter().take(pages_max) {
                 let (pid, tree_id) = decode(k, v)?;
                 let cost = self.reclaim_cost(env, pid)?;
@@ -115,7 +117,11 @@ impl DbInner {
                 }
                 r?;
                 any.set(true);
+                freed += 1;
             }
+            // The batch keeps to the log room it asked for, but for a first page (the one
+            // that guarantees progress), and to the pool share its dirty pages may take.
+            assert!(freed <= pages_max && (freed <= 1 || used <= log_max), "{freed}, {used}");
             Ok(())
         })?;
         Ok(any.get())
@@ -127,6 +133,8 @@ impl DbInner {
         let g = env.pool.read(pid)?;
         let p = g.bytes();
         let n = crate::page::node::slot_count(p);
+        // Reclaim reads pages only inside its batch: the page cannot change under the count.
+        debug_assert!(self.writer_held(), "a reclaim cost counted outside its batch");
         let own = FREE_RECORD_BYTES_MAX + ENTRY_LOG_BYTES;
         Ok(match crate::page::kind(p) {
             Some(crate::page::PageKind::Inner) => own + record_log_bytes(n + 1),

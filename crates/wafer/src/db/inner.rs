@@ -120,6 +120,8 @@ impl DbInner {
         if self.options.read_only {
             return Err(Error::ReadOnly);
         }
+        // Open's hand-over for a writable database: a log comes with its checkpointer.
+        debug_assert_eq!(self.wal.is_some(), self.checkpointer.is_some());
         if self.poisoned.load(Ordering::Relaxed) || self.pool.is_poisoned() {
             return Err(Error::Poisoned);
         }
@@ -130,6 +132,8 @@ impl DbInner {
     /// last commit); a clean refusal of the first (a full device, a dropped tree) changed
     /// nothing and poisons nothing.
     pub(super) fn fail_batch_op(&self, index: usize, e: Error) -> Error {
+        // Only the batch in progress decides what its failure leaves behind.
+        debug_assert!(self.writer_held(), "batch operation {index} failed outside its batch");
         if index > 0 {
             self.poisoned.store(true, Ordering::Relaxed);
             return e;
@@ -142,6 +146,8 @@ impl DbInner {
 
     /// Marks the DB poisoned when an error leaves state unknown (not for clean refusals).
     pub(super) fn poison_unless_clean<T>(&self, r: Result<T>) -> Result<T> {
+        // Its callers judge a write of the batch in progress (whose state nobody else changes).
+        debug_assert!(self.writer_held(), "a write judged outside its batch");
         if let Err(e) = &r {
             let clean = matches!(
                 e,
@@ -174,6 +180,8 @@ impl DbInner {
     /// Stops and joins the checkpoint and write-back threads and the store's GC (a checkpoint
     /// or GC cycle in progress finishes first).
     pub(super) fn stop_background(&self) {
+        // The checkpointer only runs with a log: no thread to stop otherwise.
+        debug_assert!(self.checkpointer.is_some() || self.lock_checkpoint_thread().is_none());
         self.lock_checkpoint_thread().take();
         self.cleaner.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.pool.store().stop_background();

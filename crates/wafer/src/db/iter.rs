@@ -34,7 +34,9 @@ impl Iter {
     pub(super) fn new_core_of(db: Arc<DbInner>, core: Arc<TreeCore>, bounds: Bounds) -> Iter {
         Iter::with(db, Some(core), bounds)
     }
-    pub(super) fn new_core(db: Arc<DbInner>, _catalog: &TreeCore, bounds: Bounds) -> Iter {
+    pub(super) fn new_core(db: Arc<DbInner>, catalog: &TreeCore, bounds: Bounds) -> Iter {
+        // No core stands for the database's own catalog (`leaf_batch`): it must be that one.
+        assert!(std::ptr::eq(catalog, &db.catalog), "a catalog iterator over another tree");
         Iter::with(db, None, bounds)
     }
     /// Over a snapshot's view of a tree (None: the tree did not exist then, nothing to yield).
@@ -106,6 +108,8 @@ impl Iter {
     }
 
     fn fail(&mut self, e: crate::Error) -> Option<Result<Entry>> {
+        // An error ends the iterator once: nothing is yielded after it, and no second one.
+        debug_assert!(!self.done, "an ended iterator failed again");
         self.done = true;
         Some(Err(e))
     }

@@ -141,6 +141,8 @@ impl DbInner {
         range: &Bounds,
         blobs: &mut Vec<BlobRef>,
     ) -> Result<CutPlan> {
+        // The walk reads what the cut then changes: nothing else may change it in between.
+        debug_assert!(self.writer_held(), "a cut planned outside its batch");
         let tagged = self.blobs.get().is_some();
         g.plan_cut(env, range, &mut |v| {
             if tagged {
@@ -152,6 +154,8 @@ impl DbInner {
 
     /// The most log bytes carrying out `plan` takes, with `blobs` freed and `then` done.
     fn cut_log_bytes(&self, plan: &CutPlan, blobs: usize, tree: &Tree, then: Then) -> u64 {
+        // `plan_cut`'s hand-over: untagged values name no blobs to free.
+        debug_assert!(blobs == 0 || self.blobs.get().is_some(), "{blobs} blobs without a space");
         let extents = match self.blobs.get() {
             Some(_) => super::blob_state::release_log_bytes(blobs),
             None => 0,

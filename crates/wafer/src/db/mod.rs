@@ -180,6 +180,8 @@ fn split_log_device(
     )?;
     let data_bytes = if layout_bytes == 0 { data.capacity_bytes() } else { layout_bytes };
     let journal_bytes = crate::oop::journal_bytes_on_log(data_bytes, log_bytes);
+    // The journal takes at most a quarter: the WAL keeps the rest of the device.
+    assert!(journal_bytes <= log_bytes / 4, "a journal of {journal_bytes} in a log of {log_bytes}");
     let wal_bytes = log_bytes - journal_bytes;
     let journal: Arc<dyn Device> =
         Arc::new(crate::oop::journal::SliceDevice::new(wal.clone(), wal_bytes, journal_bytes));
@@ -251,6 +253,9 @@ impl Db {
         let device: SharedDevice = Arc::new(crate::device::Overlay::new(device));
         let wal_device: SharedDevice = Arc::new(crate::device::Overlay::new(wal_device));
         let db = Db::open_inner(device, Some(wal_device), options, None, how)?;
+        // `open_inner`'s hand-over: no thread of a read-only open writes back or checkpoints.
+        let o = &db.inner.options;
+        assert!(o.read_only && !o.background_write_back && !o.background_checkpoint);
         *db.inner.file_locks.lock().unwrap_or_else(|e| e.into_inner()) = Some(locks);
         Ok(db)
     }
@@ -358,6 +363,10 @@ impl Db {
         let parts = startup::Parts { pool, logger, wal_logger, doublewrite, data_device, io_stats };
         let db = startup::assemble(parts, options, &meta, &replayed)?;
         startup::finish(&db, &meta, fresh, replayed.extents)?;
+        // What every later operation takes for granted: a log comes with its checkpointer,
+        // and values are tagged exactly when the superblock says so.
+        assert_eq!(db.inner.wal.is_some(), db.inner.checkpointer.is_some());
+        assert_eq!(db.inner.blobs.get().is_some(), meta.blobs, "blob space as the superblock says");
         Ok(db)
     }
 
@@ -372,7 +381,9 @@ impl Db {
             let (id, root) = catalog::decode(&value)
                 .map_err(|source| Corruption::CatalogEntry { tree: name.clone(), source })?;
             let name = String::from_utf8(name).map_err(|_| Corruption::CatalogName)?;
-            map.insert(name, Arc::new(TreeCore::new(id, root)));
+            let prev = map.insert(name, Arc::new(TreeCore::new(id, root)));
+            // The iterator yields strictly ascending keys: each name once.
+            debug_assert!(prev.is_none(), "a catalog name yielded twice");
         }
         *inner.trees.write().unwrap_or_else(|e| e.into_inner()) = map;
         Ok(())
@@ -508,6 +519,8 @@ impl Db {
         let mut names: Vec<String> = map.keys().cloned().collect();
         names.retain(|n| !n.starts_with('\0'));
         names.sort();
+        // Map keys are unique: sorted, the names ascend strictly.
+        debug_assert!(names.windows(2).all(|w| w[0] < w[1]), "tree names listed twice");
         Ok(names)
     }
 
@@ -563,6 +576,8 @@ impl Db {
             for i in order {
                 guards[i] = Some(trees[i].core.exclusive());
             }
+            // Every tree the batch names is latched before its first operation applies.
+            debug_assert!(guards.iter().all(Option::is_some), "a batch tree left unlatched");
             inner.check_writable()?;
             // A tree dropped since `batch_trees` refuses the batch before it changes anything.
             trees.iter().try_for_each(|t| t.core.check_live())?;
@@ -636,6 +651,8 @@ impl Db {
             for i in order {
                 guards[i] = Some(trees[i].core.exclusive());
             }
+            // Every tree the batch names is latched before its first operation applies.
+            debug_assert!(guards.iter().all(Option::is_some), "a batch tree left unlatched");
             inner.check_writable()?;
             trees.iter().try_for_each(|t| t.core.check_live())?;
             let mut deleted = 0u64;
@@ -742,7 +759,14 @@ impl Db {
         let inner = &self.inner;
         inner.check_writable()?;
         match &inner.wal {
-            Some(logger) => Ok(logger.wal()?.flush()?),
+            Some(logger) => {
+                let committed = logger.committed();
+                let wal = logger.wal()?;
+                wal.flush()?;
+                // What writers using `Durability::None` count on: every commit so far is durable.
+                debug_assert!(committed == 0 || wal.durable_lsn().0 > committed, "{committed}");
+                Ok(())
+            }
             None => self.flush(),
         }
     }
@@ -914,7 +938,10 @@ impl Tree {
     /// that allocates only when `out` is too small. Ok(false): no such key (`out` empty).
     pub fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        Ok(self.get_with(key, |v| out.extend_from_slice(v))?.is_some())
+        let found = self.get_with(key, |v| out.extend_from_slice(v))?.is_some();
+        // What callers that reuse `out` rely on: no key, no bytes.
+        debug_assert!(found || out.is_empty(), "a missing key left {} bytes", out.len());
+        Ok(found)
     }
 
     /// Inserts or replaces; durable as the database's `options.durability` says.
@@ -933,6 +960,8 @@ impl Tree {
             return Db { inner: self.db.clone() }.write_tagged(&b, durability).map(|_| ());
         }
         let estimate = log_estimate_bytes((key.len() + value.len()) as u64, 1);
+        // Checked above: the value goes inline, in a leaf.
+        debug_assert!(value.len() <= crate::page::node::MAX_VALUE_BYTES, "{}", value.len());
         self.write_cached_first(durability, estimate, key, |env, cached_only| {
             if cached_only {
                 self.core.put_cached(env, key, value).map(|done| done.then_some(()))
@@ -955,6 +984,8 @@ impl Tree {
         key: &[u8],
         apply: impl Fn(Env<'_>, bool) -> Result<Option<T>>,
     ) -> Result<T> {
+        // Callers checked the key: the B+tree takes it as it comes.
+        debug_assert!(key.len() <= crate::page::node::MAX_KEY_BYTES, "key of {}", key.len());
         let wal = self.db.wal.is_some();
         for attempt in 1..=CACHED_WRITE_ATTEMPTS {
             let cached_only = wal && attempt < CACHED_WRITE_ATTEMPTS;

@@ -18,6 +18,9 @@ pub(super) struct At {
 
 impl Drop for At {
     fn drop(&mut self) {
+        // The pin on freed blobs is released exactly when `Db::snapshot` took one (the blob space
+        // is set at open, before any snapshot).
+        debug_assert_eq!(self.blob_pin.is_some(), self.db.blobs.get().is_some());
         self.db.pool.versions().end(self.epoch);
         if let (Some(mark), Some(b)) = (self.blob_pin, self.db.blobs.get()) {
             b.lock_space().unpin(mark);
@@ -35,6 +38,8 @@ impl At {
         if self.db.blobs.get().is_none() {
             return Ok(stored);
         }
+        // Freed blobs stay unused while a snapshot that may read them lives: its pin says so.
+        debug_assert!(self.blob_pin.is_some(), "a snapshot of tagged values without a blob pin");
         match crate::blob::decode_stored(&stored) {
             Ok(crate::blob::Stored::Inline(v)) => Ok(v.to_vec()),
             Ok(crate::blob::Stored::Blob(r)) => {
