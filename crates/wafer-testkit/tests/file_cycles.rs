@@ -8,16 +8,7 @@ use std::path::{Path, PathBuf};
 use wafer_testkit::file_cycles::{components, cycles, edges, Dir, Edge};
 
 /// Edges (crate, from, to) left in place, each with why.
-const ALLOWED: &[(&str, &str, &str, &str)] = &[
-    ("wafer", "db/blobs.rs", "db/mod.rs", "db/ is being edited concurrently; `BatchOp` moves to a leaf file once that lands"),
-    ("wafer", "db/check.rs", "db/mod.rs", "db/ is being edited concurrently; `DbInner` moves to a leaf file once that lands"),
-    ("wafer", "db/durability.rs", "db/mod.rs", "db/ is being edited concurrently; `DbInner` moves to a leaf file once that lands"),
-    ("wafer", "db/garbage.rs", "db/mod.rs", "db/ is being edited concurrently; `Db` moves to a leaf file once that lands"),
-    ("wafer", "db/iter.rs", "db/mod.rs", "db/ is being edited concurrently; `DbInner` moves to a leaf file once that lands"),
-    ("wafer", "db/startup.rs", "db/mod.rs", "assembles `DbInner` for its parent, which calls into it; `DbInner` moves to a leaf file once that lands"),
-    ("wafer", "db/snapshot.rs", "db/mod.rs", "db/ is being edited concurrently; `DbInner` moves to a leaf file once that lands"),
-    ("wafer", "db/blobs.rs", "db/durability.rs", "db/ is being edited concurrently; `log_estimate_bytes` moves to a leaf file once that lands"),
-];
+const ALLOWED: &[(&str, &str, &str, &str)] = &[];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

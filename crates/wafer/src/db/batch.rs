@@ -1,4 +1,12 @@
 //! Atomic write batches: every operation applies, or (on a validation error) none does.
+use crate::page::PAGE_SIZE;
+
+/// Log bytes a batch may need in the worst case: its records twice over (puts that split log
+/// images too) plus room for a few structure changes.
+pub(super) fn log_estimate_bytes(payload_bytes: u64, ops: u64) -> u64 {
+    2 * (payload_bytes + 64 * ops) + (1 + ops / 4) * 5 * (PAGE_SIZE as u64 + 64)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BatchOp {
     Put { tree: String, key: Vec<u8>, value: Vec<u8> },

@@ -1,10 +1,10 @@
 //! The database's side of out-of-line values (`crate::blob`, whose module doc gives the formats
 //! and the write order): writing a blob before its batch, claiming and freeing runs inside the
 //! batch, reading a value back whole or as a stream, and dropping what a crash left behind.
-use super::{BatchOp, DbInner, WriteBatch};
-use crate::blob::{
-    self, decode_stored, encode_inline, BlobRef, BlobSpace, Gate, Stored, TreeOp, CHUNK_BYTES,
-};
+use super::batch::{log_estimate_bytes, BatchOp, WriteBatch};
+use super::blob_state::{fold_free_tree, BlobState};
+use super::inner::DbInner;
+use crate::blob::{self, decode_stored, encode_inline, BlobRef, Gate, Stored, CHUNK_BYTES};
 use crate::btree::{Env, Exclusive, TreeCore};
 use crate::device::AlignedBuf;
 use crate::durable::ExtentOp;
@@ -12,58 +12,8 @@ use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
 use crate::wal::Durability;
 use crate::{Error, Result};
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-
-/// Blob figures since open (`DbStats::blobs`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct BlobStats {
-    /// Values written out of line, and their bytes (before compression).
-    pub blobs_written: u64,
-    pub value_bytes_written: u64,
-    /// Blob pages handed to the store.
-    pub pages_written: u64,
-    /// Blob pages read back (lookups, iterators, streams).
-    pub pages_read: u64,
-    /// Blobs no key names any more (replaced or deleted), freed by their batch.
-    pub blobs_freed: u64,
-    /// Page ids the blob space holds free, and those waiting for their commit to be durable.
-    pub free_pages: u64,
-    pub gated_pages: u64,
-    /// Lookups that found their blob replaced under them and looked again.
-    pub read_retries: u64,
-    /// Batches that brought the free-extent tree up to date (folds).
-    pub folds: u64,
-}
-
-#[derive(Debug, Default)]
-struct Counters {
-    blobs_written: AtomicU64,
-    value_bytes_written: AtomicU64,
-    pages_written: AtomicU64,
-    pages_read: AtomicU64,
-    blobs_freed: AtomicU64,
-    read_retries: AtomicU64,
-    folds: AtomicU64,
-}
-
-/// The blob space of a database whose values are tagged.
-#[derive(Debug)]
-pub(crate) struct BlobState {
-    /// Values at or above this many bytes go out of line (None: none do; existing blobs are
-    /// still read and freed).
-    pub threshold: Option<u32>,
-    pub space: Mutex<BlobSpace>,
-    /// The free-extent tree (catalog name `blob::FREE_TREE_NAME`).
-    pub tree: Arc<TreeCore>,
-    seq: AtomicU64,
-    counters: Counters,
-    /// With a log: small blobs wait here for the log's next write.
-    pub stager: Option<Arc<blob::Stager>>,
-    /// When a batch folds (a checkpoint record carries the changes since the last fold, and
-    /// a fold must fit the room every batch keeps for it).
-    pub fold: FoldBounds,
-}
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// A batch operation as stored: the tagged value, and the run its blob took (to be claimed).
 pub(super) enum StoredOp<'a> {
@@ -82,181 +32,6 @@ impl StoredOp<'_> {
             StoredOp::Put { key, .. } | StoredOp::Delete { key, .. } => key,
         }
     }
-}
-
-fn seq_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    // Distinct per process and per open, so a blob id reused across a crash names another seq.
-    nanos ^ (u64::from(std::process::id()) << 40)
-}
-
-impl BlobState {
-    pub fn new(
-        threshold: Option<u32>,
-        tree: Arc<TreeCore>,
-        space: BlobSpace,
-        stager: Option<Arc<blob::Stager>>,
-        fold: FoldBounds,
-    ) -> Self {
-        // The free-extent tree is one of the engine's own, never the catalog it is named in.
-        assert_ne!(tree.id, super::catalog::CATALOG_TREE_ID);
-        BlobState {
-            threshold,
-            space: Mutex::new(space),
-            fold,
-            tree,
-            seq: AtomicU64::new(seq_seed()),
-            counters: Counters::default(),
-            stager,
-        }
-    }
-
-    pub fn lock_space(&self) -> std::sync::MutexGuard<'_, BlobSpace> {
-        self.space.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Whether a value of `len` bytes is stored out of line; Err when it cannot be stored.
-    pub fn goes_out_of_line(&self, len: usize) -> Result<bool> {
-        let inline_max = crate::page::node::MAX_VALUE_BYTES - 1;
-        match self.threshold {
-            Some(t) if len >= t as usize || len > inline_max => {
-                if len as u64 > blob::format::BLOB_MAX_BYTES {
-                    let max = blob::format::BLOB_MAX_BYTES as usize;
-                    return Err(Error::ValueTooLarge { len, max });
-                }
-                Ok(true)
-            }
-            None if len > inline_max => Err(Error::ValueTooLarge { len, max: inline_max }),
-            _ => Ok(false),
-        }
-    }
-
-    pub fn stats(&self) -> BlobStats {
-        let c = &self.counters;
-        let space = self.lock_space();
-        BlobStats {
-            blobs_written: c.blobs_written.load(Ordering::Relaxed),
-            value_bytes_written: c.value_bytes_written.load(Ordering::Relaxed),
-            pages_written: c.pages_written.load(Ordering::Relaxed),
-            pages_read: c.pages_read.load(Ordering::Relaxed),
-            blobs_freed: c.blobs_freed.load(Ordering::Relaxed),
-            free_pages: space.free_pages(),
-            gated_pages: space.gated_pages(),
-            read_retries: c.read_retries.load(Ordering::Relaxed),
-            folds: c.folds.load(Ordering::Relaxed),
-        }
-    }
-}
-
-/// Log bytes a fold of at most `ops` tree changes takes, with slack for the splits' images.
-fn fold_ops_bytes(ops: usize) -> u64 {
-    ops as u64 * FOLD_RECORD_BYTES + 4 * (PAGE_SIZE as u64 + 64)
-}
-
-/// Log bytes a fold of `changes` extent changes may take at most: each moves at most three
-/// extents, each a tree record of at most [`FOLD_RECORD_BYTES`] (its share of leaf splits in).
-fn fold_bytes(changes: usize) -> u64 {
-    fold_ops_bytes(3 * changes)
-}
-/// The blob a stored value names (None: an inline value), for code that frees values it
-/// removes without looking each up.
-pub(super) fn blob_of(stored: &[u8]) -> Result<Option<BlobRef>> {
-    match decode_stored(stored) {
-        Ok(Stored::Blob(r)) => Ok(Some(r)),
-        Ok(Stored::Inline(_)) => Ok(None),
-        Err(e) => Err(Error::Corrupt(format!("stored value: {e}"))),
-    }
-}
-
-/// Log bytes freeing `blobs` blobs in one batch adds: an extent change each in the commit
-/// record, and a fold of them all (a batch that frees many folds).
-pub(super) fn release_log_bytes(blobs: usize) -> u64 {
-    blobs as u64 * crate::durable::record::EXTENT_OP_BYTES_MAX as u64 + fold_bytes(blobs)
-}
-
-/// A free-extent tree change in the log: the record (a 16-byte entry put or deleted, about
-/// 55 bytes framed) and its share of the splits (a leaf holds over 100 entries).
-const FOLD_RECORD_BYTES: u64 = 64 + 128;
-
-/// When a batch ends with a fold of the free-extent tree. Folds are what the tree costs in the
-/// log: each rewrites every extent that changed since the last one, so they come as rarely as
-/// the two bounds allow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FoldBounds {
-    /// Extent changes since the last fold that a checkpoint record carries: within the log's
-    /// largest record and a 32nd of the log between checkpoints, and at most
-    /// [`blob::RECORD_CHANGES_MAX`].
-    pub record_changes_max: usize,
-    /// Tree changes a fold may make: the room every batch keeps for one, as many as fit in a
-    /// sixteenth of the log, at most three for each of [`blob::FOLD_CHANGES_MAX`] changes.
-    pub fold_ops_max: usize,
-}
-
-impl FoldBounds {
-    pub(super) fn new(
-        wal: &crate::wal::WalOptions,
-        log_capacity_bytes: u64,
-        checkpoint_log_bytes: u64,
-    ) -> FoldBounds {
-        let blocks = wal.buffer_blocks.saturating_sub(2) as usize;
-        let room = (blocks * crate::wal::format::BLOCK_DATA_BYTES).saturating_sub(128);
-        let by_record = room / crate::durable::record::EXTENT_OP_BYTES_MAX;
-        let by_log = (log_capacity_bytes / 16 / (3 * FOLD_RECORD_BYTES)) as usize;
-        let changes_max = by_record.min(by_log).clamp(1, blob::FOLD_CHANGES_MAX);
-        // The checkpoint record is appended without a room check: keep it to a 32nd of the
-        // log between two checkpoints.
-        let op_bytes = crate::durable::record::EXTENT_OP_BYTES_MAX as u64;
-        let by_log_record = (checkpoint_log_bytes.min(log_capacity_bytes) / 32 / op_bytes) as usize;
-        let bounds = FoldBounds {
-            record_changes_max: by_record
-                .min(by_log_record)
-                .clamp(changes_max, blob::RECORD_CHANGES_MAX),
-            fold_ops_max: 3 * changes_max,
-        };
-        // A checkpoint record carries at least the changes the fold reserve alone would allow.
-        assert!(bounds.fold_ops_max > 0 && bounds.fold_ops_max <= 3 * bounds.record_changes_max);
-        bounds
-    }
-
-    /// Whether `pending` extent changes since the last fold, whose fold would make at most
-    /// `fold_ops` tree changes, call for a fold now.
-    pub(super) fn needs_fold(&self, pending: usize, fold_ops: usize) -> bool {
-        pending > self.record_changes_max || fold_ops > self.fold_ops_max
-    }
-}
-
-/// What every batch of a database with blobs and a log keeps free in the log beyond its own
-/// records, so that the batch may fold (0 without blobs).
-pub(super) fn fold_reserve_bytes(b: Option<&BlobState>) -> u64 {
-    b.map_or(0, |b| fold_ops_bytes(b.fold.fold_ops_max))
-}
-
-/// Applies free-extent tree changes through the batch's hold of the tree.
-fn apply_tree_ops(g: &Exclusive<'_>, env: Env<'_>, ops: &[TreeOp]) -> Result<()> {
-    for op in ops {
-        match *op {
-            TreeOp::Put { start, len } => {
-                let (k, v) = blob::extent_entry(start, len);
-                g.put(env, &k, &v)?;
-            }
-            TreeOp::Delete { start } => {
-                let found = g.delete(env, &start.to_be_bytes())?;
-                assert!(found, "free extent at {start} missing from the tree");
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Inside a batch of its own (the writer mutex held, or writers held off without a log): the
-/// free-extent tree takes the committed free extents. Returns the tree changes made.
-pub(super) fn fold_free_tree(b: &BlobState, env: Env<'_>) -> Result<usize> {
-    let g = b.tree.exclusive();
-    let ops = b.lock_space().fold();
-    apply_tree_ops(&g, env, &ops)?;
-    Ok(ops.len())
 }
 
 impl DbInner {
@@ -290,7 +65,7 @@ impl DbInner {
     /// Free blob extents at the top of the allocated ids go back to the allocator (a batch of
     /// its own), so ids a burst of blobs took serve tree pages again.
     fn shrink_blob_space(&self, b: &BlobState) -> Result<()> {
-        let estimate = super::durability::log_estimate_bytes(64, 2);
+        let estimate = log_estimate_bytes(64, 2);
         // Bounded: each round removes an extent, and extents are at least a page.
         for _ in 0..blob::SHRINK_ROUNDS_MAX {
             let shrunk = self.write_txn(Durability::None, estimate, |env| {
@@ -336,7 +111,7 @@ impl DbInner {
 
     /// A batch of its own: at least `pages` ids from the high-water mark become a free extent.
     fn grow_blob_space(&self, b: &BlobState, pages: u64) -> Result<()> {
-        let estimate = super::durability::log_estimate_bytes(64, 3);
+        let estimate = log_estimate_bytes(64, 3);
         self.write_txn(Durability::None, estimate, |env| {
             let run = env.alloc.take_high_water_run(pages, blob::GROW_PAGES_MIN)?;
             assert!(run.end - run.start >= pages, "a grow of {run:?} for {pages} pages");
@@ -348,7 +123,7 @@ impl DbInner {
     /// Under the writer mutex, at the end of a batch with a log: when the batch would leave
     /// more extent changes since the last fold than a checkpoint record carries, the batch
     /// itself brings the free-extent tree up to date (its commit says it folds). The room
-    /// for that is in every batch's estimate ([`fold_reserve_bytes`]).
+    /// for that is in every batch's estimate ([`super::blob_state::fold_reserve_bytes`]).
     pub(super) fn fold_blobs_if_full(&self, env: Env<'_>) -> Result<()> {
         let Some(b) = self.blobs.get() else { return Ok(()) };
         debug_assert!(self.writer_held(), "a fold outside the batch it ends");
@@ -729,6 +504,8 @@ impl ValueReader {
         ValueReader { len_bytes: bytes.len() as u64, source: Source::Inline { bytes, pos: 0 } }
     }
     pub(super) fn blob(db: Arc<DbInner>, r: BlobRef) -> ValueReader {
+        // The stream reads its pages through the blob space (staged ones first).
+        debug_assert!(db.blobs.get().is_some(), "a blob stream of a database without blobs");
         let stream = BlobStream {
             db,
             r,
@@ -789,6 +566,8 @@ impl std::io::Read for ValueReader {
                 let n = out.len().min(bytes.len() - *pos);
                 out[..n].copy_from_slice(&bytes[*pos..*pos + n]);
                 *pos += n;
+                // The cursor stays within the value (0 read, from then on, is its end).
+                debug_assert!(*pos <= bytes.len() && bytes.len() as u64 == self.len_bytes);
                 Ok(n)
             }
             Source::Blob(s) => {
@@ -802,6 +581,8 @@ impl std::io::Read for ValueReader {
                 let n = out.len().min(s.chunk_len - s.chunk_pos);
                 out[..n].copy_from_slice(&s.page[from..from + n]);
                 s.chunk_pos += n;
+                // `next_chunk`'s hand-over: a chunk within the page, handed out once.
+                debug_assert!(s.chunk_pos <= s.chunk_len && from + n <= PAGE_SIZE);
                 Ok(n)
             }
         }

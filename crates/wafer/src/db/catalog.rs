@@ -13,6 +13,8 @@ pub fn encode(tree_id: u32, root: PageId) -> [u8; ENTRY_BYTES] {
     v[0] = ENTRY_VERSION;
     v[1..5].copy_from_slice(&tree_id.to_le_bytes());
     v[5..13].copy_from_slice(&root.to_le_bytes());
+    // The next open reads the tree back through `decode`.
+    debug_assert_eq!(decode(&v), Ok((tree_id, root)));
     v
 }
 

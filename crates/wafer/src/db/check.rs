@@ -2,7 +2,9 @@
 //! violation found instead of stopping at the first (docs/internals/btree.md, "Checking a database").
 //! Pages are read through the buffer pool, so a page that is not resident is read from the
 //! device and its checksum verified; resident pages are checked structurally.
-use super::{catalog, DbInner};
+use super::blob_state::BlobState;
+use super::catalog;
+use super::inner::DbInner;
 use crate::btree::DEPTH_MAX;
 use crate::page::{self, node, PageBuf, PageId, PageKind};
 use crate::Result;
@@ -104,6 +106,8 @@ impl Walk<'_> {
 
     /// Claims `pid` for `who`; false (with a violation) when it is out of range or owned.
     fn claim(&mut self, pid: PageId, who: Owner) -> bool {
+        // Every claim names its owner: `None` marks the pages nobody reached (the leaks).
+        debug_assert_ne!(who, Owner::None, "page {pid} claimed for nobody");
         let Some(slot) = self.owner.get(pid as usize).copied() else {
             let hw = self.owner.len();
             self.violation(Some(pid), format!("{who:?} reaches it, beyond the high water {hw}"));
@@ -241,6 +245,8 @@ impl Walk<'_> {
 
     fn push_children(&mut self, v: &Visit, p: &PageBuf, stack: &mut Vec<Visit>) {
         let n = node::slot_count(p);
+        // `tree` stops at the depth bound before it descends: children stay within it.
+        debug_assert!(v.depth < DEPTH_MAX, "children pushed below the depth bound");
         // Reverse, so the leftmost child is visited first and leaves come in key order.
         for pos in (0..=n).rev() {
             let lo = if pos == 0 { v.lo.clone() } else { Some(node::key(p, pos - 1).to_vec()) };
@@ -315,12 +321,93 @@ impl Walk<'_> {
     }
 }
 
+impl Walk<'_> {
+    /// Walks every tree the catalog lists (the catalog itself first) and checks each against
+    /// its open handle; returns the tree ids listed, by name.
+    fn catalog_trees(&mut self, trees: &OpenTrees) -> HashMap<u32, String> {
+        let inner = self.inner;
+        let entries = self.tree(catalog::CATALOG_TREE_ID, inner.catalog.root, true);
+        let mut listed: HashMap<u32, String> = HashMap::new();
+        for (name, value) in entries {
+            let name = String::from_utf8_lossy(&name).into_owned();
+            let Ok((id, root)) = catalog::decode(&value) else {
+                self.violation(None, format!("catalog entry {name:?} does not decode"));
+                continue;
+            };
+            if let Some(other) = listed.insert(id, name.clone()) {
+                self.violation(None, format!("trees {other:?} and {name:?} share id {id}"));
+                continue;
+            }
+            let blob_tree = inner.blobs.get().filter(|_| name == crate::blob::FREE_TREE_NAME);
+            if let Some(b) = blob_tree {
+                self.blob_free_tree(b, id, root);
+                continue;
+            }
+            if name == super::garbage::GARBAGE_TREE_NAME {
+                self.garbage(id, root);
+            }
+            match trees.get(&name) {
+                Some(core) if core.id == id && core.root == root => {}
+                Some(core) => self.violation(
+                    None,
+                    format!(
+                        "tree {name:?}: catalog says id {id} root {root}, open handle {} root {}",
+                        core.id, core.root
+                    ),
+                ),
+                None => self.violation(None, format!("catalog tree {name:?} is not loaded")),
+            }
+            if name != super::garbage::GARBAGE_TREE_NAME {
+                self.tree(id, root, false);
+            }
+        }
+        // Each tree listed walked once (a garbage subtree counts as part of its tree), and the
+        // catalog itself: the report's count is the catalog's.
+        debug_assert_eq!(self.report.trees, listed.len() as u64 + 1);
+        listed
+    }
+
+    /// The blob space's free-extent tree (catalog id `id`, root `root`): its entries against
+    /// what its last fold wrote, and the free extents claimed.
+    fn blob_free_tree(&mut self, b: &BlobState, id: u32, root: PageId) {
+        if b.tree.id != id || b.tree.root != root {
+            self.violation(None, format!("blob free-extent tree: catalog id {id} root {root}"));
+        }
+        // Its values are extent lengths, not stored values.
+        let runs = self.blob_runs.take();
+        let extents = self.tree(id, root, true);
+        self.blob_runs = runs;
+        let mut entries = std::collections::BTreeMap::new();
+        for (k, v) in extents {
+            match crate::blob::decode_extent(&k, &v) {
+                Some((start, len)) => {
+                    entries.insert(start, len);
+                }
+                None => self.violation(None, "blob free-extent entry does not decode".into()),
+            }
+        }
+        // The tree lags the free extents by the changes since its last fold.
+        let space = b.lock_space();
+        if !space.tree_matches(&entries) {
+            self.violation(
+                None,
+                "blob free-extent tree differs from what its last fold wrote".into(),
+            );
+        }
+        let free: Vec<_> = space.free_extents().collect();
+        drop(space);
+        for run in free {
+            self.claim_run(run, Owner::BlobFree);
+        }
+    }
+}
+
+/// The open trees by name, as `Db::check` holds them.
+type OpenTrees = HashMap<String, std::sync::Arc<crate::btree::TreeCore>>;
+
 impl DbInner {
     /// See [`crate::Db::check`]. The caller holds writers off.
-    pub(super) fn check_quiesced(
-        &self,
-        trees: &HashMap<String, std::sync::Arc<crate::btree::TreeCore>>,
-    ) -> Result<CheckReport> {
+    pub(super) fn check_quiesced(&self, trees: &OpenTrees) -> Result<CheckReport> {
         let alloc = self.alloc.state();
         let hw = alloc.high_water.min(self.pool.page_capacity());
         let mut walk = Walk {
@@ -338,74 +425,7 @@ impl DbInner {
         if hw > 0 {
             walk.owner[0] = Owner::Superblock;
         }
-        let entries = walk.tree(catalog::CATALOG_TREE_ID, self.catalog.root, true);
-        let mut listed: HashMap<u32, String> = HashMap::new();
-        for (name, value) in entries {
-            let name = String::from_utf8_lossy(&name).into_owned();
-            let Ok((id, root)) = catalog::decode(&value) else {
-                walk.violation(None, format!("catalog entry {name:?} does not decode"));
-                continue;
-            };
-            if let Some(other) = listed.insert(id, name.clone()) {
-                walk.violation(None, format!("trees {other:?} and {name:?} share id {id}"));
-                continue;
-            }
-            let blob_tree = self.blobs.get().filter(|_| name == crate::blob::FREE_TREE_NAME);
-            if let Some(b) = blob_tree {
-                if b.tree.id != id || b.tree.root != root {
-                    walk.violation(
-                        None,
-                        format!("blob free-extent tree: catalog id {id} root {root}"),
-                    );
-                }
-                // Its values are extent lengths, not stored values.
-                let runs = walk.blob_runs.take();
-                let extents = walk.tree(id, root, true);
-                walk.blob_runs = runs;
-                let mut entries = std::collections::BTreeMap::new();
-                for (k, v) in extents {
-                    match crate::blob::decode_extent(&k, &v) {
-                        Some((start, len)) => {
-                            entries.insert(start, len);
-                        }
-                        None => {
-                            walk.violation(None, "blob free-extent entry does not decode".into())
-                        }
-                    }
-                }
-                // The tree lags the free extents by the changes since its last fold.
-                let space = b.lock_space();
-                if !space.tree_matches(&entries) {
-                    walk.violation(
-                        None,
-                        "blob free-extent tree differs from what its last fold wrote".into(),
-                    );
-                }
-                let free: Vec<_> = space.free_extents().collect();
-                drop(space);
-                for run in free {
-                    walk.claim_run(run, Owner::BlobFree);
-                }
-                continue;
-            }
-            if name == super::garbage::GARBAGE_TREE_NAME {
-                walk.garbage(id, root);
-            }
-            match trees.get(&name) {
-                Some(core) if core.id == id && core.root == root => {}
-                Some(core) => walk.violation(
-                    None,
-                    format!(
-                        "tree {name:?}: catalog says id {id} root {root}, open handle {} root {}",
-                        core.id, core.root
-                    ),
-                ),
-                None => walk.violation(None, format!("catalog tree {name:?} is not loaded")),
-            }
-            if name != super::garbage::GARBAGE_TREE_NAME {
-                walk.tree(id, root, false);
-            }
-        }
+        let listed = walk.catalog_trees(trees);
         if let Some(runs) = walk.blob_runs.take() {
             for run in runs {
                 walk.claim_run(run, Owner::Blob);
@@ -426,6 +446,8 @@ impl DbInner {
         if self.poisoned.load(Ordering::Relaxed) {
             walk.violation(None, "database is poisoned by an earlier error".into());
         }
+        // One owner slot per page below the high water the store holds, walked or leaked.
+        debug_assert_eq!(walk.owner.len() as u64, hw);
         Ok(walk.report)
     }
 }

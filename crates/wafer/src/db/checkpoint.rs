@@ -8,15 +8,14 @@
 //! poison flag) live in [`Checkpointer`], which the database and the thread share. The thread
 //! never holds the database itself, so the last handle's drop stops and joins it before the
 //! database goes ([`CheckpointThread`]): a dropped database writes nothing afterwards.
-use super::blobs::BlobState;
-use super::durability::write_meta;
+use super::blob_state::BlobState;
 use crate::alloc::Allocator;
 use crate::buffer::BufferPool;
 use crate::device::WritePurpose;
 use crate::durable::{EngineState, WalLogger};
 use crate::options::WriteMode;
-use crate::page::meta::Meta;
-use crate::page::PageId;
+use crate::page::meta::{Meta, META_PAGE_ID};
+use crate::page::{PageId, PAGE_SIZE};
 use crate::wakeup::Wakeup;
 use crate::wal::{Durability, Lsn};
 use crate::{Error, Result};
@@ -118,6 +117,8 @@ impl Checkpointer {
     /// The log grew past the trigger since the last checkpoint.
     fn grown(&self) -> bool {
         let Ok(wal) = self.logger.wal() else { return false };
+        // The trigger: options validated it nonzero, so a checkpoint is never due for nothing.
+        debug_assert!(self.log_bytes > 0, "a checkpoint trigger of no bytes");
         let since = wal.next_lsn().0.saturating_sub(self.last_lsn.load(Ordering::Acquire));
         since >= self.log_bytes
     }
@@ -137,6 +138,8 @@ impl Checkpointer {
             }
             return;
         }
+        // Called after a commit record: the log holds something past the last checkpoint's start.
+        debug_assert!(self.logger.committed() > 0, "after_commit before any commit");
         let Ok(mut st) = self.state.try_lock() else { return };
         if !self.due(&st) {
             return;
@@ -259,6 +262,8 @@ impl CheckpointThread {
         let thread = std::thread::Builder::new()
             .name("wafer-checkpoint".into())
             .spawn(move || run(&shared))?;
+        // One thread per checkpointer: a second would run checkpoints nobody asked for.
+        debug_assert!(!cp.signal.enabled(), "a second checkpoint thread");
         cp.signal.set_enabled(true);
         Ok(CheckpointThread { cp: cp.clone(), thread: Some(thread) })
     }
@@ -285,4 +290,16 @@ fn run(cp: &Checkpointer) {
             let _ = cp.checkpoint_locked(&mut st);
         }
     }
+}
+
+/// Writes the superblock through the store (so the doublewrite area protects it) and syncs: at
+/// the end of each checkpoint, and of a flush without a log (`durability.rs`).
+pub(super) fn write_meta(store: &dyn crate::buffer::PageStore, meta: &Meta) -> Result<()> {
+    // Paired with `Meta::decode` at the next open.
+    assert!(meta.is_sane(), "a superblock the next open would refuse: {meta:?}");
+    assert!(meta.page_capacity <= store.page_capacity(), "the store holds what it names");
+    let mut buf = Box::new([0u8; PAGE_SIZE]);
+    meta.encode(&mut buf);
+    store.write_batch(&[(META_PAGE_ID, &buf)], WritePurpose::Metadata)?;
+    store.sync()
 }

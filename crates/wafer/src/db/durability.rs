@@ -2,22 +2,18 @@
 //! the durability wait after the mutex (so group commit gathers writers), room in the log, and
 //! the stop-the-world flush of a database without a WAL (fuzzy checkpoints: `checkpoint.rs`).
 //! Protocols: docs/internals/recovery.md.
-use super::DbInner;
+use super::batch::log_estimate_bytes;
+use super::checkpoint::write_meta;
+use super::inner::DbInner;
 use crate::btree::Env;
 use crate::device::WritePurpose;
 use crate::durable::{CommitBody, WalLogger};
-use crate::page::meta::{Meta, META_PAGE_ID};
+use crate::page::meta::Meta;
 use crate::page::PAGE_SIZE;
 use crate::wal::{Durability, WalError};
 use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
-
-/// Log bytes a batch may need in the worst case: its records twice over (puts that split log
-/// images too) plus room for a few structure changes.
-pub(super) fn log_estimate_bytes(payload_bytes: u64, ops: u64) -> u64 {
-    2 * (payload_bytes + 64 * ops) + (1 + ops / 4) * 5 * (PAGE_SIZE as u64 + 64)
-}
 
 impl DbInner {
     pub(super) fn wal_logger(&self) -> Option<&WalLogger> {
@@ -25,6 +21,8 @@ impl DbInner {
     }
 
     pub(super) fn lock_writer(&self) -> MutexGuard<'_, ()> {
+        // The mutex orders batches in the log; without one, writers hold tree latches instead.
+        debug_assert!(self.wal.is_some(), "the writer mutex taken without a log");
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -66,7 +64,7 @@ impl DbInner {
         // The room check before the mutex may checkpoint; the one under it makes sure writers
         // that passed the first check together did not use the room up meanwhile.
         // Room for the fold this batch may end with.
-        let reserve_bytes = super::blobs::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
+        let reserve_bytes = super::blob_state::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
         let estimate_bytes = estimate_bytes + reserve_bytes;
         let mut attempt = 0;
         let guard = loop {
@@ -84,6 +82,8 @@ impl DbInner {
             Some(v) => self.fold_blobs_if_full(self.env()).map(|()| Some(v)),
             None => Ok(None),
         });
+        // The log only grows under a batch: the commit's "records since `before`" relies on it.
+        debug_assert!(wal.next_lsn().0 >= before.0, "the log moved back under a batch");
         let value = match result {
             // Not `logged`: a concurrent flush pads the log's block, moving `next_lsn` with
             // no record of ours. `apply` declines only before it changes anything.
@@ -108,6 +108,11 @@ impl DbInner {
         }
         drop(guard);
         logger.commit(lsn, durability).inspect_err(|_| self.poison())?;
+        // A synchronous commit returns once its record is durable (the acknowledgement).
+        debug_assert!(
+            durability != Durability::Sync || wal.durable_lsn().0 > lsn,
+            "commit {lsn} acknowledged before it was durable"
+        );
         cp.after_commit();
         Ok(Some(value))
     }
@@ -188,6 +193,8 @@ impl DbInner {
     fn log_free_bytes(&self, logger: &WalLogger) -> Result<u64> {
         let wal = logger.wal()?;
         let used = wal.retained_bytes();
+        // The log's hand-over: what it retains lies in its circular area.
+        debug_assert!(used <= wal.capacity_bytes(), "{used} bytes retained in a smaller log");
         Ok(wal.capacity_bytes().saturating_sub(used + log_slack_bytes(wal)))
     }
 
@@ -196,7 +203,10 @@ impl DbInner {
     pub(super) fn checkpoint(&self) -> Result<()> {
         match &self.checkpointer {
             Some(cp) => {
+                let before = cp.count();
                 cp.run()?;
+                // Gates open below on the strength of a completed checkpoint, not a skipped one.
+                debug_assert!(cp.count() > before, "a checkpoint returned without completing");
                 // Everything before the checkpoint is durable: freed blob runs may go.
                 match self.blobs.get() {
                     Some(b) => self.open_blob_gates(b),
@@ -213,7 +223,7 @@ impl DbInner {
         assert!(self.checkpointer.is_none() && self.wal.is_none(), "a flush without a log");
         if let Some(b) = self.blobs.get() {
             // No log carries extent changes: the tree takes them before its pages go out.
-            super::blobs::fold_free_tree(b, self.env())?;
+            super::blob_state::fold_free_tree(b, self.env())?;
             b.lock_space().discard_batch();
         }
         self.pool.flush_all(WritePurpose::UserCheckpoint)?;
@@ -260,22 +270,11 @@ impl DbInner {
         let usable = wal.capacity_bytes().saturating_sub(log_slack_bytes(wal));
         // Tagged batches estimate three records an operation (`Db::write_tagged`).
         let estimate = log_estimate_bytes(payload_bytes, 3 * ops)
-            + super::blobs::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
+            + super::blob_state::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
         Ok(estimate <= usable / 4)
     }
 }
 
 fn log_slack_bytes(wal: &crate::wal::Wal) -> u64 {
     2 * wal.options().buffer_blocks as u64 * PAGE_SIZE as u64
-}
-
-/// Writes the superblock through the store (so the doublewrite area protects it) and syncs.
-pub(super) fn write_meta(store: &dyn crate::buffer::PageStore, meta: &Meta) -> Result<()> {
-    // Paired with `Meta::decode` at the next open.
-    assert!(meta.is_sane(), "a superblock the next open would refuse: {meta:?}");
-    assert!(meta.page_capacity <= store.page_capacity(), "the store holds what it names");
-    let mut buf = Box::new([0u8; PAGE_SIZE]);
-    meta.encode(&mut buf);
-    store.write_batch(&[(META_PAGE_ID, &buf)], WritePurpose::Metadata)?;
-    store.sync()
 }

@@ -44,6 +44,8 @@ impl DbStats {
         let mut last_name = String::new();
         for s in self.samples() {
             if s.name != last_name {
+                // `flatten` yields a name's samples together: each family is typed once.
+                debug_assert!(!text.contains(&format!("# TYPE {} gauge\n", s.name)), "{}", s.name);
                 let _ = writeln!(text, "# TYPE {} gauge", s.name);
                 last_name.clone_from(&s.name);
             }

@@ -13,7 +13,7 @@
 //! Freeing an inner page records its children in the same batch, so every page is reachable
 //! from here until it is on the free list, and `Db::check` finds no leak at any point. The
 //! database frees what is recorded right after each cut and, after a crash, at open.
-use super::{Db, DbInner};
+use super::inner::{Db, DbInner};
 use crate::btree::{reclaim_page, Env, Exclusive, TreeCore, FREE_RECORD_BYTES_MAX};
 use crate::page::PageId;
 use crate::Result;
@@ -34,6 +34,8 @@ pub(crate) fn encode(tree_id: u32) -> [u8; ENTRY_BYTES] {
     let mut v = [0u8; ENTRY_BYTES];
     v[0] = ENTRY_VERSION;
     v[1..].copy_from_slice(&tree_id.to_le_bytes());
+    // Reclaim (and `Db::check`) read the entry back through `decode`.
+    debug_assert!(matches!(decode(&[0; 8], &v), Ok((0, id)) if id == tree_id));
     v
 }
 
@@ -101,7 +103,7 @@ impl DbInner {
         self.write_txn(durability, log_max, |env| {
             let g = garbage.exclusive();
             let entries = g.first_leaf_entries(env)?;
-            let mut used = 0u64;
+            let (mut used, mut freed) = (0u64, 0usize);
             for (k, v) in entries.iter().take(pages_max) {
                 let (pid, tree_id) = decode(k, v)?;
                 let cost = self.reclaim_cost(env, pid)?;
@@ -115,7 +117,11 @@ impl DbInner {
                 }
                 r?;
                 any.set(true);
+                freed += 1;
             }
+            // The batch keeps to the log room it asked for, but for a first page (the one
+            // that guarantees progress), and to the pool share its dirty pages may take.
+            assert!(freed <= pages_max && (freed <= 1 || used <= log_max), "{freed}, {used}");
             Ok(())
         })?;
         Ok(any.get())
@@ -127,10 +133,12 @@ impl DbInner {
         let g = env.pool.read(pid)?;
         let p = g.bytes();
         let n = crate::page::node::slot_count(p);
+        // Reclaim reads pages only inside its batch: the page cannot change under the count.
+        debug_assert!(self.writer_held(), "a reclaim cost counted outside its batch");
         let own = FREE_RECORD_BYTES_MAX + ENTRY_LOG_BYTES;
         Ok(match crate::page::kind(p) {
             Some(crate::page::PageKind::Inner) => own + record_log_bytes(n + 1),
-            _ if self.blobs.get().is_some() => own + super::blobs::release_log_bytes(n),
+            _ if self.blobs.get().is_some() => own + super::blob_state::release_log_bytes(n),
             _ => own,
         })
     }
@@ -148,7 +156,7 @@ impl DbInner {
         let mut blobs = Vec::new();
         let children = reclaim_page(env, pid, tree_id, &mut |v| {
             if tagged {
-                blobs.extend(super::blobs::blob_of(v)?);
+                blobs.extend(super::blob_state::blob_of(v)?);
             }
             Ok(())
         })?;

@@ -1,7 +1,8 @@
 //! Range iterators: leaf-sized batches from the B+tree, consumed from either end. Each yield
 //! narrows the remaining range (front: `lo = Excluded(key)`, back: `hi = Excluded(key)`), so
 //! the two ends never yield a key twice and refills resume where the last batch ended.
-use super::{DbInner, Tree};
+use super::inner::{DbInner, Tree};
+use super::view::At;
 use crate::btree::scan_bounds::{above_lo, below_hi};
 use crate::btree::{Bounds, TreeCore};
 use crate::page::node::Entry;
@@ -22,7 +23,7 @@ pub struct Iter {
     /// Values are tagged (`crate::blob`): yield them decoded, blobs read.
     decode: bool,
     /// Reading a snapshot's view (kept alive while the iterator lives), not the latest pages.
-    at: Option<Arc<super::snapshot::At>>,
+    at: Option<Arc<At>>,
 }
 
 impl Iter {
@@ -33,15 +34,13 @@ impl Iter {
     pub(super) fn new_core_of(db: Arc<DbInner>, core: Arc<TreeCore>, bounds: Bounds) -> Iter {
         Iter::with(db, Some(core), bounds)
     }
-    pub(super) fn new_core(db: Arc<DbInner>, _catalog: &TreeCore, bounds: Bounds) -> Iter {
+    pub(super) fn new_core(db: Arc<DbInner>, catalog: &TreeCore, bounds: Bounds) -> Iter {
+        // No core stands for the database's own catalog (`leaf_batch`): it must be that one.
+        assert!(std::ptr::eq(catalog, &db.catalog), "a catalog iterator over another tree");
         Iter::with(db, None, bounds)
     }
     /// Over a snapshot's view of a tree (None: the tree did not exist then, nothing to yield).
-    pub(super) fn at(
-        at: Arc<super::snapshot::At>,
-        core: Option<Arc<TreeCore>>,
-        bounds: Bounds,
-    ) -> Iter {
+    pub(super) fn at(at: Arc<At>, core: Option<Arc<TreeCore>>, bounds: Bounds) -> Iter {
         let done = core.is_none();
         let decode = at.db.blobs.get().is_some();
         let db = at.db.clone();
@@ -109,6 +108,8 @@ impl Iter {
     }
 
     fn fail(&mut self, e: crate::Error) -> Option<Result<Entry>> {
+        // An error ends the iterator once: nothing is yielded after it, and no second one.
+        debug_assert!(!self.done, "an ended iterator failed again");
         self.done = true;
         Some(Err(e))
     }

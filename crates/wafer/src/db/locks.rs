@@ -28,7 +28,10 @@ pub(crate) struct LockTable {
 impl LockTable {
     /// A fresh owner id (never 0).
     pub(crate) fn new_owner(&self) -> u64 {
-        self.next_owner.fetch_add(1, Ordering::Relaxed) + 1
+        let owner = self.next_owner.fetch_add(1, Ordering::Relaxed) + 1;
+        // Owners are told apart by id: one that wrapped around would share another's locks.
+        assert_ne!(owner, 0, "lock owner ids wrapped around");
+        owner
     }
 
     /// Takes the lock on (`tree`, `key`) for `owner`, waiting up to `timeout` for its holder to
@@ -40,6 +43,8 @@ impl LockTable {
         key: &[u8],
         timeout: Duration,
     ) -> Result<bool> {
+        // Ids come from `new_owner`, which never hands out 0.
+        debug_assert_ne!(owner, 0, "a lock taken for no owner");
         let deadline = Instant::now() + timeout;
         let wanted: LockKey = (tree.to_string(), key.to_vec());
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());

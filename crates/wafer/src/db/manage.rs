@@ -8,7 +8,8 @@
 //! first under the writer mutex and the tree's exclusive latch, changing nothing; when the log
 //! room held for the batch is too small, the batch declines and runs again with room for what
 //! the walk found.
-use super::{catalog, garbage, Db, DbInner, Tree};
+use super::inner::{Db, DbInner, Tree};
+use super::{catalog, garbage};
 use crate::blob::BlobRef;
 use crate::btree::{Bounds, CutPlan, Exclusive, TreeCore};
 use crate::Result;
@@ -38,7 +39,7 @@ impl Tree {
     /// entry; their pages are free when this returns.
     pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
         let db = Db { inner: self.db.clone() };
-        db.cut(self, &super::bounds_of(range), Then::Keep)
+        db.cut(self, &super::bounds::bounds_of(range), Then::Keep)
     }
 
     /// Removes every entry of the tree, atomically; the tree stays, empty.
@@ -140,10 +141,12 @@ impl DbInner {
         range: &Bounds,
         blobs: &mut Vec<BlobRef>,
     ) -> Result<CutPlan> {
+        // The walk reads what the cut then changes: nothing else may change it in between.
+        debug_assert!(self.writer_held(), "a cut planned outside its batch");
         let tagged = self.blobs.get().is_some();
         g.plan_cut(env, range, &mut |v| {
             if tagged {
-                blobs.extend(super::blobs::blob_of(v)?);
+                blobs.extend(super::blob_state::blob_of(v)?);
             }
             Ok(())
         })
@@ -151,8 +154,10 @@ impl DbInner {
 
     /// The most log bytes carrying out `plan` takes, with `blobs` freed and `then` done.
     fn cut_log_bytes(&self, plan: &CutPlan, blobs: usize, tree: &Tree, then: Then) -> u64 {
+        // `plan_cut`'s hand-over: untagged values name no blobs to free.
+        debug_assert!(blobs == 0 || self.blobs.get().is_some(), "{blobs} blobs without a space");
         let extents = match self.blobs.get() {
-            Some(_) => super::blobs::release_log_bytes(blobs),
+            Some(_) => super::blob_state::release_log_bytes(blobs),
             None => 0,
         };
         let drop = match then {

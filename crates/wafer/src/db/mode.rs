@@ -43,7 +43,7 @@ pub(super) fn open_store(
             check_mode(meta.write_mode, options.write_mode)?;
         }
     }
-    Ok(match options.write_mode {
+    let stores: Stores = match options.write_mode {
         WriteMode::InPlace if options.doublewrite => {
             let dw = Arc::new(DoublewriteStore::new(device, offset)?);
             (dw.clone(), Some(dw))
@@ -59,7 +59,10 @@ pub(super) fn open_store(
             )?;
             (Arc::new(store), None)
         }
-    })
+    };
+    // Out of place never doublewrites (the stats count doublewritten pages by this).
+    debug_assert!(stores.1.is_none() || options.write_mode == WriteMode::InPlace);
+    Ok(stores)
 }
 
 /// Whether the superblock's block is conventional: always on a conventional device, on a

@@ -198,7 +198,7 @@ pub(super) fn decide_create(
     create: CreateMode,
     names: &Names,
 ) -> Result<bool> {
-    match (superblock, create) {
+    let decided = match (superblock, create) {
         (Superblock::Wafer, CreateMode::New) => {
             Err(OpenError::AlreadyExists { what: names.data.clone() }.into())
         }
@@ -215,5 +215,12 @@ pub(super) fn decide_create(
                 }
             }
         }
-    }
+    };
+    // Formatting overwrites page 0: only a blank one, and only where creation is allowed.
+    assert!(
+        !matches!(decided, Ok(true))
+            || (superblock == Superblock::Blank && create != CreateMode::Never),
+        "an open decided to format over {superblock:?} ({create:?})"
+    );
+    decided
 }

@@ -9,14 +9,17 @@
 //! out of place, mapped) until it is dropped. A long-lived snapshot under heavy writes costs a
 //! page copy in memory for every page written since it began; when the bound is reached, the
 //! oldest snapshot expires and its reads fail with [`Error::SnapshotExpired`].
-use super::{DbInner, Iter};
-use crate::btree::{AtEpoch, Bounds, Exclusive, TreeCore};
+use super::bounds::{bounds_of, prefix_bounds};
+use super::inner::Db;
+use super::iter::Iter;
+use super::view::At;
+use crate::btree::{Bounds, Exclusive, TreeCore};
 use crate::Result;
 use std::collections::HashMap;
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-/// A consistent read view over every tree ([`super::Db::snapshot`]). Cheap to clone; the view
+/// A consistent read view over every tree ([`Db::snapshot`]). Cheap to clone; the view
 /// (and what it keeps) lives until the last clone, tree and iterator of it is dropped.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -30,45 +33,7 @@ pub struct SnapshotTree {
     core: Option<Arc<TreeCore>>,
 }
 
-/// What a snapshot holds: its epoch, the trees as they were, and its pin on freed blobs.
-#[derive(Debug)]
-pub(super) struct At {
-    pub(super) db: Arc<DbInner>,
-    pub(super) epoch: u64,
-    trees: HashMap<String, Arc<TreeCore>>,
-    blob_pin: Option<u64>,
-}
-
-impl Drop for At {
-    fn drop(&mut self) {
-        self.db.pool.versions().end(self.epoch);
-        if let (Some(mark), Some(b)) = (self.blob_pin, self.db.blobs.get()) {
-            b.lock_space().unpin(mark);
-        }
-    }
-}
-
-impl At {
-    pub(super) fn nodes(&self) -> AtEpoch<'_> {
-        AtEpoch { pool: &self.db.pool, epoch: self.epoch }
-    }
-
-    /// A stored value as the user's value: a blob read (the snapshot keeps it from reuse).
-    pub(super) fn resolve(&self, stored: Vec<u8>) -> Result<Vec<u8>> {
-        if self.db.blobs.get().is_none() {
-            return Ok(stored);
-        }
-        match crate::blob::decode_stored(&stored) {
-            Ok(crate::blob::Stored::Inline(v)) => Ok(v.to_vec()),
-            Ok(crate::blob::Stored::Blob(r)) => {
-                self.db.read_blob(&r)?.ok_or_else(|| crate::Corruption::SnapshotBlob.into())
-            }
-            Err(e) => Err(crate::Corruption::StoredValue(e).into()),
-        }
-    }
-}
-
-impl super::Db {
+impl Db {
     /// A read view of every tree as the last commit left them; writes go on beside it. See
     /// the module docs for what a long-lived snapshot costs.
     pub fn snapshot(&self) -> Result<Snapshot> {
@@ -121,7 +86,7 @@ impl SnapshotTree {
 
     /// Entries with keys in `range`, ascending; `.rev()` for descending.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
-        self.iter_in(super::bounds_of(range))
+        self.iter_in(bounds_of(range))
     }
 
     pub fn iter(&self) -> Iter {
@@ -130,7 +95,7 @@ impl SnapshotTree {
 
     /// Entries whose key starts with `prefix`, ascending; `.rev()` for descending.
     pub fn prefix(&self, prefix: &[u8]) -> Iter {
-        self.iter_in(super::prefix_bounds(prefix))
+        self.iter_in(prefix_bounds(prefix))
     }
 
     fn iter_in(&self, bounds: Bounds) -> Iter {

@@ -3,8 +3,9 @@
 //! options, the buffer pool built over the store, the log replayed into the pool, and the
 //! database assembled and its threads started. Each step hands the next what it checked, and
 //! says so with assertions where it hands over.
+use super::catalog;
 use super::checkpoint::{CheckpointThread, Checkpointer};
-use super::{catalog, Db, DbInner};
+use super::inner::{Db, DbInner};
 use crate::alloc::{stamp_image, AllocState, Allocator};
 use crate::btree::TreeCore;
 use crate::buffer::{BufferPool, DoublewriteStore, PageStore, StoreRecovery};
@@ -57,7 +58,7 @@ pub(super) fn read_meta(
 
 /// The superblock of a new database: the catalog root is its first page.
 fn new_meta(store: &dyn PageStore, options: &Options, logs: bool) -> Meta {
-    Meta {
+    let meta = Meta {
         write_mode: options.write_mode as u8,
         catalog_root: catalog::CATALOG_ROOT,
         high_water: 1, // The superblock itself.
@@ -71,7 +72,11 @@ fn new_meta(store: &dyn PageStore, options: &Options, logs: bool) -> Meta {
         checkpoint_lsn: 0,
         blobs: options.blob_threshold_bytes.is_some(),
         layout_bytes: store.layout_bytes(),
-    }
+    };
+    // Paired with `finish`, which allocates the catalog root next: the first superblock
+    // written is one the next open accepts.
+    debug_assert!(Meta { high_water: catalog::CATALOG_ROOT + 1, ..meta }.is_sane(), "{meta:?}");
+    meta
 }
 
 /// Refuses a superblock the device cannot hold (a truncated file) or the options contradict.

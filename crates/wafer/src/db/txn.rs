@@ -14,8 +14,10 @@
 //! - A lock not granted within the transaction's lock timeout fails with
 //!   [`Error::LockTimeout`]; the transaction keeps what it held and should be aborted (dropped)
 //!   and retried. Dropping a transaction aborts it.
+use super::batch::WriteBatch;
+use super::bounds::prefix_end;
+use super::inner::{check_key, Db};
 use super::locks::{LockTable, TXN_LOCKS_MAX};
-use super::{check_key, prefix_end, Db, WriteBatch};
 use crate::{Durability, Error, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -55,6 +57,8 @@ impl Db {
     pub fn begin(&self) -> Txn {
         let locks = self.inner.locks.clone();
         let owner = locks.new_owner();
+        // The table's hand-over: an owner of its own, so no other transaction's locks are ours.
+        debug_assert_ne!(owner, 0);
         Txn {
             db: self.clone(),
             locks,
@@ -163,6 +167,8 @@ impl Txn {
         limit: usize,
     ) -> Result<Vec<Entry>> {
         let end = prefix_end(prefix);
+        // The scan's range is not inverted: its end lies above the prefix.
+        debug_assert!(end.as_deref().is_none_or(|e| e > prefix));
         let hi = match &end {
             Some(e) => Bound::Excluded(e.as_slice()),
             None => Bound::Unbounded,
