@@ -146,18 +146,8 @@ fn encode_as(
     assert!(blocks <= u64::from(u32::MAX), "map too large for one snapshot");
     let blocks = blocks as u32;
     let mut out = vec![0u8; blocks as usize * BLOCK_BYTES];
-    let mut header = [0u8; HEADER_PAYLOAD_BYTES];
-    header[0..8].copy_from_slice(&lsn.to_le_bytes());
-    header[8..16].copy_from_slice(&(entries.len() as u64).to_le_bytes());
-    header[16..24].copy_from_slice(&map.mapped_count().to_le_bytes());
-    header[24..28].copy_from_slice(&zone_count.to_le_bytes());
-    header[28..32].copy_from_slice(&slots_per_zone.to_le_bytes());
-    let stream = nowa.map_or(NOWA_OFF, |n| n.stream_slots);
-    assert_ne!(nowa.map(|n| n.stream_slots), Some(NOWA_OFF), "stream position overflow");
-    header[32..40].copy_from_slice(&stream.to_le_bytes());
-    header[40..44].copy_from_slice(&(spans.len() as u32).to_le_bytes());
     let packed_bytes = packed.as_ref().map_or(0, |p| p.len() as u64);
-    header[48..56].copy_from_slice(&packed_bytes.to_le_bytes());
+    let header = header_payload(map, lsn, (zone_count, slots_per_zone), nowa, packed_bytes);
     let mut chunks = out.chunks_exact_mut(BLOCK_BYTES);
     if let Some(block) = chunks.next() {
         seal(block, KIND_HEADER, 0, blocks, lsn, &header);
@@ -197,6 +187,29 @@ fn encode_as(
     }
     assert_eq!(index, blocks, "every block sealed");
     out
+}
+
+/// The header block's payload (layout in the module comment).
+fn header_payload(
+    map: &PageMap,
+    lsn: Lsn,
+    (zone_count, slots_per_zone): (u32, u32),
+    nowa: Option<&NoWaSnapshot>,
+    packed_bytes: u64,
+) -> [u8; HEADER_PAYLOAD_BYTES] {
+    let spans = nowa.map_or(0, |n| n.spans.len());
+    let mut header = [0u8; HEADER_PAYLOAD_BYTES];
+    header[0..8].copy_from_slice(&lsn.to_le_bytes());
+    header[8..16].copy_from_slice(&(map.raw_entries().len() as u64).to_le_bytes());
+    header[16..24].copy_from_slice(&map.mapped_count().to_le_bytes());
+    header[24..28].copy_from_slice(&zone_count.to_le_bytes());
+    header[28..32].copy_from_slice(&slots_per_zone.to_le_bytes());
+    let stream = nowa.map_or(NOWA_OFF, |n| n.stream_slots);
+    assert_ne!(nowa.map(|n| n.stream_slots), Some(NOWA_OFF), "stream position overflow");
+    header[32..40].copy_from_slice(&stream.to_le_bytes());
+    header[40..44].copy_from_slice(&(spans as u32).to_le_bytes());
+    header[48..56].copy_from_slice(&packed_bytes.to_le_bytes());
+    header
 }
 
 /// Blocks a packed-entries frame of `bytes` takes.
