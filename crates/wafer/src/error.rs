@@ -68,10 +68,6 @@ pub enum Error {
     /// A structure on the device (or in memory, read from it) is not as it must be.
     #[error("corrupt database: {0}")]
     Corruption(#[from] Corruption),
-    /// Corruption reported by code that does not build a [`Corruption`] yet (the durable log,
-    /// the map journal, blob bookkeeping): the message is all there is.
-    #[error("corrupt database: {0}")]
-    Corrupt(String),
     /// The data file exists but its WAL file does not: opening without the log would lose
     /// acknowledged commits, so the database refuses.
     #[error("WAL file {path} of an existing database is missing")]

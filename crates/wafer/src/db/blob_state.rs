@@ -4,7 +4,7 @@
 use crate::blob::{self, decode_stored, BlobRef, BlobSpace, Stored, TreeOp};
 use crate::btree::{Env, Exclusive, TreeCore};
 use crate::page::PAGE_SIZE;
-use crate::{Error, Result};
+use crate::{Corruption, Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -143,7 +143,7 @@ pub(super) fn blob_of(stored: &[u8]) -> Result<Option<BlobRef>> {
     match decode_stored(stored) {
         Ok(Stored::Blob(r)) => Ok(Some(r)),
         Ok(Stored::Inline(_)) => Ok(None),
-        Err(e) => Err(Error::Corrupt(format!("stored value: {e}"))),
+        Err(e) => Err(Corruption::StoredValue(e).into()),
     }
 }
 

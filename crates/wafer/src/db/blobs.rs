@@ -10,7 +10,7 @@ use crate::device::AlignedBuf;
 use crate::durable::ExtentOp;
 use crate::page::{self, PageBuf, PageId, PAGE_SIZE};
 use crate::wal::Durability;
-use crate::{Error, Result};
+use crate::{Corruption, Error, Result};
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -36,10 +36,7 @@ impl StoredOp<'_> {
 
 impl DbInner {
     pub(super) fn blob_state(&self) -> Result<&BlobState> {
-        self.blobs
-            .get()
-            .map(|b| &**b)
-            .ok_or_else(|| Error::Corrupt("blob operation without blobs".into()))
+        self.blobs.get().map(|b| &**b).ok_or(Error::Corruption(Corruption::NoBlobSpace))
     }
 
     /// Opens the gates of freed runs whose commits are durable; out of place their pages leave
@@ -212,8 +209,9 @@ impl DbInner {
             for (i, (chunk, p)) in
                 group.chunks(CHUNK_BYTES).zip(buf.chunks_mut(PAGE_SIZE)).enumerate()
             {
-                let p: &mut PageBuf =
-                    p.try_into().map_err(|_| Error::Corrupt("page buf".into()))?;
+                let p: &mut PageBuf = p
+                    .try_into()
+                    .map_err(|_| Corruption::BufferNotPageSized { buffer: "blob page" })?;
                 let index = first_index + i as u64;
                 let pid = r.first + index;
                 blob::format::build_page(p, pid, r, index as u32, chunk, now);
@@ -341,7 +339,7 @@ impl DbInner {
         if r.pages() > 0 {
             b.lock_space()
                 .release(r.page_range())
-                .map_err(|e| Error::Corrupt(format!("a stored blob reference: {e}")))?;
+                .map_err(|reason| Corruption::BlobRelease { reason })?;
         }
         b.counters.blobs_freed.fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -437,7 +435,7 @@ impl DbInner {
             let r = match decode_stored(&stored) {
                 Ok(Stored::Inline(v)) => return Ok(v.to_vec()),
                 Ok(Stored::Blob(r)) => r,
-                Err(e) => return Err(Error::Corrupt(format!("stored value: {e}"))),
+                Err(e) => return Err(Corruption::StoredValue(e).into()),
             };
             if let Some(v) = self.read_blob(&r)? {
                 return Ok(v);
@@ -452,7 +450,7 @@ impl DbInner {
                 None => return Ok(Vec::new()),
             }
         }
-        Err(Error::Corrupt("the blob of a key fails its checks".into()))
+        Err(Corruption::KeyBlob.into())
     }
 
     /// A blob page as staged, else as the store holds it (unchecked).

@@ -7,7 +7,7 @@
 use super::record::{self, CommitBody, EngineState, ExtentOp};
 use crate::page::{Lsn, PageChange, PageId, PageLogger};
 use crate::wal::{Durability, Lsn as WalLsn, Wal, WalError};
-use crate::{Error, Result};
+use crate::{Corruption, Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -53,7 +53,7 @@ impl WalLogger {
     }
 
     pub fn wal(&self) -> Result<&Wal> {
-        self.wal.get().ok_or(Error::Corrupt("WAL used before recovery finished".into()))
+        self.wal.get().ok_or(Error::Corruption(Corruption::WalBeforeRecovery))
     }
 
     pub fn failed(&self) -> bool {

@@ -53,6 +53,16 @@ pub enum Corruption {
     TreeBlob { tree: String },
     #[error("a blob a snapshot reads fails its checks")]
     SnapshotBlob,
+    #[error("the blob of a key fails its checks on every read")]
+    KeyBlob,
+    #[error("a blob operation on a database without a blob space")]
+    NoBlobSpace,
+    #[error("a stored blob reference does not name allocated blob pages: {reason}")]
+    BlobRelease { reason: String },
+    #[error("map journal record at lsn {lsn}: {reason}")]
+    MapJournalRecord { lsn: u64, reason: String },
+    #[error("the WAL was used before recovery finished")]
+    WalBeforeRecovery,
     #[error("blob free-extent entry does not decode")]
     BlobExtent,
     #[error("blob free extents: the log and the tree disagree: {reason}")]

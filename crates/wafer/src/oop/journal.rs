@@ -27,7 +27,7 @@ use crate::le::try_u64 as u64_at;
 use crate::page::PageId;
 use crate::space::{Location, PageMap};
 use crate::wal::{Lsn, Wal, WalOptions, WalRecord};
-use crate::{Error, Result};
+use crate::{Corruption, Error, Result};
 use std::sync::Arc;
 
 pub const KIND_SET: u8 = 1;
@@ -107,7 +107,9 @@ pub fn free_payload(pid: PageId, aux: u64, page_lsn: u64) -> [u8; 24] {
 
 /// Applies one journal record to the recovered map and free pages. Never panics on bytes.
 pub fn apply(r: &WalRecord, map: &mut PageMap, free: &mut FreePages, pid_limit: u64) -> Result<()> {
-    let bad = |why: &str| Error::Corrupt(format!("map journal record at {}: {why}", r.lsn));
+    let bad = |why: &str| {
+        Error::Corruption(Corruption::MapJournalRecord { lsn: r.lsn.0, reason: why.to_string() })
+    };
     if r.kind == KIND_MARK {
         return Ok(());
     }

@@ -114,10 +114,11 @@ impl WalOptions {
     }
     pub fn validate(&self) -> Result<(), WalError> {
         if !(4..=1 << 16).contains(&self.buffer_blocks) {
-            return Err(WalError::InvalidOptions(format!(
-                "buffer_blocks {} is outside 4..=65536",
-                self.buffer_blocks
-            )));
+            return Err(WalError::InvalidOptions {
+                field: "buffer_blocks",
+                value: u64::from(self.buffer_blocks),
+                limit: crate::Limit::Within { min: 4, max: 1 << 16 },
+            });
         }
         Ok(())
     }
@@ -167,8 +168,9 @@ pub enum WalError {
     BadLsn { lsn: Lsn, start: Lsn, end: Lsn, reason: &'static str },
     #[error("WAL device too small: {capacity_bytes} bytes, at least {min_bytes} needed")]
     DeviceTooSmall { capacity_bytes: u64, min_bytes: u64 },
-    #[error("invalid WAL options: {0}")]
-    InvalidOptions(String),
+    /// WAL option `field` holds `value`, outside `limit`.
+    #[error("invalid WAL option `{field}`: {value} must be {limit}")]
+    InvalidOptions { field: &'static str, value: u64, limit: crate::Limit },
     /// An earlier write or sync failed; what reached the device is unknown, so the log refuses
     /// further work until reopened (recovery then finds the truth).
     #[error("WAL is poisoned by an earlier I/O error; reopen to recover")]
