@@ -297,7 +297,12 @@ fn run_raw(
         EmuSpace::Own(share) => share,
         _ => raw::FILL_DEFAULT,
     };
-    let mut plan = raw::plan(emu, config, row, fill)?;
+    // One device size for every engine: the raw row's two devices share it.
+    let same_bytes = match emu.space {
+        EmuSpace::PerDataset(factor) => Some((config.dataset_bytes() as f64 * factor) as u64),
+        _ => None,
+    };
+    let mut plan = raw::plan(emu, config, row, fill, same_bytes)?;
     let mut staged = Staged::create_raw(&plan.data, &plan.wal, exe, dir)?;
     let view = staged.view().clone();
     // The zones align to the unit the served device reports, not to the one planned for it.

@@ -71,12 +71,15 @@ const SIZING_STEPS_MAX: u32 = 64;
 
 /// Sizes the data device so the records' page bytes take `fill` of the engine's zone space
 /// (the fill `wafer experiment table1` gives its rows: `fill 0.9`), with the GC unit and
-/// spare flash of the device sized so; the WAL device holds the WAL.
+/// spare flash of the device sized so; the WAL device holds the WAL. With `same_bytes` (every
+/// engine's device one size: `dataset:FACTOR`) the data and WAL devices together hold that
+/// many bytes instead, as the other engines' one device holds their log too.
 pub(crate) fn plan(
     emu: &EmuDevice,
     config: &PeersConfig,
     row: &RawRow,
     fill: f64,
+    same_bytes: Option<u64>,
 ) -> Result<RawPlan, PeerError> {
     let wal = wal_bytes(config.dataset_bytes());
     let mut engine = row.options(config.blob_threshold_bytes);
@@ -93,6 +96,20 @@ pub(crate) fn plan(
     let spec = config.workload(Workload::A, Distribution::Uniform);
     let per_record = engine::bytes_per_record(&options, &spec).map_err(wafer_error)?;
     let need = per_record * config.record_count as f64;
+    if let Some(total) = same_bytes {
+        let data = emu.config_holding(total.saturating_sub(wal))?;
+        let (unit, spare) = device_facts(&data);
+        let capacity = data.layout().logical_blocks * flashemu::LBA_BYTES;
+        let mut o = options.clone();
+        o.out_of_place.gc_unit_bytes = unit;
+        o.out_of_place.ssd_spare_bytes = spare;
+        let zone_space = setup::zone_space_bytes(capacity, &o).map_err(wafer_error)?;
+        engine.push(format!("gc_unit_bytes={unit}"));
+        engine.push(format!("ssd_spare_bytes={spare}"));
+        let wal_device = emu.config_holding(wal)?;
+        let fill = need / zone_space.max(1) as f64;
+        return Ok(RawPlan { data, wal: wal_device, engine, wal_capacity_bytes: wal, fill });
+    }
     let mut want = need / fill;
     for _ in 0..SIZING_STEPS_MAX {
         let data = emu.config_holding(want as u64)?;

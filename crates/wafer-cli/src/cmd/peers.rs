@@ -39,8 +39,9 @@ pub struct PeersArgs {
     /// the filesystem; `dataset:FACTOR`, every engine's
     /// device FACTOR x the records' bytes; `preset`, the preset's geometry (with --emu-set).
     /// Rounded up to whole blocks per chip, at least 128 MiB. A raw Wafer row's device is
-    /// sized so its records' pages take SHARE of its zone space (Table 1's fill) [default:
-    /// own:0.9].
+    /// sized so its records' pages, estimated as inline pages, take SHARE of its zone space
+    /// (Table 1's fill; 0.9 with `preset`); with `dataset:FACTOR` its data and WAL devices
+    /// together hold FACTOR x the records' bytes [default: own:0.9].
     #[arg(long, value_name = "own:SHARE|dataset:FACTOR|preset")]
     emu_space: Option<String>,
     /// Emulated SSD: fraction of the filesystem in use once each engine has loaded, made up
