@@ -96,22 +96,10 @@ pub(crate) fn plan(
     let spec = config.workload(Workload::A, Distribution::Uniform);
     let per_record = engine::bytes_per_record(&options, &spec).map_err(wafer_error)?;
     let need = per_record * config.record_count as f64;
-    if let Some(total) = same_bytes {
-        let data = emu.config_holding(total.saturating_sub(wal))?;
-        let (unit, spare) = device_facts(&data);
-        let capacity = data.layout().logical_blocks * flashemu::LBA_BYTES;
-        let mut o = options.clone();
-        o.out_of_place.gc_unit_bytes = unit;
-        o.out_of_place.ssd_spare_bytes = spare;
-        let zone_space = setup::zone_space_bytes(capacity, &o).map_err(wafer_error)?;
-        engine.push(format!("gc_unit_bytes={unit}"));
-        engine.push(format!("ssd_spare_bytes={spare}"));
-        let wal_device = emu.config_holding(wal)?;
-        let fill = need / zone_space.max(1) as f64;
-        return Ok(RawPlan { data, wal: wal_device, engine, wal_capacity_bytes: wal, fill });
-    }
-    let mut want = need / fill;
-    for _ in 0..SIZING_STEPS_MAX {
+    // Bound: each step grows the device by at least 2%; a fixed size takes one step.
+    let steps = if same_bytes.is_some() { 1 } else { SIZING_STEPS_MAX };
+    let mut want = same_bytes.map_or(need / fill, |total| total.saturating_sub(wal) as f64);
+    for _ in 0..steps {
         let data = emu.config_holding(want as u64)?;
         let (unit, spare) = device_facts(&data);
         let capacity = data.layout().logical_blocks * flashemu::LBA_BYTES;
@@ -120,7 +108,7 @@ pub(crate) fn plan(
         o.out_of_place.ssd_spare_bytes = spare;
         let zone_space = setup::zone_space_bytes(capacity, &o).map_err(wafer_error)?;
         let reached = need / zone_space.max(1) as f64;
-        if reached <= fill {
+        if reached <= fill || same_bytes.is_some() {
             engine.push(format!("gc_unit_bytes={unit}"));
             engine.push(format!("ssd_spare_bytes={spare}"));
             let wal_device = emu.config_holding(wal)?;
