@@ -33,6 +33,18 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     }
     /// Reads page `pid` as stored (unchecked; the pool verifies it).
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()>;
+    /// Reads page `pid` as [`PageStore::read_page`] does, for a page the buffer pool does not
+    /// hold (a blob page): a store may keep its stored bytes in a cache of at most
+    /// `cache_bytes_max` bytes. Returns true when the cache answered (no device read).
+    fn read_page_cached(
+        &self,
+        pid: PageId,
+        buf: &mut PageBuf,
+        cache_bytes_max: u64,
+    ) -> Result<bool> {
+        let _ = cache_bytes_max;
+        self.read_page(pid, buf).map(|()| false)
+    }
     /// Writes sealed page images; not durable until [`PageStore::sync`].
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()>;
     /// As [`PageStore::write_batch`], where `survivors[i]` marks page `i` as a DB GC survivor

@@ -226,3 +226,55 @@ fn values_over_the_inline_limit_need_blobs() {
     assert!(matches!(t.put(b"k", &[0u8; 3000]), Err(wafer::Error::ValueTooLarge { .. })));
     assert!(db.tree("\0blobs").is_err(), "engine tree names are refused");
 }
+
+/// Out of place, values read back through the store's cache of stored bytes while GC moves
+/// blob pages and resets their zones, and new blobs land where old ones lay: every read, cache
+/// hit or not, matches the model, before and after a reopen.
+#[test]
+fn cached_values_stay_right_across_gc_moves_and_zone_resets() {
+    let s = seed(0xCAC4E);
+    eprintln!("blob cache churn: seed {s}");
+    let mut rng = Rng(s | 1);
+    // A pool far larger than the tree: most of its budget goes to cached values.
+    let mut o = options(true, 100).with_buffer_pool_bytes(1 << 20);
+    o.wal_capacity_bytes = 1 << 20;
+    o.checkpoint_log_bytes = 256 << 10;
+    // Each blob page takes a page id for a fraction of a slot: ids past the zone space.
+    o.out_of_place.max_fill_percent = 300;
+    // Small enough that GC reclaims zones of blobs all the time.
+    let data = Arc::new(MemoryDevice::new(2 << 20));
+    let wal = Arc::new(MemoryDevice::new(o.wal_capacity_bytes));
+    let mut db = open(&data, &wal, &o);
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    let mut totals = [0u64; 4];
+    for step in 0..20_000u64 {
+        let t = db.tree("t").unwrap();
+        let k = format!("k{:04}", rng.below(400)).into_bytes();
+        if rng.below(2) == 0 {
+            let v = value(200 + rng.below(1300) as usize, step);
+            t.put(&k, &v).unwrap();
+            model.insert(k, v);
+        } else {
+            assert_eq!(t.get(&k).unwrap().as_ref(), model.get(&k), "seed {s}: step {step}");
+        }
+        if step % 4_000 == 3_999 {
+            // The counters start over with each open: add up this open's.
+            let stats = db.stats();
+            let (b, oop) = (stats.blobs.unwrap(), stats.out_of_place.unwrap());
+            eprintln!("step {step}: {b:?}\nzones reset {}", oop.zones_reset);
+            totals = [
+                totals[0] + b.cache_hits,
+                totals[1] + b.pages_read,
+                totals[2] + oop.zones_reset,
+                totals[3] + oop.gc_blob_pages,
+            ];
+            db.close().unwrap();
+            db = open(&data, &wal, &o);
+            compare(&db, &model, s);
+        }
+    }
+    let [hits, reads, resets, moved] = totals;
+    assert!(hits > 0 && hits < reads, "seed {s}: {hits} cache hits of {reads} page reads");
+    assert!(resets > 0 && moved > 0, "seed {s}: {resets} zone resets, {moved} blob pages moved");
+    compare(&db, &model, s);
+}

@@ -32,6 +32,8 @@ pub struct CounterSnapshot {
     /// Blob pages DB GC moved (counted in `gc_copy_bytes`), and blob pages read back.
     pub blob_gc_pages: u64,
     pub blob_pages_read: u64,
+    /// Of `blob_pages_read`: answered by the cache of stored bytes, no device read.
+    pub blob_cache_hits: u64,
     /// Bytes the DB read from the data device.
     pub db_read_bytes: u64,
     /// False when no flash counters exist (a real file device): SSD and total WAF are null.
@@ -156,6 +158,7 @@ impl CounterSnapshot {
             blob_bytes: d(self.blob_bytes, earlier.blob_bytes),
             blob_gc_pages: d(self.blob_gc_pages, earlier.blob_gc_pages),
             blob_pages_read: d(self.blob_pages_read, earlier.blob_pages_read),
+            blob_cache_hits: d(self.blob_cache_hits, earlier.blob_cache_hits),
             db_read_bytes: d(self.db_read_bytes, earlier.db_read_bytes),
             flash_measured: self.flash_measured && earlier.flash_measured,
             flash_host_bytes: d(self.flash_host_bytes, earlier.flash_host_bytes),

@@ -29,6 +29,9 @@ pub struct BytesByPurpose {
     pub blob_gc_pages: u64,
     #[serde(default)]
     pub blob_pages_read: u64,
+    /// Of `blob_pages_read`: those the store's cache of stored bytes answered.
+    #[serde(default)]
+    pub blob_cache_hits: u64,
     pub db_read: u64,
     pub flash_host: u64,
     pub ssd_gc: u64,
@@ -182,6 +185,7 @@ impl Figures {
             blob: d.blob_bytes,
             blob_gc_pages: d.blob_gc_pages,
             blob_pages_read: d.blob_pages_read,
+            blob_cache_hits: d.blob_cache_hits,
             db_read: d.db_read_bytes,
             flash_host: d.flash_host_bytes,
             ssd_gc: d.ssd_gc_bytes,

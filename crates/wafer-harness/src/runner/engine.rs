@@ -409,6 +409,7 @@ impl KvTarget for EngineTarget {
         s.buffer_misses = stats.pool.misses;
         if let Some(b) = stats.blobs {
             s.blob_pages_read = b.pages_read;
+            s.blob_cache_hits = b.cache_hits;
         }
         if let Some(o) = stats.out_of_place {
             s.blob_gc_pages = o.gc_blob_pages;

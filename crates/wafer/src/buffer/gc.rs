@@ -275,6 +275,7 @@ impl BufferPool {
     /// holds the miss mutex (`st`).
     fn gc_claim_frame(&self, st: &mut MissState, ahead: &mut usize) -> Option<FrameMut<'_>> {
         if let Some(f) = st.free.pop() {
+            self.note_touched(f);
             match self.try_latch_exclusive(f) {
                 Some(g) => {
                     // The free list holds only frames without a page.

@@ -19,6 +19,7 @@ mod cleaner;
 mod counters;
 pub mod doublewrite;
 mod flush;
+mod frame_memory;
 mod gc;
 mod latch;
 mod reserve;
@@ -100,7 +101,10 @@ struct MissState {
 pub struct BufferPool {
     store: std::sync::Arc<dyn PageStore>,
     frames: Box<[Frame]>,
-    pages: Box<[PageCell]>,
+    pages: frame_memory::FrameMemory,
+    /// Frames ever handed out: one past the highest (the free list hands out low frames
+    /// first), so the frames' memory the kernel has backed.
+    touched_frames: AtomicUsize,
     /// Clock reference bits, one per frame: set on access, cleared by the sweeping hand. Apart
     /// from the frames, so a lookup that finds its bit set reads one byte of a dense array.
     referenced: Box<[AtomicBool]>,
@@ -365,12 +369,12 @@ impl BufferPool {
                 Frame { latch: RwLock::new(meta) }
             })
             .collect();
-        let pages: Box<[PageCell]> =
-            (0..frame_count).map(|_| PageCell(UnsafeCell::new([0u8; PAGE_SIZE]))).collect();
+        let pages = frame_memory::FrameMemory::new(frames.len())
+            .map_err(|e| crate::OptionsError::PoolMemory { capacity_bytes, source: e })?;
         let referenced: Box<[AtomicBool]> =
             (0..frame_count).map(|_| AtomicBool::new(false)).collect();
         let table = table::PageTable::new(page_capacity);
-        // Pop order hands out low frames first (only cosmetic).
+        // Pop order hands out low frames first: the frames used stay one dense prefix.
         let free: Vec<u32> = (0..frame_count as u32).rev().collect();
         // Frames, their pages and clock bits by one index; an entry for every page of the store.
         assert!(frames.len() == pages.len() && pages.len() == referenced.len());
@@ -379,6 +383,7 @@ impl BufferPool {
             store,
             frames,
             pages,
+            touched_frames: AtomicUsize::new(0),
             referenced,
             table,
             miss: Mutex::new(MissState { free, hand: 0 }),
@@ -455,6 +460,24 @@ impl BufferPool {
     }
     pub fn stats(&self) -> PoolStats {
         self.counters.snapshot(self.frames.len(), self.dirty_frames.load(Ordering::Relaxed))
+    }
+
+    fn note_touched(&self, frame: u32) {
+        debug_assert!(
+            (frame as usize) < self.frames.len(),
+            "frame {frame} of {}",
+            self.frames.len()
+        );
+        self.touched_frames.fetch_max(frame as usize + 1, Ordering::Relaxed);
+    }
+
+    /// Bytes of the pool's budget its pages have never used: frames never handed out, which
+    /// the kernel has not backed with memory (`frame_memory.rs`). Another cache may use them
+    /// while the tree does not.
+    pub fn untouched_bytes(&self) -> u64 {
+        let touched = self.touched_frames.load(Ordering::Relaxed);
+        debug_assert!(touched <= self.frames.len(), "{touched} of {} frames", self.frames.len());
+        (self.frames.len() - touched) as u64 * PAGE_SIZE as u64
     }
 
     fn check_pid(&self, pid: PageId) -> Result<usize> {
@@ -692,6 +715,9 @@ impl BufferPool {
         };
         let f = st.free.pop();
         debug_assert!(st.free.len() < self.frames.len(), "more free frames than frames");
+        if let Some(f) = f {
+            self.note_touched(f);
+        }
         self.on_take(st.free.len());
         Ok((st, f))
     }

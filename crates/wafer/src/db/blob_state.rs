@@ -18,6 +18,8 @@ pub struct BlobStats {
     pub pages_written: u64,
     /// Blob pages read back (lookups, iterators, streams).
     pub pages_read: u64,
+    /// Of the pages read: those the store's cache of stored bytes answered (no device read).
+    pub cache_hits: u64,
     /// Blobs no key names any more (replaced or deleted), freed by their batch.
     pub blobs_freed: u64,
     /// Page ids the blob space holds free, and those waiting for their commit to be durable.
@@ -35,6 +37,7 @@ pub(super) struct Counters {
     pub(super) value_bytes_written: AtomicU64,
     pub(super) pages_written: AtomicU64,
     pub(super) pages_read: AtomicU64,
+    pub(super) cache_hits: AtomicU64,
     pub(super) blobs_freed: AtomicU64,
     pub(super) read_retries: AtomicU64,
     pub(super) folds: AtomicU64,
@@ -118,6 +121,7 @@ impl BlobState {
             value_bytes_written: c.value_bytes_written.load(Ordering::Relaxed),
             pages_written: c.pages_written.load(Ordering::Relaxed),
             pages_read: c.pages_read.load(Ordering::Relaxed),
+            cache_hits: c.cache_hits.load(Ordering::Relaxed),
             blobs_freed: c.blobs_freed.load(Ordering::Relaxed),
             free_pages: space.free_pages(),
             gated_pages: space.gated_pages(),

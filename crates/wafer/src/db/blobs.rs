@@ -401,8 +401,11 @@ impl DbInner {
         let b = self.blob_state()?;
         let mut out = Vec::with_capacity(r.len_bytes as usize);
         let mut buf = Box::new([0u8; PAGE_SIZE]);
+        // A value of a few pages is worth caching; a large one read once would flush the
+        // cache of the small values a workload rereads.
+        let cache = r.page_range().end - r.page_range().start <= BLOB_CACHE_PAGES_MAX;
         for (i, pid) in r.page_range().enumerate() {
-            self.read_blob_page(b, pid, &mut buf)?;
+            self.read_blob_page(b, pid, &mut buf, cache)?;
             b.counters.pages_read.fetch_add(1, Ordering::Relaxed);
             if page::verify(&buf, pid).is_err() {
                 return Ok(None);
@@ -454,14 +457,26 @@ impl DbInner {
     }
 
     /// A blob page as staged, else as the store holds it (unchecked).
-    fn read_blob_page(&self, b: &BlobState, pid: PageId, buf: &mut PageBuf) -> Result<()> {
-        match b.stager.as_ref().and_then(|s| s.get(pid)) {
-            Some(p) => {
-                buf.copy_from_slice(&p[..]);
-                Ok(())
-            }
-            None => self.pool.store().read_page(pid, buf),
+    /// Blob page `pid`: from the stager while it waits there, else from the store, through
+    /// its cache of stored bytes when `cache` (within the pool's unused budget: the memory the
+    /// tree's pages leave goes to values).
+    fn read_blob_page(
+        &self,
+        b: &BlobState,
+        pid: PageId,
+        buf: &mut PageBuf,
+        cache: bool,
+    ) -> Result<()> {
+        if let Some(p) = b.stager.as_ref().and_then(|s| s.get(pid)) {
+            buf.copy_from_slice(&p[..]);
+            return Ok(());
         }
+        let budget_bytes = if cache { self.pool.untouched_bytes() } else { 0 };
+        if self.pool.store().read_page_cached(pid, buf, budget_bytes)? {
+            debug_assert!(budget_bytes > 0, "a cache hit without a budget");
+            b.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     pub(super) fn count_read_retry(&self) {
@@ -470,6 +485,9 @@ impl DbInner {
         }
     }
 }
+
+/// Values of at most this many pages go through the store's cache of stored bytes.
+const BLOB_CACHE_PAGES_MAX: u64 = 16;
 
 /// A value read as a stream ([`crate::Tree::get_reader`]): inline values from memory, blobs
 /// one page at a time, each page checked, the whole value's checksum at the end.
@@ -540,7 +558,10 @@ impl BlobStream {
         }
         let pid = self.r.first + self.next_index;
         let b = self.db.blob_state().map_err(|e| io_error(e.to_string()))?;
-        self.db.read_blob_page(b, pid, &mut self.page).map_err(|e| io_error(e.to_string()))?;
+        // Streamed values are the large ones: read past the cache.
+        self.db
+            .read_blob_page(b, pid, &mut self.page, false)
+            .map_err(|e| io_error(e.to_string()))?;
         b.counters.pages_read.fetch_add(1, Ordering::Relaxed);
         page::verify(&self.page, pid).map_err(|e| {
             io_error(format!(

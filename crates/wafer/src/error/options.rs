@@ -26,6 +26,9 @@ pub enum OptionsError {
          {frame_bytes}"
     )]
     PoolFrames { capacity_bytes: u64, frames_min: u64, frames_max: u64, frame_bytes: usize },
+    /// The machine would not map memory for the pool's frames.
+    #[error("buffer pool of {capacity_bytes} bytes: no memory for its frames: {source}")]
+    PoolMemory { capacity_bytes: u64, source: std::io::Error },
     #[error("device of {pages} pages exceeds the page table's {max}")]
     PageTable { pages: u64, max: u64 },
     #[error("device holds {pages} pages; a database needs at least {min}")]

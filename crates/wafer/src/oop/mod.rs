@@ -3,6 +3,7 @@
 //! persistence. Protocols and invariants: docs/internals/oop.md.
 mod append;
 mod append_steps;
+mod cached_read;
 pub mod codec;
 mod device_append;
 pub(crate) mod free;
@@ -14,6 +15,7 @@ mod options;
 mod orchestrate;
 mod state;
 mod store;
+mod stored_cache;
 
 #[cfg(test)]
 mod gdt_bound_tests;

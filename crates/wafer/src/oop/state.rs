@@ -64,6 +64,8 @@ pub(crate) struct Inner {
     pub logical: LogicalCounter,
     /// Compression, packing and read counters.
     pub codec: super::codec::CodecCounters,
+    /// Stored bytes of pages read outside the buffer pool (blob pages): `cached_read.rs`.
+    pub stored_cache: super::stored_cache::StoredCache,
     /// Page ids `0..page_capacity`: the layout's at open, raised as the file grows.
     pub page_capacity: AtomicU64,
     /// The size the layout was made for when the file may grow (the superblock records it);

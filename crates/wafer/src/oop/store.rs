@@ -101,6 +101,7 @@ impl OutOfPlaceStore {
             gc_cache: OnceLock::new(),
             logical: LogicalCounter::default(),
             codec: super::codec::CodecCounters::default(),
+            stored_cache: Default::default(),
             page_capacity: AtomicU64::new(layout.page_capacity),
             layout_bytes,
         });
@@ -522,6 +523,18 @@ impl PageStore for OutOfPlaceStore {
             }
         }
         Err(Corruption::PageKeptMoving { page_id: pid }.into())
+    }
+
+    fn read_page_cached(
+        &self,
+        pid: PageId,
+        buf: &mut PageBuf,
+        cache_bytes_max: u64,
+    ) -> Result<bool> {
+        match super::cached_read::read(&self.inner, pid, buf, cache_bytes_max)? {
+            Some(hit) => Ok(hit),
+            None => self.read_page(pid, buf).map(|()| false),
+        }
     }
 
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {

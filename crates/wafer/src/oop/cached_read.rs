@@ -1,0 +1,80 @@
+//! Reads of pages the buffer pool does not hold (blob pages) through the stored-bytes cache
+//! (`stored_cache.rs`): a hit decodes cached bytes, a miss reads the slot and keeps the page's
+//! stored bytes. Either way the result counts only if the map still points where it looked,
+//! as for any read (GC may move the page meanwhile).
+use super::codec::Compression;
+use super::state::Inner;
+use super::stored_cache::StoredKey;
+use crate::device::AlignedBuf;
+use crate::page::{PageBuf, PageId, PAGE_SIZE};
+use crate::space::Location;
+use crate::{Error, Result};
+
+/// Map lookups retried when GC moved the page while it was being read.
+const ATTEMPTS_MAX: usize = 16;
+
+/// Where page `pid` lies, the zone's erase count, or None when the cache does not serve it
+/// (unmapped, stored raw, or crossing a slot's end: the plain read path handles those).
+fn cacheable(inner: &Inner, pid: PageId) -> Option<(Location, StoredKey)> {
+    let st = inner.lock_state();
+    let loc = st.space.location(pid)?;
+    if loc.crosses() || usize::from(loc.stored_bytes) >= PAGE_SIZE {
+        return None;
+    }
+    let erase_count = st.space.zones().get(loc.zone).erase_count();
+    Some((loc, StoredKey::new(loc, erase_count)))
+}
+
+/// Reads page `pid` into `buf` as `PageStore::read_page` does, through the cache within
+/// `cache_bytes_max`; Ok(Some(hit)) when the cache path served it, Ok(None) when the caller
+/// must read it the plain way.
+pub(super) fn read(
+    inner: &Inner,
+    pid: PageId,
+    buf: &mut PageBuf,
+    cache_bytes_max: u64,
+) -> Result<Option<bool>> {
+    if inner.options.compression == Compression::Device || cache_bytes_max == 0 {
+        return Ok(None);
+    }
+    let mut stored = Vec::with_capacity(PAGE_SIZE);
+    for _ in 0..ATTEMPTS_MAX {
+        let Some((loc, key)) = cacheable(inner, pid) else { return Ok(None) };
+        let hit = inner.stored_cache.get(&key, &mut stored);
+        if !hit {
+            read_stored(inner, pid, loc, &mut stored)?;
+        }
+        debug_assert_eq!(stored.len(), usize::from(loc.stored_bytes), "{pid} at {loc:?}");
+        let decoded = inner
+            .codec
+            .decode(&stored, buf)
+            .map_err(|e| Error::CorruptPage { page_id: pid, reason: e.to_string() });
+        if inner.lock_state().space.location(pid) != Some(loc) {
+            continue;
+        }
+        decoded?;
+        if !hit {
+            inner.stored_cache.insert(key, &stored, cache_bytes_max);
+        }
+        return Ok(Some(hit));
+    }
+    Err(crate::Corruption::PageKeptMoving { page_id: pid }.into())
+}
+
+/// The stored bytes of `pid` at `loc` (inside one slot), read from the device into `out`.
+fn read_stored(inner: &Inner, pid: PageId, loc: Location, out: &mut Vec<u8>) -> Result<()> {
+    let range = inner.lock_state().space.byte_range(loc);
+    assert_eq!(range.end - range.start, PAGE_SIZE as u64, "{loc:?} is inside one slot");
+    inner.codec.note_read(1);
+    let mut slot = AlignedBuf::zeroed(PAGE_SIZE);
+    inner.device.read_at(range.start, &mut slot)?;
+    let start = usize::from(loc.offset_bytes);
+    let end = start + usize::from(loc.stored_bytes);
+    let bytes = slot.get(start..end).ok_or_else(|| Error::CorruptPage {
+        page_id: pid,
+        reason: format!("map location {loc:?} runs past its slot"),
+    })?;
+    out.clear();
+    out.extend_from_slice(bytes);
+    Ok(())
+}
