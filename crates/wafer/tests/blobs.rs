@@ -80,7 +80,12 @@ fn model_run(out_of_place: bool, seed: u64, steps: u32) {
         o.wal_capacity_bytes = 1 << 20;
         o.checkpoint_log_bytes = 256 << 10;
     }
-    eprintln!("blob model: log of {} bytes", o.wal_capacity_bytes);
+    // The background threads (write-back, and the stager's flusher with it) on or off.
+    o.background_write_back = rng.below(2) == 0;
+    eprintln!(
+        "blob model: log of {} bytes, background write-back {}",
+        o.wal_capacity_bytes, o.background_write_back
+    );
     let data = Arc::new(MemoryDevice::new(96 << 20));
     let wal = Arc::new(MemoryDevice::new(o.wal_capacity_bytes));
     let mut db = open(&data, &wal, &o);

@@ -47,6 +47,7 @@ impl FrameMemory {
 impl std::ops::Deref for FrameMemory {
     type Target = [PageCell];
     fn deref(&self) -> &[PageCell] {
+        debug_assert!(self.count > 0, "a mapping of no frames");
         // SAFETY: `count` cells mapped readable and writable, aligned, zero-filled (all-zero
         // bytes are a valid `PageCell`), alive until `drop`.
         unsafe { std::slice::from_raw_parts(self.cells.as_ptr(), self.count) }
@@ -63,6 +64,7 @@ impl Drop for FrameMemory {
 
 impl std::fmt::Debug for FrameMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        debug_assert_eq!(self.cells.as_ptr() as usize % PAGE_SIZE, 0, "frames are page-aligned");
         write!(f, "FrameMemory({} frames)", self.count)
     }
 }

@@ -56,6 +56,9 @@ pub(crate) struct BlobState {
     pub(super) counters: Counters,
     /// With a log: small blobs wait here for the log's next write.
     pub stager: Option<Arc<blob::Stager>>,
+    /// The stager's flusher thread, with `Options::background_write_back`; stopped with the
+    /// database's other threads.
+    pub flusher: Mutex<Option<blob::stage::FlusherHandle>>,
     /// When a batch folds (a checkpoint record carries the changes since the last fold, and
     /// a fold must fit the room every batch keeps for it).
     pub fold: FoldBounds,
@@ -87,6 +90,7 @@ impl BlobState {
             seq: AtomicU64::new(seq_seed()),
             counters: Counters::default(),
             stager,
+            flusher: Mutex::new(None),
         }
     }
 

@@ -184,6 +184,10 @@ impl DbInner {
         debug_assert!(self.checkpointer.is_some() || self.lock_checkpoint_thread().is_none());
         self.lock_checkpoint_thread().take();
         self.cleaner.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(b) = self.blobs.get() {
+            // Before the store: the flusher writes through it.
+            b.flusher.lock().unwrap_or_else(|e| e.into_inner()).take();
+        }
         self.pool.store().stop_background();
     }
 }

@@ -455,6 +455,11 @@ impl Db {
             let set = cp.blob_state.set(state.clone()).is_ok();
             assert!(set, "the checkpointer's blob space set twice");
         }
+        if let (Some(s), true) = (&state.stager, inner.options.background_write_back) {
+            let handle = crate::blob::Stager::start_flusher(s)
+                .map_err(|source| Error::Spawn { thread: "blob flusher", source })?;
+            *state.flusher.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+        }
         inner.blobs.set(state).map_err(|_| Corruption::BlobSpaceTwice)?;
         inner.drop_uncommitted_blobs()
     }

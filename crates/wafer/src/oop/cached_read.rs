@@ -22,6 +22,7 @@ fn cacheable(inner: &Inner, pid: PageId) -> Option<(Location, StoredKey)> {
         return None;
     }
     let erase_count = st.space.zones().get(loc.zone).erase_count();
+    debug_assert!(loc.stored_bytes > 0, "{pid} mapped with no stored bytes");
     Some((loc, StoredKey::new(loc, erase_count)))
 }
 

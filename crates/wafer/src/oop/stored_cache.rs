@@ -28,6 +28,8 @@ pub(crate) struct StoredKey {
 
 impl StoredKey {
     pub(crate) fn new(loc: Location, erase_count: u32) -> StoredKey {
+        // Only a page inside one slot has stored bytes of its own to cache.
+        debug_assert!(!loc.crosses() && loc.stored_bytes > 0, "{loc:?} is not cacheable");
         StoredKey { zone: loc.zone, erase_count, slot: loc.slot, offset_bytes: loc.offset_bytes }
     }
 }
@@ -57,12 +59,15 @@ pub(crate) struct StoredCache {
 }
 
 fn cost_bytes(len: usize) -> u64 {
+    debug_assert!(len <= crate::page::PAGE_SIZE, "stored bytes of {len} exceed a slot");
     len as u64 + ENTRY_OVERHEAD_BYTES
 }
 
 impl StoredCache {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        debug_assert_eq!(st.entries.len(), st.queue.len(), "every entry is on the clock once");
+        st
     }
 
     /// Copies the bytes at `key` into `out` (cleared first) and returns true, or returns false.
