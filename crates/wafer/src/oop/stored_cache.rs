@@ -28,6 +28,8 @@ pub(crate) struct StoredKey {
 
 impl StoredKey {
     pub(crate) fn new(loc: Location, erase_count: u32) -> StoredKey {
+        // Only a page within one slot is cached (`cacheable`): its key names one slot.
+        debug_assert!(!loc.crosses(), "a crossing page keyed for the cache");
         StoredKey { zone: loc.zone, erase_count, slot: loc.slot, offset_bytes: loc.offset_bytes }
     }
 }
