@@ -164,8 +164,6 @@ impl DbInner {
     /// Makes room in the log for a batch of about `estimate_bytes`: checkpoints (which truncates
     /// the log) when the free space is short; `LogFull` only when even that does not help.
     fn ensure_log_room(&self, logger: &WalLogger, estimate_bytes: u64) -> Result<()> {
-        // Every batch logs at least its commit record: an estimate of nothing was never made.
-        debug_assert!(estimate_bytes > 0, "a batch estimated at no log bytes");
         let wal = logger.wal()?;
         let slack = log_slack_bytes(wal);
         let free = |_: &crate::wal::Wal| self.log_free_bytes(logger).unwrap_or(0);
