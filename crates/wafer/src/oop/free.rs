@@ -210,6 +210,8 @@ impl FreePages {
             }
             index += 1;
         }
+        // What the store's reads and the next encode rely on: ids the layout holds, never 0.
+        debug_assert!(free.pids().all(|p| p > 0 && p < pid_limit), "free ids past {pid_limit}");
         Ok(free)
     }
 }

@@ -237,6 +237,8 @@ impl OutOfPlaceStore {
             let bytes = layout.journal_bytes;
             return Err(crate::OptionsError::JournalTooSmall { bytes }.into());
         }
+        // Snapshot marks and trims are sized by the layout's figure: it must be the device's.
+        debug_assert_eq!(journal.capacity_bytes(), layout.journal_bytes, "journal size");
         Ok((layout, journal))
     }
 
@@ -482,6 +484,8 @@ impl PageStore for OutOfPlaceStore {
     fn grow_to(&self, pages: u64) -> Result<u64> {
         self.inner.check_poisoned()?;
         let r = super::grow::add_zones(&self.inner, pages);
+        // The caller hands out ids up to `pages` next: a grow that holds fewer maps nothing there.
+        debug_assert!(r.as_ref().map_or(true, |held| *held >= pages), "grew short of {pages}");
         self.inner.poison(r)
     }
 
@@ -547,6 +551,11 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
+        // The pool writes only ids the store holds: one past the capacity has no map entry.
+        debug_assert!(
+            pages.iter().all(|(pid, _)| *pid < self.inner.page_capacity()),
+            "{purpose:?}"
+        );
         self.write_batch_with_survivors(pages, purpose, &vec![false; pages.len()])
     }
 
