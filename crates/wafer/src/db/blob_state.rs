@@ -149,7 +149,11 @@ fn fold_bytes(changes: usize) -> u64 {
 /// removes without looking each up.
 pub(super) fn blob_of(stored: &[u8]) -> Result<Option<BlobRef>> {
     match decode_stored(stored) {
-        Ok(Stored::Blob(r)) => Ok(Some(r)),
+        Ok(Stored::Blob(r)) => {
+            // `decode_stored` refuses a run past the page ids: callers free `page_range()`.
+            debug_assert!(r.first.checked_add(r.pages()).is_some(), "blob {r:?} overflows");
+            Ok(Some(r))
+        }
         Ok(Stored::Inline(_)) => Ok(None),
         Err(e) => Err(Corruption::StoredValue(e).into()),
     }
@@ -208,6 +212,9 @@ impl FoldBounds {
     /// Whether `pending` extent changes since the last fold, whose fold would make at most
     /// `fold_ops` tree changes, call for a fold now.
     pub(super) fn needs_fold(&self, pending: usize, fold_ops: usize) -> bool {
+        // `BlobSpace::fold_ops_bound`'s hand-over: each pending change moves at most three
+        // extents, so a larger bound means the two counts came from different states.
+        debug_assert!(fold_ops <= 3 * pending, "{fold_ops} fold ops for {pending} changes");
         pending > self.record_changes_max || fold_ops > self.fold_ops_max
     }
 }
@@ -240,6 +247,8 @@ fn apply_tree_ops(g: &Exclusive<'_>, env: Env<'_>, ops: &[TreeOp]) -> Result<()>
 pub(super) fn fold_free_tree(b: &BlobState, env: Env<'_>) -> Result<usize> {
     let g = b.tree.exclusive();
     let ops = b.lock_space().fold();
+    // The fold took this batch's extent changes along: none may be left to log apart.
+    debug_assert_eq!(b.lock_space().batch_changes(), 0, "extent changes left after a fold");
     apply_tree_ops(&g, env, &ops)?;
     Ok(ops.len())
 }

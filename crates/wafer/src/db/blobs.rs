@@ -24,12 +24,20 @@ pub(super) enum StoredOp<'a> {
 impl StoredOp<'_> {
     pub(super) fn tree(&self) -> &str {
         match self {
-            StoredOp::Put { tree, .. } | StoredOp::Delete { tree, .. } => tree,
+            StoredOp::Put { tree, .. } | StoredOp::Delete { tree, .. } => {
+                // Names were checked before the batch was stored: the lookup by name holds.
+                debug_assert!(!tree.is_empty(), "a stored op without a tree");
+                tree
+            }
         }
     }
     pub(super) fn key(&self) -> &[u8] {
         match self {
-            StoredOp::Put { key, .. } | StoredOp::Delete { key, .. } => key,
+            StoredOp::Put { key, .. } | StoredOp::Delete { key, .. } => {
+                // Keys were checked before the batch was stored: the B+tree takes them as is.
+                debug_assert!(key.len() <= page::node::MAX_KEY_BYTES, "key of {}", key.len());
+                key
+            }
         }
     }
 }
@@ -50,6 +58,9 @@ impl DbInner {
         if runs.is_empty() {
             return Ok(());
         }
+        // The store drops these pages for good: a run reaching the superblock or the
+        // catalog root, or an empty one, is a broken hand-over from the blob space.
+        assert!(runs.iter().all(|r| r.start > super::catalog::CATALOG_ROOT && r.start < r.end));
         self.pool.store().discard(&runs)?;
         b.lock_space().make_available(&runs);
         if self.closed.load(Ordering::Acquire) {
@@ -391,6 +402,10 @@ impl DbInner {
     pub(super) fn drop_uncommitted_blobs(&self) -> Result<()> {
         let Some(b) = self.blobs.get() else { return Ok(()) };
         let mut runs: Vec<Range<PageId>> = b.lock_space().free_extents().collect();
+        // Free extents are ids taken from the high-water mark: one above it would be dropped
+        // twice, and one the allocator may hand out again.
+        let high_water = self.alloc.state().high_water;
+        assert!(runs.iter().all(|r| r.start < r.end && r.end <= high_water), "{runs:?}");
         runs.push(self.alloc.state().high_water..self.pool.page_capacity());
         self.pool.store().discard(&runs)
     }
@@ -432,6 +447,8 @@ impl DbInner {
         key: &[u8],
         stored: Vec<u8>,
     ) -> Result<Vec<u8>> {
+        // Iterators resolve values only of a database whose values are tagged.
+        debug_assert!(self.blobs.get().is_some(), "a stored value resolved without blobs");
         let mut stored = stored;
         let mut last = None;
         for _ in 0..blob::READ_ATTEMPTS {
@@ -480,6 +497,8 @@ impl DbInner {
     }
 
     pub(super) fn count_read_retry(&self) {
+        // Only reads of a blob retry: a database without blobs has none to count.
+        debug_assert!(self.blobs.get().is_some(), "a blob read retried without blobs");
         if let Some(b) = self.blobs.get() {
             b.counters.read_retries.fetch_add(1, Ordering::Relaxed);
         }
@@ -535,6 +554,11 @@ impl ValueReader {
     }
     /// The value's length in bytes.
     pub fn len_bytes(&self) -> u64 {
+        // The length callers size buffers by is the source's own.
+        debug_assert!(match &self.source {
+            Source::Inline { bytes, .. } => bytes.len() as u64 == self.len_bytes,
+            Source::Blob(s) => s.r.len_bytes == self.len_bytes,
+        });
         self.len_bytes
     }
 }

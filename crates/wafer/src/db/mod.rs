@@ -273,6 +273,9 @@ impl Db {
         let wal_file = FileDevice::open(wal_path, sizes.wal_bytes, options.file)?;
         let wal_stats = Arc::new(IoStats::default());
         let wal_device = Arc::new(Counted::new(wal_file, wal_stats.clone()));
+        // The sizes `file_sizes` decided are the ones the superblock is checked against.
+        debug_assert_eq!(device.capacity_bytes(), sizes.data_bytes, "{}", path.display());
+        debug_assert_eq!(wal_device.capacity_bytes(), sizes.wal_bytes, "{}", wal_path.display());
         let how = How {
             create: sizes.create,
             names: open::Names {
@@ -290,7 +293,10 @@ impl Db {
     /// For benchmarks of the data path alone. A database created with a WAL is refused (its log
     /// holds commits).
     pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db> {
-        Db::open_with_logger(device, options, None)
+        let db = Db::open_with_logger(device, options, None)?;
+        // What `flush` and `close` take this Db for: no log, so no fuzzy checkpoints.
+        debug_assert!(db.inner.wal.is_none(), "open_on came back with a log");
+        Ok(db)
     }
 
     /// Opens (recovering) or creates a durable database: pages on `data`, the WAL on `wal` (a
@@ -304,7 +310,10 @@ impl Db {
         options: Options,
     ) -> Result<Db> {
         let how = How::devices(&options);
-        Db::open_inner(data, Some(wal), options, None, how)
+        let db = Db::open_inner(data, Some(wal), options, None, how)?;
+        // The log device given is the log used: every batch from here on is logged.
+        debug_assert!(db.inner.wal.is_some(), "a log device opened without a log");
+        Ok(db)
     }
 
     /// As [`Db::open_on`], with a page logger instead of the no-op one (tests of the seam).
@@ -314,7 +323,10 @@ impl Db {
         logger: Option<Arc<dyn PageLogger>>,
     ) -> Result<Db> {
         let how = How::devices(&options);
-        Db::open_inner(device, None, options, logger, how)
+        let db = Db::open_inner(device, None, options, logger, how)?;
+        // No log device, no log: data is durable only through `flush`.
+        debug_assert!(db.inner.wal.is_none(), "a log without a log device");
+        Ok(db)
     }
 
     /// Opens in four steps (`startup.rs`): the superblock read and checked, the buffer pool
@@ -390,13 +402,20 @@ impl Db {
     }
 
     pub fn options(&self) -> &Options {
+        // `check_options` ran at open: the checkpoint trigger lies inside the log.
+        debug_assert!(
+            self.inner.options.checkpoint_log_bytes < self.inner.options.wal_capacity_bytes
+        );
         &self.inner.options
     }
 
     /// The tree called `name`, created (and recorded in the catalog) on first use.
     pub fn tree(&self, name: &str) -> Result<Tree> {
         catalog::check_name(name)?;
-        self.tree_unchecked(name)
+        let tree = self.tree_unchecked(name)?;
+        // A user's tree is never the catalog: writes to it must not reach tree 0.
+        debug_assert!(tree.core.id > catalog::CATALOG_TREE_ID, "{name} has the catalog's id");
+        Ok(tree)
     }
 
     /// Sets up the blob space of a database whose values are tagged: its free-extent tree
@@ -510,6 +529,8 @@ impl Db {
         let inner = &self.inner;
         inner.check_open()?;
         let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
+        // The catalog is not among the named trees: a read through it would see raw entries.
+        debug_assert!(map.get(name).is_none_or(|c| c.id != catalog::CATALOG_TREE_ID), "{name}");
         Ok(map.get(name).map(|core| Tree {
             db: inner.clone(),
             core: core.clone(),
@@ -694,6 +715,8 @@ impl Db {
     pub fn stats(&self) -> DbStats {
         let inner = &self.inner;
         let a = inner.alloc.state();
+        // The allocator's free pages are pages it handed out once: below the high-water mark.
+        debug_assert!(a.free_count <= a.high_water, "{} free of {}", a.free_count, a.high_water);
         DbStats {
             pool: inner.pool.stats(),
             allocated_pages: a.high_water - a.free_count,
@@ -739,7 +762,10 @@ impl Db {
     /// there is nothing to collect (0).
     pub fn collect_garbage(&self, every_zone: bool) -> Result<u32> {
         self.inner.check_writable()?;
-        self.inner.pool.store().collect_garbage(every_zone)
+        let cycles = self.inner.pool.store().collect_garbage(every_zone)?;
+        // In place there are no zones to collect: any cycle there is a store mixup.
+        debug_assert!(cycles == 0 || self.inner.pool.store().out_of_place_stats().is_some());
+        Ok(cycles)
     }
 
     /// Writes every dirty page and the superblock, and syncs: after `flush` returns, a reopen
@@ -804,6 +830,8 @@ impl Db {
         // Tree handles may outlive the close: the files are free for the next open now, so
         // nothing of this one may write again.
         inner.stop_background();
+        // Released below, the files are the next open's: no checkpoint of this one may follow.
+        debug_assert!(inner.lock_checkpoint_thread().is_none(), "a checkpoint thread after close");
         inner.file_locks.lock().unwrap_or_else(|e| e.into_inner()).take();
         Ok(())
     }
@@ -861,6 +889,8 @@ fn check_options(options: &Options) -> Result<()> {
 
 impl Tree {
     pub fn name(&self) -> &str {
+        // Handles are made from checked names (or the engine's own, NUL-led): never empty.
+        debug_assert!(!self.name.is_empty(), "a tree handle without a name");
         &self.name
     }
 
@@ -891,6 +921,8 @@ impl Tree {
     /// A lookup in a tagged database: an inline value goes to `f` from the leaf, a blob is
     /// read after it (looking again if it was replaced meanwhile).
     fn get_tagged<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        // Only a database with a blob space tags its values: untagged bytes would misdecode.
+        debug_assert!(self.db.blobs.get().is_some(), "a tagged read without blobs");
         let mut f = Some(f);
         let mut last_ref = None;
         for _ in 0..crate::blob::READ_ATTEMPTS {
@@ -908,6 +940,8 @@ impl Tree {
                 Some(Err(Err(e))) => return Err(Corruption::StoredValue(e).into()),
                 Some(Err(Ok(r))) => r,
             };
+            // `decode_stored` refuses a reference past the page ids: the read walks its run.
+            debug_assert!(r.first.checked_add(r.pages()).is_some(), "blob {r:?}");
             if let Some(v) = self.db.read_blob(&r)? {
                 return Ok(f.take().map(|f| f(&v)));
             }

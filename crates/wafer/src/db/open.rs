@@ -109,6 +109,8 @@ pub(super) fn read_superblock(
     names: &Names,
 ) -> Result<Superblock> {
     let offset = options.data_offset_bytes;
+    // `check_options` ran first: the superblock read below is page-aligned, as direct I/O needs.
+    debug_assert!(offset.is_multiple_of(PAGE_SIZE as u64), "data offset {offset}");
     let capacity = device.capacity_bytes();
     if capacity < offset + 4 * PAGE_SIZE as u64 {
         return Err(OpenError::SizeMismatch {

@@ -173,6 +173,8 @@ impl SlotPages {
     /// The page count the slot is declared shared for, or None: one whole page needs no
     /// declaration.
     fn shared(&self) -> Option<u16> {
+        // The slot header stores the count in 16 bits: a 4 KiB slot holds far fewer pages.
+        debug_assert!(self.pages.len() <= PAGE_SIZE, "{} pages in a slot", self.pages.len());
         let n = self.pages.len() as u16;
         (n >= 2 || self.crossing).then_some(n)
     }

@@ -16,6 +16,8 @@ const ATTEMPTS_MAX: usize = 16;
 /// Where page `pid` lies, the zone's erase count, or None when the cache does not serve it
 /// (unmapped, stored raw, or crossing a slot's end: the plain read path handles those).
 fn cacheable(inner: &Inner, pid: PageId) -> Option<(Location, StoredKey)> {
+    // The superblock is not in the map: its reads take their own path in `read_page`.
+    debug_assert_ne!(pid, crate::page::meta::META_PAGE_ID, "the superblock read cached");
     let st = inner.lock_state();
     let loc = st.space.location(pid)?;
     if loc.crosses() || usize::from(loc.stored_bytes) >= PAGE_SIZE {

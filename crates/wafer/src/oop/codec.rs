@@ -198,6 +198,8 @@ impl CodecCounters {
         self.compress_ns.fetch_add(ns, Ordering::Relaxed);
         self.pages_in.fetch_add(1, Ordering::Relaxed);
         let len = stored.as_ref().map_or(PAGE_SIZE, Vec::len) as u64;
+        // A stored form is kept only when smaller than the page: the slot layout relies on it.
+        debug_assert!(len <= PAGE_SIZE as u64 && len > 0, "a page stored as {len} bytes");
         self.bytes_stored.fetch_add(len, Ordering::Relaxed);
         stored
     }

@@ -271,6 +271,9 @@ impl ChunkIo<'_> {
 /// No pool to share: every valid page is read from the device into one buffer, verified, and
 /// appended.
 fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
+    // A victim's valid pages, each once: a page copied twice would be mapped to the later
+    // copy while the earlier one stays counted valid in its zone.
+    debug_assert!(distinct_pids(pages), "a GC chunk names a page twice");
     let mut buf = AlignedBuf::zeroed(pages.len() * PAGE_SIZE);
     {
         let mut outs: Vec<&mut PageBuf> = Vec::with_capacity(pages.len());
@@ -292,8 +295,17 @@ fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
         blob_pages += u64::from(kind == crate::page::PageKind::Blob);
         copies.push((p.pid, b));
     }
+    // A GC move keeps the page count: every page read is appended, or the zone reset loses it.
+    assert_eq!(copies.len(), pages.len(), "GC copied {} of {} pages", copies.len(), pages.len());
     io.append(&copies, &[])?;
     Ok(GcCopyCounts { private_reads: pages.len() as u64, blob_pages, ..GcCopyCounts::default() })
+}
+
+/// Whether no page id appears twice among `pages` (debug checks of GC chunks).
+fn distinct_pids(pages: &[GcPage]) -> bool {
+    let mut pids: Vec<PageId> = pages.iter().map(|p| p.pid).collect();
+    pids.sort_unstable();
+    pids.windows(2).all(|w| w[0] != w[1])
 }
 
 /// GC as the orchestrator's [`Collect`] steps.
@@ -318,12 +330,16 @@ impl Collect for GcLoop<'_> {
 
 /// GC until the free-zone target is met, a bounded number of cycles. Caller holds `writer`.
 pub(super) fn gc_until_satisfied(inner: &Inner) -> Result<u32> {
+    // GC moves pages the map points to: a writer changing the map meanwhile would race it.
+    debug_assert!(inner.writer.try_lock().is_err(), "GC without the writer mutex");
     orchestrate::gc_until_satisfied(&mut GcLoop(inner))
 }
 
 /// GC on every zone holding an invalid slot (tools, leak checks), then a snapshot so the freed
 /// zones are released. Caller holds `writer`.
 pub(super) fn gc_every_zone(inner: &Inner) -> Result<u32> {
+    // GC moves pages the map points to: a writer changing the map meanwhile would race it.
+    debug_assert!(inner.writer.try_lock().is_err(), "GC without the writer mutex");
     let mut cycles = 0;
     // Bound: no user writes meanwhile, so each victim's pages land in zones that stay valid;
     // more cycles than twice the zones would mean GC feeds on itself.
