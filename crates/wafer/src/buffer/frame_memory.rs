@@ -47,6 +47,8 @@ impl FrameMemory {
 impl std::ops::Deref for FrameMemory {
     type Target = [PageCell];
     fn deref(&self) -> &[PageCell] {
+        // As `new` checked: frame 0 exists, so the pool's indexes never meet an empty slice.
+        debug_assert!(self.count > 0, "a pool without frames");
         // SAFETY: `count` cells mapped readable and writable, aligned, zero-filled (all-zero
         // bytes are a valid `PageCell`), alive until `drop`.
         unsafe { std::slice::from_raw_parts(self.cells.as_ptr(), self.count) }
@@ -63,6 +65,7 @@ impl Drop for FrameMemory {
 
 impl std::fmt::Debug for FrameMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        debug_assert!(self.count > 0, "a pool without frames");
         write!(f, "FrameMemory({} frames)", self.count)
     }
 }
