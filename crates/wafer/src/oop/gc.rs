@@ -29,8 +29,12 @@ const BACKGROUND_PERIOD: Duration = Duration::from_millis(50);
 /// One GC cycle under the caller's `writer` lock. `via_pool`: with `gc_in_pool` the space may
 /// have the survivors handed to the buffer pool (`space::gc::drain`), whose evictions then
 /// move them; otherwise (tools' every-zone GC, no pool bound) every page is copied here.
-/// Ok(false): no zone would free anything.
+/// Ok(false): no zone would free anything; Ok(true) also when a log flush released zones
+/// instead (the caller checks its targets again).
 fn gc_cycle(inner: &Inner, via_pool: bool) -> Result<bool> {
+    if release_before_compensating(inner)? {
+        return Ok(true);
+    }
     let cache = inner.gc_cache().filter(|_| via_pool && inner.options.artifact.gc_in_pool);
     let Some(cycle) = inner.lock_state().space.plan_cycle(cache.is_some()) else {
         return Ok(false);
@@ -71,6 +75,26 @@ fn gc_cycle(inner: &Inner, via_pool: bool) -> Result<bool> {
     drop(st);
     inner.release_ready()?;
     Ok(true)
+}
+
+/// Flushes the journal when NoWA would compensate although the emptied zones waiting for it
+/// already free enough units (`Space::nowa_awaits_resets`). Without the flush a compensation
+/// burst ran on until some other flush or snapshot (a checkpoint, a quarter of the journal)
+/// reset the zones, taking ever fuller units. Returns whether zones were released.
+fn release_before_compensating(inner: &Inner) -> Result<bool> {
+    let waiting = {
+        let st = inner.lock_state();
+        if !st.space.nowa_awaits_resets() {
+            return Ok(false);
+        }
+        st.space.pending_reset_zone_count()
+    };
+    assert!(waiting > 0, "NoWA awaits resets with no zone waiting");
+    inner.make_durable()?;
+    let left = inner.lock_state().space.pending_reset_zone_count();
+    // A flush only releases zones (nothing finishes a victim meanwhile: `writer` is held).
+    assert!(left <= waiting, "{left} zones wait after a flush, {waiting} before");
+    Ok(left < waiting)
 }
 
 /// Copies the victims' valid pages in the plan's order, `gc_batch_pages` at a time, each to
