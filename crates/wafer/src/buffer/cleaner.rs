@@ -18,7 +18,7 @@ use std::sync::{Arc, Weak};
 /// Batches one wake-up evicts at most before it checks for a stop again.
 const BATCHES_PER_WAKE_MAX: usize = 64;
 /// The thread's name: batches counted as background ones run on it alone.
-pub(super) const THREAD_NAME: &str = "wafer-write-back";
+use super::counters::CLEANER_THREAD_NAME as THREAD_NAME;
 
 impl BufferPool {
     /// Called by a miss that left `free` free frames: wakes the thread below the low mark.

@@ -2,6 +2,9 @@
 //! to keep readers on different cores from bouncing one cache line.
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The background write-back thread's name (`cleaner.rs`), which its counters check.
+pub(super) const CLEANER_THREAD_NAME: &str = "wafer-write-back";
+
 const SHARDS: usize = 16;
 
 #[derive(Debug, Default)]
@@ -81,7 +84,7 @@ impl PoolCounters {
     }
     pub fn background_batch(&self) {
         // Foreground evictions count as misses' work; only the thread's batches count here.
-        debug_assert_eq!(std::thread::current().name(), Some(super::cleaner::THREAD_NAME));
+        debug_assert_eq!(std::thread::current().name(), Some(CLEANER_THREAD_NAME));
         self.background_batches.fetch_add(1, Ordering::Relaxed);
     }
     pub fn evicted(&self, frames: u64) {
