@@ -155,7 +155,9 @@ impl DbInner {
         prev_clock: u64,
     ) -> Result<(Vec<u8>, Option<Range<PageId>>)> {
         let b = self.blob_state()?;
-        let seq = b.seq.fetch_add(1, Ordering::Relaxed);
+        // References and pages check the low 32 bits: two versions of one page id share them only
+        // 2^32 blob writes apart, and a read checks the value's crc32c besides.
+        let seq = b.seq.fetch_add(1, Ordering::Relaxed) as u32;
         let now = self.pool.write_clock().max(1);
         let pages = (value.len() as u64).div_ceil(CHUNK_BYTES as u64);
         let mut r = BlobRef {
@@ -167,7 +169,7 @@ impl DbInner {
         };
         if pages == 0 {
             r.clock = now;
-            return Ok((r.encode().to_vec(), None));
+            return Ok((r.encode(), None));
         }
         let run = self.take_blob_run(b, pages)?;
         r.first = run.start;
@@ -190,7 +192,7 @@ impl DbInner {
         b.counters.blobs_written.fetch_add(1, Ordering::Relaxed);
         b.counters.value_bytes_written.fetch_add(value.len() as u64, Ordering::Relaxed);
         b.counters.pages_written.fetch_add(pages, Ordering::Relaxed);
-        Ok((r.encode().to_vec(), Some(run)))
+        Ok((r.encode(), Some(run)))
     }
 
     /// The pages of blob `r` (holding `value`): staged when small and a log orders them,

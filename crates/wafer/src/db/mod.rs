@@ -653,7 +653,7 @@ impl Db {
             if let BatchOp::Put { value, .. } = op {
                 inner.check_value(value)?;
             }
-            payload_bytes += op.key().len() as u64 + crate::blob::REF_BYTES as u64;
+            payload_bytes += op.key().len() as u64 + crate::blob::REF_BYTES_MAX as u64;
         }
         let (trees, index) = self.batch_trees(batch)?;
         let stored = inner.store_batch(batch)?;
