@@ -960,6 +960,7 @@ impl Tree {
     /// checksum at the end. A blob replaced while it is read ends the stream with an error.
     pub fn get_reader(&self, key: &[u8]) -> Result<Option<ValueReader>> {
         self.db.check_open()?;
+        self.check_live()?;
         check_key(key)?;
         if self.db.blobs.get().is_none() {
             return Ok(self.get(key)?.map(ValueReader::inline));
@@ -969,8 +970,10 @@ impl Tree {
                 Ok(crate::blob::Stored::Inline(v)) => Ok(ValueReader::inline(v.to_vec())),
                 Ok(crate::blob::Stored::Blob(r)) => Ok(ValueReader::blob(self.db.clone(), r)),
                 Err(e) => Err(Corruption::StoredValue(e).into()),
-            })?;
-        found.transpose()
+            });
+        // As in `get_with`: a drop racing the read freed the pages it read, which is no
+        // corruption.
+        found.and_then(|f| f.transpose()).map_err(|e| self.check_live().err().unwrap_or(e))
     }
 
     /// Copies the value of `key` into `out` (cleared first, its capacity reused): a lookup
