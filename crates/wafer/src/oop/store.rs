@@ -200,7 +200,12 @@ impl OutOfPlaceStore {
         let layout_bytes = super::layout::layout_bytes_on(&*device, data_offset_bytes, None)?;
         let (layout, slice) =
             Self::layout_on(&device, data_offset_bytes, &options, journal, layout_bytes)?;
-        Ok(Self::recover_map(&*device, slice, &layout)?.map)
+        let map = Self::recover_map(&*device, slice, &layout)?.map;
+        // The snapshot's span and the journal's ids were refused past the layout's page ids:
+        // callers index pages by what this map holds.
+        let (span, pages) = (map.pid_span(), layout.page_capacity);
+        debug_assert!(span <= pages, "a recovered map of {span} page ids, {pages} in the layout");
+        Ok(map)
     }
 
     /// The layout on `device` (made for `layout_bytes` when not 0: a file that grows) and the
@@ -262,6 +267,8 @@ impl OutOfPlaceStore {
         if let Some(pid) = free.pids().find(|p| snap.map.get(*p).is_some()) {
             return Err(Corruption::FreePageMapped { page_id: pid }.into());
         }
+        // `FreePages::decode` refused ids past the layout: recovery indexes the map by them.
+        debug_assert!(free.pids().all(|p| p > 0 && p < layout.page_capacity), "free page id");
         Ok((snap, free))
     }
 
