@@ -47,6 +47,8 @@ impl DbInner {
         apply: impl FnOnce(Env<'_>) -> Result<T>,
     ) -> Result<T> {
         let done = self.write_txn_step(durability, estimate_bytes, |env| apply(env).map(Some))?;
+        // `apply` is wrapped never to decline, and the step declines only when it does.
+        debug_assert!(done.is_some(), "a batch that cannot decline declined");
         done.ok_or_else(|| crate::Corruption::UnaskedDecline.into())
     }
 

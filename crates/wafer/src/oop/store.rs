@@ -74,6 +74,9 @@ impl OutOfPlaceStore {
             super::layout::layout_bytes_on(&*device, data_offset_bytes, max_file_bytes)?;
         let (layout, slice) =
             Self::layout_on(&device, data_offset_bytes, &options, journal, layout_bytes)?;
+        // `layout_bytes_on` read the superblock at `data_offset_bytes`: the layout must keep it
+        // there, or the layout was sized from another block's bytes.
+        debug_assert_eq!(layout.superblock_offset_bytes, data_offset_bytes, "superblock moved");
         super::grow::hold_zones(&*device, &layout)?;
         let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
         device.read_at(layout.superblock_offset_bytes, &mut sb)?;
