@@ -345,7 +345,12 @@ impl Collect for GcLoop<'_> {
         gc_cycle(self.0, true)
     }
     fn needs_gc(&self) -> bool {
-        self.0.lock_state().space.needs_gc()
+        let st = self.0.lock_state();
+        let needs = st.space.needs_gc();
+        // The orchestrator collects from "needed" until "satisfied": with the thresholds
+        // validated low <= high the two never hold at once, or a write would skip GC it needs.
+        debug_assert!(!needs || !st.space.gc_satisfied(), "GC both needed and satisfied");
+        needs
     }
     fn gc_satisfied(&self) -> bool {
         self.0.lock_state().space.gc_satisfied()
