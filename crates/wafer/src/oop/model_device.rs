@@ -58,6 +58,8 @@ impl Durable for ModelBatch<'_> {
         Ok(())
     }
     fn out_of_space(&self) -> SpaceError {
+        // As the store's executor: running out of space needs pages to place.
+        debug_assert!(!self.pids.is_empty(), "out of space for an empty batch");
         self.space.out_of_space(self.pids.len() as u64)
     }
 }
@@ -170,6 +172,8 @@ impl Durable for Both<'_> {
         self.batch().make_durable()
     }
     fn out_of_space(&self) -> SpaceError {
+        // The user batch the orchestrator gave up on: it had pages to place.
+        debug_assert!(!self.pids.is_empty(), "out of space for an empty user batch");
         self.gc.space.out_of_space(self.pids.len() as u64)
     }
 }
