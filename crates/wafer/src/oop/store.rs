@@ -472,7 +472,11 @@ impl PageStore for OutOfPlaceStore {
         pages
     }
     fn layout_bytes(&self) -> u64 {
-        self.inner.layout_bytes
+        let bytes = self.inner.layout_bytes;
+        // The superblock records this and the next open sizes its layout from it: it must be
+        // the size this layout was made for (0: the device's own, which the layout then spans).
+        debug_assert!(bytes == 0 || bytes == self.inner.layout.layout_bytes, "{bytes} recorded");
+        bytes
     }
     fn page_capacity_max(&self) -> u64 {
         let max = match self.inner.layout_bytes {
