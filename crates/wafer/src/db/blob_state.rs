@@ -222,6 +222,8 @@ impl FoldBounds {
 /// What every batch of a database with blobs and a log keeps free in the log beyond its own
 /// records, so that the batch may fold (0 without blobs).
 pub(super) fn fold_reserve_bytes(b: Option<&BlobState>) -> u64 {
+    // `FoldBounds::new`'s hand-over: a reserve of nothing would let a batch fold into a full log.
+    debug_assert!(b.is_none_or(|b| b.fold.fold_ops_max > 0), "a fold reserve of no ops");
     b.map_or(0, |b| fold_ops_bytes(b.fold.fold_ops_max))
 }
 

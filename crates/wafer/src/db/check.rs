@@ -203,6 +203,7 @@ impl Walk<'_> {
                 );
             }
         }
+        debug_assert!(self.report.tree_pages <= self.owner.len() as u64, "a page counted twice");
         out
     }
 

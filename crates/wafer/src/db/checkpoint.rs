@@ -285,6 +285,8 @@ impl CheckpointThread {
 
 impl Drop for CheckpointThread {
     fn drop(&mut self) {
+        // `spawn` enabled the signal and only this drop clears it: one thread, stopped once.
+        debug_assert!(self.cp.signal.enabled(), "the checkpoint thread stopped twice");
         self.cp.signal.set_enabled(false);
         self.cp.signal.stop();
         if let Some(t) = self.thread.take() {

@@ -47,6 +47,8 @@ impl DbInner {
         apply: impl FnOnce(Env<'_>) -> Result<T>,
     ) -> Result<T> {
         let done = self.write_txn_step(durability, estimate_bytes, |env| apply(env).map(Some))?;
+        // `apply` is wrapped never to decline, and the step declines only when it does.
+        debug_assert!(done.is_some(), "a batch that cannot decline declined");
         done.ok_or_else(|| crate::Corruption::UnaskedDecline.into())
     }
 
@@ -164,6 +166,9 @@ impl DbInner {
     /// Makes room in the log for a batch of about `estimate_bytes`: checkpoints (which truncates
     /// the log) when the free space is short; `LogFull` only when even that does not help.
     fn ensure_log_room(&self, logger: &WalLogger, estimate_bytes: u64) -> Result<()> {
+        // `write_txn_step`'s hand-over: the estimate carries the fold room every batch keeps.
+        let reserve_bytes = super::blob_state::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
+        debug_assert!(estimate_bytes >= reserve_bytes, "{estimate_bytes} without the fold room");
         let wal = logger.wal()?;
         let slack = log_slack_bytes(wal);
         let free = |_: &crate::wal::Wal| self.log_free_bytes(logger).unwrap_or(0);

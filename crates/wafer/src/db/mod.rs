@@ -754,7 +754,10 @@ impl Db {
         let _writer = inner.writer.lock().unwrap_or_else(|e| e.into_inner());
         let _catalog = inner.catalog.exclusive();
         let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
-        inner.check_quiesced(&map)
+        let report = inner.check_quiesced(&map)?;
+        // The catalog is walked whatever else is found: a report of no trees walked nothing.
+        debug_assert!(report.trees >= 1, "a check that walked no tree");
+        Ok(report)
     }
 
     /// Out-of-place mode: runs DB GC now - until the free-zone target is met, or with
@@ -1055,7 +1058,10 @@ impl Tree {
         if self.db.blobs.get().is_some() {
             let mut b = WriteBatch::new();
             b.delete(&self.name, key);
-            return Db { inner: self.db.clone() }.write_tagged(&b, durability).map(|n| n > 0);
+            let found = Db { inner: self.db.clone() }.write_tagged(&b, durability)?;
+            // One delete in the batch: it finds its key once at most.
+            debug_assert!(found <= 1, "one delete found {found} keys");
+            return Ok(found == 1);
         }
         let estimate = log_estimate_bytes(key.len() as u64, 1);
         self.write_cached_first(durability, estimate, key, |env, cached_only| {

@@ -165,6 +165,8 @@ enum WalContents {
 }
 
 fn probe_wal(wal: &Arc<dyn Device>, options: &Options, names: &Names) -> Result<WalContents> {
+    // `check_options` ran first: an error below is the device's, never the options'.
+    debug_assert!(options.wal.validate().is_ok(), "the log probed with refused options");
     let mut rec = match Wal::open(wal.clone(), options.wal.clone()) {
         Ok(rec) => rec,
         Err(WalError::Missing) => return Ok(WalContents::Blank),

@@ -56,12 +56,15 @@ impl Compression {
     }
 
     pub fn name(&self) -> String {
-        match self {
+        let name: String = match self {
             Compression::None => "none".into(),
             Compression::Lz4 => "lz4".into(),
             Compression::Zstd { level } => format!("zstd:{level}"),
             Compression::Device => "device".into(),
-        }
+        };
+        // Reports and tools print the name and read it back: it must parse to this codec.
+        debug_assert_eq!(Compression::parse(&name).as_ref(), Ok(self), "{name} does not parse");
+        name
     }
 
     /// The host compresses pages (LZ4 or ZSTD).

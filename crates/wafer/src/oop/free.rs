@@ -110,6 +110,9 @@ impl FreePages {
         self.headers.insert(pid, header);
     }
     pub fn remove(&mut self, pid: PageId) {
+        // Paired with `insert`: journal replay refuses page 0 and the store writes the
+        // superblock outside any batch, so a removal of it took the superblock for a data page.
+        debug_assert_ne!(pid, 0, "the superblock page removed from the free pages");
         self.headers.remove(&pid);
     }
 

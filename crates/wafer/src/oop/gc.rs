@@ -339,10 +339,18 @@ pub(super) struct GcLoop<'a>(pub &'a Inner);
 impl Collect for GcLoop<'_> {
     type Error = Error;
     fn gc_cycle(&mut self) -> Result<bool> {
+        // The orchestrator runs under `writer` (a write, `gc_until_satisfied`): GC moves pages
+        // the map points to, which a concurrent writer would race.
+        debug_assert!(self.0.writer.try_lock().is_err(), "a GC cycle without the writer mutex");
         gc_cycle(self.0, true)
     }
     fn needs_gc(&self) -> bool {
-        self.0.lock_state().space.needs_gc()
+        let st = self.0.lock_state();
+        let needs = st.space.needs_gc();
+        // The orchestrator collects from "needed" until "satisfied": with the thresholds
+        // validated low <= high the two never hold at once, or a write would skip GC it needs.
+        debug_assert!(!needs || !st.space.gc_satisfied(), "GC both needed and satisfied");
+        needs
     }
     fn gc_satisfied(&self) -> bool {
         self.0.lock_state().space.gc_satisfied()
@@ -398,6 +406,8 @@ pub(super) fn background(inner: &Inner) {
             continue;
         }
         let zones = inner.lock_state().space.zone_count();
+        // The zones bound the cycles per wake-up: a layout of none would never collect.
+        debug_assert!(zones > 0, "background GC over a layout of no zones");
         for _ in 0..zones {
             if *inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) {
                 return;

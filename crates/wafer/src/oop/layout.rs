@@ -41,11 +41,14 @@ fn nowa_options(device_capacity_bytes: u64, o: &OutOfPlaceOptions) -> NoWaOption
     };
     let physical_units = (device_capacity_bytes + spare_bytes) / unit_bytes;
     let budget = physical_units.saturating_sub(SSD_RESERVED_UNITS + NOWA_HEADROOM_UNITS).max(1);
-    NoWaOptions {
+    let nowa = NoWaOptions {
         unit_slots: unit_bytes / SLOT_BYTES,
         budget_units: u32::try_from(budget).unwrap_or(u32::MAX),
         mode: o.nowa_mode,
-    }
+    };
+    // NoWA counts zones per unit and units against the budget: neither may be zero.
+    debug_assert!(nowa.unit_slots > 0 && nowa.budget_units > 0, "{nowa:?}");
+    nowa
 }
 
 /// Refuses option values no layout can be built from (the device size is checked later).
@@ -143,7 +146,12 @@ fn plain_area(
         }
         .into());
     }
-    Ok((start, (device_capacity_bytes - start) / zone_bytes, zone_bytes))
+    let count = (device_capacity_bytes - start) / zone_bytes;
+    // The zones start past the metadata and end within the device: none overlaps either.
+    debug_assert!(
+        start >= metadata_end_bytes && start + count * zone_bytes <= device_capacity_bytes
+    );
+    Ok((start, count, zone_bytes))
 }
 
 const JOURNAL_BYTES_MIN: u64 = 64 << 10;

@@ -73,11 +73,17 @@ where
 pub(crate) fn write_copies<S: Durable>(steps: &mut S) -> Result<bool, S::Error> {
     // Bound: one flush releases every waiting zone, so a second attempt either fits or the
     // reserve is gone.
+    let mut flushed = false;
     for _ in 0..3 {
         match steps.try_append()? {
             Outcome::Done { all_committed } => return Ok(all_committed),
             Outcome::NeedsGc => break,
-            Outcome::AwaitingDurability => steps.make_durable()?,
+            Outcome::AwaitingDurability => {
+                // The bound's premise: zones still waiting after a flush would make it too low.
+                debug_assert!(!flushed, "GC copies still wait for durability after a flush");
+                steps.make_durable()?;
+                flushed = true;
+            }
         }
     }
     Err(steps.out_of_space().into())

@@ -74,6 +74,9 @@ impl OutOfPlaceStore {
             super::layout::layout_bytes_on(&*device, data_offset_bytes, max_file_bytes)?;
         let (layout, slice) =
             Self::layout_on(&device, data_offset_bytes, &options, journal, layout_bytes)?;
+        // `layout_bytes_on` read the superblock at `data_offset_bytes`: the layout must keep it
+        // there, or the layout was sized from another block's bytes.
+        debug_assert_eq!(layout.superblock_offset_bytes, data_offset_bytes, "superblock moved");
         super::grow::hold_zones(&*device, &layout)?;
         let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
         device.read_at(layout.superblock_offset_bytes, &mut sb)?;
@@ -200,7 +203,12 @@ impl OutOfPlaceStore {
         let layout_bytes = super::layout::layout_bytes_on(&*device, data_offset_bytes, None)?;
         let (layout, slice) =
             Self::layout_on(&device, data_offset_bytes, &options, journal, layout_bytes)?;
-        Ok(Self::recover_map(&*device, slice, &layout)?.map)
+        let map = Self::recover_map(&*device, slice, &layout)?.map;
+        // The snapshot's span and the journal's ids were refused past the layout's page ids:
+        // callers index pages by what this map holds.
+        let (span, pages) = (map.pid_span(), layout.page_capacity);
+        debug_assert!(span <= pages, "a recovered map of {span} page ids, {pages} in the layout");
+        Ok(map)
     }
 
     /// The layout on `device` (made for `layout_bytes` when not 0: a file that grows) and the
@@ -262,6 +270,8 @@ impl OutOfPlaceStore {
         if let Some(pid) = free.pids().find(|p| snap.map.get(*p).is_some()) {
             return Err(Corruption::FreePageMapped { page_id: pid }.into());
         }
+        // `FreePages::decode` refused ids past the layout: recovery indexes the map by them.
+        debug_assert!(free.pids().all(|p| p > 0 && p < layout.page_capacity), "free page id");
         Ok((snap, free))
     }
 
@@ -462,7 +472,11 @@ impl PageStore for OutOfPlaceStore {
         pages
     }
     fn layout_bytes(&self) -> u64 {
-        self.inner.layout_bytes
+        let bytes = self.inner.layout_bytes;
+        // The superblock records this and the next open sizes its layout from it: it must be
+        // the size this layout was made for (0: the device's own, which the layout then spans).
+        debug_assert!(bytes == 0 || bytes == self.inner.layout.layout_bytes, "{bytes} recorded");
+        bytes
     }
     fn page_capacity_max(&self) -> u64 {
         let max = match self.inner.layout_bytes {
