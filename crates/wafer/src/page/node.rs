@@ -7,6 +7,10 @@
 //!
 //! Every mutation here is deterministic in the page bytes and the arguments, so a log record of
 //! (page, operation, arguments) can be redone on the page image it was made on.
+//!
+//! Bytes no slot or live cell covers (dead cells, vacated slots, the gap between slots and
+//! heap) are kept zero: out of place a page is compressed whole, and stale copies of keys and
+//! values would cost their size in every write-back.
 use super::{
     get_u16, get_u64, put_u16, put_u64, PageBuf, PageId, PageKind, HEADER_BYTES, OFF_FRAG_BYTES,
     OFF_HEAP_START, OFF_KIND, OFF_SLOT_COUNT, PAGE_SIZE,
