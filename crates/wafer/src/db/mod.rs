@@ -50,7 +50,7 @@ use crate::options::{CreateMode, Options};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
 use crate::wal::{Durability, WalStatsSnapshot};
-use crate::{Corruption, Limit, OptionsError};
+use crate::{CommitError, Corruption, Limit, OptionsError, ReadError};
 use crate::{Error, Result};
 use batch::log_estimate_bytes;
 use bounds::{bounds_of, prefix_bounds};
@@ -532,7 +532,7 @@ impl Db {
     /// Applies every operation of `batch` atomically, durable as `options.durability` says;
     /// readers see none or all of them. Sizes and names are checked before anything changes.
     /// A failure while applying (I/O, device full) poisons the database.
-    pub fn write(&self, batch: &WriteBatch) -> Result<()> {
+    pub fn write(&self, batch: &WriteBatch) -> Result<(), CommitError> {
         self.write_with(batch, self.inner.options.durability)
     }
 
@@ -540,9 +540,13 @@ impl Db {
     /// batch is durable, `GroupCommit` may wait a bounded delay to share a sync, `None` returns
     /// at once (a later sync, a checkpoint or close makes it durable; a crash may lose it, but
     /// never half of it).
-    pub fn write_with(&self, batch: &WriteBatch, durability: Durability) -> Result<()> {
+    pub fn write_with(
+        &self,
+        batch: &WriteBatch,
+        durability: Durability,
+    ) -> Result<(), CommitError> {
         if self.inner.blobs.get().is_some() {
-            return self.write_tagged(batch, durability).map(|_| ());
+            return self.write_tagged(batch, durability).map(|_| ()).map_err(CommitError::from);
         }
         let inner = &self.inner;
         inner.check_writable()?;
@@ -573,33 +577,36 @@ impl Db {
                 .collect();
             prefetch_parallel(inner, &reads);
         }
-        inner.write_txn(durability, estimate, |env| {
-            // Latch in tree-id order so two batches cannot deadlock.
-            let mut order: Vec<usize> = (0..trees.len()).collect();
-            order.sort_by_key(|i| trees[*i].core.id);
-            let mut guards: Vec<Option<Exclusive<'_>>> = (0..trees.len()).map(|_| None).collect();
-            for i in order {
-                guards[i] = Some(trees[i].core.exclusive());
-            }
-            // Every tree the batch names is latched before its first operation applies.
-            debug_assert!(guards.iter().all(Option::is_some), "a batch tree left unlatched");
-            inner.check_writable()?;
-            // A tree dropped since `batch_trees` refuses the batch before it changes anything.
-            trees.iter().try_for_each(|t| t.core.check_live())?;
-            for (i, op) in batch.ops.iter().enumerate() {
-                let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
-                    return Err(Corruption::BatchTreeVanished.into());
-                };
-                let r = match op {
-                    BatchOp::Put { key, value, .. } => g.put(env, key, value),
-                    BatchOp::Delete { key, .. } => g.delete(env, key).map(|_| ()),
-                };
-                if let Err(e) = r {
-                    return Err(inner.fail_batch_op(i, e));
+        inner
+            .write_txn(durability, estimate, |env| {
+                // Latch in tree-id order so two batches cannot deadlock.
+                let mut order: Vec<usize> = (0..trees.len()).collect();
+                order.sort_by_key(|i| trees[*i].core.id);
+                let mut guards: Vec<Option<Exclusive<'_>>> =
+                    (0..trees.len()).map(|_| None).collect();
+                for i in order {
+                    guards[i] = Some(trees[i].core.exclusive());
                 }
-            }
-            Ok(())
-        })
+                // Every tree the batch names is latched before its first operation applies.
+                debug_assert!(guards.iter().all(Option::is_some), "a batch tree left unlatched");
+                inner.check_writable()?;
+                // A tree dropped since `batch_trees` refuses the batch before it changes anything.
+                trees.iter().try_for_each(|t| t.core.check_live())?;
+                for (i, op) in batch.ops.iter().enumerate() {
+                    let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
+                        return Err(Corruption::BatchTreeVanished.into());
+                    };
+                    let r = match op {
+                        BatchOp::Put { key, value, .. } => g.put(env, key, value),
+                        BatchOp::Delete { key, .. } => g.delete(env, key).map(|_| ()),
+                    };
+                    if let Err(e) = r {
+                        return Err(inner.fail_batch_op(i, e));
+                    }
+                }
+                Ok(())
+            })
+            .map_err(CommitError::from)
     }
 
     /// The trees a batch names (created on first use), and each name's index among them.
@@ -864,13 +871,17 @@ impl Tree {
         &self.name
     }
 
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ReadError> {
         self.get_with(key, <[u8]>::to_vec)
     }
 
     /// Calls `f` on the value of `key` without copying it out (None: no such key). `f` runs
     /// with the value's page latched shared: it must not call back into this database.
-    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+    pub fn get_with<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, ReadError> {
         self.db.check_open()?;
         self.check_live()?;
         check_key(key)?;
@@ -880,7 +891,7 @@ impl Tree {
             self.get_tagged(key, f)
         };
         // A drop racing the read freed the pages it read: say that, not "corrupt".
-        found.map_err(|e| self.check_live().err().unwrap_or(e))
+        found.map_err(|e| self.check_live().err().unwrap_or(e)).map_err(ReadError::from)
     }
 
     /// Err([`Error::TreeDropped`]) once the tree behind this handle is dropped.
@@ -924,7 +935,7 @@ impl Tree {
     /// The value of `key` as a stream (`std::io::Read`), without holding it all in memory:
     /// a blob is read one 4 KiB page at a time, each page checked, and the whole value's
     /// checksum at the end. A blob replaced while it is read ends the stream with an error.
-    pub fn get_reader(&self, key: &[u8]) -> Result<Option<ValueReader>> {
+    pub fn get_reader(&self, key: &[u8]) -> Result<Option<ValueReader>, ReadError> {
         self.db.check_open()?;
         check_key(key)?;
         if self.db.blobs.get().is_none() {
@@ -941,7 +952,7 @@ impl Tree {
 
     /// Copies the value of `key` into `out` (cleared first, its capacity reused): a lookup
     /// that allocates only when `out` is too small. Ok(false): no such key (`out` empty).
-    pub fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    pub fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, ReadError> {
         out.clear();
         let found = self.get_with(key, |v| out.extend_from_slice(v))?.is_some();
         // What callers that reuse `out` rely on: no key, no bytes.
@@ -950,11 +961,16 @@ impl Tree {
     }
 
     /// Inserts or replaces; durable as the database's `options.durability` says.
-    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<(), CommitError> {
         self.put_with(key, value, self.db.options.durability)
     }
 
-    pub fn put_with(&self, key: &[u8], value: &[u8], durability: Durability) -> Result<()> {
+    pub fn put_with(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        durability: Durability,
+    ) -> Result<(), CommitError> {
         self.db.check_writable()?;
         self.check_live()?;
         check_key(key)?;
@@ -962,7 +978,10 @@ impl Tree {
         if self.db.blobs.get().is_some() {
             let mut b = WriteBatch::new();
             b.put(&self.name, key, value);
-            return Db { inner: self.db.clone() }.write_tagged(&b, durability).map(|_| ());
+            return Db { inner: self.db.clone() }
+                .write_tagged(&b, durability)
+                .map(|_| ())
+                .map_err(CommitError::from);
         }
         let estimate = log_estimate_bytes((key.len() + value.len()) as u64, 1);
         // Checked above: the value goes inline, in a leaf.
@@ -974,6 +993,7 @@ impl Tree {
                 self.core.put(env, key, value).map(Some)
             }
         })
+        .map_err(CommitError::from)
     }
 
     /// With a WAL, writes apply one batch at a time under the writer mutex, so a device read
@@ -1007,18 +1027,21 @@ impl Tree {
     }
 
     /// Removes `key`; Ok(true) when it was present.
-    pub fn delete(&self, key: &[u8]) -> Result<bool> {
+    pub fn delete(&self, key: &[u8]) -> Result<bool, CommitError> {
         self.delete_with(key, self.db.options.durability)
     }
 
-    pub fn delete_with(&self, key: &[u8], durability: Durability) -> Result<bool> {
+    pub fn delete_with(&self, key: &[u8], durability: Durability) -> Result<bool, CommitError> {
         self.db.check_writable()?;
         self.check_live()?;
         check_key(key)?;
         if self.db.blobs.get().is_some() {
             let mut b = WriteBatch::new();
             b.delete(&self.name, key);
-            return Db { inner: self.db.clone() }.write_tagged(&b, durability).map(|n| n > 0);
+            return Db { inner: self.db.clone() }
+                .write_tagged(&b, durability)
+                .map(|n| n > 0)
+                .map_err(CommitError::from);
         }
         let estimate = log_estimate_bytes(key.len() as u64, 1);
         self.write_cached_first(durability, estimate, key, |env, cached_only| {
@@ -1028,6 +1051,7 @@ impl Tree {
                 self.core.delete(env, key).map(Some)
             }
         })
+        .map_err(CommitError::from)
     }
 
     /// Entries with keys in `range`, ascending; `.rev()` for descending.
