@@ -22,7 +22,9 @@ def source_lines(path):
     """The file's lines up to its test module."""
     lines = path.read_text().splitlines()
     for i, line in enumerate(lines):
-        if line.strip() == "#[cfg(test)]" and i + 1 < len(lines) and "mod " in lines[i + 1]:
+        # `#[cfg(test)]`, `#[cfg(all(test, loom))]`: a test module either way.
+        is_test_cfg = line.strip().startswith("#[cfg(") and re.search(r"\btest\b", line)
+        if is_test_cfg and i + 1 < len(lines) and "mod " in lines[i + 1]:
             return lines[:i]
     return lines
 

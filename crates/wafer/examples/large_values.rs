@@ -7,7 +7,7 @@ use wafer::{Db, Options};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("wafer-large-values-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    // Values of 1 KiB and more go to the blob space; the leaf keeps a 38-byte reference.
+    // Values of 1 KiB and more go to the blob space; the leaf keeps a reference of about 19 bytes.
     let options =
         Options { file_capacity_bytes: 1 << 30, ..Options::production() }.with_blobs(1024);
     let db = Db::open(dir.join("media.db"), options.clone())?;

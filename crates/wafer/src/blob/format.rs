@@ -1,9 +1,10 @@
 //! The two on-disk encodings of out-of-line values: the stored value a leaf holds, and the
 //! blob page that holds one chunk of a blob. Layouts: the module doc of [`crate::blob`].
 use crate::page::{
-    self, get_u16, get_u32, get_u64, put_u16, put_u32, put_u64, PageBuf, PageId, PageKind,
-    HEADER_BYTES, OFF_AUX, OFF_HEAP_START, OFF_SLOT_COUNT, OFF_TREE_ID, PAGE_SIZE,
+    self, get_u16, get_u32, get_u64, put_u16, PageBuf, PageId, PageKind, HEADER_BYTES, OFF_AUX,
+    OFF_HEAP_START, OFF_SLOT_COUNT, OFF_TREE_ID, PAGE_SIZE,
 };
+use crate::varint::{self, VARINT_BYTES_MAX};
 
 /// Value bytes one blob page carries (the page minus the common header).
 pub const CHUNK_BYTES: usize = PAGE_SIZE - HEADER_BYTES;
@@ -11,14 +12,20 @@ pub const CHUNK_BYTES: usize = PAGE_SIZE - HEADER_BYTES;
 pub const TAG_INLINE: u8 = 0;
 /// Stored-value tag: a [`BlobRef`] follows.
 pub const TAG_BLOB: u8 = 1;
-const REF_VERSION: u8 = 1;
-/// Bytes of a stored reference, tag included.
-pub const REF_BYTES: usize = 38;
+/// The first reference layout: fixed-width fields (still read, never written).
+const REF_VERSION_FIXED: u8 = 1;
+/// The current reference layout: varints and two fixed u32s.
+const REF_VERSION: u8 = 2;
+/// Bytes of a version-1 reference, tag included.
+pub const REF_V1_BYTES: usize = 38;
+/// Bytes a version-2 reference takes at most, tag included (three 10-byte varints).
+pub const REF_BYTES_MAX: usize = 2 + 3 * VARINT_BYTES_MAX + 4 + 4;
 /// The largest value a blob holds: 2^32 chunks (the chunk index is a u32).
 pub const BLOB_MAX_BYTES: u64 = (u32::MAX as u64) * CHUNK_BYTES as u64;
 
 const _: () = assert!(CHUNK_BYTES == 4016);
-const _: () = assert!(REF_BYTES == 1 + 1 + 8 + 8 + 8 + 4 + 8);
+const _: () = assert!(REF_V1_BYTES == 1 + 1 + 8 + 8 + 8 + 4 + 8);
+const _: () = assert!(REF_BYTES_MAX >= REF_V1_BYTES);
 
 /// Where a blob lives and how to check it: a run of `pages` page ids from `first`, each page
 /// stamped with `seq` (unique per blob version, so a page reused by a later blob is told
@@ -28,7 +35,7 @@ const _: () = assert!(REF_BYTES == 1 + 1 + 8 + 8 + 8 + 4 + 8);
 pub struct BlobRef {
     pub first: PageId,
     pub len_bytes: u64,
-    pub seq: u64,
+    pub seq: u32,
     pub crc: u32,
     pub clock: u64,
 }
@@ -40,8 +47,10 @@ pub enum FormatError {
     Empty,
     #[error("unknown stored-value tag {0}")]
     UnknownTag(u8),
-    #[error("blob reference of {0} bytes (expected {REF_BYTES})")]
+    #[error("blob reference of {0} bytes (version 1 takes {REF_V1_BYTES})")]
     RefLength(usize),
+    #[error("blob reference field: {0}")]
+    RefField(&'static str),
     #[error("blob reference version {0}")]
     RefVersion(u8),
     #[error("blob reference of {len} bytes from page {first} overflows the page ids")]
@@ -66,36 +75,53 @@ impl BlobRef {
     pub fn page_range(&self) -> std::ops::Range<PageId> {
         self.first..self.first + self.pages()
     }
-    pub fn encode(&self) -> [u8; REF_BYTES] {
-        let mut v = [0u8; REF_BYTES];
-        v[0] = TAG_BLOB;
-        v[1] = REF_VERSION;
-        put_u64(&mut v, 2, self.first);
-        put_u64(&mut v, 10, self.len_bytes);
-        put_u64(&mut v, 18, self.seq);
-        put_u32(&mut v, 26, self.crc);
-        put_u64(&mut v, 30, self.clock);
+    /// The current (version 2) encoding: 12-20 bytes for a value of a few KB.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(REF_BYTES_MAX);
+        v.extend_from_slice(&[TAG_BLOB, REF_VERSION]);
+        varint::put(&mut v, self.first);
+        varint::put(&mut v, self.len_bytes);
+        varint::put(&mut v, self.clock);
+        v.extend_from_slice(&self.seq.to_le_bytes());
+        v.extend_from_slice(&self.crc.to_le_bytes());
+        debug_assert!(v.len() <= REF_BYTES_MAX, "a reference of {} bytes", v.len());
         v
     }
     fn decode(v: &[u8]) -> Result<BlobRef, FormatError> {
-        if v.len() != REF_BYTES {
-            return Err(FormatError::RefLength(v.len()));
-        }
-        if v[1] != REF_VERSION {
-            return Err(FormatError::RefVersion(v[1]));
-        }
-        let r = BlobRef {
-            first: get_u64(v, 2),
-            len_bytes: get_u64(v, 10),
-            seq: get_u64(v, 18),
-            crc: get_u32(v, 26),
-            clock: get_u64(v, 30),
+        let r = match v.get(1) {
+            Some(&REF_VERSION) => Self::decode_v2(&v[2..])?,
+            Some(&REF_VERSION_FIXED) => Self::decode_v1(v)?,
+            Some(&other) => return Err(FormatError::RefVersion(other)),
+            None => return Err(FormatError::RefLength(v.len())),
         };
         let range_ok = r.len_bytes <= BLOB_MAX_BYTES && r.first.checked_add(r.pages()).is_some();
         if !range_ok {
             return Err(FormatError::RefRange { first: r.first, len: r.len_bytes });
         }
         Ok(r)
+    }
+    /// Version 2 after its tag and version: exactly three shortest-form varints and two u32s.
+    fn decode_v2(mut v: &[u8]) -> Result<BlobRef, FormatError> {
+        let field = |v: &mut &[u8]| varint::take(v).map_err(FormatError::RefField);
+        let (first, len_bytes, clock) = (field(&mut v)?, field(&mut v)?, field(&mut v)?);
+        let Some((fixed, [])) = v.split_first_chunk::<8>() else {
+            return Err(FormatError::RefField("seq and crc32c take the last 8 bytes"));
+        };
+        let (seq, crc) = (get_u32(fixed, 0), get_u32(fixed, 4));
+        Ok(BlobRef { first, len_bytes, seq, crc, clock })
+    }
+    /// Version 1, fixed-width: the seq was 64 bits, of which pages are checked on the low 32.
+    fn decode_v1(v: &[u8]) -> Result<BlobRef, FormatError> {
+        if v.len() != REF_V1_BYTES {
+            return Err(FormatError::RefLength(v.len()));
+        }
+        Ok(BlobRef {
+            first: get_u64(v, 2),
+            len_bytes: get_u64(v, 10),
+            seq: get_u64(v, 18) as u32,
+            crc: get_u32(v, 26),
+            clock: get_u64(v, 30),
+        })
     }
 }
 
@@ -123,7 +149,7 @@ pub fn decode_stored(v: &[u8]) -> Result<Stored<'_>, FormatError> {
 pub fn build_page(p: &mut PageBuf, pid: PageId, r: &BlobRef, index: u32, data: &[u8], now: u64) {
     assert!(data.len() <= CHUNK_BYTES && !data.is_empty());
     p.fill(0);
-    page::format(p, pid, PageKind::Blob, index, r.seq);
+    page::format(p, pid, PageKind::Blob, index, u64::from(r.seq));
     put_u16(p, OFF_HEAP_START, data.len() as u16);
     if r.clock != 0 {
         page::push_write_history(p, r.clock);
@@ -155,8 +181,10 @@ pub fn check_page_structure(p: &PageBuf) -> Result<(), String> {
 pub fn chunk<'a>(p: &'a PageBuf, r: &BlobRef, index: u64) -> Result<&'a [u8], FormatError> {
     let pid = page::page_id(p);
     let bad = |reason: String| FormatError::Page { pid, reason };
-    if get_u64(p, OFF_AUX) != r.seq {
-        return Err(bad(format!("belongs to blob {:#x}, not {:#x}", get_u64(p, OFF_AUX), r.seq)));
+    // The low 32 bits: a version-1 reference's pages carry a 64-bit seq in the same field.
+    let seq = get_u64(p, OFF_AUX) as u32;
+    if seq != r.seq {
+        return Err(bad(format!("belongs to blob {seq:#x}, not {:#x}", r.seq)));
     }
     if u64::from(get_u32(p, OFF_TREE_ID)) != index {
         return Err(bad(format!("is chunk {}, expected {index}", get_u32(p, OFF_TREE_ID))));
@@ -175,9 +203,22 @@ pub fn chunk<'a>(p: &'a PageBuf, r: &BlobRef, index: u64) -> Result<&'a [u8], Fo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page::put_u64;
 
     fn sample() -> BlobRef {
         BlobRef { first: 900, len_bytes: 9000, seq: 0xfeed, crc: 7, clock: 3 }
+    }
+
+    /// A version-1 reference as databases written before version 2 hold it.
+    fn encode_v1(r: &BlobRef, seq_high: u32) -> Vec<u8> {
+        let seq = u64::from(seq_high) << 32 | u64::from(r.seq);
+        let mut v = vec![TAG_BLOB, REF_VERSION_FIXED];
+        for field in [r.first.to_le_bytes(), r.len_bytes.to_le_bytes(), seq.to_le_bytes()] {
+            v.extend_from_slice(&field);
+        }
+        v.extend_from_slice(&r.crc.to_le_bytes());
+        v.extend_from_slice(&r.clock.to_le_bytes());
+        v
     }
 
     #[test]
@@ -185,16 +226,38 @@ mod tests {
         let r = sample();
         let v = r.encode();
         assert_eq!(decode_stored(&v), Ok(Stored::Blob(r)));
+        assert_eq!(v.len(), 2 + 2 + 2 + 1 + 8, "a few KB's reference is small");
         assert_eq!(r.pages(), 3);
-        assert_eq!(decode_stored(&v[..10]), Err(FormatError::RefLength(10)));
-        let mut w = v;
+        for cut in 1..v.len() {
+            assert!(decode_stored(&v[..cut]).is_err(), "cut to {cut} bytes");
+        }
+        assert!(decode_stored(&[&v[..], &[0]].concat()).is_err(), "a trailing byte");
+        let mut w = v.clone();
         w[1] = 9;
         assert_eq!(decode_stored(&w), Err(FormatError::RefVersion(9)));
         let huge = BlobRef { first: u64::MAX - 1, ..r }.encode();
         assert!(matches!(decode_stored(&huge), Err(FormatError::RefRange { .. })));
+        let widest = BlobRef { first: 1, len_bytes: BLOB_MAX_BYTES, clock: u64::MAX, ..r };
+        assert!(widest.encode().len() <= REF_BYTES_MAX);
         assert_eq!(decode_stored(&[]), Err(FormatError::Empty));
         assert_eq!(decode_stored(&[7]), Err(FormatError::UnknownTag(7)));
         assert_eq!(decode_stored(&encode_inline(b"ab")), Ok(Stored::Inline(b"ab")));
+    }
+
+    #[test]
+    fn version_1_references_still_read_and_check_their_pages_on_the_low_seq() {
+        let r = sample();
+        let v1 = encode_v1(&r, 0xabcd);
+        assert_eq!(v1.len(), REF_V1_BYTES);
+        assert_eq!(decode_stored(&v1), Ok(Stored::Blob(r)));
+        assert_eq!(decode_stored(&v1[..20]), Err(FormatError::RefLength(20)));
+        // A page written under version 1 carries the whole 64-bit seq.
+        let mut p = [0u8; PAGE_SIZE];
+        let data = vec![5u8; 9000 - 2 * CHUNK_BYTES];
+        build_page(&mut p, 902, &r, 2, &data, 10);
+        put_u64(&mut p, OFF_AUX, 0xabcd << 32 | u64::from(r.seq));
+        page::seal(&mut p);
+        assert_eq!(chunk(&p, &r, 2).unwrap(), &data[..]);
     }
 
     #[test]

@@ -6,16 +6,20 @@
 //!
 //! ```text
 //! stored value, inline:    [0u8][value bytes]                       (values below the threshold)
-//! stored value, reference: [1u8][ver u8 = 1][first page u64][length u64][seq u64][crc32c u32]
-//!                          [clock u64]                              (38 bytes, little-endian)
+//! stored value, reference: [1u8][ver u8 = 2][first page varint][length varint][clock varint]
+//!                          [seq u32][crc32c u32]     (13-40 bytes: about 19 for a 1 KB value)
+//!   varints are the unsigned LEB128 of `crate::varint`, the u32s little-endian. Version 1
+//!   (still read, no longer written) was fixed-width: [1u8][1u8][first u64][length u64]
+//!   [seq u64][crc32c u32][clock u64], 38 bytes.
 //! blob page (one per 4016 bytes of value, page ids first..first + pages):
 //!   the common 80-byte page header: kind 5 (Blob), page id, tree id field = chunk index (u32),
 //!   aux = seq, heap-start field = chunk bytes (u16), write history = [previous version's
 //!   clock, this version's clock]; then the chunk; zeros to the page end; page checksum.
 //! ```
 //!
-//! `seq` is unique per blob version, so a reader holding an old reference sees a page that a
-//! later blob reused as foreign and retries its lookup; `crc32c` covers the whole value.
+//! `seq` is unique per blob version (its low 32 bits, all a reference keeps and checks), so a
+//! reader holding an old reference sees a page that a later blob reused as foreign and retries
+//! its lookup; `crc32c` covers the whole value.
 //!
 //! **Which ids.** A blob occupies a contiguous run of page ids. The runs come from the free
 //! extents of the blob space ([`BlobSpace`]), taken from the allocator's high-water mark in
@@ -45,7 +49,7 @@ pub mod space;
 pub mod stage;
 
 pub use format::{
-    check_page_structure, decode_stored, encode_inline, BlobRef, Stored, CHUNK_BYTES, REF_BYTES,
+    check_page_structure, decode_stored, encode_inline, BlobRef, Stored, CHUNK_BYTES, REF_BYTES_MAX,
 };
 pub use space::{BlobSpace, Gate, TreeOp};
 pub use stage::Stager;

@@ -46,6 +46,8 @@ impl TreeCore {
     /// Err([`Error::TreeDropped`]) once the tree is dropped. Writers check it under the
     /// structure latch, which the drop held exclusive, so none writes into freed pages.
     pub fn check_live(&self) -> Result<()> {
+        // `root` is a public field: a handle re-rooted at the superblock would write over it.
+        debug_assert_ne!(self.root, page::meta::META_PAGE_ID, "tree {} at the superblock", self.id);
         if self.dropped.load(std::sync::atomic::Ordering::Acquire) {
             return Err(Error::TreeDropped(format!("#{}", self.id)));
         }
@@ -150,6 +152,8 @@ impl TreeCore {
     }
 
     fn too_deep(&self) -> Error {
+        // Every descent starts at `root`; one rooted at the superblock reads no tree at all.
+        debug_assert_ne!(self.root, page::meta::META_PAGE_ID, "tree {} at the superblock", self.id);
         crate::Corruption::TreeTooDeep { tree: self.id, max: DEPTH_MAX }.into()
     }
 
@@ -172,6 +176,9 @@ impl TreeCore {
     /// whole nodes; a concurrent split can only send it to a neighbour of the leaf, or to a
     /// freed page (an error, ignored), which costs a useless read, never a wrong result.
     pub fn prefetch(&self, env: Env<'_>, key: &[u8]) {
+        // Callers prefetch for a key they write, which `leaf_put` bounds: a longer one is not a
+        // key but bytes taken from somewhere else.
+        debug_assert!(key.len() <= node::MAX_KEY_BYTES, "prefetch of a {}-byte key", key.len());
         let _ = self.leaf_read(env, key);
     }
 

@@ -135,6 +135,9 @@ fn overlap(span: &Span, range: &Bounds) -> Overlap {
 }
 
 fn in_range(k: &[u8], range: &Bounds) -> bool {
+    // `k` comes off a node (a key or a span's separator); a longer one was read from the
+    // wrong bytes, and the cut would plan around garbage.
+    debug_assert!(k.len() <= node::MAX_KEY_BYTES, "a {}-byte key", k.len());
     super::scan_bounds::above_lo(k, &range.lo) && super::scan_bounds::below_hi(k, &range.hi)
 }
 
@@ -313,6 +316,10 @@ impl Exclusive<'_> {
     }
 
     fn corrupt_cut(&self, pid: PageId) -> Error {
+        // Plans are made and executed under one exclusive latch, whose structure change stays
+        // open: only a page changed outside the latch can end here.
+        debug_assert!(self.core.structure.begin().is_none(), "a cut outside its latch");
+        debug_assert_ne!(pid, page::meta::META_PAGE_ID, "a cut planned over the superblock");
         Error::CorruptPage {
             page_id: pid,
             reason: format!(

@@ -33,7 +33,10 @@ impl<'e> Nodes for Latest<'e> {
         Ok(g)
     }
     fn page_capacity(&self) -> u64 {
-        self.0.pool.page_capacity()
+        let cap = self.0.pool.page_capacity();
+        // Scans bound their hops by it: at least the superblock and a root are in the pool.
+        debug_assert!(cap > page::meta::META_PAGE_ID + 1, "a pool of {cap} pages");
+        cap
     }
 }
 
@@ -53,10 +56,15 @@ impl Nodes for AtEpoch<'_> {
         if self.pool.versions().is_expired(self.epoch) {
             return Err(Error::SnapshotExpired);
         }
+        // Paired with the pool's `check_pid`: a version is kept only for a page the pool holds.
+        debug_assert!(pid < self.pool.page_capacity(), "a version of page {pid} past the pool");
         Ok(p)
     }
     fn page_capacity(&self) -> u64 {
-        self.pool.page_capacity()
+        let cap = self.pool.page_capacity();
+        // As `Latest`'s: a snapshot's scan hops over the same page ids.
+        debug_assert!(cap > page::meta::META_PAGE_ID + 1, "a pool of {cap} pages");
+        cap
     }
 }
 
@@ -70,6 +78,8 @@ pub struct Bounds {
 pub type ScanBatch = Vec<Entry>;
 
 pub fn below_hi(k: &[u8], hi: &Bound<Vec<u8>>) -> bool {
+    // Callers hand over keys and fences read off pages: a longer one is not a stored key.
+    debug_assert!(k.len() <= node::MAX_KEY_BYTES, "a {}-byte key", k.len());
     match hi {
         Bound::Unbounded => true,
         Bound::Included(h) => k <= h.as_slice(),
@@ -77,6 +87,8 @@ pub fn below_hi(k: &[u8], hi: &Bound<Vec<u8>>) -> bool {
     }
 }
 pub fn above_lo(k: &[u8], lo: &Bound<Vec<u8>>) -> bool {
+    // As in `below_hi`: keys and fences read off pages.
+    debug_assert!(k.len() <= node::MAX_KEY_BYTES, "a {}-byte key", k.len());
     match lo {
         Bound::Unbounded => true,
         Bound::Included(l) => k >= l.as_slice(),
@@ -220,6 +232,8 @@ impl TreeCore {
 
 /// Whether keys strictly below `f` can still satisfy `lo`.
 fn above_lo_strict_room(f: &[u8], lo: &Bound<Vec<u8>>) -> bool {
+    // `f` is a separator of an inner node, which holds keys no longer than a leaf's.
+    debug_assert!(f.len() <= node::MAX_KEY_BYTES, "a {}-byte fence", f.len());
     match lo {
         Bound::Unbounded => true,
         Bound::Included(l) | Bound::Excluded(l) => f > l.as_slice(),

@@ -72,6 +72,9 @@ fn plan_split(kind: PageKind, entries: &[Entry], appended: bool) -> Cut {
 
 /// After the first page changes, a failure leaves the tree in an unknown state: poison the DB.
 fn poison_on_err<T>(env: Env<'_>, r: Result<T>) -> Result<T> {
+    // Liveness is checked before the first page changes, under the latch a drop needs: a
+    // dropped tree met here would poison the database for a write that changed nothing.
+    debug_assert!(!matches!(r, Err(Error::TreeDropped(_))), "a drop raced a structure change");
     if r.is_err() {
         env.poisoned.store(true, Ordering::Relaxed);
     }
@@ -80,6 +83,9 @@ fn poison_on_err<T>(env: Env<'_>, r: Result<T>) -> Result<T> {
 
 impl Exclusive<'_> {
     fn corrupt(&self, what: &'static str) -> Error {
+        // `self` holds the structure change open: a shape seen with it closed could be a
+        // split in progress, not a corrupt tree.
+        debug_assert!(self.core.structure.begin().is_none(), "{what} seen outside a change");
         crate::Corruption::TreeShape { tree: self.core.id, what }.into()
     }
 

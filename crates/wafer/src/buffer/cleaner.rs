@@ -17,6 +17,8 @@ use std::sync::{Arc, Weak};
 
 /// Batches one wake-up evicts at most before it checks for a stop again.
 const BATCHES_PER_WAKE_MAX: usize = 64;
+/// The thread's name: batches counted as background ones run on it alone.
+use super::counters::CLEANER_THREAD_NAME as THREAD_NAME;
 
 impl BufferPool {
     /// Called by a miss that left `free` free frames: wakes the thread below the low mark.
@@ -37,6 +39,9 @@ pub struct CleanerHandle {
 
 impl Drop for CleanerHandle {
     fn drop(&mut self) {
+        // One handle per pool (`start_cleaner`): enabled until this drop, or another handle's
+        // drop disabled the wake-ups this thread still relies on.
+        debug_assert!(self.pool.cleaner.enabled(), "a cleaner disabled under its handle");
         self.pool.cleaner.stop();
         if let Some(t) = self.thread.take() {
             // A panic in the thread was already reported on stderr; the pool stays usable.
@@ -50,15 +55,22 @@ impl BufferPool {
     /// Free frames below which a miss wakes the thread: a sixteenth of the pool, at most four
     /// batches (so a pool of 10,000 frames keeps 2.5% of itself free), at least one frame.
     pub(super) fn low_frames(&self) -> usize {
-        (self.frames.len() / 16).min(4 * self.batch_pages).max(1)
+        let low = (self.frames.len() / 16).min(4 * self.batch_pages).max(1);
+        // `on_take` compares free frames to it: a mark past the pool would wake the thread on
+        // every miss.
+        debug_assert!(low <= self.frames.len(), "low mark {low} of {} frames", self.frames.len());
+        low
     }
 
     /// Starts the background write-back thread of `pool`.
     pub fn start_cleaner(pool: &Arc<BufferPool>) -> std::io::Result<CleanerHandle> {
+        // Paired with the handle's drop, which disables the wake-ups: two threads would share
+        // one signal, and the first handle dropped would silence the other.
+        debug_assert!(!pool.cleaner.enabled(), "a second cleaner for one pool");
         let weak = Arc::downgrade(pool);
         pool.cleaner.set_enabled(true);
         let thread = std::thread::Builder::new()
-            .name("wafer-write-back".into())
+            .name(THREAD_NAME.into())
             .spawn(move || run(weak))
             .inspect_err(|_| pool.cleaner.set_enabled(false))?;
         Ok(CleanerHandle { pool: pool.clone(), thread: Some(thread) })
@@ -68,6 +80,8 @@ impl BufferPool {
     /// to evict, or a write fails.
     fn clean(&self) {
         let high_frames = 2 * self.low_frames();
+        // Runs on the thread only, which the handle's drop joins before disabling it.
+        debug_assert!(self.cleaner.enabled(), "a clean after the cleaner stopped");
         for _ in 0..BATCHES_PER_WAKE_MAX {
             if self.is_poisoned() {
                 return;
@@ -90,6 +104,8 @@ impl BufferPool {
 fn run(weak: Weak<BufferPool>) {
     loop {
         let Some(pool) = weak.upgrade() else { return };
+        // The handle holds the pool until it has joined this thread: ours is a second owner.
+        debug_assert!(Arc::strong_count(&pool) >= 2, "the pool outlived its cleaner handle");
         // The signal lives in the pool: wait while holding it, so a stop is never missed.
         if pool.cleaner.wait() {
             return;

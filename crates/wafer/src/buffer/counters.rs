@@ -2,6 +2,9 @@
 //! to keep readers on different cores from bouncing one cache line.
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The background write-back thread's name (`cleaner.rs`), which its counters check.
+pub(super) const CLEANER_THREAD_NAME: &str = "wafer-write-back";
+
 const SHARDS: usize = 16;
 
 #[derive(Debug, Default)]
@@ -42,6 +45,8 @@ pub struct PoolStats {
 
 impl PoolStats {
     pub fn hit_ratio(&self) -> f64 {
+        // As `PoolCounters::snapshot` builds it: the dirty frames are some of the frames.
+        debug_assert!(self.dirty_frames <= self.frames, "{self:?}");
         let total = self.hits + self.misses;
         if total == 0 {
             1.0
@@ -51,28 +56,26 @@ impl PoolStats {
     }
 }
 
-fn shard() -> usize {
-    use std::cell::Cell;
-    use std::sync::atomic::AtomicUsize;
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local!(static SHARD: Cell<usize> = const { Cell::new(usize::MAX) });
-    SHARD.with(|s| {
-        if s.get() == usize::MAX {
-            s.set(NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS);
-        }
-        s.get()
-    })
-}
-
 impl PoolCounters {
-    pub fn hit(&self) {
-        self.hits(1);
-    }
     pub fn hits(&self, n: u64) {
-        self.hits[shard()].0.fetch_add(n, Ordering::Relaxed);
+        use std::cell::Cell;
+        use std::sync::atomic::AtomicUsize;
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        thread_local!(static SHARD: Cell<usize> = const { Cell::new(usize::MAX) });
+        // A lookup that counts no page is one that read nothing: not a hit.
+        debug_assert!(n > 0, "a hit of no pages");
+        let shard = SHARD.with(|s| {
+            if s.get() == usize::MAX {
+                s.set(NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS);
+            }
+            s.get()
+        });
+        self.hits[shard].0.fetch_add(n, Ordering::Relaxed);
     }
     pub fn miss(&self) {
-        self.misses.fetch_add(1, Ordering::Relaxed);
+        let before = self.misses.fetch_add(1, Ordering::Relaxed);
+        // `hit_ratio` divides by hits + misses: a wrapped count would report a cold pool warm.
+        debug_assert_ne!(before, u64::MAX, "the miss count wrapped");
     }
     pub fn written(&self, pages: u64) {
         debug_assert!(pages > 0, "a write call of no pages");
@@ -80,12 +83,18 @@ impl PoolCounters {
         self.write_calls.fetch_add(1, Ordering::Relaxed);
     }
     pub fn background_batch(&self) {
+        // Foreground evictions count as misses' work; only the thread's batches count here.
+        debug_assert_eq!(std::thread::current().name(), Some(CLEANER_THREAD_NAME));
         self.background_batches.fetch_add(1, Ordering::Relaxed);
     }
     pub fn evicted(&self, frames: u64) {
+        // A batch evicts frames of the pool, whose count the page table's frame field bounds.
+        debug_assert!(frames <= super::latch::FRAMES_MAX, "{frames} frames evicted at once");
         self.evictions.fetch_add(frames, Ordering::Relaxed);
     }
     pub fn reserve_cleaned(&self, pages: u64) {
+        // As in `evicted`: the pages cleaned are frames of one pool.
+        debug_assert!(pages <= super::latch::FRAMES_MAX, "{pages} pages cleaned at once");
         self.reserve_writes.fetch_add(pages, Ordering::Relaxed);
     }
     pub fn snapshot(&self, frames: usize, dirty_frames: usize) -> PoolStats {

@@ -72,6 +72,8 @@ impl DoublewriteStore {
     }
 
     pub fn pages_doublewritten(&self) -> u64 {
+        // As `new` sized it: the header lists every slot's page in one block.
+        debug_assert!((1..=MAX_SLOTS).contains(&self.slots), "{} slots", self.slots);
         self.pages_doublewritten.load(Ordering::Relaxed)
     }
 
@@ -114,12 +116,19 @@ impl DoublewriteStore {
 
 impl PageStore for DoublewriteStore {
     fn page_capacity(&self) -> u64 {
+        // Batches go through the DW area in chunks of `slots`: at least one per chunk.
+        debug_assert!((1..=MAX_SLOTS).contains(&self.slots), "{} slots", self.slots);
         self.home.page_capacity()
     }
     fn grow_to(&self, pages: u64) -> Result<u64> {
-        self.home.grow_to(pages)
+        let grown = self.home.grow_to(pages)?;
+        // Paired with `BufferPool::grow_to`, which sizes the page table by what this returns.
+        debug_assert!(grown >= pages, "grew to {grown} of {pages} pages");
+        Ok(grown)
     }
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()> {
+        // The pool reads only ids its table covers, and the table never outgrows the store.
+        debug_assert!(pid < self.page_capacity(), "page {pid} past the device");
         self.home.read_page(pid, buf)
     }
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
@@ -135,6 +144,8 @@ impl PageStore for DoublewriteStore {
         Ok(())
     }
     fn sync(&self) -> Result<()> {
+        // Every batch syncs before it lets `serial` go; at least one slot made each progress.
+        debug_assert!((1..=MAX_SLOTS).contains(&self.slots), "{} slots", self.slots);
         Ok(self.device.sync()?)
     }
     /// Straight home, no doublewrite: a torn blob page is never named by a commit.
@@ -146,6 +157,8 @@ impl PageStore for DoublewriteStore {
         Ok(self.device.sync()?)
     }
     fn logical_bytes(&self) -> LogicalBytes {
+        // Counted by the home store alone (`write_batch`), once per page, whatever the slots.
+        debug_assert!((1..=MAX_SLOTS).contains(&self.slots), "{} slots", self.slots);
         self.home.logical_bytes()
     }
 

@@ -40,6 +40,9 @@ impl CopyBatch {
     }
 
     fn is_full(&self) -> bool {
+        // Callers stop adding at full: a page past the buffer would be copied over nothing.
+        debug_assert!(self.pages.len() * PAGE_SIZE <= self.buf.len(), "{} pages", self.pages.len());
+        debug_assert_eq!(self.pages.len(), self.survivors.len(), "one survivor flag per page");
         self.pages.len() * PAGE_SIZE >= self.buf.len()
     }
 }

@@ -3,9 +3,24 @@
 //! used, and what the rest of the budget leaves is memory the engine may give another cache
 //! (blob pages, `BufferPool::untouched_bytes`). Zero-filled by the kernel, as a fresh page must
 //! be.
-use super::PageCell;
-use crate::page::PAGE_SIZE;
+use crate::page::{PageBuf, PAGE_SIZE};
+use std::cell::UnsafeCell;
 use std::ptr::NonNull;
+
+/// One frame's page bytes, 4 KiB-aligned so O_DIRECT devices can use them without a bounce
+/// copy. All frames' pages are one array, so a page's address is computed from its frame index
+/// (no pointer to load on a lookup).
+#[derive(Debug)]
+#[repr(C, align(4096))]
+pub(super) struct PageCell(pub(super) UnsafeCell<PageBuf>);
+const _: () = assert!(std::mem::size_of::<PageCell>() == PAGE_SIZE);
+const _: () = assert!(std::mem::align_of::<PageCell>() == PAGE_SIZE);
+
+// SAFETY: a frame's bytes are shared under its latch: `&PageBuf` only while the frame's latch
+// is held shared or exclusive (`PageRef`, `FrameMut::bytes`), `&mut PageBuf` only while it is
+// held exclusive (`FrameMut::bytes_mut`). Optimistic readers take no latch and read the bytes
+// only through `RacyPage` (raw, clamped reads validated against the page's version afterwards).
+unsafe impl Sync for PageCell {}
 
 pub(super) struct FrameMemory {
     cells: NonNull<PageCell>,

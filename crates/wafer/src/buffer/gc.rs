@@ -116,7 +116,10 @@ impl GcPageCache for BufferPool {
     }
 
     fn gc_hand_over(&self, pages: &[GcPage], io: &mut dyn GcIo) -> Result<Vec<bool>> {
-        self.hand_over_survivors(pages, io)
+        let taken = self.hand_over_survivors(pages, io)?;
+        // Paired with the store, which reads the answer page by page: one flag per page.
+        debug_assert_eq!(taken.len(), pages.len(), "hand-over answers");
+        Ok(taken)
     }
 }
 
@@ -216,6 +219,9 @@ impl BufferPool {
             out.copy_from_slice(g.bytes());
             return Ok(Source::Pool);
         }
+        // Latched exclusive and holding the page: its entry names this frame, so the copy the
+        // caller makes from it is the page's cached version.
+        debug_assert_eq!(self.table[idx].frame(), Some(f), "page {pid} latched but unmapped");
         if g.g.survivor && !g.g.writing {
             out.copy_from_slice(g.bytes());
             return Ok(Source::Survivor(g));
@@ -238,6 +244,8 @@ impl BufferPool {
     /// one would need a write-back, which waits for `writer`, and whoever would write it holds
     /// a table entry for the page, which we check.
     fn gc_load(&self, pid: PageId, bytes: &PageBuf, ahead: &mut usize) -> bool {
+        // Paired with the store's hand-over: a page cached here is later read as verified.
+        debug_assert!(page::verify(bytes, pid).is_ok(), "GC loads an unverified page {pid}");
         self.gc_load_as(pid, bytes, ahead, false)
     }
 

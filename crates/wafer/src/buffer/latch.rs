@@ -27,7 +27,7 @@ const FRAME_MASK: u64 = (1 << FRAME_BITS) - 1;
 /// The frame field of a page that is not cached.
 pub(super) const FRAME_NONE: u32 = FRAME_MASK as u32;
 /// The lowest version bit: set while a writer holds the entry locked.
-const LOCKED: u64 = 1 << FRAME_BITS;
+pub(super) const LOCKED: u64 = 1 << FRAME_BITS;
 const _: () = assert!(LOCKED > FRAME_MASK && LOCKED & FRAME_MASK == 0);
 
 /// What an optimistic reader finds in an entry.
@@ -44,19 +44,29 @@ pub(crate) enum Probe {
 #[derive(Debug)]
 pub(super) struct Entry(AtomicU64);
 
-fn frame_of(word: u64) -> u32 {
+pub(super) fn frame_of(word: u64) -> u32 {
+    // Every word an entry holds keeps this: `map_locked` locks only as it maps, and `unmap`
+    // leaves the word unlocked. A locked word without a frame has no holder to unlock it.
+    debug_assert!(word & LOCKED == 0 || word & FRAME_MASK != FRAME_MASK, "word {word:#x}");
     (word & FRAME_MASK) as u32
 }
 
 impl Entry {
     pub fn new() -> Entry {
-        Entry(AtomicU64::new(FRAME_MASK))
+        let e = Entry(AtomicU64::new(FRAME_MASK));
+        // A page table's fresh entries are pages not cached: a different first word would
+        // send lookups to frame bytes nobody loaded.
+        debug_assert_eq!(e.optimistic(), Probe::Missing);
+        e
     }
 
     /// The frame caching the page, for latching paths (they check the frame's page id after
     /// latching: a hint, not a promise).
     pub fn frame(&self) -> Option<u32> {
-        let f = frame_of(self.0.load(Ordering::Acquire));
+        let word = self.0.load(Ordering::Acquire);
+        // As in `frame_of`: a word without a frame is never locked.
+        debug_assert!(word & LOCKED == 0 || word & FRAME_MASK != FRAME_MASK, "word {word:#x}");
+        let f = frame_of(word);
         (f != FRAME_NONE).then_some(f)
     }
 
@@ -64,6 +74,9 @@ impl Entry {
     pub fn optimistic(&self) -> Probe {
         let word = self.0.load(Ordering::Acquire);
         let frame = frame_of(word);
+        // The version bits above the lock bit only grow; readers take a locked word for a
+        // writer at work, so no other bit may stand for it.
+        debug_assert!(word & LOCKED == 0 || frame != FRAME_NONE, "locked unmapped word {word:#x}");
         if word & LOCKED != 0 {
             Probe::Locked
         } else if frame == FRAME_NONE {

@@ -20,6 +20,7 @@ mod counters;
 pub mod doublewrite;
 mod flush;
 mod frame_memory;
+use frame_memory::PageCell;
 mod gc;
 mod latch;
 mod reserve;
@@ -39,7 +40,6 @@ use crate::page::{self, PageBuf, PageId, PageLogger, PAGE_SIZE};
 use crate::{Error, Result};
 use counters::PoolCounters;
 use latch::{Entry, Probe};
-use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
@@ -48,26 +48,7 @@ const NO_PAGE: PageId = PageId::MAX;
 /// was latched, both transient unless the pool is far too small for the thread count.
 const FETCH_ATTEMPTS_MAX: usize = 100_000;
 
-/// One frame's page bytes, 4 KiB-aligned so O_DIRECT devices can use them without a bounce
-/// copy. All frames' pages are one array, so a page's address is computed from its frame index
-/// (no pointer to load on a lookup).
-#[repr(C, align(4096))]
-struct PageCell(UnsafeCell<PageBuf>);
-const _: () = assert!(std::mem::size_of::<PageCell>() == PAGE_SIZE);
-const _: () = assert!(std::mem::align_of::<PageCell>() == PAGE_SIZE);
 const _: () = assert!(std::mem::size_of::<Frame>() == 64);
-
-// SAFETY: a frame's bytes are shared under its latch: `&PageBuf` only while the frame's latch
-// is held shared or exclusive (`PageRef`, `FrameMut::bytes`), `&mut PageBuf` only while it is
-// held exclusive (`FrameMut::bytes_mut`). Optimistic readers take no latch and read the bytes
-// only through `RacyPage` (raw, clamped reads validated against the page's version afterwards).
-unsafe impl Sync for PageCell {}
-
-impl std::fmt::Debug for PageCell {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PageCell")
-    }
-}
 
 #[derive(Debug)]
 struct FrameMeta {
@@ -144,15 +125,23 @@ pub struct PageRef<'a> {
 impl std::ops::Deref for PageRef<'_> {
     type Target = PageBuf;
     fn deref(&self) -> &PageBuf {
+        // Held shared, the frame's flags are as its last exclusive holder left them: a GC
+        // survivor is always dirty.
+        debug_assert!(!self.g.survivor || self.g.dirty, "{:?}", *self.g);
         self.bytes()
     }
 }
 
 impl PageRef<'_> {
     pub fn pid(&self) -> PageId {
+        // A free frame is clean: callers compare this id to the page they want, and a dirty
+        // frame without a page would be a write-back lost.
+        debug_assert!(self.g.pid != NO_PAGE || !self.g.dirty, "{:?}", *self.g);
         self.g.pid
     }
     pub fn bytes(&self) -> &PageBuf {
+        // Handed out only once the frame is checked to hold the page asked for.
+        debug_assert_ne!(self.g.pid, NO_PAGE, "the bytes of a free frame");
         // SAFETY: the frame's latch is held shared: its bytes change only under it exclusive.
         unsafe { &*self.page.0.get() }
     }
@@ -171,15 +160,21 @@ pub(crate) struct FrameMut<'a> {
 
 impl std::fmt::Debug for FrameMut<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Only a frame holding a page has an entry to lock (`map`, `bytes_mut`).
+        debug_assert!(!self.entry_locked || self.g.pid != NO_PAGE, "frame {}", self.frame);
         f.debug_struct("FrameMut").field("frame", &self.frame).field("meta", &*self.g).finish()
     }
 }
 
 impl FrameMut<'_> {
     fn pid(&self) -> PageId {
+        // As in `Drop`: a locked entry belongs to the page this frame holds.
+        debug_assert!(!self.entry_locked || self.g.pid != NO_PAGE, "frame {}", self.frame);
         self.g.pid
     }
     fn bytes(&self) -> &PageBuf {
+        // A free frame is clean: eviction writes a page back before it unmaps it.
+        debug_assert!(self.g.pid != NO_PAGE || !self.g.dirty, "frame {}", self.frame);
         // SAFETY: the frame's latch is held exclusive.
         unsafe { &*self.pool.pages[self.frame as usize].0.get() }
     }
@@ -188,6 +183,14 @@ impl FrameMut<'_> {
             self.pool.table[self.g.pid as usize].lock(self.frame);
             self.entry_locked = true;
         }
+        // Paired with optimistic readers: they must find the entry locked before any byte
+        // changes, or they could validate a half-written page.
+        debug_assert!(
+            self.g.pid == NO_PAGE
+                || self.pool.table[self.g.pid as usize].optimistic() == Probe::Locked,
+            "page {} changed with its entry unlocked",
+            self.g.pid
+        );
         // SAFETY: the frame's latch is held exclusive, so no other `&`/`&mut` exists; a cached
         // page's entry is locked, so optimistic readers (raw reads) fail to validate.
         unsafe { &mut *self.pool.pages[self.frame as usize].0.get() }
@@ -269,13 +272,19 @@ pub struct PageMut<'a> {
 
 impl PageMut<'_> {
     pub fn pid(&self) -> PageId {
+        // `write` and `create` hand out a page, never a free frame.
+        debug_assert_ne!(self.f.g.pid, NO_PAGE, "a page handle on a free frame");
         self.f.pid()
     }
     pub fn bytes(&self) -> &PageBuf {
+        debug_assert_ne!(self.f.g.pid, NO_PAGE, "a page handle on a free frame");
         self.f.bytes()
     }
     pub fn bytes_mut(&mut self) -> &mut PageBuf {
         self.f.mark_dirty();
+        // Paired with eviction and GC: a changed page is written back as a user page, so it
+        // must be dirty and no longer a survivor before the caller changes a byte.
+        debug_assert!(self.f.g.dirty && !self.f.g.survivor, "{:?}", *self.f.g);
         self.f.bytes_mut()
     }
 }
@@ -291,9 +300,13 @@ pub struct OptimisticPage<'a> {
 
 impl<'a> OptimisticPage<'a> {
     pub fn bytes(&self) -> RacyPage<'a> {
+        // Paired with `BufferPool::optimistic`: only a word found unlocked leads to bytes.
+        debug_assert_eq!(self.seen & latch::LOCKED, 0, "bytes of a locked page");
         self.bytes
     }
     pub fn validate(&self) -> bool {
+        // The word names the frame whose bytes were read; a missing page has none to validate.
+        debug_assert_ne!(latch::frame_of(self.seen), latch::FRAME_NONE, "validating no frame");
         self.entry.validate(self.seen)
     }
 }
@@ -314,20 +327,17 @@ trait Holds {
 }
 impl Holds for PageRef<'_> {
     fn held_pid(&self) -> PageId {
+        // `fix` compares this to the page it wants: a free frame must not look dirty.
+        debug_assert!(self.g.pid != NO_PAGE || !self.g.dirty, "{:?}", *self.g);
         self.g.pid
     }
 }
 impl Holds for FrameMut<'_> {
     fn held_pid(&self) -> PageId {
+        // Freshly latched by `fix`: nothing locked the entry yet.
+        debug_assert!(!self.entry_locked, "frame {} latched with its entry locked", self.frame);
         self.g.pid
     }
-}
-
-fn read_latch(l: &RwLock<FrameMeta>) -> RwLockReadGuard<'_, FrameMeta> {
-    l.read().unwrap_or_else(|e| e.into_inner())
-}
-fn write_latch(l: &RwLock<FrameMeta>) -> RwLockWriteGuard<'_, FrameMeta> {
-    l.write().unwrap_or_else(|e| e.into_inner())
 }
 
 impl BufferPool {
@@ -402,11 +412,16 @@ impl BufferPool {
 
     /// Bounds the page versions snapshots keep (`versions.rs`).
     pub fn with_snapshot_bytes_max(mut self, bytes: u64) -> BufferPool {
+        // Replaces the versions wholesale: right after `new`, before any snapshot began, so
+        // nothing a snapshot reads is dropped.
+        debug_assert_eq!(self.versions.stats(), versions::SnapshotStats::default());
         self.versions = versions::PageVersions::new(bytes);
         self
     }
 
     pub fn versions(&self) -> &versions::PageVersions {
+        // Snapshot readers look up pages by the ids the table covers, which `grow_to` clamps.
+        debug_assert!(self.table.len() <= table::PAGE_IDS_MAX, "the table outgrew its ids");
         &self.versions
     }
 
@@ -422,7 +437,10 @@ impl BufferPool {
     }
 
     pub fn page_capacity(&self) -> u64 {
-        self.table.len()
+        let cap = self.table.len();
+        // Paired with `grow_to`, which clamps the table: callers bound page ids by this.
+        debug_assert!(cap <= table::PAGE_IDS_MAX, "a table of {cap} ids");
+        cap
     }
     /// Grows the store to at least `pages` page ids (`PageStore::grow_to`) and the page table
     /// with it; returns the new page capacity. Ids past the old capacity exist only after this
@@ -442,10 +460,17 @@ impl BufferPool {
         Ok(grown)
     }
     pub fn frame_count(&self) -> usize {
+        // Frames, their bytes and their reference bits are allocated together and indexed alike.
+        debug_assert!(
+            self.pages.len() == self.frames.len() && self.referenced.len() == self.frames.len()
+        );
         self.frames.len()
     }
     pub fn write_clock(&self) -> u64 {
-        self.write_clock.load(Ordering::Relaxed)
+        let clock = self.write_clock.load(Ordering::Relaxed);
+        // Each write-back adds one; a wrap would stamp pages older than their predecessors.
+        debug_assert_ne!(clock, u64::MAX, "the write clock wrapped");
+        clock
     }
     /// Recovery: the clock continues at least from `clock` (the last commit's).
     pub fn raise_write_clock(&self, clock: u64) {
@@ -453,12 +478,19 @@ impl BufferPool {
         debug_assert!(self.write_clock() >= clock, "the write clock only moves forward");
     }
     pub fn is_poisoned(&self) -> bool {
+        // Each frame adds at most one dirty count, under its latch (`mark_dirty`).
+        debug_assert!(self.dirty_frames.load(Ordering::Relaxed) <= self.frames.len());
         self.poisoned.load(Ordering::Relaxed)
     }
     pub fn store(&self) -> &std::sync::Arc<dyn PageStore> {
+        // Paired with `grow_to`: the table covers no id the store does not hold.
+        debug_assert!(self.table.len() <= self.store.page_capacity(), "table past the store");
         &self.store
     }
     pub fn stats(&self) -> PoolStats {
+        let touched = self.touched_frames.load(Ordering::Relaxed);
+        // Frames are handed out from the pool's own: never more than it has.
+        debug_assert!(touched <= self.frames.len(), "{touched} of {} frames", self.frames.len());
         self.counters.snapshot(self.frames.len(), self.dirty_frames.load(Ordering::Relaxed))
     }
 
@@ -481,6 +513,9 @@ impl BufferPool {
     }
 
     fn check_pid(&self, pid: PageId) -> Result<usize> {
+        // Paired with `grow_to`'s clamp: ids past it (the free-frame marker among them) are
+        // never valid, whatever a corrupt page names.
+        debug_assert!(self.table.len() <= table::PAGE_IDS_MAX, "the table outgrew its ids");
         match usize::try_from(pid) {
             Ok(i) if (i as u64) < self.table.len() => Ok(i),
             _ => Err(crate::Corruption::PageBeyondDevice { page_id: pid, pages: self.table.len() }
@@ -489,6 +524,11 @@ impl BufferPool {
     }
 
     fn touch(&self, frame: u32) {
+        // Paired with `note_touched`: a frame found holding a page was handed out before.
+        debug_assert!(
+            (frame as usize) < self.touched_frames.load(Ordering::Relaxed),
+            "frame {frame} referenced before it was handed out"
+        );
         let r = &self.referenced[frame as usize];
         // Load first: a store on every hit would bounce the cache line between readers.
         if !r.load(Ordering::Relaxed) {
@@ -498,7 +538,10 @@ impl BufferPool {
 
     fn latch_shared(&self, frame: u32) -> PageRef<'_> {
         let f = frame as usize;
-        PageRef { g: read_latch(&self.frames[f].latch), page: &self.pages[f] }
+        let g = self.frames[f].latch.read().unwrap_or_else(|e| e.into_inner());
+        // The frame's flags as its last exclusive holder left them: a survivor stays dirty.
+        debug_assert!(!g.survivor || g.dirty, "frame {frame}: {:?}", *g);
+        PageRef { g, page: &self.pages[f] }
     }
     fn try_latch_shared(&self, frame: u32) -> Option<PageRef<'_>> {
         let f = frame as usize;
@@ -507,10 +550,13 @@ impl BufferPool {
             Err(TryLockError::Poisoned(e)) => e.into_inner(),
             Err(TryLockError::WouldBlock) => return None,
         };
+        debug_assert!(!g.survivor || g.dirty, "frame {frame}: {:?}", *g);
         Some(PageRef { g, page: &self.pages[f] })
     }
     fn latch_exclusive(&self, frame: u32) -> FrameMut<'_> {
-        let g = write_latch(&self.frames[frame as usize].latch);
+        let g = self.frames[frame as usize].latch.write().unwrap_or_else(|e| e.into_inner());
+        // A free frame is clean: eviction writes a page back before it unmaps it.
+        debug_assert!(g.pid != NO_PAGE || !(g.dirty || g.survivor), "frame {frame}: {:?}", *g);
         FrameMut { pool: self, frame, g, entry_locked: false }
     }
     fn try_latch_exclusive(&self, frame: u32) -> Option<FrameMut<'_>> {
@@ -519,6 +565,7 @@ impl BufferPool {
             Err(TryLockError::Poisoned(e)) => e.into_inner(),
             Err(TryLockError::WouldBlock) => return None,
         };
+        debug_assert!(g.pid != NO_PAGE || !(g.dirty || g.survivor), "frame {frame}: {:?}", *g);
         Some(FrameMut { pool: self, frame, g, entry_locked: false })
     }
 
@@ -542,12 +589,17 @@ impl BufferPool {
 
     /// Counts `pages` hits of an optimistic descent (once per lookup, not per page).
     pub fn count_hits(&self, pages: u64) {
+        // A descent reads at least the root and at most a tree's depth.
+        debug_assert!(pages > 0, "a descent of no pages");
         self.counters.hits(pages);
     }
 
     /// Latches page `pid` shared, loading it on a miss.
     pub fn read(&self, pid: PageId) -> Result<PageRef<'_>> {
-        self.fix(pid, BufferPool::latch_shared)
+        let g = self.fix(pid, BufferPool::latch_shared)?;
+        // Callers take the bytes as `pid`'s: `fix` checked the frame after latching it.
+        debug_assert_eq!(g.pid(), pid, "fix handed out another page");
+        Ok(g)
     }
 
     /// Latches page `pid` shared if it is in the pool; Ok(None) without any device read when it
@@ -563,7 +615,7 @@ impl BufferPool {
         }
         debug_assert_eq!(self.table[idx].frame(), Some(f), "a latched page stays mapped");
         self.touch(f);
-        self.counters.hit();
+        self.counters.hits(1);
         Ok(Some(g))
     }
 
@@ -589,7 +641,7 @@ impl BufferPool {
                     debug_assert_eq!(self.table[idx].frame(), Some(f));
                     self.touch(f);
                     if !missed {
-                        self.counters.hit();
+                        self.counters.hits(1);
                     }
                     return Ok(g);
                 }
@@ -602,6 +654,8 @@ impl BufferPool {
     }
 
     fn exhausted(&self, pid: PageId) -> Error {
+        // Only `fix` and `create` give up, on an id they checked against the table.
+        debug_assert!(pid < self.page_capacity(), "page {pid} past the table");
         Error::PoolExhausted {
             page_id: pid,
             frames: self.frames.len(),
@@ -698,7 +752,10 @@ impl BufferPool {
     }
 
     fn lock_miss(&self) -> MutexGuard<'_, MissState> {
-        self.miss.lock().unwrap_or_else(|e| e.into_inner())
+        let st = self.miss.lock().unwrap_or_else(|e| e.into_inner());
+        // Every holder leaves the free list within the pool and the hand on a frame.
+        debug_assert!(st.free.len() <= self.frames.len() && st.hand < self.frames.len());
+        st
     }
 
     /// A free frame, evicting a batch when there is none (and waking the background thread,
@@ -850,6 +907,8 @@ impl BufferPool {
     /// Writes every dirty page back (batches of `batch_pages`); pages stay cached.
     pub fn flush_all(&self, purpose: WritePurpose) -> Result<()> {
         let skipped = self.flush_dirty(purpose)?;
+        // Skipped pages are dirty ones: never more than the frames that hold them.
+        debug_assert!(skipped <= self.frames.len() as u64, "{skipped} skipped");
         if skipped > 0 {
             return Err(crate::Corruption::UncommittedDirty { count: skipped }.into());
         }
@@ -934,7 +993,13 @@ mod tests {
                 s.spawn(move || {
                     let mut value = vec![0u8; VALUE_BYTES];
                     let mut pid = t;
-                    while done.load(Ordering::Relaxed) < 2 {
+                    // Reads go on a while after the writers stop, so a loaded machine that ran
+                    // the writers first still sees reads validate. Bounded by that count.
+                    let mut reads_after_writers = 0u32;
+                    while reads_after_writers < 10_000 {
+                        if done.load(Ordering::Relaxed) >= 2 {
+                            reads_after_writers += 1;
+                        }
                         pid = (pid * 31 + 17) % PAGES;
                         let Optimistic::Page(p) = pool.optimistic(pid).unwrap() else { continue };
                         let b = p.bytes();

@@ -103,7 +103,10 @@ impl BufferPool {
         {
             let mut outs: Vec<&mut PageBuf> = Vec::with_capacity(wanted.len());
             for b in buf.chunks_mut(PAGE_SIZE) {
-                outs.push(b.try_into().map_err(|_| not_page_sized())?);
+                outs.push(
+                    b.try_into()
+                        .map_err(|_| crate::Corruption::BufferNotPageSized { buffer: "GC" })?,
+                );
             }
             io.read(&wanted, &mut outs)?;
         }
@@ -111,7 +114,9 @@ impl BufferPool {
         let mut ahead = 0usize;
         let mut loaded = 0usize;
         for (&i, bytes) in missing.iter().zip(buf.chunks(PAGE_SIZE)) {
-            let b: &PageBuf = bytes.try_into().map_err(|_| not_page_sized())?;
+            let b: &PageBuf = bytes
+                .try_into()
+                .map_err(|_| crate::Corruption::BufferNotPageSized { buffer: "GC" })?;
             let pid = pages[i].pid;
             // A corrupt page must not enter the pool to be written out under a new location.
             let kind = page::verify(b, pid)
@@ -135,10 +140,6 @@ impl BufferPool {
         assert!(taken.is_ok(), "{taken:?}");
         taken.unwrap_or_default()
     }
-}
-
-fn not_page_sized() -> Error {
-    crate::Corruption::BufferNotPageSized { buffer: "GC" }.into()
 }
 
 #[cfg(test)]

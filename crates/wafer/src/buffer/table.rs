@@ -43,6 +43,8 @@ fn locate(id: u64) -> (usize, usize) {
 
 /// Entries in segment `k`.
 fn segment_len(k: usize) -> usize {
+    // Past the last segment the shift below would overflow to a length of nothing.
+    debug_assert!(k < SEGMENTS, "segment {k} of {SEGMENTS}");
     if k == 0 {
         BASE_ENTRIES as usize
     } else {
@@ -63,7 +65,10 @@ impl PageTable {
     }
 
     pub fn len(&self) -> u64 {
-        self.len.load(Ordering::Acquire)
+        let len = self.len.load(Ordering::Acquire);
+        // Paired with `grow_to`'s bound: `locate` finds a segment for every id below it.
+        debug_assert!(len <= PAGE_IDS_MAX, "a page table of {len} ids");
+        len
     }
 
     /// Covers ids `0..len` (a shorter `len` is a no-op).

@@ -59,7 +59,11 @@ impl PageVersions {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        // Every holder leaves the live epochs unexpired (`expire_oldest` moves the mark past
+        // what it removes): a live one below it would read versions already pruned.
+        debug_assert!(g.live.keys().next().is_none_or(|&e| e >= g.expired_below), "{g:?}");
+        g
     }
 
     /// Starts a snapshot: its epoch. The caller holds every writer off, so the pages are
@@ -90,6 +94,8 @@ impl PageVersions {
     }
 
     pub fn is_expired(&self, epoch: u64) -> bool {
+        // An epoch `begin` handed out: 0 is no snapshot's, and a later one is no snapshot yet.
+        debug_assert!(epoch > 0 && epoch <= self.last_epoch.load(Ordering::Relaxed), "{epoch}");
         epoch < self.lock().expired_below
     }
 
@@ -152,6 +158,8 @@ impl PageVersions {
 
     pub fn stats(&self) -> SnapshotStats {
         let g = self.lock();
+        // `end` removes an epoch with its last snapshot: a live epoch counts at least one.
+        debug_assert!(g.live.values().all(|&n| n > 0), "{:?}", g.live);
         SnapshotStats {
             live: g.live.values().sum(),
             pages_kept: g.kept_pages,

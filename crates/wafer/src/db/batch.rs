@@ -4,6 +4,8 @@ use crate::page::PAGE_SIZE;
 /// Log bytes a batch may need in the worst case: its records twice over (puts that split log
 /// images too) plus room for a few structure changes.
 pub(super) fn log_estimate_bytes(payload_bytes: u64, ops: u64) -> u64 {
+    // Payload comes with operations: bytes without one mean a caller miscounted its batch.
+    debug_assert!(ops > 0 || payload_bytes == 0, "{payload_bytes} payload bytes in 0 ops");
     2 * (payload_bytes + 64 * ops) + (1 + ops / 4) * 5 * (PAGE_SIZE as u64 + 64)
 }
 

@@ -149,7 +149,11 @@ fn fold_bytes(changes: usize) -> u64 {
 /// removes without looking each up.
 pub(super) fn blob_of(stored: &[u8]) -> Result<Option<BlobRef>> {
     match decode_stored(stored) {
-        Ok(Stored::Blob(r)) => Ok(Some(r)),
+        Ok(Stored::Blob(r)) => {
+            // `decode_stored` refuses a run past the page ids: callers free `page_range()`.
+            debug_assert!(r.first.checked_add(r.pages()).is_some(), "blob {r:?} overflows");
+            Ok(Some(r))
+        }
         Ok(Stored::Inline(_)) => Ok(None),
         Err(e) => Err(Corruption::StoredValue(e).into()),
     }
@@ -208,6 +212,9 @@ impl FoldBounds {
     /// Whether `pending` extent changes since the last fold, whose fold would make at most
     /// `fold_ops` tree changes, call for a fold now.
     pub(super) fn needs_fold(&self, pending: usize, fold_ops: usize) -> bool {
+        // `BlobSpace::fold_ops_bound`'s hand-over: each pending change moves at most three
+        // extents, so a larger bound means the two counts came from different states.
+        debug_assert!(fold_ops <= 3 * pending, "{fold_ops} fold ops for {pending} changes");
         pending > self.record_changes_max || fold_ops > self.fold_ops_max
     }
 }
@@ -215,6 +222,8 @@ impl FoldBounds {
 /// What every batch of a database with blobs and a log keeps free in the log beyond its own
 /// records, so that the batch may fold (0 without blobs).
 pub(super) fn fold_reserve_bytes(b: Option<&BlobState>) -> u64 {
+    // `FoldBounds::new`'s hand-over: a reserve of nothing would let a batch fold into a full log.
+    debug_assert!(b.is_none_or(|b| b.fold.fold_ops_max > 0), "a fold reserve of no ops");
     b.map_or(0, |b| fold_ops_bytes(b.fold.fold_ops_max))
 }
 
@@ -240,6 +249,8 @@ fn apply_tree_ops(g: &Exclusive<'_>, env: Env<'_>, ops: &[TreeOp]) -> Result<()>
 pub(super) fn fold_free_tree(b: &BlobState, env: Env<'_>) -> Result<usize> {
     let g = b.tree.exclusive();
     let ops = b.lock_space().fold();
+    // The fold took this batch's extent changes along: none may be left to log apart.
+    debug_assert_eq!(b.lock_space().batch_changes(), 0, "extent changes left after a fold");
     apply_tree_ops(&g, env, &ops)?;
     Ok(ops.len())
 }

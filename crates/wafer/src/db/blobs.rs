@@ -24,12 +24,20 @@ pub(super) enum StoredOp<'a> {
 impl StoredOp<'_> {
     pub(super) fn tree(&self) -> &str {
         match self {
-            StoredOp::Put { tree, .. } | StoredOp::Delete { tree, .. } => tree,
+            StoredOp::Put { tree, .. } | StoredOp::Delete { tree, .. } => {
+                // Names were checked before the batch was stored: the lookup by name holds.
+                debug_assert!(!tree.is_empty(), "a stored op without a tree");
+                tree
+            }
         }
     }
     pub(super) fn key(&self) -> &[u8] {
         match self {
-            StoredOp::Put { key, .. } | StoredOp::Delete { key, .. } => key,
+            StoredOp::Put { key, .. } | StoredOp::Delete { key, .. } => {
+                // Keys were checked before the batch was stored: the B+tree takes them as is.
+                debug_assert!(key.len() <= page::node::MAX_KEY_BYTES, "key of {}", key.len());
+                key
+            }
         }
     }
 }
@@ -50,6 +58,9 @@ impl DbInner {
         if runs.is_empty() {
             return Ok(());
         }
+        // The store drops these pages for good: a run reaching the superblock or the
+        // catalog root, or an empty one, is a broken hand-over from the blob space.
+        assert!(runs.iter().all(|r| r.start > super::catalog::CATALOG_ROOT && r.start < r.end));
         self.pool.store().discard(&runs)?;
         b.lock_space().make_available(&runs);
         if self.closed.load(Ordering::Acquire) {
@@ -144,7 +155,9 @@ impl DbInner {
         prev_clock: u64,
     ) -> Result<(Vec<u8>, Option<Range<PageId>>)> {
         let b = self.blob_state()?;
-        let seq = b.seq.fetch_add(1, Ordering::Relaxed);
+        // References and pages check the low 32 bits: two versions of one page id share them only
+        // 2^32 blob writes apart, and a read checks the value's crc32c besides.
+        let seq = b.seq.fetch_add(1, Ordering::Relaxed) as u32;
         let now = self.pool.write_clock().max(1);
         let pages = (value.len() as u64).div_ceil(CHUNK_BYTES as u64);
         let mut r = BlobRef {
@@ -156,7 +169,7 @@ impl DbInner {
         };
         if pages == 0 {
             r.clock = now;
-            return Ok((r.encode().to_vec(), None));
+            return Ok((r.encode(), None));
         }
         let run = self.take_blob_run(b, pages)?;
         r.first = run.start;
@@ -179,7 +192,7 @@ impl DbInner {
         b.counters.blobs_written.fetch_add(1, Ordering::Relaxed);
         b.counters.value_bytes_written.fetch_add(value.len() as u64, Ordering::Relaxed);
         b.counters.pages_written.fetch_add(pages, Ordering::Relaxed);
-        Ok((r.encode().to_vec(), Some(run)))
+        Ok((r.encode(), Some(run)))
     }
 
     /// The pages of blob `r` (holding `value`): staged when small and a log orders them,
@@ -192,10 +205,15 @@ impl DbInner {
         if let (Some(stager), true) = (&b.stager, r.pages() <= blob::WRITE_GROUP_PAGES as u64) {
             let mut pages = Vec::with_capacity(r.pages() as usize);
             for (i, chunk) in value.chunks(CHUNK_BYTES).enumerate() {
-                let mut p = Box::new([0u8; PAGE_SIZE]);
+                // Built in its shared allocation: one 4 KiB allocation per page, not two and
+                // a copy (this runs once per put of a value of a few KB).
+                let mut staged: Arc<PageBuf> = Arc::new([0u8; PAGE_SIZE]);
                 let pid = r.first + i as u64;
-                blob::format::build_page(&mut p, pid, r, i as u32, chunk, now);
-                pages.push((pid, Arc::from(p)));
+                let Some(p) = Arc::get_mut(&mut staged) else {
+                    unreachable!("a new Arc has no other owner")
+                };
+                blob::format::build_page(p, pid, r, i as u32, chunk, now);
+                pages.push((pid, staged));
             }
             return stager.stage(pages);
         }
@@ -391,6 +409,10 @@ impl DbInner {
     pub(super) fn drop_uncommitted_blobs(&self) -> Result<()> {
         let Some(b) = self.blobs.get() else { return Ok(()) };
         let mut runs: Vec<Range<PageId>> = b.lock_space().free_extents().collect();
+        // Free extents are ids taken from the high-water mark: one above it would be dropped
+        // twice, and one the allocator may hand out again.
+        let high_water = self.alloc.state().high_water;
+        assert!(runs.iter().all(|r| r.start < r.end && r.end <= high_water), "{runs:?}");
         runs.push(self.alloc.state().high_water..self.pool.page_capacity());
         self.pool.store().discard(&runs)
     }
@@ -432,6 +454,8 @@ impl DbInner {
         key: &[u8],
         stored: Vec<u8>,
     ) -> Result<Vec<u8>> {
+        // Iterators resolve values only of a database whose values are tagged.
+        debug_assert!(self.blobs.get().is_some(), "a stored value resolved without blobs");
         let mut stored = stored;
         let mut last = None;
         for _ in 0..blob::READ_ATTEMPTS {
@@ -480,6 +504,8 @@ impl DbInner {
     }
 
     pub(super) fn count_read_retry(&self) {
+        // Only reads of a blob retry: a database without blobs has none to count.
+        debug_assert!(self.blobs.get().is_some(), "a blob read retried without blobs");
         if let Some(b) = self.blobs.get() {
             b.counters.read_retries.fetch_add(1, Ordering::Relaxed);
         }
@@ -535,6 +561,11 @@ impl ValueReader {
     }
     /// The value's length in bytes.
     pub fn len_bytes(&self) -> u64 {
+        // The length callers size buffers by is the source's own.
+        debug_assert!(match &self.source {
+            Source::Inline { bytes, .. } => bytes.len() as u64 == self.len_bytes,
+            Source::Blob(s) => s.r.len_bytes == self.len_bytes,
+        });
         self.len_bytes
     }
 }

@@ -101,6 +101,8 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     fn violation(&mut self, page_id: Option<PageId>, message: String) {
+        // A report line with no words tells the reader nothing about what broke.
+        debug_assert!(!message.is_empty(), "a violation without a message");
         self.report.violations.push(Violation { page_id, message });
     }
 
@@ -123,6 +125,8 @@ impl Walk<'_> {
 
     /// Reads `pid` through the pool (verifying a page loaded from the device).
     fn read(&mut self, pid: PageId) -> Option<Box<PageBuf>> {
+        // Pages are read only once claimed: an unclaimed read would walk a page twice.
+        debug_assert!(self.owner.get(pid as usize).is_some_and(|o| *o != Owner::None), "{pid}");
         match self.inner.pool.read(pid) {
             Ok(g) => Some(Box::new(*g.bytes())),
             Err(e) => {
@@ -199,11 +203,14 @@ impl Walk<'_> {
                 );
             }
         }
+        debug_assert!(self.report.tree_pages <= self.owner.len() as u64, "a page counted twice");
         out
     }
 
     /// The page's kind when it is a well-formed node of tree `id`.
     fn node_kind(&mut self, id: u32, pid: PageId, p: &PageBuf) -> Option<PageKind> {
+        // `tree` claimed the page for this tree before reading it.
+        debug_assert_eq!(self.owner.get(pid as usize), Some(&Owner::Tree(id)), "page {pid}");
         let kind = page::kind(p);
         let Some(kind @ (PageKind::Leaf | PageKind::Inner)) = kind else {
             self.violation(Some(pid), format!("tree {id} reaches a page of kind {kind:?}"));
@@ -228,6 +235,8 @@ impl Walk<'_> {
 
     /// Every key within the fences its parent set (order within the node is check_structure's).
     fn fences(&mut self, id: u32, v: &Visit, p: &PageBuf) {
+        // Checked only on a page `tree` claimed for this tree, so a violation names its owner.
+        debug_assert_eq!(self.owner.get(v.pid as usize), Some(&Owner::Tree(id)), "{}", v.pid);
         let n = node::slot_count(p);
         for i in 0..n {
             let k = node::key(p, i);
@@ -259,6 +268,8 @@ impl Walk<'_> {
     /// The garbage tree and every detached subtree it records, each owned by the tree it was
     /// cut from until its pages are freed.
     fn garbage(&mut self, id: u32, root: PageId) {
+        // The garbage tree is an engine tree of its own, never the catalog walked before it.
+        debug_assert_ne!(id, catalog::CATALOG_TREE_ID, "the catalog walked as garbage");
         let runs = self.blob_runs.take();
         let entries = self.tree(id, root, true);
         self.blob_runs = runs;
@@ -289,6 +300,8 @@ impl Walk<'_> {
             }
             pid = page::aux(&p);
         }
+        // The walk stops one page past the count: a longer list is reported, not walked.
+        debug_assert!(seen <= count.saturating_add(1), "{seen} free pages walked of {count}");
         self.report.free_pages = seen;
         if seen != count || pid != 0 {
             self.violation(
@@ -300,6 +313,8 @@ impl Walk<'_> {
 
     /// Claims every page of a blob or of a free blob extent.
     fn claim_run(&mut self, run: std::ops::Range<PageId>, who: Owner) {
+        // Runs are the blob space's: tree and free-list pages are claimed page by page.
+        debug_assert!(matches!(who, Owner::Blob | Owner::BlobFree), "a run claimed for {who:?}");
         // Bounded by the run, itself bounded by the page ids (claim refuses the rest).
         for pid in run {
             if !self.claim(pid, who) {
@@ -309,6 +324,8 @@ impl Walk<'_> {
     }
 
     fn leaks(&mut self) {
+        // The scan below starts at page 1: page 0 must be the superblock's already.
+        debug_assert!(self.owner.first().is_none_or(|o| *o == Owner::Superblock));
         let leaked: Vec<PageId> = (1..self.owner.len() as u64)
             .filter(|pid| self.owner[*pid as usize] == Owner::None)
             .collect();
@@ -370,6 +387,8 @@ impl Walk<'_> {
     /// The blob space's free-extent tree (catalog id `id`, root `root`): its entries against
     /// what its last fold wrote, and the free extents claimed.
     fn blob_free_tree(&mut self, b: &BlobState, id: u32, root: PageId) {
+        // Only a database with blobs has this tree, and its walk keeps their runs.
+        debug_assert!(self.blob_runs.is_some(), "a free-extent tree without blob runs");
         if b.tree.id != id || b.tree.root != root {
             self.violation(None, format!("blob free-extent tree: catalog id {id} root {root}"));
         }

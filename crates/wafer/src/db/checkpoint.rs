@@ -157,7 +157,10 @@ impl Checkpointer {
     /// Runs a checkpoint now, after the one in progress if any.
     pub fn run(&self) -> Result<()> {
         let mut st = self.lock_state();
-        self.checkpoint_locked(&mut st)
+        let r = self.checkpoint_locked(&mut st);
+        // The superblock now names the last checkpoint LSN as the redo start: the log holds it.
+        debug_assert!(r.is_err() || self.checkpoint_lsn_durable(), "checkpoint LSN not durable");
+        r
     }
 
     /// Runs a checkpoint unless `enough()` holds once the one in progress, if any, is done
@@ -165,13 +168,24 @@ impl Checkpointer {
     pub fn run_unless(&self, enough: impl Fn() -> bool) -> Result<()> {
         let mut st = self.lock_state();
         if enough() {
+            // The checkpoint this waited for, if any, left its LSN durable before its superblock.
+            debug_assert!(self.checkpoint_lsn_durable(), "checkpoint LSN not durable");
             return Ok(());
         }
         self.checkpoint_locked(&mut st)
     }
 
     pub fn count(&self) -> u64 {
-        self.lock_state().count
+        let count = self.lock_state().count;
+        // Each completed checkpoint logged its record at an LSN above the last: never at 0.
+        debug_assert!(count == 0 || self.last_lsn.load(Ordering::Acquire) > 0, "{count}");
+        count
+    }
+
+    /// Whether the LSN redo would start from is no later than what the log holds durably.
+    fn checkpoint_lsn_durable(&self) -> bool {
+        let Ok(wal) = self.logger.wal() else { return true };
+        self.last_lsn.load(Ordering::Acquire) <= wal.durable_lsn().0
     }
 
     fn checkpoint_locked(&self, st: &mut CkptState) -> Result<()> {
@@ -271,6 +285,8 @@ impl CheckpointThread {
 
 impl Drop for CheckpointThread {
     fn drop(&mut self) {
+        // `spawn` enabled the signal and only this drop clears it: one thread, stopped once.
+        debug_assert!(self.cp.signal.enabled(), "the checkpoint thread stopped twice");
         self.cp.signal.set_enabled(false);
         self.cp.signal.stop();
         if let Some(t) = self.thread.take() {

@@ -17,6 +17,12 @@ use std::sync::MutexGuard;
 
 impl DbInner {
     pub(super) fn wal_logger(&self) -> Option<&WalLogger> {
+        // Open's hand-over: a log always comes with the checkpointer that truncates it.
+        debug_assert_eq!(
+            self.wal.is_some(),
+            self.checkpointer.is_some(),
+            "log without checkpoints"
+        );
         self.wal.as_deref()
     }
 
@@ -41,6 +47,8 @@ impl DbInner {
         apply: impl FnOnce(Env<'_>) -> Result<T>,
     ) -> Result<T> {
         let done = self.write_txn_step(durability, estimate_bytes, |env| apply(env).map(Some))?;
+        // `apply` is wrapped never to decline, and the step declines only when it does.
+        debug_assert!(done.is_some(), "a batch that cannot decline declined");
         done.ok_or_else(|| crate::Corruption::UnaskedDecline.into())
     }
 
@@ -158,6 +166,9 @@ impl DbInner {
     /// Makes room in the log for a batch of about `estimate_bytes`: checkpoints (which truncates
     /// the log) when the free space is short; `LogFull` only when even that does not help.
     fn ensure_log_room(&self, logger: &WalLogger, estimate_bytes: u64) -> Result<()> {
+        // `write_txn_step`'s hand-over: the estimate carries the fold room every batch keeps.
+        let reserve_bytes = super::blob_state::fold_reserve_bytes(self.blobs.get().map(|b| &**b));
+        debug_assert!(estimate_bytes >= reserve_bytes, "{estimate_bytes} without the fold room");
         let wal = logger.wal()?;
         let slack = log_slack_bytes(wal);
         let free = |_: &crate::wal::Wal| self.log_free_bytes(logger).unwrap_or(0);
@@ -252,6 +263,8 @@ impl DbInner {
     }
 
     pub(super) fn checkpoint_count(&self) -> u64 {
+        // Checkpoints run only where a log is, so counts without one stay 0.
+        debug_assert_eq!(self.checkpointer.is_some(), self.wal.is_some(), "checkpoints sans log");
         self.checkpointer.as_ref().map_or(0, |cp| cp.count())
     }
 }
@@ -265,6 +278,8 @@ impl DbInner {
     /// quarter of the log as its room check estimates it (a writer sizing its own batches,
     /// as a copy does, keeps each well inside any log). Always true without a log.
     pub(super) fn batch_fits_log(&self, payload_bytes: u64, ops: u64) -> Result<bool> {
+        // Callers count the operation they are about to add: a batch of none fits trivially.
+        debug_assert!(ops > 0, "{payload_bytes} bytes in no operations");
         let Some(logger) = self.wal_logger() else { return Ok(true) };
         let wal = logger.wal()?;
         let usable = wal.capacity_bytes().saturating_sub(log_slack_bytes(wal));
@@ -276,5 +291,11 @@ impl DbInner {
 }
 
 fn log_slack_bytes(wal: &crate::wal::Wal) -> u64 {
+    // Validated at open (`WalOptions::validate`): at least four blocks buffer the log.
+    debug_assert!(
+        wal.options().buffer_blocks >= 4,
+        "{} buffer blocks",
+        wal.options().buffer_blocks
+    );
     2 * wal.options().buffer_blocks as u64 * PAGE_SIZE as u64
 }

@@ -34,6 +34,8 @@ impl Acquired {
     /// Removes files this acquire created, when the open that created them failed: an empty
     /// pair would otherwise be refused by every later open as a truncated database.
     pub fn remove_if_created(self, path: &Path, wal_path: &Path) {
+        // The two names `acquire` locked, as `wal_path()` derives them: never one file.
+        debug_assert_ne!(path, wal_path, "a database whose WAL is its own data file");
         if self.created {
             // Best effort: the open's own error is the one to report. Removed while still
             // locked, so no other open takes them in between.
@@ -60,6 +62,8 @@ pub(super) fn acquire(
     wal_path: &Path,
     create_allowed: bool,
 ) -> Result<Option<Acquired>> {
+    // Two locks on one file from one open would refuse the open as locked by itself.
+    debug_assert_ne!(path, wal_path, "a database whose WAL is its own data file");
     for _ in 0..ACQUIRE_ROUNDS_MAX {
         if let Some(data) = open_existing(path)? {
             lock(&data, path)?;
@@ -91,6 +95,8 @@ pub(super) fn acquire(
 /// hold them together, never beside a writer. Refuses with [`OpenError::Locked`] while a
 /// writer holds either file; `None` when the data file does not exist.
 pub(super) fn acquire_shared(path: &Path, wal_path: &Path) -> Result<Option<FileLocks>> {
+    // The WAL is `wal_path(path)`: a distinct file, each locked once.
+    debug_assert_ne!(path, wal_path, "a database whose WAL is its own data file");
     let open = |p: &Path| match File::open(p) {
         Ok(f) => Ok(Some(f)),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),

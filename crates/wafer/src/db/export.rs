@@ -25,7 +25,10 @@ impl DbStats {
     /// The stats as one JSON object (the same fields as the struct, nested alike).
     pub fn to_json(&self) -> serde_json::Value {
         // Serialising plain numbers, maps and options cannot fail.
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        let v = serde_json::to_value(self).unwrap_or(Value::Null);
+        // A failure would export no metric at all, silently: the fallback must never be taken.
+        debug_assert!(v.is_object(), "DbStats serialised as {v}");
+        v
     }
 
     /// Every numeric figure, flattened (booleans as 0 and 1; absent parts leave no sample).

@@ -57,7 +57,11 @@ pub(super) fn record(
     tree_id: u32,
     roots: impl Iterator<Item = PageId>,
 ) -> Result<()> {
+    // The catalog is never cut: a detached subtree belongs to a tree of its own.
+    assert_ne!(tree_id, super::catalog::CATALOG_TREE_ID, "catalog pages recorded as garbage");
     for pid in roots {
+        // Reclaim frees what is recorded here: the superblock or catalog root would be lost.
+        assert!(pid > super::catalog::CATALOG_ROOT, "page {pid} recorded as garbage");
         g.put(env, &pid.to_be_bytes(), &encode(tree_id))?;
     }
     Ok(())
@@ -72,12 +76,17 @@ impl Db {
     /// The garbage tree, created on first use (before any batch that needs it: creating a
     /// tree is a batch of its own).
     pub(super) fn garbage_tree(&self) -> Result<Arc<TreeCore>> {
-        Ok(self.tree_unchecked(GARBAGE_TREE_NAME)?.core)
+        let core = self.tree_unchecked(GARBAGE_TREE_NAME)?.core;
+        // Records go through this tree's own latch, never the catalog's.
+        debug_assert_ne!(core.id, super::catalog::CATALOG_TREE_ID, "garbage in the catalog");
+        Ok(core)
     }
 
     /// Frees every recorded detached page, a bounded batch at a time.
     pub(super) fn reclaim_garbage(&self) -> Result<()> {
         let Some(garbage) = self.existing_tree(GARBAGE_TREE_NAME)? else { return Ok(()) };
+        // The pages freed below are the garbage tree's entries, not the catalog's.
+        debug_assert_ne!(garbage.core.id, super::catalog::CATALOG_TREE_ID);
         // Each batch frees at least one page, so the page ids bound the batches.
         for _ in 0..=self.inner.pool.page_capacity() {
             if !self.inner.reclaim_batch(&garbage.core)? {

@@ -107,7 +107,13 @@ impl DbInner {
     pub(super) fn lock_checkpoint_thread(
         &self,
     ) -> std::sync::MutexGuard<'_, Option<CheckpointThread>> {
-        self.checkpoint_thread.lock().unwrap_or_else(|e| e.into_inner())
+        let thread = self.checkpoint_thread.lock().unwrap_or_else(|e| e.into_inner());
+        // The thread checkpoints through the log's checkpointer: none without a log.
+        debug_assert!(
+            self.checkpointer.is_some() || thread.is_none(),
+            "a checkpoint thread sans log"
+        );
+        thread
     }
     pub(super) fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
@@ -173,6 +179,8 @@ impl Drop for DbInner {
         // Stopped and joined first: they write through the store, and nothing may be written
         // once the last handle is gone (a checkpoint in progress finishes).
         self.stop_background();
+        // Nothing of this database writes once the last handle is gone.
+        debug_assert!(self.lock_checkpoint_thread().is_none(), "checkpoint thread outlived Db");
     }
 }
 

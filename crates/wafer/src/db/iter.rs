@@ -29,9 +29,13 @@ pub struct Iter {
 impl Iter {
     pub(super) fn new(tree: Tree, bounds: Bounds) -> Iter {
         let decode = tree.db.blobs.get().is_some();
+        // A user's tree handle: its values are decoded, which the catalog's never are.
+        debug_assert_ne!(tree.core.id, super::catalog::CATALOG_TREE_ID, "catalog as a tree");
         Iter { decode, ..Iter::with(tree.db, Some(tree.core), bounds) }
     }
     pub(super) fn new_core_of(db: Arc<DbInner>, core: Arc<TreeCore>, bounds: Bounds) -> Iter {
+        // The catalog is iterated through `new_core` (no core), never as a tree of its own.
+        debug_assert_ne!(core.id, super::catalog::CATALOG_TREE_ID, "the catalog as a core");
         Iter::with(db, Some(core), bounds)
     }
     pub(super) fn new_core(db: Arc<DbInner>, catalog: &TreeCore, bounds: Bounds) -> Iter {
@@ -42,11 +46,15 @@ impl Iter {
     /// Over a snapshot's view of a tree (None: the tree did not exist then, nothing to yield).
     pub(super) fn at(at: Arc<At>, core: Option<Arc<TreeCore>>, bounds: Bounds) -> Iter {
         let done = core.is_none();
+        // A snapshot's view of a named tree: the catalog is read through the view itself.
+        debug_assert!(core.as_ref().is_none_or(|c| c.id != super::catalog::CATALOG_TREE_ID));
         let decode = at.db.blobs.get().is_some();
         let db = at.db.clone();
         Iter { done, decode, at: Some(at), ..Iter::with(db, core, bounds) }
     }
     fn with(db: Arc<DbInner>, core: Option<Arc<TreeCore>>, bounds: Bounds) -> Iter {
+        // No core stands for the catalog (`leaf_batch`), so a core must not be the catalog.
+        debug_assert!(!core.as_ref().is_some_and(|c| std::ptr::eq(&**c, &db.catalog)));
         Iter {
             db,
             core,
@@ -61,6 +69,8 @@ impl Iter {
 
     /// One leaf's worth of entries from the front (`forward`) or the back of the range.
     fn leaf_batch(&self, forward: bool) -> Result<Vec<Entry>> {
+        // Callers refill only a live iterator: an ended one must not read pages again.
+        debug_assert!(!self.done, "a refill after the iterator ended");
         let core = self.core.as_deref().unwrap_or(&self.db.catalog);
         let batch = match (&self.at, forward) {
             (Some(at), true) => core.scan_forward_in(&at.nodes(), &self.bounds),
@@ -90,6 +100,8 @@ impl Iter {
         if !self.decode {
             return entry;
         }
+        // The catalog (no core, no snapshot) holds untagged entries: it is never decoded.
+        debug_assert!(self.core.is_some() || self.at.is_some(), "the catalog decoded");
         let (k, v) = match entry? {
             Ok(e) => e,
             Err(e) => return Some(Err(e)),
@@ -173,13 +185,25 @@ impl Iterator for Iter {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
     fn next(&mut self) -> Option<Self::Item> {
         let e = self.next_entry();
-        self.decoded(e)
+        let out = self.decoded(e);
+        // Decoding hands back the key it was given: the front narrowed to exactly that key.
+        debug_assert!(match &out {
+            Some(Ok((k, _))) => matches!(&self.bounds.lo, Bound::Excluded(lo) if lo == k),
+            _ => true,
+        });
+        out
     }
 }
 
 impl DoubleEndedIterator for Iter {
     fn next_back(&mut self) -> Option<Self::Item> {
         let e = self.next_back_entry();
-        self.decoded(e)
+        let out = self.decoded(e);
+        // Decoding hands back the key it was given: the back narrowed to exactly that key.
+        debug_assert!(match &out {
+            Some(Ok((k, _))) => matches!(&self.bounds.hi, Bound::Excluded(hi) if hi == k),
+            _ => true,
+        });
+        out
     }
 }

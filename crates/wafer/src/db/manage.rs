@@ -78,6 +78,8 @@ impl Db {
         self.inner.check_writable()?;
         tree.check_live()?;
         let garbage = self.garbage_tree()?;
+        // The garbage tree is never cut: its pages would be recorded into itself.
+        debug_assert!(!std::sync::Arc::ptr_eq(&tree.core, &garbage), "a cut of the garbage tree");
         self.cut_batch(tree, &garbage, range, then)?;
         self.reclaim_garbage()
     }

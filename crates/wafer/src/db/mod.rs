@@ -273,6 +273,9 @@ impl Db {
         let wal_file = FileDevice::open(wal_path, sizes.wal_bytes, options.file)?;
         let wal_stats = Arc::new(IoStats::default());
         let wal_device = Arc::new(Counted::new(wal_file, wal_stats.clone()));
+        // The sizes `file_sizes` decided are the ones the superblock is checked against.
+        debug_assert_eq!(device.capacity_bytes(), sizes.data_bytes, "{}", path.display());
+        debug_assert_eq!(wal_device.capacity_bytes(), sizes.wal_bytes, "{}", wal_path.display());
         let how = How {
             create: sizes.create,
             names: open::Names {
@@ -290,7 +293,10 @@ impl Db {
     /// For benchmarks of the data path alone. A database created with a WAL is refused (its log
     /// holds commits).
     pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db> {
-        Db::open_with_logger(device, options, None)
+        let db = Db::open_with_logger(device, options, None)?;
+        // What `flush` and `close` take this Db for: no log, so no fuzzy checkpoints.
+        debug_assert!(db.inner.wal.is_none(), "open_on came back with a log");
+        Ok(db)
     }
 
     /// Opens (recovering) or creates a durable database: pages on `data`, the WAL on `wal` (a
@@ -304,7 +310,10 @@ impl Db {
         options: Options,
     ) -> Result<Db> {
         let how = How::devices(&options);
-        Db::open_inner(data, Some(wal), options, None, how)
+        let db = Db::open_inner(data, Some(wal), options, None, how)?;
+        // The log device given is the log used: every batch from here on is logged.
+        debug_assert!(db.inner.wal.is_some(), "a log device opened without a log");
+        Ok(db)
     }
 
     /// As [`Db::open_on`], with a page logger instead of the no-op one (tests of the seam).
@@ -314,7 +323,10 @@ impl Db {
         logger: Option<Arc<dyn PageLogger>>,
     ) -> Result<Db> {
         let how = How::devices(&options);
-        Db::open_inner(device, None, options, logger, how)
+        let db = Db::open_inner(device, None, options, logger, how)?;
+        // No log device, no log: data is durable only through `flush`.
+        debug_assert!(db.inner.wal.is_none(), "a log without a log device");
+        Ok(db)
     }
 
     /// Opens in four steps (`startup.rs`): the superblock read and checked, the buffer pool
@@ -390,13 +402,20 @@ impl Db {
     }
 
     pub fn options(&self) -> &Options {
+        // `check_options` ran at open: the checkpoint trigger lies inside the log.
+        debug_assert!(
+            self.inner.options.checkpoint_log_bytes < self.inner.options.wal_capacity_bytes
+        );
         &self.inner.options
     }
 
     /// The tree called `name`, created (and recorded in the catalog) on first use.
     pub fn tree(&self, name: &str) -> Result<Tree> {
         catalog::check_name(name)?;
-        self.tree_unchecked(name)
+        let tree = self.tree_unchecked(name)?;
+        // A user's tree is never the catalog: writes to it must not reach tree 0.
+        debug_assert!(tree.core.id > catalog::CATALOG_TREE_ID, "{name} has the catalog's id");
+        Ok(tree)
     }
 
     /// Sets up the blob space of a database whose values are tagged: its free-extent tree
@@ -510,6 +529,8 @@ impl Db {
         let inner = &self.inner;
         inner.check_open()?;
         let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
+        // The catalog is not among the named trees: a read through it would see raw entries.
+        debug_assert!(map.get(name).is_none_or(|c| c.id != catalog::CATALOG_TREE_ID), "{name}");
         Ok(map.get(name).map(|core| Tree {
             db: inner.clone(),
             core: core.clone(),
@@ -639,7 +660,7 @@ impl Db {
             if let BatchOp::Put { value, .. } = op {
                 inner.check_value(value)?;
             }
-            payload_bytes += op.key().len() as u64 + crate::blob::REF_BYTES as u64;
+            payload_bytes += op.key().len() as u64 + crate::blob::REF_BYTES_MAX as u64;
         }
         let (trees, index) = self.batch_trees(batch)?;
         let stored = inner.store_batch(batch)?;
@@ -701,6 +722,8 @@ impl Db {
     pub fn stats(&self) -> DbStats {
         let inner = &self.inner;
         let a = inner.alloc.state();
+        // The allocator's free pages are pages it handed out once: below the high-water mark.
+        debug_assert!(a.free_count <= a.high_water, "{} free of {}", a.free_count, a.high_water);
         DbStats {
             pool: inner.pool.stats(),
             allocated_pages: a.high_water - a.free_count,
@@ -738,7 +761,10 @@ impl Db {
         let _writer = inner.writer.lock().unwrap_or_else(|e| e.into_inner());
         let _catalog = inner.catalog.exclusive();
         let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
-        inner.check_quiesced(&map)
+        let report = inner.check_quiesced(&map)?;
+        // The catalog is walked whatever else is found: a report of no trees walked nothing.
+        debug_assert!(report.trees >= 1, "a check that walked no tree");
+        Ok(report)
     }
 
     /// Out-of-place mode: runs DB GC now - until the free-zone target is met, or with
@@ -746,7 +772,10 @@ impl Db {
     /// there is nothing to collect (0).
     pub fn collect_garbage(&self, every_zone: bool) -> Result<u32> {
         self.inner.check_writable()?;
-        self.inner.pool.store().collect_garbage(every_zone)
+        let cycles = self.inner.pool.store().collect_garbage(every_zone)?;
+        // In place there are no zones to collect: any cycle there is a store mixup.
+        debug_assert!(cycles == 0 || self.inner.pool.store().out_of_place_stats().is_some());
+        Ok(cycles)
     }
 
     /// Writes every dirty page and the superblock, and syncs: after `flush` returns, a reopen
@@ -811,6 +840,8 @@ impl Db {
         // Tree handles may outlive the close: the files are free for the next open now, so
         // nothing of this one may write again.
         inner.stop_background();
+        // Released below, the files are the next open's: no checkpoint of this one may follow.
+        debug_assert!(inner.lock_checkpoint_thread().is_none(), "a checkpoint thread after close");
         inner.file_locks.lock().unwrap_or_else(|e| e.into_inner()).take();
         Ok(())
     }
@@ -868,6 +899,8 @@ fn check_options(options: &Options) -> Result<()> {
 
 impl Tree {
     pub fn name(&self) -> &str {
+        // Handles are made from checked names (or the engine's own, NUL-led): never empty.
+        debug_assert!(!self.name.is_empty(), "a tree handle without a name");
         &self.name
     }
 
@@ -902,6 +935,8 @@ impl Tree {
     /// A lookup in a tagged database: an inline value goes to `f` from the leaf, a blob is
     /// read after it (looking again if it was replaced meanwhile).
     fn get_tagged<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        // Only a database with a blob space tags its values: untagged bytes would misdecode.
+        debug_assert!(self.db.blobs.get().is_some(), "a tagged read without blobs");
         let mut f = Some(f);
         let mut last_ref = None;
         for _ in 0..crate::blob::READ_ATTEMPTS {
@@ -919,6 +954,8 @@ impl Tree {
                 Some(Err(Err(e))) => return Err(Corruption::StoredValue(e).into()),
                 Some(Err(Ok(r))) => r,
             };
+            // `decode_stored` refuses a reference past the page ids: the read walks its run.
+            debug_assert!(r.first.checked_add(r.pages()).is_some(), "blob {r:?}");
             if let Some(v) = self.db.read_blob(&r)? {
                 return Ok(f.take().map(|f| f(&v)));
             }
@@ -937,6 +974,7 @@ impl Tree {
     /// checksum at the end. A blob replaced while it is read ends the stream with an error.
     pub fn get_reader(&self, key: &[u8]) -> Result<Option<ValueReader>, ReadError> {
         self.db.check_open()?;
+        self.check_live()?;
         check_key(key)?;
         if self.db.blobs.get().is_none() {
             return Ok(self.get(key)?.map(ValueReader::inline));
@@ -946,8 +984,12 @@ impl Tree {
                 Ok(crate::blob::Stored::Inline(v)) => Ok(ValueReader::inline(v.to_vec())),
                 Ok(crate::blob::Stored::Blob(r)) => Ok(ValueReader::blob(self.db.clone(), r)),
                 Err(e) => Err(Corruption::StoredValue(e).into()),
-            })?;
-        found.transpose()
+            });
+        // As in `get_with`: a drop racing the read freed the pages it read, which is no
+        // corruption.
+        found
+            .and_then(|f| f.transpose())
+            .map_err(|e| ReadError::from(self.check_live().err().unwrap_or(e)))
     }
 
     /// Copies the value of `key` into `out` (cleared first, its capacity reused): a lookup
@@ -1038,10 +1080,12 @@ impl Tree {
         if self.db.blobs.get().is_some() {
             let mut b = WriteBatch::new();
             b.delete(&self.name, key);
-            return Db { inner: self.db.clone() }
+            let found = Db { inner: self.db.clone() }
                 .write_tagged(&b, durability)
-                .map(|n| n > 0)
-                .map_err(CommitError::from);
+                .map_err(CommitError::from)?;
+            // One delete in the batch: it finds its key once at most.
+            debug_assert!(found <= 1, "one delete found {found} keys");
+            return Ok(found == 1);
         }
         let estimate = log_estimate_bytes(key.len() as u64, 1);
         self.write_cached_first(durability, estimate, key, |env, cached_only| {

@@ -109,6 +109,8 @@ pub(super) fn read_superblock(
     names: &Names,
 ) -> Result<Superblock> {
     let offset = options.data_offset_bytes;
+    // `check_options` ran first: the superblock read below is page-aligned, as direct I/O needs.
+    debug_assert!(offset.is_multiple_of(PAGE_SIZE as u64), "data offset {offset}");
     let capacity = device.capacity_bytes();
     if capacity < offset + 4 * PAGE_SIZE as u64 {
         return Err(OpenError::SizeMismatch {
@@ -163,6 +165,8 @@ enum WalContents {
 }
 
 fn probe_wal(wal: &Arc<dyn Device>, options: &Options, names: &Names) -> Result<WalContents> {
+    // `check_options` ran first: an error below is the device's, never the options'.
+    debug_assert!(options.wal.validate().is_ok(), "the log probed with refused options");
     let mut rec = match Wal::open(wal.clone(), options.wal.clone()) {
         Ok(rec) => rec,
         Err(WalError::Missing) => return Ok(WalContents::Blank),

@@ -61,6 +61,8 @@ impl Db {
 impl Snapshot {
     /// The tree called `name` as it was (an empty view if it did not exist).
     pub fn tree(&self, name: &str) -> SnapshotTree {
+        // `Db::snapshot` left the engine's own trees out: no NUL-led name finds a view.
+        debug_assert!(!name.starts_with('\0') || !self.at.trees.contains_key(name), "{name:?}");
         SnapshotTree { at: self.at.clone(), core: self.at.trees.get(name).cloned() }
     }
 
@@ -78,6 +80,8 @@ impl SnapshotTree {
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ReadError> {
         self.at.db.check_open()?;
         let Some(core) = &self.core else { return Ok(None) };
+        // Views are of named trees: the catalog's raw entries are no user's values.
+        debug_assert_ne!(core.id, super::catalog::CATALOG_TREE_ID, "a snapshot of the catalog");
         match core.get_in(&self.at.nodes(), key)? {
             Some(stored) => self.at.resolve(stored).map(Some).map_err(ReadError::from),
             None => Ok(None),
@@ -99,6 +103,12 @@ impl SnapshotTree {
     }
 
     fn iter_in(&self, bounds: Bounds) -> Iter {
+        // The view's tree is one the snapshot saw: its pages are kept at the snapshot's epoch.
+        debug_assert!(self.core.as_ref().is_none_or(|c| self
+            .at
+            .trees
+            .values()
+            .any(|t| Arc::ptr_eq(t, c))));
         Iter::at(self.at.clone(), self.core.clone(), bounds)
     }
 }

@@ -87,6 +87,9 @@ fn check_meta(
     logs: bool,
     names: &super::open::Names,
 ) -> Result<()> {
+    // `Meta::decode` refused a superblock whose fields contradict each other: what is left
+    // to check here is the superblock against the device and the options.
+    debug_assert!(meta.is_sane(), "an insane superblock decoded: {meta:?}");
     if meta.page_capacity > page_capacity || meta.high_water > page_capacity {
         return Err(OpenError::SizeMismatch {
             what: names.data.clone(),
@@ -153,6 +156,8 @@ pub(super) struct Replayed {
 
 impl Replayed {
     pub fn from_meta(meta: &Meta) -> Replayed {
+        // The allocator starts from these: free pages are pages it handed out once.
+        debug_assert!(meta.free_count <= meta.high_water, "{meta:?}");
         let alloc = AllocState {
             high_water: meta.high_water,
             free_head: meta.free_head,
@@ -357,5 +362,7 @@ fn growth_max_pages(options: &Options, store: &dyn PageStore) -> Option<u64> {
         }
         crate::options::WriteMode::OutOfPlace => return None,
     };
+    // A layout made for growth reaches at least as far as the store holds now.
+    debug_assert!(store.layout_bytes() == 0 || store.page_capacity_max() >= store.page_capacity());
     (pages > store.page_capacity()).then_some(pages)
 }

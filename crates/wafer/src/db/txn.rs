@@ -72,6 +72,8 @@ impl Db {
 
 impl Txn {
     pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        // Locks are taken under the owner the table handed out: 0 would share another's.
+        debug_assert_ne!(self.owner, 0, "a transaction without a lock owner");
         self.lock_timeout = timeout;
     }
 
@@ -94,6 +96,8 @@ impl Txn {
     pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         check_key(key)?;
         if let Some(w) = self.writes.get(tree).and_then(|t| t.get(key)) {
+            // Buffered only by `put`/`delete`, which checked the name: commit will take it.
+            debug_assert!(super::catalog::check_name(tree).is_ok(), "buffered under {tree:?}");
             return Ok(w.clone());
         }
         match self.db.existing_tree(tree)? {
@@ -106,6 +110,8 @@ impl Txn {
     /// one ends.
     pub fn get_for_update(&mut self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.lock(tree, key)?;
+        // The value read below stays ours only while the lock is held until commit.
+        debug_assert!(self.held.iter().any(|(t, k)| t == tree && k == key), "{tree} unlocked");
         self.get(tree, key)
     }
 
@@ -114,6 +120,8 @@ impl Txn {
         super::catalog::check_name(tree)?;
         check_key(key)?;
         self.db.inner.check_value(value)?;
+        // Commit applies buffered writes with the locks of this owner held.
+        debug_assert_ne!(self.owner, 0, "a write buffered without a lock owner");
         self.writes.entry(tree.to_string()).or_default().insert(key.to_vec(), Some(value.to_vec()));
         Ok(())
     }
@@ -122,6 +130,8 @@ impl Txn {
     pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<(), CommitError> {
         super::catalog::check_name(tree)?;
         check_key(key)?;
+        // Commit applies buffered writes with the locks of this owner held.
+        debug_assert_ne!(self.owner, 0, "a delete buffered without a lock owner");
         self.writes.entry(tree.to_string()).or_default().insert(key.to_vec(), None);
         Ok(())
     }
@@ -155,7 +165,10 @@ impl Txn {
             Direction::Ascending => Box::new(mine),
             Direction::Descending => Box::new(mine.rev()),
         };
-        merge(committed, mine, direction, limit)
+        let out = merge(committed, mine, direction, limit);
+        // The caller sized its page of results: merge hands back no more than it asked.
+        debug_assert!(out.as_ref().is_ok_and(|v| v.len() <= limit) || out.is_err());
+        out
     }
 
     /// As [`Txn::scan`] over the keys that start with `prefix`.
@@ -221,6 +234,8 @@ impl Txn {
 
 impl Drop for Txn {
     fn drop(&mut self) {
+        // `lock` pushes a key only on a fresh grant: each is released once, within the cap.
+        debug_assert!(self.held.len() <= TXN_LOCKS_MAX, "{} locks held", self.held.len());
         self.locks.release(self.owner, &self.held);
     }
 }

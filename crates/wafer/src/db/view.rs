@@ -30,6 +30,8 @@ impl Drop for At {
 
 impl At {
     pub(super) fn nodes(&self) -> AtEpoch<'_> {
+        // Epoch 0 means "no snapshot" to the page versions: reads would see the latest pages.
+        debug_assert!(self.epoch > 0, "a snapshot view at epoch 0");
         AtEpoch { pool: &self.db.pool, epoch: self.epoch }
     }
 

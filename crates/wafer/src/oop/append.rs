@@ -56,7 +56,11 @@ impl Append<'_> {
     /// (dirty versions GC wrote count as the user write-back they replace, 000's accounting of
     /// GC through the pool; GC survivors in a write-back as GC copies), else `purpose`.
     pub(super) fn slot_purpose_of(&self, mut indices: impl Iterator<Item = usize>) -> WritePurpose {
-        let Some(first) = indices.next() else { return self.purpose };
+        let first = indices.next();
+        // Both layouts hand over the pages of a slot they filled (`touching`, `settle` check
+        // it): a slot no page touches would be reserved, then written as nothing.
+        debug_assert!(first.is_some(), "the purpose of a slot no page touches");
+        let Some(first) = first else { return self.purpose };
         let p = self.page_purpose(first);
         if indices.all(|i| self.page_purpose(i) == p) {
             p
@@ -92,11 +96,6 @@ impl Append<'_> {
                 || (self.new_versions.len() == n && self.gc_from.is_some())
         );
         assert!(self.survivors.is_empty() || (self.survivors.len() == n && self.gc_from.is_none()));
-    }
-
-    /// What a slot of the layout counts as ([`Append::slot_purpose_of`]).
-    fn slot_purpose(&self, slot: &SlotPages) -> WritePurpose {
-        self.slot_purpose_of(slot.pages.iter().map(|i| *i as usize))
     }
 
     /// Each group's pages cut into slots: the slot plan to reserve (one stretch per group, in
@@ -173,6 +172,8 @@ impl SlotPages {
     /// The page count the slot is declared shared for, or None: one whole page needs no
     /// declaration.
     fn shared(&self) -> Option<u16> {
+        // The slot header stores the count in 16 bits: a 4 KiB slot holds far fewer pages.
+        debug_assert!(self.pages.len() <= PAGE_SIZE, "{} pages in a slot", self.pages.len());
         let n = self.pages.len() as u16;
         (n >= 2 || self.crossing).then_some(n)
     }
@@ -235,7 +236,8 @@ fn reserve(inner: &Inner, a: &Append<'_>) -> std::result::Result<Reserved, Space
             st.space.share_slot(zone, slot, pages);
         }
     }
-    let purposes: Vec<WritePurpose> = touching.iter().map(|t| a.slot_purpose(t)).collect();
+    let purposes: Vec<WritePurpose> =
+        touching.iter().map(|t| a.slot_purpose_of(t.pages.iter().map(|i| *i as usize))).collect();
     reclassify(&mut st.space, a.purpose, &purposes);
     Ok((runs, fills, purposes))
 }

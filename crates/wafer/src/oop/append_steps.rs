@@ -45,6 +45,8 @@ impl Durable for AppendSteps<'_> {
     }
     fn out_of_space(&self) -> SpaceError {
         let needed = u64::from(self.append.plan.page_count());
+        // `Append::check` refused an empty batch: running out of space needs pages to place.
+        debug_assert!(needed > 0, "out of space for an empty batch");
         self.inner.lock_state().space.out_of_space(needed)
     }
 }

@@ -15,7 +15,9 @@ const ATTEMPTS_MAX: usize = 16;
 
 /// Where page `pid` lies, the zone's erase count, or None when the cache does not serve it
 /// (unmapped, stored raw, or crossing a slot's end: the plain read path handles those).
-fn cacheable(inner: &Inner, pid: PageId) -> Option<(Location, StoredKey)> {
+fn cacheable(inner: &Inner, pid: PageId) -> Option<(Location, StoredKey, u64)> {
+    // The superblock is not in the map: its reads take their own path in `read_page`.
+    debug_assert_ne!(pid, crate::page::meta::META_PAGE_ID, "the superblock read cached");
     let st = inner.lock_state();
     let loc = st.space.location(pid)?;
     if loc.crosses() || usize::from(loc.stored_bytes) >= PAGE_SIZE {
@@ -23,7 +25,9 @@ fn cacheable(inner: &Inner, pid: PageId) -> Option<(Location, StoredKey)> {
     }
     let erase_count = st.space.zones().get(loc.zone).erase_count();
     debug_assert!(loc.stored_bytes > 0, "{pid} mapped with no stored bytes");
-    Some((loc, StoredKey::new(loc, erase_count)))
+    // The slot's device offset, taken under the same lock: a miss reads it without relocking.
+    let slot_start = st.space.byte_range(loc).start;
+    Some((loc, StoredKey::new(loc, erase_count), slot_start))
 }
 
 /// Reads page `pid` into `buf` as `PageStore::read_page` does, through the cache within
@@ -40,10 +44,10 @@ pub(super) fn read(
     }
     let mut stored = Vec::with_capacity(PAGE_SIZE);
     for _ in 0..ATTEMPTS_MAX {
-        let Some((loc, key)) = cacheable(inner, pid) else { return Ok(None) };
+        let Some((loc, key, slot_start)) = cacheable(inner, pid) else { return Ok(None) };
         let hit = inner.stored_cache.get(&key, &mut stored);
         if !hit {
-            read_stored(inner, pid, loc, &mut stored)?;
+            read_stored(inner, pid, loc, slot_start, &mut stored)?;
         }
         debug_assert_eq!(stored.len(), usize::from(loc.stored_bytes), "{pid} at {loc:?}");
         let decoded = inner
@@ -63,12 +67,17 @@ pub(super) fn read(
 }
 
 /// The stored bytes of `pid` at `loc` (inside one slot), read from the device into `out`.
-fn read_stored(inner: &Inner, pid: PageId, loc: Location, out: &mut Vec<u8>) -> Result<()> {
-    let range = inner.lock_state().space.byte_range(loc);
-    assert_eq!(range.end - range.start, PAGE_SIZE as u64, "{loc:?} is inside one slot");
+fn read_stored(
+    inner: &Inner,
+    pid: PageId,
+    loc: Location,
+    slot_start: u64,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    assert!(!loc.crosses(), "{loc:?} is inside one slot");
     inner.codec.note_read(1);
     let mut slot = AlignedBuf::zeroed(PAGE_SIZE);
-    inner.device.read_at(range.start, &mut slot)?;
+    inner.device.read_at(slot_start, &mut slot)?;
     let start = usize::from(loc.offset_bytes);
     let end = start + usize::from(loc.stored_bytes);
     let bytes = slot.get(start..end).ok_or_else(|| Error::CorruptPage {

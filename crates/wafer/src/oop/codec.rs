@@ -56,12 +56,15 @@ impl Compression {
     }
 
     pub fn name(&self) -> String {
-        match self {
+        let name: String = match self {
             Compression::None => "none".into(),
             Compression::Lz4 => "lz4".into(),
             Compression::Zstd { level } => format!("zstd:{level}"),
             Compression::Device => "device".into(),
-        }
+        };
+        // Reports and tools print the name and read it back: it must parse to this codec.
+        debug_assert_eq!(Compression::parse(&name).as_ref(), Ok(self), "{name} does not parse");
+        name
     }
 
     /// The host compresses pages (LZ4 or ZSTD).
@@ -198,6 +201,8 @@ impl CodecCounters {
         self.compress_ns.fetch_add(ns, Ordering::Relaxed);
         self.pages_in.fetch_add(1, Ordering::Relaxed);
         let len = stored.as_ref().map_or(PAGE_SIZE, Vec::len) as u64;
+        // A stored form is kept only when smaller than the page: the slot layout relies on it.
+        debug_assert!(len <= PAGE_SIZE as u64 && len > 0, "a page stored as {len} bytes");
         self.bytes_stored.fetch_add(len, Ordering::Relaxed);
         stored
     }

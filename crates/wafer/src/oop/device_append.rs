@@ -213,6 +213,8 @@ fn locations(step: &Step, done: &CwDone, sent: usize) -> Result<(Vec<Location>, 
             done.write_pointer
         )));
     }
+    // `settle` zips these with the step's batch indices: one location per chunk sent.
+    debug_assert_eq!(locs.len(), sent, "{} locations for {sent} chunks", locs.len());
     Ok((locs, (used_bytes / SLOT_BYTES) as u32))
 }
 
@@ -267,6 +269,8 @@ pub(super) fn read_page(
     loc: Location,
     buf: &mut PageBuf,
 ) -> Result<()> {
+    // The superblock is read from its own slot, never through the map.
+    debug_assert_ne!(pid, crate::page::meta::META_PAGE_ID, "the superblock read as a chunk");
     let offset = inner.lock_state().space.offset_bytes(loc) + u64::from(loc.offset_bytes);
     let zoned = inner
         .device

@@ -36,10 +36,15 @@ const CRC_AT: usize = 20;
 
 /// Blocks the section takes for `count` free pages (at least one, even when empty).
 pub fn section_blocks(count: u64) -> u64 {
-    count.div_ceil(ENTRIES_PER_BLOCK as u64).max(1)
+    let blocks = count.div_ceil(ENTRIES_PER_BLOCK as u64).max(1);
+    // The snapshot area is sized by this: every free page must find an entry.
+    debug_assert!(blocks * ENTRIES_PER_BLOCK as u64 >= count, "{blocks} blocks for {count}");
+    blocks
 }
 
 fn block_crc(block: &[u8]) -> u32 {
+    // One whole block: encode and decode must checksum exactly the same bytes.
+    debug_assert_eq!(block.len(), BLOCK_BYTES, "a free-page block of {} bytes", block.len());
     let c = crc32c::crc32c(&block[..CRC_AT]);
     let c = crc32c::crc32c_append(c, &[0u8; 4]);
     crc32c::crc32c_append(c, &block[CRC_AT + 4..])
@@ -105,11 +110,16 @@ impl FreePages {
         self.headers.insert(pid, header);
     }
     pub fn remove(&mut self, pid: PageId) {
+        // Paired with `insert`: journal replay refuses page 0 and the store writes the
+        // superblock outside any batch, so a removal of it took the superblock for a data page.
+        debug_assert_ne!(pid, 0, "the superblock page removed from the free pages");
         self.headers.remove(&pid);
     }
 
     /// The page image of free page `pid`, if it is one.
     pub fn read(&self, pid: PageId, buf: &mut PageBuf) -> bool {
+        // The store reads the superblock from its own slot before asking the free pages.
+        debug_assert_ne!(pid, 0, "the superblock read as a free page");
         let Some(h) = self.headers.get(&pid) else { return false };
         buf.fill(0);
         buf[..HEADER_BYTES].copy_from_slice(h);
@@ -203,6 +213,8 @@ impl FreePages {
             }
             index += 1;
         }
+        // What the store's reads and the next encode rely on: ids the layout holds, never 0.
+        debug_assert!(free.pids().all(|p| p > 0 && p < pid_limit), "free ids past {pid_limit}");
         Ok(free)
     }
 }

@@ -29,8 +29,12 @@ const BACKGROUND_PERIOD: Duration = Duration::from_millis(50);
 /// One GC cycle under the caller's `writer` lock. `via_pool`: with `gc_in_pool` the space may
 /// have the survivors handed to the buffer pool (`space::gc::drain`), whose evictions then
 /// move them; otherwise (tools' every-zone GC, no pool bound) every page is copied here.
-/// Ok(false): no zone would free anything.
+/// Ok(false): no zone would free anything; Ok(true) also when a log flush released zones
+/// instead (the caller checks its targets again).
 fn gc_cycle(inner: &Inner, via_pool: bool) -> Result<bool> {
+    if release_before_compensating(inner)? {
+        return Ok(true);
+    }
     let cache = inner.gc_cache().filter(|_| via_pool && inner.options.artifact.gc_in_pool);
     let Some(cycle) = inner.lock_state().space.plan_cycle(cache.is_some()) else {
         return Ok(false);
@@ -71,6 +75,26 @@ fn gc_cycle(inner: &Inner, via_pool: bool) -> Result<bool> {
     drop(st);
     inner.release_ready()?;
     Ok(true)
+}
+
+/// Flushes the journal when NoWA would compensate although the emptied zones waiting for it
+/// already free enough units (`Space::nowa_awaits_resets`). Without the flush a compensation
+/// burst ran on until some other flush or snapshot (a checkpoint, a quarter of the journal)
+/// reset the zones, taking ever fuller units. Returns whether zones were released.
+fn release_before_compensating(inner: &Inner) -> Result<bool> {
+    let waiting = {
+        let st = inner.lock_state();
+        if !st.space.nowa_awaits_resets() {
+            return Ok(false);
+        }
+        st.space.pending_reset_zone_count()
+    };
+    assert!(waiting > 0, "NoWA awaits resets with no zone waiting");
+    inner.make_durable()?;
+    let left = inner.lock_state().space.pending_reset_zone_count();
+    // A flush only releases zones (nothing finishes a victim meanwhile: `writer` is held).
+    assert!(left <= waiting, "{left} zones wait after a flush, {waiting} before");
+    Ok(left < waiting)
 }
 
 /// Copies the victims' valid pages in the plan's order, `gc_batch_pages` at a time, each to
@@ -271,6 +295,9 @@ impl ChunkIo<'_> {
 /// No pool to share: every valid page is read from the device into one buffer, verified, and
 /// appended.
 fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
+    // A victim's valid pages, each once: a page copied twice would be mapped to the later
+    // copy while the earlier one stays counted valid in its zone.
+    debug_assert!(distinct_pids(pages), "a GC chunk names a page twice");
     let mut buf = AlignedBuf::zeroed(pages.len() * PAGE_SIZE);
     {
         let mut outs: Vec<&mut PageBuf> = Vec::with_capacity(pages.len());
@@ -292,8 +319,17 @@ fn copy_privately(pages: &[GcPage], io: &mut dyn GcIo) -> Result<GcCopyCounts> {
         blob_pages += u64::from(kind == crate::page::PageKind::Blob);
         copies.push((p.pid, b));
     }
+    // A GC move keeps the page count: every page read is appended, or the zone reset loses it.
+    assert_eq!(copies.len(), pages.len(), "GC copied {} of {} pages", copies.len(), pages.len());
     io.append(&copies, &[])?;
     Ok(GcCopyCounts { private_reads: pages.len() as u64, blob_pages, ..GcCopyCounts::default() })
+}
+
+/// Whether no page id appears twice among `pages` (debug checks of GC chunks).
+fn distinct_pids(pages: &[GcPage]) -> bool {
+    let mut pids: Vec<PageId> = pages.iter().map(|p| p.pid).collect();
+    pids.sort_unstable();
+    pids.windows(2).all(|w| w[0] != w[1])
 }
 
 /// GC as the orchestrator's [`Collect`] steps.
@@ -303,10 +339,18 @@ pub(super) struct GcLoop<'a>(pub &'a Inner);
 impl Collect for GcLoop<'_> {
     type Error = Error;
     fn gc_cycle(&mut self) -> Result<bool> {
+        // The orchestrator runs under `writer` (a write, `gc_until_satisfied`): GC moves pages
+        // the map points to, which a concurrent writer would race.
+        debug_assert!(self.0.writer.try_lock().is_err(), "a GC cycle without the writer mutex");
         gc_cycle(self.0, true)
     }
     fn needs_gc(&self) -> bool {
-        self.0.lock_state().space.needs_gc()
+        let st = self.0.lock_state();
+        let needs = st.space.needs_gc();
+        // The orchestrator collects from "needed" until "satisfied": with the thresholds
+        // validated low <= high the two never hold at once, or a write would skip GC it needs.
+        debug_assert!(!needs || !st.space.gc_satisfied(), "GC both needed and satisfied");
+        needs
     }
     fn gc_satisfied(&self) -> bool {
         self.0.lock_state().space.gc_satisfied()
@@ -318,12 +362,16 @@ impl Collect for GcLoop<'_> {
 
 /// GC until the free-zone target is met, a bounded number of cycles. Caller holds `writer`.
 pub(super) fn gc_until_satisfied(inner: &Inner) -> Result<u32> {
+    // GC moves pages the map points to: a writer changing the map meanwhile would race it.
+    debug_assert!(inner.writer.try_lock().is_err(), "GC without the writer mutex");
     orchestrate::gc_until_satisfied(&mut GcLoop(inner))
 }
 
 /// GC on every zone holding an invalid slot (tools, leak checks), then a snapshot so the freed
 /// zones are released. Caller holds `writer`.
 pub(super) fn gc_every_zone(inner: &Inner) -> Result<u32> {
+    // GC moves pages the map points to: a writer changing the map meanwhile would race it.
+    debug_assert!(inner.writer.try_lock().is_err(), "GC without the writer mutex");
     let mut cycles = 0;
     // Bound: no user writes meanwhile, so each victim's pages land in zones that stay valid;
     // more cycles than twice the zones would mean GC feeds on itself.
@@ -358,6 +406,8 @@ pub(super) fn background(inner: &Inner) {
             continue;
         }
         let zones = inner.lock_state().space.zone_count();
+        // The zones bound the cycles per wake-up: a layout of none would never collect.
+        debug_assert!(zones > 0, "background GC over a layout of no zones");
         for _ in 0..zones {
             if *inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) {
                 return;

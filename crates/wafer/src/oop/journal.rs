@@ -54,7 +54,11 @@ pub fn wal_options(journal_bytes: u64, on_data: bool) -> WalOptions {
     } else {
         crate::device::WritePurpose::Wal
     };
-    WalOptions { buffer_blocks: blocks, trim: false, purpose, ..WalOptions::test_min() }
+    let options =
+        WalOptions { buffer_blocks: blocks, trim: false, purpose, ..WalOptions::test_min() };
+    // The journal opens as any WAL does: options it would refuse would fail every open.
+    debug_assert!(options.validate().is_ok(), "journal options {options:?}");
+    options
 }
 
 pub fn set_payload(pid: PageId, loc: Location) -> [u8; 16] {
@@ -113,6 +117,8 @@ pub fn apply(r: &WalRecord, map: &mut PageMap, free: &mut FreePages, pid_limit: 
     if r.kind == KIND_MARK {
         return Ok(());
     }
+    // The layout's page ids: the superblock's and at least the catalog root's.
+    debug_assert!(pid_limit > 1, "a journal replayed onto {pid_limit} page ids");
     if matches!(r.kind, KIND_SETS | KIND_DROPS) {
         return apply_batch(r, map, free, pid_limit).map_err(|why| bad(&why));
     }
@@ -152,6 +158,8 @@ fn apply_batch(
     free: &mut FreePages,
     pid_limit: u64,
 ) -> Result<(), String> {
+    // `apply` dispatches only the batched kinds here: the loop below reads entry pairs.
+    debug_assert!(matches!(r.kind, KIND_SETS | KIND_DROPS), "kind {} as a batch", r.kind);
     let mut b = &r.payload[..];
     let count = crate::varint::take(&mut b)?;
     // Each entry takes at least two bytes.
@@ -230,6 +238,8 @@ impl SliceDevice {
 
 impl Device for SliceDevice {
     fn capacity_bytes(&self) -> u64 {
+        // `new`'s hand-over: whole 4 KiB blocks, as the WAL's direct I/O needs.
+        debug_assert!(self.len.is_multiple_of(4096), "a slice of {} bytes", self.len);
         self.len
     }
     fn read_batch(&self, ops: &mut [ReadOp<'_>]) -> Result<(), DeviceError> {
@@ -252,6 +262,8 @@ impl Device for SliceDevice {
     }
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
         let at = self.check(offset, len)?;
+        // As reads and writes: a trim outside the slice would discard the neighbour's bytes.
+        assert!(at >= self.offset && at + len <= self.offset + self.len, "a trim left the slice");
         self.inner.trim(at, len)
     }
 }

@@ -41,11 +41,14 @@ fn nowa_options(device_capacity_bytes: u64, o: &OutOfPlaceOptions) -> NoWaOption
     };
     let physical_units = (device_capacity_bytes + spare_bytes) / unit_bytes;
     let budget = physical_units.saturating_sub(SSD_RESERVED_UNITS + NOWA_HEADROOM_UNITS).max(1);
-    NoWaOptions {
+    let nowa = NoWaOptions {
         unit_slots: unit_bytes / SLOT_BYTES,
         budget_units: u32::try_from(budget).unwrap_or(u32::MAX),
         mode: o.nowa_mode,
-    }
+    };
+    // NoWA counts zones per unit and units against the budget: neither may be zero.
+    debug_assert!(nowa.unit_slots > 0 && nowa.budget_units > 0, "{nowa:?}");
+    nowa
 }
 
 /// Refuses option values no layout can be built from (the device size is checked later).
@@ -112,11 +115,17 @@ impl SnapshotAreas {
         // Page 0 (the superblock) is never free.
         let free_pages_max = (pid_bound - 1) * u64::from(o.free_pages_max_percent) / 100;
         let free_section_bytes = super::free::section_blocks(free_pages_max) * SLOT_BYTES;
+        // Page 0 is never free: the free-page section never needs an entry for every page id.
+        debug_assert!(free_pages_max < pid_bound, "{free_pages_max} free of {pid_bound}");
         Ok(SnapshotAreas { pid_bound, map_section_bytes, free_pages_max, free_section_bytes })
     }
 
     /// One area: the map section, then the free-page section.
     fn area_bytes(&self) -> u64 {
+        // Both sections exist even when empty: the decoder reads at least a block of each.
+        debug_assert!(
+            self.map_section_bytes >= SLOT_BYTES && self.free_section_bytes >= SLOT_BYTES
+        );
         self.map_section_bytes + self.free_section_bytes
     }
 }
@@ -137,7 +146,12 @@ fn plain_area(
         }
         .into());
     }
-    Ok((start, (device_capacity_bytes - start) / zone_bytes, zone_bytes))
+    let count = (device_capacity_bytes - start) / zone_bytes;
+    // The zones start past the metadata and end within the device: none overlaps either.
+    debug_assert!(
+        start >= metadata_end_bytes && start + count * zone_bytes <= device_capacity_bytes
+    );
+    Ok((start, count, zone_bytes))
 }
 
 const JOURNAL_BYTES_MIN: u64 = 64 << 10;
@@ -277,6 +291,8 @@ impl Layout {
 
     /// The device bytes that hold `zones` zones of this layout.
     pub fn device_bytes_for(&self, zones: u32) -> u64 {
+        // Metadata is sized for `zone_count_max`: more zones would outgrow the page-id bound.
+        debug_assert!(zones <= self.zone_count_max, "{zones} of {} zones", self.zone_count_max);
         self.space.data_offset_bytes + u64::from(zones) * self.space.zone_stride_bytes
     }
 
@@ -423,7 +439,10 @@ impl Layout {
     /// when it lives on the data device.
     pub fn metadata_bytes(&self) -> u64 {
         let journal = if self.journal_on_data { self.journal_bytes } else { 0 };
-        SLOT_BYTES + 2 * self.snapshot_area_bytes + journal
+        let bytes = SLOT_BYTES + 2 * self.snapshot_area_bytes + journal;
+        // The zones start past the metadata: a snapshot written there would overwrite pages.
+        debug_assert!(self.superblock_offset_bytes + bytes <= self.space.data_offset_bytes);
+        bytes
     }
 
     /// Device bytes neither metadata nor zones: the padding that aligns the first zone to the
@@ -501,8 +520,11 @@ pub fn metadata_device_bytes(
 /// The map journal for a data device of `device_capacity_bytes`: a 128th of it, 64 KiB to
 /// 64 MiB (a snapshot is taken every quarter of it, so this sets the snapshot cadence).
 pub fn journal_bytes_for(device_capacity_bytes: u64) -> u64 {
-    (device_capacity_bytes / 128 / SLOT_BYTES * SLOT_BYTES)
-        .clamp(JOURNAL_BYTES_MIN, JOURNAL_BYTES_MAX)
+    let bytes = (device_capacity_bytes / 128 / SLOT_BYTES * SLOT_BYTES)
+        .clamp(JOURNAL_BYTES_MIN, JOURNAL_BYTES_MAX);
+    // The journal is a slice of whole blocks (`SliceDevice::new` refuses anything else).
+    debug_assert!(bytes.is_multiple_of(SLOT_BYTES), "a journal of {bytes} bytes");
+    bytes
 }
 
 /// The slice of a log device of `log_capacity_bytes` the map journal takes (its tail), for a
@@ -510,7 +532,10 @@ pub fn journal_bytes_for(device_capacity_bytes: u64) -> u64 {
 /// the log device, so the WAL keeps most of it.
 pub fn journal_bytes_on_log(data_capacity_bytes: u64, log_capacity_bytes: u64) -> u64 {
     let quarter = log_capacity_bytes / 4 / SLOT_BYTES * SLOT_BYTES;
-    journal_bytes_for(data_capacity_bytes).min(quarter)
+    let bytes = journal_bytes_for(data_capacity_bytes).min(quarter);
+    // Paired with `split_log_device`, which slices the log device there: whole blocks only.
+    debug_assert!(bytes.is_multiple_of(SLOT_BYTES), "a journal of {bytes} bytes");
+    bytes
 }
 
 #[cfg(test)]

@@ -21,7 +21,9 @@ impl ModelBatch<'_> {
     fn commit(&mut self, runs: &[SlotRun]) -> bool {
         let targets = runs.iter().flat_map(|r| (0..r.slots).map(move |i| r.location(i, 4096)));
         let mut all = true;
+        let mut placed = 0;
         for (k, to) in targets.enumerate() {
+            placed += 1;
             let index = self.plan.order[k] as usize;
             *self.lsn += 1;
             let pid = self.pids[index];
@@ -32,6 +34,8 @@ impl ModelBatch<'_> {
                 }
             }
         }
+        // The reserved runs are the plan's slots: each page of the batch lands once.
+        assert_eq!(placed, self.pids.len(), "runs of {placed} slots for {} pages", self.pids.len());
         all
     }
 }
@@ -54,6 +58,8 @@ impl Durable for ModelBatch<'_> {
         Ok(())
     }
     fn out_of_space(&self) -> SpaceError {
+        // As the store's executor: running out of space needs pages to place.
+        debug_assert!(!self.pids.is_empty(), "out of space for an empty batch");
         self.space.out_of_space(self.pids.len() as u64)
     }
 }
@@ -68,6 +74,8 @@ impl Collect for ModelGc<'_> {
     type Error = SpaceError;
     fn gc_cycle(&mut self) -> Result<bool, SpaceError> {
         let Some(plan) = self.space.plan_gc() else { return Ok(false) };
+        // The zones finished below are the cycle's progress: a plan must name a victim.
+        debug_assert!(!plan.zones.is_empty(), "a GC plan without a victim zone");
         if !plan.valid.is_empty() {
             let pids: Vec<PageId> = plan.valid.iter().map(|(p, _)| *p).collect();
             let froms: Vec<_> = plan.valid.iter().map(|(_, l)| *l).collect();
@@ -142,6 +150,8 @@ struct Both<'a> {
 
 impl Both<'_> {
     fn batch(&mut self) -> ModelBatch<'_> {
+        // `commit` indexes the pages by the plan's order: the plan must cover the batch.
+        debug_assert_eq!(self.plan.page_count() as usize, self.pids.len(), "plan and batch");
         ModelBatch {
             space: self.gc.space,
             lsn: self.gc.lsn,
@@ -162,6 +172,8 @@ impl Durable for Both<'_> {
         self.batch().make_durable()
     }
     fn out_of_space(&self) -> SpaceError {
+        // The user batch the orchestrator gave up on: it had pages to place.
+        debug_assert!(!self.pids.is_empty(), "out of space for an empty user batch");
         self.gc.space.out_of_space(self.pids.len() as u64)
     }
 }

@@ -48,6 +48,8 @@ where
     S: Durable<Error = E> + Collect<Error = E>,
     E: From<SpaceError>,
 {
+    // The attempts below are bounded by the zones: a layout without any could only fail.
+    debug_assert!(steps.zone_count() > 0, "a write to a layout of no zones");
     if steps.needs_gc() {
         gc_until_satisfied(steps)?;
     }
@@ -71,11 +73,17 @@ where
 pub(crate) fn write_copies<S: Durable>(steps: &mut S) -> Result<bool, S::Error> {
     // Bound: one flush releases every waiting zone, so a second attempt either fits or the
     // reserve is gone.
+    let mut flushed = false;
     for _ in 0..3 {
         match steps.try_append()? {
             Outcome::Done { all_committed } => return Ok(all_committed),
             Outcome::NeedsGc => break,
-            Outcome::AwaitingDurability => steps.make_durable()?,
+            Outcome::AwaitingDurability => {
+                // The bound's premise: zones still waiting after a flush would make it too low.
+                debug_assert!(!flushed, "GC copies still wait for durability after a flush");
+                steps.make_durable()?;
+                flushed = true;
+            }
         }
     }
     Err(steps.out_of_space().into())
@@ -83,6 +91,8 @@ pub(crate) fn write_copies<S: Durable>(steps: &mut S) -> Result<bool, S::Error> 
 
 /// GC cycles until the free-zone target is met or no victim remains; returns the cycles run.
 pub(crate) fn gc_until_satisfied<S: Collect>(steps: &mut S) -> Result<u32, S::Error> {
+    // The cycles are bounded by the zones: none would make GC a silent no-op.
+    debug_assert!(steps.zone_count() > 0, "GC over a layout of no zones");
     let mut cycles = 0;
     for _ in 0..steps.zone_count() {
         if steps.gc_satisfied() || !steps.gc_cycle()? {

@@ -75,7 +75,10 @@ pub(crate) struct Inner {
 
 impl Inner {
     pub fn page_capacity(&self) -> u64 {
-        self.page_capacity.load(Ordering::Acquire)
+        let pages = self.page_capacity.load(Ordering::Acquire);
+        // Page ids 0 (superblock) and 1 (catalog root) exist in every layout.
+        debug_assert!(pages > 1, "a layout of {pages} page ids");
+        pages
     }
     pub fn lock_state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())

@@ -74,6 +74,9 @@ impl OutOfPlaceStore {
             super::layout::layout_bytes_on(&*device, data_offset_bytes, max_file_bytes)?;
         let (layout, slice) =
             Self::layout_on(&device, data_offset_bytes, &options, journal, layout_bytes)?;
+        // `layout_bytes_on` read the superblock at `data_offset_bytes`: the layout must keep it
+        // there, or the layout was sized from another block's bytes.
+        debug_assert_eq!(layout.superblock_offset_bytes, data_offset_bytes, "superblock moved");
         super::grow::hold_zones(&*device, &layout)?;
         let mut sb = AlignedBuf::zeroed(PAGE_SIZE);
         device.read_at(layout.superblock_offset_bytes, &mut sb)?;
@@ -143,6 +146,8 @@ impl OutOfPlaceStore {
         space_io::finish_zones(device, &space)?;
         let lsn = journal.next_lsn().0;
         let mut st = State::new(space, free, lsn);
+        // Snapshots alternate between the two areas: the next goes to the one not loaded.
+        debug_assert!(area < 2, "snapshot area {area}");
         st.next_area = 1 - area;
         st.area_lsn = area_lsn;
         Ok((st, journal))
@@ -198,7 +203,12 @@ impl OutOfPlaceStore {
         let layout_bytes = super::layout::layout_bytes_on(&*device, data_offset_bytes, None)?;
         let (layout, slice) =
             Self::layout_on(&device, data_offset_bytes, &options, journal, layout_bytes)?;
-        Ok(Self::recover_map(&*device, slice, &layout)?.map)
+        let map = Self::recover_map(&*device, slice, &layout)?.map;
+        // The snapshot's span and the journal's ids were refused past the layout's page ids:
+        // callers index pages by what this map holds.
+        let (span, pages) = (map.pid_span(), layout.page_capacity);
+        debug_assert!(span <= pages, "a recovered map of {span} page ids, {pages} in the layout");
+        Ok(map)
     }
 
     /// The layout on `device` (made for `layout_bytes` when not 0: a file that grows) and the
@@ -235,6 +245,8 @@ impl OutOfPlaceStore {
             let bytes = layout.journal_bytes;
             return Err(crate::OptionsError::JournalTooSmall { bytes }.into());
         }
+        // Snapshot marks and trims are sized by the layout's figure: it must be the device's.
+        debug_assert_eq!(journal.capacity_bytes(), layout.journal_bytes, "journal size");
         Ok((layout, journal))
     }
 
@@ -258,10 +270,14 @@ impl OutOfPlaceStore {
         if let Some(pid) = free.pids().find(|p| snap.map.get(*p).is_some()) {
             return Err(Corruption::FreePageMapped { page_id: pid }.into());
         }
+        // `FreePages::decode` refused ids past the layout: recovery indexes the map by them.
+        debug_assert!(free.pids().all(|p| p > 0 && p < layout.page_capacity), "free page id");
         Ok((snap, free))
     }
 
     pub fn layout(&self) -> &Layout {
+        // The layout is the one made at open; growth only raises the page capacity past it.
+        debug_assert!(self.inner.layout.page_capacity <= self.inner.page_capacity());
         &self.inner.layout
     }
 
@@ -450,10 +466,17 @@ impl Drop for OutOfPlaceStore {
 
 impl PageStore for OutOfPlaceStore {
     fn page_capacity(&self) -> u64 {
-        self.inner.page_capacity()
+        let pages = self.inner.page_capacity();
+        // Growth adds zones to the layout made at open, never takes any away.
+        debug_assert!(pages >= self.inner.layout.page_capacity, "{pages} pages after a shrink");
+        pages
     }
     fn layout_bytes(&self) -> u64 {
-        self.inner.layout_bytes
+        let bytes = self.inner.layout_bytes;
+        // The superblock records this and the next open sizes its layout from it: it must be
+        // the size this layout was made for (0: the device's own, which the layout then spans).
+        debug_assert!(bytes == 0 || bytes == self.inner.layout.layout_bytes, "{bytes} recorded");
+        bytes
     }
     fn page_capacity_max(&self) -> u64 {
         let max = match self.inner.layout_bytes {
@@ -475,6 +498,8 @@ impl PageStore for OutOfPlaceStore {
     fn grow_to(&self, pages: u64) -> Result<u64> {
         self.inner.check_poisoned()?;
         let r = super::grow::add_zones(&self.inner, pages);
+        // The caller hands out ids up to `pages` next: a grow that holds fewer maps nothing there.
+        debug_assert!(r.as_ref().map_or(true, |held| *held >= pages), "grew short of {pages}");
         self.inner.poison(r)
     }
 
@@ -531,6 +556,8 @@ impl PageStore for OutOfPlaceStore {
         buf: &mut PageBuf,
         cache_bytes_max: u64,
     ) -> Result<bool> {
+        // Cached reads are of blob pages; the superblock has its own slot and path.
+        debug_assert_ne!(pid, crate::page::meta::META_PAGE_ID, "the superblock read cached");
         match super::cached_read::read(&self.inner, pid, buf, cache_bytes_max)? {
             Some(hit) => Ok(hit),
             None => self.read_page(pid, buf).map(|()| false),
@@ -538,6 +565,11 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn write_batch(&self, pages: &[(PageId, &PageBuf)], purpose: WritePurpose) -> Result<()> {
+        // The pool writes only ids the store holds: one past the capacity has no map entry.
+        debug_assert!(
+            pages.iter().all(|(pid, _)| *pid < self.inner.page_capacity()),
+            "{purpose:?}"
+        );
         self.write_batch_with_survivors(pages, purpose, &vec![false; pages.len()])
     }
 
@@ -566,6 +598,9 @@ impl PageStore for OutOfPlaceStore {
                 compress.then(|| self.inner.codec.encode(compression, page)).flatten()
             })
             .collect();
+        // One location per page id in a batch: a page twice would map only its later copy
+        // while both count as valid in their zones.
+        debug_assert!(distinct_pids(pages), "a write batch names a page twice");
         let r = self.write_pages(pages, stored, purpose, survivors);
         self.inner.poison(r)
     }
@@ -652,6 +687,13 @@ impl PageStore for OutOfPlaceStore {
     fn out_of_place_stats(&self) -> Option<OutOfPlaceStats> {
         Some(self.stats())
     }
+}
+
+/// Whether no page id appears twice in `pages` (debug checks of write batches).
+fn distinct_pids(pages: &[(PageId, &PageBuf)]) -> bool {
+    let mut pids: Vec<PageId> = pages.iter().map(|(pid, _)| *pid).collect();
+    pids.sort_unstable();
+    pids.windows(2).all(|w| w[0] != w[1])
 }
 
 const _: () = assert!(SLOT_BYTES == PAGE_SIZE as u64);

@@ -58,7 +58,9 @@ pub enum SnapshotError {
     BadHeader { reason: &'static str },
     #[error(
         "snapshot geometry {found_zone_count} zones x {found_slots_per_zone} slots does not match \
-         the configured {zone_count} x {slots_per_zone}"
+         the configured {zone_count} x {slots_per_zone}: open the database with the zone size it \
+         was created with (zone_bytes = {} on a file)",
+        u64::from(*found_slots_per_zone) * crate::page::PAGE_SIZE as u64
     )]
     GeometryMismatch {
         found_zone_count: u32,

@@ -42,6 +42,17 @@ impl Space {
         })
     }
 
+    /// NoWA wants to compensate, but resetting the zones GC already emptied would bring it
+    /// within budget. The model counts a unit live until every zone spanning it is reset, and a
+    /// zone is reset only once its moves are durable: until a log flush, GC would compensate
+    /// the next unit for one that is already dead.
+    pub fn nowa_awaits_resets(&self) -> bool {
+        let waiting = &self.pending_reset;
+        self.nowa_wants_compensation()
+            && !waiting.is_empty()
+            && self.nowa.as_ref().is_some_and(|m| m.within_budget_after_resets(waiting))
+    }
+
     /// NoWA's compensation when it is due, copied back to the GC group: in unit mode every
     /// remaining zone of the cheapest partly dead unit (`nowa.rs`), in group mode the members
     /// left of the cheapest partly collected group (`nowa_groups.rs`).
