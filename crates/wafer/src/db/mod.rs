@@ -50,7 +50,7 @@ use crate::options::{CreateMode, Options};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
 use crate::wal::{Durability, WalStatsSnapshot};
-use crate::{CommitError, Corruption, Limit, OptionsError, ReadError};
+use crate::{CheckError, CommitError, Corruption, Limit, OptionsError, ReadError};
 use crate::{Error, Result};
 use batch::log_estimate_bytes;
 use bounds::{bounds_of, prefix_bounds};
@@ -752,8 +752,10 @@ impl Db {
     /// read from the device), node structure, leaves at one depth, catalog against the open
     /// trees, the free list against the allocator, no page leaked or owned twice, and the
     /// store's own consistency (out of place: page map, zones, free pages). Writers wait while
-    /// it runs; readers go on. Err only when the database is closed.
-    pub fn check(&self) -> Result<CheckReport> {
+    /// it runs; readers go on. Returns `CheckError`: `CheckError::Closed` when the database is
+    /// closed, `CheckError::Storage` when reading beneath the walk failed; violations are in the
+    /// report, not errors.
+    pub fn check(&self) -> Result<CheckReport, CheckError> {
         let inner = &self.inner;
         inner.check_open()?;
         // Lock order: trees -> writer -> tree latches (as writers take them).

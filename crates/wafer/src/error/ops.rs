@@ -183,6 +183,35 @@ impl From<Corruption> for ReadError {
     }
 }
 
+/// Why `Db::check` could not walk the database. Violations it finds are no error: they are in
+/// the `CheckReport` it returns.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("database is closed")]
+    Closed,
+    /// Reading a page or the space metadata failed beneath the walk.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<Error> for CheckError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Closed => Self::Closed,
+            other => Self::Storage(other.into()),
+        }
+    }
+}
+
+impl From<CheckError> for Error {
+    fn from(e: CheckError) -> Self {
+        match e {
+            CheckError::Closed => Error::Closed,
+            CheckError::Storage(e) => e.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +248,9 @@ mod tests {
             let read = ReadError::from(make());
             assert_eq!(read.to_string(), before);
             assert_eq!(Error::from(read).to_string(), before);
+            let check = CheckError::from(make());
+            assert_eq!(check.to_string(), before);
+            assert_eq!(Error::from(check).to_string(), before);
             let storage = StorageError::from(make());
             assert_eq!(storage.to_string(), before);
             assert_eq!(Error::from(storage).to_string(), before);
