@@ -77,3 +77,16 @@ where
         Err(e) => Err(Error::Task(e.to_string())),
     }
 }
+
+/// The engine's per-operation errors join the one `Wafer` variant, kept whole.
+impl From<wafer::CommitError> for Error {
+    fn from(e: wafer::CommitError) -> Self {
+        Error::Wafer(e.into())
+    }
+}
+
+impl From<wafer::ReadError> for Error {
+    fn from(e: wafer::ReadError) -> Self {
+        Error::Wafer(e.into())
+    }
+}

@@ -150,7 +150,7 @@ pub fn load(input: impl Read, db: &Db) -> Result<DumpTotals, DumpError> {
                 batch_bytes += key.len() + value.len();
                 batch.put(name, &key, &value);
                 if batch.len() >= BATCH_ENTRIES_MAX || batch_bytes >= BATCH_BYTES_MAX {
-                    db.write_with(&batch, crate::Durability::None)?;
+                    db.write_with(&batch, crate::Durability::None).map_err(Error::from)?;
                     (batch, batch_bytes) = (WriteBatch::new(), 0);
                 }
             }
@@ -161,7 +161,7 @@ pub fn load(input: impl Read, db: &Db) -> Result<DumpTotals, DumpError> {
                 }
                 r.no_trailing_bytes()?;
                 if !batch.is_empty() {
-                    db.write_with(&batch, crate::Durability::None)?;
+                    db.write_with(&batch, crate::Durability::None).map_err(Error::from)?;
                 }
                 db.sync()?;
                 return Ok(totals);

@@ -5,6 +5,7 @@ use thiserror::Error;
 
 mod corruption;
 mod limit;
+mod ops;
 mod options;
 mod out_of_space;
 
@@ -13,6 +14,7 @@ pub use crate::space::{SnapshotError, SpaceError};
 pub use crate::wal::WalError;
 pub use corruption::Corruption;
 pub use limit::Limit;
+pub use ops::{CheckError, CommitError, ReadError, StorageError};
 pub use options::OptionsError;
 pub use out_of_space::OutOfSpaceError;
 

@@ -75,7 +75,10 @@ pub mod internals {
 pub use db::{
     BatchOp, Db, DbStats, Direction, Iter, Snapshot, SnapshotTree, Tree, Txn, WriteBatch,
 };
-pub use error::{Corruption, Error, Limit, OpenError, OptionsError, OutOfSpaceError, Result};
+pub use error::{
+    CheckError, CommitError, Corruption, Error, Limit, OpenError, OptionsError, OutOfSpaceError,
+    ReadError, Result, StorageError,
+};
 pub use options::{CreateMode, Options, WriteMode};
 pub use wal::Durability;
 

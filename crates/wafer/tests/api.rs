@@ -84,7 +84,9 @@ fn flipped_byte_is_reported_as_corrupt_page() {
     let db = Db::open_on(dev, plain()).unwrap();
     let err = db.tree("t").unwrap().get(&key(3)).unwrap_err();
     match &err {
-        Error::CorruptPage { page_id: 2, reason } => assert!(reason.contains("checksum")),
+        wafer::ReadError::Storage(wafer::StorageError::CorruptPage { page_id: 2, reason }) => {
+            assert!(reason.contains("checksum"))
+        }
         other => panic!("expected CorruptPage for page 2, got {other:?}"),
     }
     assert!(err.to_string().contains("page 2"), "message says where: {err}");
@@ -96,12 +98,18 @@ fn oversize_keys_and_values_are_refused_whole() {
     let t = db.tree("t").unwrap();
     t.put(&[1u8; 1024], &[2u8; 2048]).unwrap();
     assert_eq!(t.get(&[1u8; 1024]).unwrap(), Some(vec![2u8; 2048]));
-    assert!(matches!(t.put(&[1u8; 1025], b"v"), Err(Error::KeyTooLarge { len: 1025, max: 1024 })));
-    assert!(matches!(t.put(b"k", &[0u8; 2049]), Err(Error::ValueTooLarge { len: 2049, .. })));
-    assert!(matches!(t.get(&[0u8; 5000]), Err(Error::KeyTooLarge { .. })));
+    assert!(matches!(
+        t.put(&[1u8; 1025], b"v"),
+        Err(wafer::CommitError::KeyTooLarge { len: 1025, max: 1024 })
+    ));
+    assert!(matches!(
+        t.put(b"k", &[0u8; 2049]),
+        Err(wafer::CommitError::ValueTooLarge { len: 2049, .. })
+    ));
+    assert!(matches!(t.get(&[0u8; 5000]), Err(wafer::ReadError::KeyTooLarge { .. })));
     let mut batch = WriteBatch::new();
     batch.put("t", b"fine", b"v").put("t", b"bad", &[0u8; 4000]);
-    assert!(matches!(db.write(&batch), Err(Error::ValueTooLarge { .. })));
+    assert!(matches!(db.write(&batch), Err(wafer::CommitError::ValueTooLarge { .. })));
     assert_eq!(t.get(b"fine").unwrap(), None, "a refused batch applies nothing");
     t.put(b"after", b"ok").unwrap();
 }
@@ -121,7 +129,7 @@ fn full_device_is_a_clean_error() {
     };
     // The allocator ran out of pages; `cause` says why the store did not grow.
     let cause = match &err {
-        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        wafer::CommitError::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
         _ => panic!("{err}"),
     };
     assert!(matches!(cause, OutOfSpaceError::FileGrowth { .. }), "{err}");
@@ -213,8 +221,14 @@ fn write_error_is_typed_and_poisons_writes() {
     }
     dev.fail.store(true, Ordering::Relaxed);
     let err = (100..100_000).find_map(|i| t.put(&key(i), &[1u8; 200]).err()).unwrap();
-    assert!(matches!(err, Error::Device(DeviceError::Injected(_))), "{err}");
-    assert!(matches!(t.put(b"x", b"y"), Err(Error::Poisoned)));
+    assert!(
+        matches!(
+            err,
+            wafer::CommitError::Storage(wafer::StorageError::Device(DeviceError::Injected(_)))
+        ),
+        "{err}"
+    );
+    assert!(matches!(t.put(b"x", b"y"), Err(wafer::CommitError::Poisoned)));
     assert!(matches!(db.close(), Err(Error::Poisoned)));
 }
 
@@ -223,8 +237,8 @@ fn closed_database_refuses_work() {
     let db = Db::open_on(Arc::new(MemoryDevice::new(4 << 20)), Options::test_min()).unwrap();
     let t = db.tree("t").unwrap();
     db.close().unwrap();
-    assert!(matches!(t.get(b"k"), Err(Error::Closed)));
-    assert!(matches!(t.put(b"k", b"v"), Err(Error::Closed)));
+    assert!(matches!(t.get(b"k"), Err(wafer::ReadError::Closed)));
+    assert!(matches!(t.put(b"k", b"v"), Err(wafer::CommitError::Closed)));
 }
 
 #[test]
@@ -443,7 +457,7 @@ fn get_with_and_get_into_agree_with_get() {
     }
     assert_eq!(out.capacity(), capacity, "get_into reallocated a large enough buffer");
     let long = vec![b'k'; 2000];
-    assert!(matches!(t.get_with(&long, |v| v.len()), Err(Error::KeyTooLarge { .. })));
+    assert!(matches!(t.get_with(&long, |v| v.len()), Err(wafer::ReadError::KeyTooLarge { .. })));
 }
 
 /// Batches larger than the pool's reach read their leaves from several threads before the

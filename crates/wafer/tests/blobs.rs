@@ -228,7 +228,7 @@ fn values_over_the_inline_limit_need_blobs() {
     let wal: Arc<dyn Device> = Arc::new(MemoryDevice::new(4 << 20));
     let db = Db::open_on_devices(data, wal, Options::test_min()).unwrap();
     let t = db.tree("t").unwrap();
-    assert!(matches!(t.put(b"k", &[0u8; 3000]), Err(wafer::Error::ValueTooLarge { .. })));
+    assert!(matches!(t.put(b"k", &[0u8; 3000]), Err(wafer::CommitError::ValueTooLarge { .. })));
     assert!(db.tree("\0blobs").is_err(), "engine tree names are refused");
 }
 

@@ -3,7 +3,7 @@
 //! shown; a batch larger than the buffer pool is `PoolExhausted`, not a full device.
 use std::sync::Arc;
 use wafer::device::{Device, MemoryDevice, WritePurpose};
-use wafer::{Db, Durability, Error, Options, WriteBatch};
+use wafer::{Db, Durability, Options, WriteBatch};
 
 fn key(i: u64) -> Vec<u8> {
     format!("key{:06}", (i * 7919) % 100_000).into_bytes()
@@ -87,6 +87,12 @@ fn a_batch_larger_than_the_pool_is_pool_exhausted_not_out_of_space() {
         batch.put("t", &key(i), &[1u8; 2000]);
     }
     let err = db.write(&batch).unwrap_err();
-    assert!(matches!(err, Error::PoolExhausted { frames: 16, .. }), "{err}");
-    assert!(!matches!(err, Error::OutOfSpace(_)));
+    assert!(
+        matches!(
+            err,
+            wafer::CommitError::Storage(wafer::StorageError::PoolExhausted { frames: 16, .. })
+        ),
+        "{err}"
+    );
+    assert!(!matches!(err, wafer::CommitError::OutOfSpace(_)));
 }

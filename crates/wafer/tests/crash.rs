@@ -17,7 +17,7 @@ use wafer::device::{
     CwChunk, CwDone, Device, DeviceCapabilities, DeviceError, FaultDevice, ReadOp, WriteOp,
     WritePurpose, ZoneInfo, Zoned, ZonedFaultDevice, ZonedFaultGeometry, ZonedVolume,
 };
-use wafer::{Db, Durability, Error, Options, WriteBatch};
+use wafer::{Db, Durability, Options, WriteBatch};
 
 const TREES: [&str; 3] = ["a", "b", "c"];
 const BATCHES: u64 = 80;
@@ -781,10 +781,18 @@ fn io_error_poisons_until_reopen_and_reopen_recovers() {
     // The next WAL write fails.
     devs.wal.fail_all_after(devs.wal.io_count());
     let err = t.put_with(b"x", b"y", Durability::Sync).unwrap_err();
-    assert!(matches!(err, Error::Wal(_) | Error::Device(_)), "{err}");
+    assert!(
+        matches!(
+            err,
+            wafer::CommitError::Storage(
+                wafer::StorageError::Wal(_) | wafer::StorageError::Device(_)
+            )
+        ),
+        "{err}"
+    );
     devs.wal.clear_faults();
-    assert!(matches!(t.put(b"z", b"z"), Err(Error::Poisoned)));
-    assert!(matches!(db.write(&WriteBatch::new()), Err(Error::Poisoned)));
+    assert!(matches!(t.put(b"z", b"z"), Err(wafer::CommitError::Poisoned)));
+    assert!(matches!(db.write(&WriteBatch::new()), Err(wafer::CommitError::Poisoned)));
     assert_eq!(t.get(&7u32.to_be_bytes()).unwrap(), Some(b"v".to_vec()), "reads go on");
     drop(db);
     let db = open(&devs, &trip).unwrap();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use wafer::device::{Device, DeviceError, FaultDevice, ReadOp, WriteOp};
 use wafer::error::WalError;
-use wafer::{Db, Durability, Error, Options, WriteBatch};
+use wafer::{Db, Durability, Options, WriteBatch};
 
 #[derive(Debug)]
 struct Trip {
@@ -181,7 +181,13 @@ fn a_small_log_is_recycled_by_checkpoints_and_never_full_for_the_user() {
         big.put("t", &i.to_le_bytes(), &[1u8; 2000]);
     }
     let err = db.write(&big).unwrap_err();
-    assert!(matches!(err, Error::Wal(WalError::LogFull { .. })), "{err}");
+    assert!(
+        matches!(
+            err,
+            wafer::CommitError::Storage(wafer::StorageError::Wal(WalError::LogFull { .. }))
+        ),
+        "{err}"
+    );
     t.put(b"still", b"writable").unwrap();
     db.close().unwrap();
     let db = Db::open_on_devices(data, wal, o).unwrap();

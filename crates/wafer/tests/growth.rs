@@ -5,7 +5,7 @@
 //! among growths are in `crash.rs` (GROWTH).
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use wafer::{Db, Error, Options, OutOfSpaceError, WriteBatch};
+use wafer::{Db, Options, OutOfSpaceError, WriteBatch};
 
 const START_BYTES: u64 = 256 << 10;
 
@@ -135,7 +135,7 @@ fn at_its_limit_a_write_is_out_of_space_and_nothing_committed_is_lost(out_of_pla
     let err = refused.expect("a 1 MiB file filled without an error");
     // The allocator ran out of pages; `cause` says why the store did not grow.
     let cause = match &err {
-        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        wafer::CommitError::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
         _ => panic!("{err}"),
     };
     assert!(matches!(cause, OutOfSpaceError::FileLimit { .. }), "{err}");
@@ -189,7 +189,7 @@ fn a_fixed_device_does_not_grow() {
     let err = err.expect("a fixed device filled without an error");
     // The allocator ran out of pages; `cause` says why the store did not grow.
     let cause = match &err {
-        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        wafer::CommitError::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
         _ => panic!("{err}"),
     };
     assert!(matches!(cause, OutOfSpaceError::FileGrowth { .. }), "{err}");

@@ -234,7 +234,7 @@ fn cut(
             let found = db.drop_tree(tree.name()).unwrap_or_else(|e| panic!("{ctx}: drop: {e}"));
             assert!(found, "{ctx}: drop_tree found no tree");
             let stale = tree.put(b"k", b"v");
-            assert!(matches!(stale, Err(wafer::Error::TreeDropped(_))), "{ctx}: {stale:?}");
+            assert!(matches!(stale, Err(wafer::CommitError::TreeDropped(_))), "{ctx}: {stale:?}");
             m.clear();
         }
         _ => {

@@ -242,7 +242,7 @@ fn out_of_space_is_typed_and_loses_nothing() {
     };
     // The allocator ran out of pages; `cause` says why the store did not grow.
     let cause = match &err {
-        Error::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
+        wafer::CommitError::OutOfSpace(OutOfSpaceError::DeviceFull { cause, .. }) => &**cause,
         _ => panic!("{err}"),
     };
     assert!(matches!(cause, OutOfSpaceError::NoGrowth), "{err}");
@@ -251,7 +251,7 @@ fn out_of_space_is_typed_and_loses_nothing() {
     for round in 0..3 {
         for i in 0..stored {
             match t.put(&key(i), &value(i, round + 1, 700)) {
-                Ok(()) | Err(Error::OutOfSpace(_)) => {}
+                Ok(()) | Err(wafer::CommitError::OutOfSpace(_)) => {}
                 Err(e) => panic!("{e}"),
             }
         }

@@ -158,12 +158,12 @@ fn the_oldest_snapshot_expires_at_the_bound() {
     let stats = db.stats().snapshots;
     assert!(stats.bytes_kept <= 40 * 4096, "{stats:?}");
     assert!(stats.expired >= 1, "{stats:?}");
-    assert!(matches!(old.tree("t").get(&key(1)), Err(Error::SnapshotExpired)));
+    assert!(matches!(old.tree("t").get(&key(1)), Err(wafer::ReadError::SnapshotExpired)));
     let scan: Result<Vec<_>, _> = old.tree("t").iter().collect();
     assert!(matches!(scan, Err(Error::SnapshotExpired)));
     match new.tree("t").get(&key(1000)) {
         Ok(v) => assert_eq!(v, Some(vec![2u8; 100])),
-        Err(e) => assert!(matches!(e, Error::SnapshotExpired), "{e}"),
+        Err(e) => assert!(matches!(e, wafer::ReadError::SnapshotExpired), "{e}"),
     }
     drop((old, new));
     assert_eq!(db.stats().snapshots.pages_kept, 0);

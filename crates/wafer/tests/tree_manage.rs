@@ -146,9 +146,9 @@ fn drop_tree(out_of_place: bool) {
     let blobs_before = db.stats().blobs.unwrap();
     assert!(db.drop_tree("gone").unwrap());
     assert!(!db.drop_tree("gone").unwrap(), "a second drop finds nothing");
-    assert!(matches!(gone.get(&key(1)), Err(Error::TreeDropped(_))));
-    assert!(matches!(gone.get_reader(&key(1)), Err(Error::TreeDropped(_))));
-    assert!(matches!(gone.put(b"a", b"b"), Err(Error::TreeDropped(_))));
+    assert!(matches!(gone.get(&key(1)), Err(wafer::ReadError::TreeDropped(_))));
+    assert!(matches!(gone.get_reader(&key(1)), Err(wafer::ReadError::TreeDropped(_))));
+    assert!(matches!(gone.put(b"a", b"b"), Err(wafer::CommitError::TreeDropped(_))));
     assert!(matches!(gone.delete_range(..key(5)), Err(Error::TreeDropped(_))));
     let blobs_after = db.stats().blobs.unwrap();
     assert_eq!(blobs_after.blobs_freed - blobs_before.blobs_freed, u64::from(BLOB_KEYS));

@@ -313,8 +313,8 @@ pub struct EngineTarget {
     description: serde_json::Value,
 }
 
-fn engine_error(op: &'static str) -> impl Fn(wafer::Error) -> TargetError {
-    move |e| TargetError::new(op, e)
+fn engine_error<E: Into<wafer::Error>>(op: &'static str) -> impl Fn(E) -> TargetError {
+    move |e| TargetError::new(op, e.into())
 }
 
 impl EngineTarget {

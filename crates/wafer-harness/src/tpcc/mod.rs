@@ -164,3 +164,16 @@ pub enum TpccError {
     #[error("consistency check failed: {0}")]
     Inconsistent(String),
 }
+
+/// The engine's per-operation errors join the one `Engine` variant, kept whole.
+impl From<wafer::CommitError> for TpccError {
+    fn from(e: wafer::CommitError) -> Self {
+        TpccError::Engine(e.into())
+    }
+}
+
+impl From<wafer::ReadError> for TpccError {
+    fn from(e: wafer::ReadError) -> Self {
+        TpccError::Engine(e.into())
+    }
+}

@@ -50,7 +50,7 @@ use crate::options::{CreateMode, Options};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
 use crate::wal::{Durability, WalStatsSnapshot};
-use crate::{Corruption, Limit, OptionsError};
+use crate::{CheckError, CommitError, Corruption, Limit, OptionsError, ReadError};
 use crate::{Error, Result};
 use batch::log_estimate_bytes;
 use bounds::{bounds_of, prefix_bounds};
@@ -553,7 +553,7 @@ impl Db {
     /// Applies every operation of `batch` atomically, durable as `options.durability` says;
     /// readers see none or all of them. Sizes and names are checked before anything changes.
     /// A failure while applying (I/O, device full) poisons the database.
-    pub fn write(&self, batch: &WriteBatch) -> Result<()> {
+    pub fn write(&self, batch: &WriteBatch) -> Result<(), CommitError> {
         self.write_with(batch, self.inner.options.durability)
     }
 
@@ -561,9 +561,13 @@ impl Db {
     /// batch is durable, `GroupCommit` may wait a bounded delay to share a sync, `None` returns
     /// at once (a later sync, a checkpoint or close makes it durable; a crash may lose it, but
     /// never half of it).
-    pub fn write_with(&self, batch: &WriteBatch, durability: Durability) -> Result<()> {
+    pub fn write_with(
+        &self,
+        batch: &WriteBatch,
+        durability: Durability,
+    ) -> Result<(), CommitError> {
         if self.inner.blobs.get().is_some() {
-            return self.write_tagged(batch, durability).map(|_| ());
+            return self.write_tagged(batch, durability).map(|_| ()).map_err(CommitError::from);
         }
         let inner = &self.inner;
         inner.check_writable()?;
@@ -594,33 +598,36 @@ impl Db {
                 .collect();
             prefetch_parallel(inner, &reads);
         }
-        inner.write_txn(durability, estimate, |env| {
-            // Latch in tree-id order so two batches cannot deadlock.
-            let mut order: Vec<usize> = (0..trees.len()).collect();
-            order.sort_by_key(|i| trees[*i].core.id);
-            let mut guards: Vec<Option<Exclusive<'_>>> = (0..trees.len()).map(|_| None).collect();
-            for i in order {
-                guards[i] = Some(trees[i].core.exclusive());
-            }
-            // Every tree the batch names is latched before its first operation applies.
-            debug_assert!(guards.iter().all(Option::is_some), "a batch tree left unlatched");
-            inner.check_writable()?;
-            // A tree dropped since `batch_trees` refuses the batch before it changes anything.
-            trees.iter().try_for_each(|t| t.core.check_live())?;
-            for (i, op) in batch.ops.iter().enumerate() {
-                let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
-                    return Err(Corruption::BatchTreeVanished.into());
-                };
-                let r = match op {
-                    BatchOp::Put { key, value, .. } => g.put(env, key, value),
-                    BatchOp::Delete { key, .. } => g.delete(env, key).map(|_| ()),
-                };
-                if let Err(e) = r {
-                    return Err(inner.fail_batch_op(i, e));
+        inner
+            .write_txn(durability, estimate, |env| {
+                // Latch in tree-id order so two batches cannot deadlock.
+                let mut order: Vec<usize> = (0..trees.len()).collect();
+                order.sort_by_key(|i| trees[*i].core.id);
+                let mut guards: Vec<Option<Exclusive<'_>>> =
+                    (0..trees.len()).map(|_| None).collect();
+                for i in order {
+                    guards[i] = Some(trees[i].core.exclusive());
                 }
-            }
-            Ok(())
-        })
+                // Every tree the batch names is latched before its first operation applies.
+                debug_assert!(guards.iter().all(Option::is_some), "a batch tree left unlatched");
+                inner.check_writable()?;
+                // A tree dropped since `batch_trees` refuses the batch before it changes anything.
+                trees.iter().try_for_each(|t| t.core.check_live())?;
+                for (i, op) in batch.ops.iter().enumerate() {
+                    let Some(g) = index.get(op.tree()).and_then(|i| guards[*i].as_ref()) else {
+                        return Err(Corruption::BatchTreeVanished.into());
+                    };
+                    let r = match op {
+                        BatchOp::Put { key, value, .. } => g.put(env, key, value),
+                        BatchOp::Delete { key, .. } => g.delete(env, key).map(|_| ()),
+                    };
+                    if let Err(e) = r {
+                        return Err(inner.fail_batch_op(i, e));
+                    }
+                }
+                Ok(())
+            })
+            .map_err(CommitError::from)
     }
 
     /// The trees a batch names (created on first use), and each name's index among them.
@@ -745,8 +752,10 @@ impl Db {
     /// read from the device), node structure, leaves at one depth, catalog against the open
     /// trees, the free list against the allocator, no page leaked or owned twice, and the
     /// store's own consistency (out of place: page map, zones, free pages). Writers wait while
-    /// it runs; readers go on. Err only when the database is closed.
-    pub fn check(&self) -> Result<CheckReport> {
+    /// it runs; readers go on. Returns `CheckError`: `CheckError::Closed` when the database is
+    /// closed, `CheckError::Storage` when reading beneath the walk failed; violations are in the
+    /// report, not errors.
+    pub fn check(&self) -> Result<CheckReport, CheckError> {
         let inner = &self.inner;
         inner.check_open()?;
         // Lock order: trees -> writer -> tree latches (as writers take them).
@@ -897,13 +906,17 @@ impl Tree {
         &self.name
     }
 
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ReadError> {
         self.get_with(key, <[u8]>::to_vec)
     }
 
     /// Calls `f` on the value of `key` without copying it out (None: no such key). `f` runs
     /// with the value's page latched shared: it must not call back into this database.
-    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+    pub fn get_with<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, ReadError> {
         self.db.check_open()?;
         self.check_live()?;
         check_key(key)?;
@@ -913,7 +926,7 @@ impl Tree {
             self.get_tagged(key, f)
         };
         // A drop racing the read freed the pages it read: say that, not "corrupt".
-        found.map_err(|e| self.check_live().err().unwrap_or(e))
+        found.map_err(|e| self.check_live().err().unwrap_or(e)).map_err(ReadError::from)
     }
 
     /// Err([`Error::TreeDropped`]) once the tree behind this handle is dropped.
@@ -961,7 +974,7 @@ impl Tree {
     /// The value of `key` as a stream (`std::io::Read`), without holding it all in memory:
     /// a blob is read one 4 KiB page at a time, each page checked, and the whole value's
     /// checksum at the end. A blob replaced while it is read ends the stream with an error.
-    pub fn get_reader(&self, key: &[u8]) -> Result<Option<ValueReader>> {
+    pub fn get_reader(&self, key: &[u8]) -> Result<Option<ValueReader>, ReadError> {
         self.db.check_open()?;
         self.check_live()?;
         check_key(key)?;
@@ -976,12 +989,14 @@ impl Tree {
             });
         // As in `get_with`: a drop racing the read freed the pages it read, which is no
         // corruption.
-        found.and_then(|f| f.transpose()).map_err(|e| self.check_live().err().unwrap_or(e))
+        found
+            .and_then(|f| f.transpose())
+            .map_err(|e| ReadError::from(self.check_live().err().unwrap_or(e)))
     }
 
     /// Copies the value of `key` into `out` (cleared first, its capacity reused): a lookup
     /// that allocates only when `out` is too small. Ok(false): no such key (`out` empty).
-    pub fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    pub fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, ReadError> {
         out.clear();
         let found = self.get_with(key, |v| out.extend_from_slice(v))?.is_some();
         // What callers that reuse `out` rely on: no key, no bytes.
@@ -990,11 +1005,16 @@ impl Tree {
     }
 
     /// Inserts or replaces; durable as the database's `options.durability` says.
-    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<(), CommitError> {
         self.put_with(key, value, self.db.options.durability)
     }
 
-    pub fn put_with(&self, key: &[u8], value: &[u8], durability: Durability) -> Result<()> {
+    pub fn put_with(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        durability: Durability,
+    ) -> Result<(), CommitError> {
         self.db.check_writable()?;
         self.check_live()?;
         check_key(key)?;
@@ -1002,7 +1022,10 @@ impl Tree {
         if self.db.blobs.get().is_some() {
             let mut b = WriteBatch::new();
             b.put(&self.name, key, value);
-            return Db { inner: self.db.clone() }.write_tagged(&b, durability).map(|_| ());
+            return Db { inner: self.db.clone() }
+                .write_tagged(&b, durability)
+                .map(|_| ())
+                .map_err(CommitError::from);
         }
         let estimate = log_estimate_bytes((key.len() + value.len()) as u64, 1);
         // Checked above: the value goes inline, in a leaf.
@@ -1014,6 +1037,7 @@ impl Tree {
                 self.core.put(env, key, value).map(Some)
             }
         })
+        .map_err(CommitError::from)
     }
 
     /// With a WAL, writes apply one batch at a time under the writer mutex, so a device read
@@ -1047,18 +1071,20 @@ impl Tree {
     }
 
     /// Removes `key`; Ok(true) when it was present.
-    pub fn delete(&self, key: &[u8]) -> Result<bool> {
+    pub fn delete(&self, key: &[u8]) -> Result<bool, CommitError> {
         self.delete_with(key, self.db.options.durability)
     }
 
-    pub fn delete_with(&self, key: &[u8], durability: Durability) -> Result<bool> {
+    pub fn delete_with(&self, key: &[u8], durability: Durability) -> Result<bool, CommitError> {
         self.db.check_writable()?;
         self.check_live()?;
         check_key(key)?;
         if self.db.blobs.get().is_some() {
             let mut b = WriteBatch::new();
             b.delete(&self.name, key);
-            let found = Db { inner: self.db.clone() }.write_tagged(&b, durability)?;
+            let found = Db { inner: self.db.clone() }
+                .write_tagged(&b, durability)
+                .map_err(CommitError::from)?;
             // One delete in the batch: it finds its key once at most.
             debug_assert!(found <= 1, "one delete found {found} keys");
             return Ok(found == 1);
@@ -1071,6 +1097,7 @@ impl Tree {
                 self.core.delete(env, key).map(Some)
             }
         })
+        .map_err(CommitError::from)
     }
 
     /// Entries with keys in `range`, ascending; `.rev()` for descending.

@@ -14,7 +14,7 @@ use super::inner::Db;
 use super::iter::Iter;
 use super::view::At;
 use crate::btree::{Bounds, Exclusive, TreeCore};
-use crate::Result;
+use crate::{ReadError, Result};
 use std::collections::HashMap;
 use std::ops::RangeBounds;
 use std::sync::Arc;
@@ -77,13 +77,13 @@ impl Snapshot {
 }
 
 impl SnapshotTree {
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ReadError> {
         self.at.db.check_open()?;
         let Some(core) = &self.core else { return Ok(None) };
         // Views are of named trees: the catalog's raw entries are no user's values.
         debug_assert_ne!(core.id, super::catalog::CATALOG_TREE_ID, "a snapshot of the catalog");
         match core.get_in(&self.at.nodes(), key)? {
-            Some(stored) => self.at.resolve(stored).map(Some),
+            Some(stored) => self.at.resolve(stored).map(Some).map_err(ReadError::from),
             None => Ok(None),
         }
     }

@@ -18,7 +18,7 @@ use super::batch::WriteBatch;
 use super::bounds::prefix_end;
 use super::inner::{check_key, Db};
 use super::locks::{LockTable, TXN_LOCKS_MAX};
-use crate::{Durability, Error, Result};
+use crate::{CommitError, Durability, Error, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -101,7 +101,7 @@ impl Txn {
             return Ok(w.clone());
         }
         match self.db.existing_tree(tree)? {
-            Some(t) => t.get(key),
+            Some(t) => Ok(t.get(key)?),
             None => Ok(None),
         }
     }
@@ -116,7 +116,7 @@ impl Txn {
     }
 
     /// Buffers a put (sizes checked now, so commit refuses nothing for them).
-    pub fn put(&mut self, tree: &str, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&mut self, tree: &str, key: &[u8], value: &[u8]) -> Result<(), CommitError> {
         super::catalog::check_name(tree)?;
         check_key(key)?;
         self.db.inner.check_value(value)?;
@@ -127,7 +127,7 @@ impl Txn {
     }
 
     /// Buffers a delete.
-    pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<()> {
+    pub fn delete(&mut self, tree: &str, key: &[u8]) -> Result<(), CommitError> {
         super::catalog::check_name(tree)?;
         check_key(key)?;
         // Commit applies buffered writes with the locks of this owner held.
@@ -196,13 +196,13 @@ impl Txn {
 
     /// Applies every buffered write as one atomic batch (durable as the database's
     /// `options.durability` says), then releases the locks.
-    pub fn commit(self) -> Result<()> {
+    pub fn commit(self) -> Result<(), CommitError> {
         let durability = self.db.inner.options.durability;
         self.commit_with(durability)
     }
 
     /// As [`Txn::commit`] with `durability` for the batch.
-    pub fn commit_with(mut self, durability: Durability) -> Result<()> {
+    pub fn commit_with(mut self, durability: Durability) -> Result<(), CommitError> {
         let mut batch = WriteBatch::new();
         let mut trees: Vec<(String, TreeWrites)> =
             std::mem::take(&mut self.writes).into_iter().collect();

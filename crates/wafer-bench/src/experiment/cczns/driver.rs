@@ -67,6 +67,19 @@ pub enum DriverError {
     Mismatch { key: u64 },
 }
 
+/// The engine's per-operation errors join the one `Engine` variant, kept whole.
+impl From<wafer::CommitError> for DriverError {
+    fn from(e: wafer::CommitError) -> Self {
+        DriverError::Engine(e.into())
+    }
+}
+
+impl From<wafer::ReadError> for DriverError {
+    fn from(e: wafer::ReadError) -> Self {
+        DriverError::Engine(e.into())
+    }
+}
+
 /// The engine on one emulated SSD, and what it needs to check its reads.
 pub struct Driver {
     db: Db,

@@ -1,0 +1,277 @@
+//! One error enum per kind of operation, so a caller matches only on what that operation can
+//! return. Each converts into [`Error`] losslessly (the same variant, the same message), so code
+//! that propagates with `?` into `wafer::Result` keeps working. Failures of the storage below
+//! (device, WAL, corruption, the buffer pool) are shared by every operation: they live in one
+//! [`StorageError`] embedded in each enum instead of being repeated.
+use super::{Corruption, DeviceError, Error, OutOfSpaceError, WalError};
+
+/// The storage beneath an operation failed: the device, the log, a corrupt structure, or a
+/// buffer pool too small for the work. Messages are those of the matching [`Error`] variants.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error(transparent)]
+    Wal(#[from] WalError),
+    /// A stored page failed its checksum or structural checks.
+    #[error("page {page_id} is corrupt: {reason}")]
+    CorruptPage { page_id: u64, reason: String },
+    /// A structure on the device (or in memory, read from it) is not as it must be.
+    #[error("corrupt database: {0}")]
+    Corruption(#[from] Corruption),
+    /// Every buffer pool frame is latched or pinned: the pool is too small for the workload.
+    #[error("buffer pool exhausted: no frame for page {page_id} after {attempts} attempts ({frames} frames, all latched or pinned)")]
+    PoolExhausted { page_id: u64, frames: usize, attempts: u32 },
+    /// An error this operation is not expected to return, kept whole rather than flattened
+    /// into a message, so converting back into [`Error`] loses nothing.
+    #[error(transparent)]
+    Other(Box<Error>),
+}
+
+impl From<Error> for StorageError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Device(e) => Self::Device(e),
+            Error::Wal(e) => Self::Wal(e),
+            Error::CorruptPage { page_id, reason } => Self::CorruptPage { page_id, reason },
+            Error::Corruption(c) => Self::Corruption(c),
+            Error::PoolExhausted { page_id, frames, attempts } => {
+                Self::PoolExhausted { page_id, frames, attempts }
+            }
+            other => Self::Other(Box::new(other)),
+        }
+    }
+}
+
+impl From<StorageError> for Error {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Device(e) => Error::Device(e),
+            StorageError::Wal(e) => Error::Wal(e),
+            StorageError::CorruptPage { page_id, reason } => Error::CorruptPage { page_id, reason },
+            StorageError::Corruption(c) => Error::Corruption(c),
+            StorageError::PoolExhausted { page_id, frames, attempts } => {
+                Error::PoolExhausted { page_id, frames, attempts }
+            }
+            StorageError::Other(e) => *e,
+        }
+    }
+}
+
+/// Why a write did not commit: `Tree::put`/`delete`, `Db::write`, and a transaction's writes
+/// and commit. Every variant but `Storage` is a clean refusal: nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// The database was opened with `Options::read_only`.
+    #[error("database is open read-only")]
+    ReadOnly,
+    /// An earlier failed write poisoned the database: reopen it.
+    #[error("database is poisoned by an earlier failed write (an I/O error, or a buffer pool too small for a batch) and refuses writes until reopened")]
+    Poisoned,
+    #[error("database is closed")]
+    Closed,
+    #[error("key of {len} bytes exceeds the limit of {max} bytes")]
+    KeyTooLarge { len: usize, max: usize },
+    #[error("value of {len} bytes exceeds the limit of {max} bytes")]
+    ValueTooLarge { len: usize, max: usize },
+    #[error("tree name `{0}` is invalid: {1}")]
+    InvalidTreeName(String, &'static str),
+    /// The tree behind this handle was dropped; `Db::tree` makes a new one.
+    #[error("tree {0} was dropped")]
+    TreeDropped(String),
+    /// The device holds no more pages: the database stays usable.
+    #[error("out of space: {0}")]
+    OutOfSpace(#[from] OutOfSpaceError),
+    /// A transaction waited its lock timeout: abort it and retry.
+    #[error("lock on a key of tree `{tree}` not granted within {waited_ms} ms")]
+    LockTimeout { tree: String, waited_ms: u64 },
+    /// A transaction asked for more key locks than one may hold.
+    #[error("a transaction holds at most {max} locks")]
+    TooManyLocks { max: usize },
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<Error> for CommitError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::ReadOnly => Self::ReadOnly,
+            Error::Poisoned => Self::Poisoned,
+            Error::Closed => Self::Closed,
+            Error::KeyTooLarge { len, max } => Self::KeyTooLarge { len, max },
+            Error::ValueTooLarge { len, max } => Self::ValueTooLarge { len, max },
+            Error::InvalidTreeName(name, why) => Self::InvalidTreeName(name, why),
+            Error::TreeDropped(name) => Self::TreeDropped(name),
+            Error::OutOfSpace(e) => Self::OutOfSpace(e),
+            Error::LockTimeout { tree, waited_ms } => Self::LockTimeout { tree, waited_ms },
+            Error::TooManyLocks { max } => Self::TooManyLocks { max },
+            other => Self::Storage(other.into()),
+        }
+    }
+}
+
+impl From<CommitError> for Error {
+    fn from(e: CommitError) -> Self {
+        match e {
+            CommitError::ReadOnly => Error::ReadOnly,
+            CommitError::Poisoned => Error::Poisoned,
+            CommitError::Closed => Error::Closed,
+            CommitError::KeyTooLarge { len, max } => Error::KeyTooLarge { len, max },
+            CommitError::ValueTooLarge { len, max } => Error::ValueTooLarge { len, max },
+            CommitError::InvalidTreeName(name, why) => Error::InvalidTreeName(name, why),
+            CommitError::TreeDropped(name) => Error::TreeDropped(name),
+            CommitError::OutOfSpace(e) => Error::OutOfSpace(e),
+            CommitError::LockTimeout { tree, waited_ms } => Error::LockTimeout { tree, waited_ms },
+            CommitError::TooManyLocks { max } => Error::TooManyLocks { max },
+            CommitError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<Corruption> for CommitError {
+    fn from(c: Corruption) -> Self {
+        Self::Storage(StorageError::Corruption(c))
+    }
+}
+
+/// Why a read failed: `Tree::get` and its variants, and `SnapshotTree::get`.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("database is closed")]
+    Closed,
+    /// The tree behind this handle was dropped; `Db::tree` makes a new one.
+    #[error("tree {0} was dropped")]
+    TreeDropped(String),
+    /// The snapshot outlived the versions kept for it (`Options::snapshot_bytes_max`): take a
+    /// new one.
+    #[error("snapshot expired: writers since it began changed more pages than the database keeps for snapshots (Options::snapshot_bytes_max)")]
+    SnapshotExpired,
+    /// No key this long can be stored, so none is looked up.
+    #[error("key of {len} bytes exceeds the limit of {max} bytes")]
+    KeyTooLarge { len: usize, max: usize },
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<Error> for ReadError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Closed => Self::Closed,
+            Error::TreeDropped(name) => Self::TreeDropped(name),
+            Error::SnapshotExpired => Self::SnapshotExpired,
+            Error::KeyTooLarge { len, max } => Self::KeyTooLarge { len, max },
+            other => Self::Storage(other.into()),
+        }
+    }
+}
+
+impl From<ReadError> for Error {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Closed => Error::Closed,
+            ReadError::TreeDropped(name) => Error::TreeDropped(name),
+            ReadError::SnapshotExpired => Error::SnapshotExpired,
+            ReadError::KeyTooLarge { len, max } => Error::KeyTooLarge { len, max },
+            ReadError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<Corruption> for ReadError {
+    fn from(c: Corruption) -> Self {
+        Self::Storage(StorageError::Corruption(c))
+    }
+}
+
+/// Why `Db::check` could not walk the database. Violations it finds are no error: they are in
+/// the `CheckReport` it returns.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("database is closed")]
+    Closed,
+    /// Reading a page or the space metadata failed beneath the walk.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<Error> for CheckError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Closed => Self::Closed,
+            other => Self::Storage(other.into()),
+        }
+    }
+}
+
+impl From<CheckError> for Error {
+    fn from(e: CheckError) -> Self {
+        match e {
+            CheckError::Closed => Error::Closed,
+            CheckError::Storage(e) => e.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Errors whose variant both enums carry, built afresh for each check (they are not Clone).
+    fn samples() -> Vec<fn() -> Error> {
+        vec![
+            || Error::ReadOnly,
+            || Error::Poisoned,
+            || Error::Closed,
+            || Error::KeyTooLarge { len: 9, max: 8 },
+            || Error::ValueTooLarge { len: 9, max: 8 },
+            || Error::InvalidTreeName("\0x".into(), "starts with NUL"),
+            || Error::TreeDropped("t".into()),
+            || Error::LockTimeout { tree: "t".into(), waited_ms: 5 },
+            || Error::TooManyLocks { max: 3 },
+            || Error::SnapshotExpired,
+            || Error::CorruptPage { page_id: 7, reason: "bad crc".into() },
+            || Error::Corruption(Corruption::ReadingWriteDeclined),
+            || Error::PoolExhausted { page_id: 1, frames: 2, attempts: 3 },
+            || Error::NotEmpty { trees: vec!["a".into()] },
+        ]
+    }
+
+    /// Through a per-operation enum and back, an error keeps its message and its variant: the
+    /// `?` into `wafer::Result` that callers already write loses nothing.
+    #[test]
+    fn per_operation_errors_convert_back_unchanged() {
+        for make in samples() {
+            let before = make().to_string();
+            let commit = CommitError::from(make());
+            assert_eq!(commit.to_string(), before);
+            assert_eq!(Error::from(commit).to_string(), before);
+            let read = ReadError::from(make());
+            assert_eq!(read.to_string(), before);
+            assert_eq!(Error::from(read).to_string(), before);
+            let check = CheckError::from(make());
+            assert_eq!(check.to_string(), before);
+            assert_eq!(Error::from(check).to_string(), before);
+            let storage = StorageError::from(make());
+            assert_eq!(storage.to_string(), before);
+            assert_eq!(Error::from(storage).to_string(), before);
+        }
+        let back = Error::from(CommitError::from(Error::NotEmpty { trees: vec!["a".into()] }));
+        assert!(matches!(back, Error::NotEmpty { .. }), "{back}");
+    }
+
+    /// The variants a caller acts on come out typed, the storage's failures under `Storage`.
+    #[test]
+    fn refusals_are_typed_and_storage_failures_shared() {
+        assert!(matches!(CommitError::from(Error::ReadOnly), CommitError::ReadOnly));
+        assert!(matches!(
+            CommitError::from(Error::LockTimeout { tree: "t".into(), waited_ms: 1 }),
+            CommitError::LockTimeout { waited_ms: 1, .. }
+        ));
+        assert!(matches!(ReadError::from(Error::Closed), ReadError::Closed));
+        assert!(matches!(ReadError::from(Error::SnapshotExpired), ReadError::SnapshotExpired));
+        let torn = ReadError::from(Corruption::ReadingWriteDeclined);
+        assert!(matches!(torn, ReadError::Storage(StorageError::Corruption(_))), "{torn}");
+        let page = CommitError::from(Error::CorruptPage { page_id: 4, reason: "crc".into() });
+        assert!(matches!(page, CommitError::Storage(StorageError::CorruptPage { .. })));
+    }
+}
