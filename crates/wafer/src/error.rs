@@ -120,6 +120,10 @@ pub enum OpenError {
     Missing { what: String },
     #[error("{what}: a database already exists and the create mode is New")]
     AlreadyExists { what: String },
+    /// A database is a data file and its WAL beside it: a path that names a directory (or
+    /// ends in a separator) is no file to create.
+    #[error("{what}: names a directory; give the path of the data file to create")]
+    NotAFilePath { what: String },
     /// The data file has zero bytes: never a database Wafer wrote (a new file spans its whole
     /// capacity from the start), so something truncated it.
     #[error("{what}: data file is empty (0 bytes) but its WAL {wal} exists; refusing to format over a truncated database")]

@@ -137,6 +137,19 @@ fn blobs_a_snapshot_reads_are_kept_out_of_place() {
 /// Past `snapshot_bytes_max` the oldest snapshot expires: its reads fail cleanly, a newer one
 /// still reads, writers never fail, and the kept pages stay under the bound.
 #[test]
+fn a_snapshot_refuses_a_key_too_long_as_the_tree_does() {
+    let db = open(false, 32 << 20, Options::test_min());
+    let t = db.tree("t").unwrap();
+    t.put(&key(1), b"v").unwrap();
+    let snap = db.snapshot().unwrap();
+    let long = vec![b'k'; 5_000];
+    assert!(matches!(t.get(&long), Err(wafer::ReadError::KeyTooLarge { len: 5_000, .. })));
+    let got = snap.tree("t").get(&long);
+    assert!(matches!(got, Err(wafer::ReadError::KeyTooLarge { len: 5_000, .. })), "{got:?}");
+    assert_eq!(snap.tree("t").get(&key(1)).unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
 fn the_oldest_snapshot_expires_at_the_bound() {
     let mut o = Options::test_min().with_buffer_pool_bytes(64 * 4096);
     o.snapshot_bytes_max = 40 * 4096;
@@ -230,6 +243,10 @@ fn a_backup_beside_a_writer_opens_on_its_own_and_checks_clean() {
     assert_eq!(totals.trees, 2);
     let err = db.backup_to(&target).unwrap_err();
     assert!(matches!(err, Error::Open(wafer::OpenError::AlreadyExists { .. })), "{err}");
+    for not_a_file in [format!("{}/", dir.join("new").display()), dir.display().to_string()] {
+        let err = db.backup_to(&not_a_file).unwrap_err();
+        assert!(matches!(err, Error::Open(wafer::OpenError::NotAFilePath { .. })), "{err}");
+    }
     db.close().unwrap();
     let copy = Db::open(&target, o.with_create(wafer::CreateMode::Never)).unwrap();
     let (left, right) = (copy.tree("left").unwrap(), copy.tree("right").unwrap());

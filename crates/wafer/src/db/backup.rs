@@ -76,6 +76,11 @@ impl Db {
     /// crash part way leaves.
     pub fn backup_to(&self, path: impl AsRef<Path>) -> Result<BackupTotals> {
         let path = path.as_ref();
+        let text = path.as_os_str().to_string_lossy();
+        if text.ends_with(std::path::MAIN_SEPARATOR) || text.ends_with('/') || path.is_dir() {
+            // Else the temporary file would land inside that directory, named after nothing.
+            return Err(Error::Open(OpenError::NotAFilePath { what: text.into_owned() }));
+        }
         let target_wal = wal_path(path);
         for p in [path, target_wal.as_path()] {
             if p.exists() {

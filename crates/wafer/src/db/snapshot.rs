@@ -79,6 +79,8 @@ impl Snapshot {
 impl SnapshotTree {
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ReadError> {
         self.at.db.check_open()?;
+        // As `Tree::get`: a key no tree can hold is the caller's mistake, not an absent key.
+        super::inner::check_key(key)?;
         let Some(core) = &self.core else { return Ok(None) };
         // Views are of named trees: the catalog's raw entries are no user's values.
         debug_assert_ne!(core.id, super::catalog::CATALOG_TREE_ID, "a snapshot of the catalog");
