@@ -380,18 +380,18 @@ fn random_cut(rng: &mut Rng, db: &Db, model: &mut Model) -> wafer::Result<()> {
     match rng.below(8) {
         0 => {
             model.retain(|(t, _), _| t != tree);
-            db.drop_tree(tree).map(|_| ())
+            Ok(db.drop_tree(tree).map(|_| ())?)
         }
         1 => {
             model.retain(|(t, _), _| t != tree);
-            db.tree(tree)?.clear()
+            Ok(db.tree(tree)?.clear()?)
         }
         _ => {
             let lo = rng.below(400);
             let hi = lo + 1 + rng.below(200);
             let (lo, hi) = (format!("k{lo:04}").into_bytes(), format!("k{hi:04}").into_bytes());
             model.retain(|(t, k), _| t != tree || *k < lo || *k >= hi);
-            db.tree(tree)?.delete_range(lo..hi)
+            Ok(db.tree(tree)?.delete_range(lo..hi)?)
         }
     }
 }

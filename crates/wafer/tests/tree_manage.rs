@@ -4,7 +4,7 @@
 //! during them in `crash.rs`.
 use std::sync::Arc;
 use wafer::device::MemoryDevice;
-use wafer::{Db, Error, Options};
+use wafer::{Db, Options};
 
 const KEYS: u32 = 20_000;
 /// Values of 1,500 bytes take a page each out of line.
@@ -149,7 +149,7 @@ fn drop_tree(out_of_place: bool) {
     assert!(matches!(gone.get(&key(1)), Err(wafer::ReadError::TreeDropped(_))));
     assert!(matches!(gone.get_reader(&key(1)), Err(wafer::ReadError::TreeDropped(_))));
     assert!(matches!(gone.put(b"a", b"b"), Err(wafer::CommitError::TreeDropped(_))));
-    assert!(matches!(gone.delete_range(..key(5)), Err(Error::TreeDropped(_))));
+    assert!(matches!(gone.delete_range(..key(5)), Err(wafer::CommitError::TreeDropped(_))));
     let blobs_after = db.stats().blobs.unwrap();
     assert_eq!(blobs_after.blobs_freed - blobs_before.blobs_freed, u64::from(BLOB_KEYS));
     assert_eq!(db.tree_names().unwrap(), vec!["keep".to_string()]);

@@ -5,7 +5,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Duration;
 use wafer::device::MemoryDevice;
-use wafer::{Db, Direction, Error, Options};
+use wafer::{Db, Direction, Options};
 
 fn db() -> Db {
     let data = Arc::new(MemoryDevice::new(8 << 20));
@@ -85,7 +85,7 @@ fn abort_discards_writes_and_releases_locks() {
     txn.put("a", b"k", b"v").unwrap();
     let mut other = db.begin();
     other.set_lock_timeout(Duration::from_millis(1));
-    assert!(matches!(other.lock("a", b"k"), Err(Error::LockTimeout { .. })));
+    assert!(matches!(other.lock("a", b"k"), Err(wafer::CommitError::LockTimeout { .. })));
     txn.abort();
     other.lock("a", b"k").unwrap();
     assert_eq!(other.get("a", b"k").unwrap(), None);

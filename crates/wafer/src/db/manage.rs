@@ -12,7 +12,7 @@ use super::inner::{Db, DbInner, Tree};
 use super::{catalog, garbage};
 use crate::blob::BlobRef;
 use crate::btree::{Bounds, CutPlan, Exclusive, TreeCore};
-use crate::Result;
+use crate::{CommitError, Result};
 use std::cell::Cell;
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::Ordering;
@@ -37,13 +37,16 @@ impl Tree {
     /// Removes every entry with a key in `range`, atomically, durable as the database's
     /// `options.durability` says. Subtrees inside the range are unlinked whole, not entry by
     /// entry; their pages are free when this returns.
-    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
+    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        range: R,
+    ) -> Result<(), CommitError> {
         let db = Db { inner: self.db.clone() };
-        db.cut(self, &super::bounds::bounds_of(range), Then::Keep)
+        Ok(db.cut(self, &super::bounds::bounds_of(range), Then::Keep)?)
     }
 
     /// Removes every entry of the tree, atomically; the tree stays, empty.
-    pub fn clear(&self) -> Result<()> {
+    pub fn clear(&self) -> Result<(), CommitError> {
         self.delete_range::<&[u8], _>(..)
     }
 }
@@ -51,9 +54,9 @@ impl Tree {
 impl Db {
     /// Removes the tree called `name` with all its entries, atomically: its pages and its
     /// out-of-line values are freed and its name leaves the catalog. Handles to it fail with
-    /// [`Error::TreeDropped`] from then on; [`Db::tree`] with the name makes a new, empty
-    /// tree. Ok(false) when there is no such tree.
-    pub fn drop_tree(&self, name: &str) -> Result<bool> {
+    /// `TreeDropped` ([`ReadError`], [`CommitError`]) from then on; [`Db::tree`] with the name
+    /// makes a new, empty tree. Ok(false) when there is no such tree.
+    pub fn drop_tree(&self, name: &str) -> Result<bool, CommitError> {
         catalog::check_name(name)?;
         self.inner.check_writable()?;
         // Before the map's lock below: creating it takes that lock itself.

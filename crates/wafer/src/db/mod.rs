@@ -409,8 +409,10 @@ impl Db {
         &self.inner.options
     }
 
-    /// The tree called `name`, created (and recorded in the catalog) on first use.
-    pub fn tree(&self, name: &str) -> Result<Tree> {
+    /// The tree called `name`, created (and recorded in the catalog) on first use: a commit
+    /// when it is new, so its errors are a [`CommitError`]'s (`InvalidTreeName`, `ReadOnly`
+    /// for a new tree of a read-only database, `Closed`, `Storage`).
+    pub fn tree(&self, name: &str) -> Result<Tree, CommitError> {
         catalog::check_name(name)?;
         let tree = self.tree_unchecked(name)?;
         // A user's tree is never the catalog: writes to it must not reach tree 0.
@@ -538,8 +540,8 @@ impl Db {
         }))
     }
 
-    /// Names of all trees, sorted.
-    pub fn tree_names(&self) -> Result<Vec<String>> {
+    /// Names of all trees, sorted. Fails only when closed ([`ReadError::Closed`]).
+    pub fn tree_names(&self) -> Result<Vec<String>, ReadError> {
         self.inner.check_open()?;
         let map = self.inner.trees.read().unwrap_or_else(|e| e.into_inner());
         let mut names: Vec<String> = map.keys().cloned().collect();

@@ -36,7 +36,7 @@ pub struct SnapshotTree {
 impl Db {
     /// A read view of every tree as the last commit left them; writes go on beside it. See
     /// the module docs for what a long-lived snapshot costs.
-    pub fn snapshot(&self) -> Result<Snapshot> {
+    pub fn snapshot(&self) -> Result<Snapshot, ReadError> {
         let inner = &self.inner;
         inner.check_open()?;
         // Lock order: `trees`, the writer mutex, then tree latches in id order.

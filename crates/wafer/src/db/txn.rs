@@ -18,7 +18,7 @@ use super::batch::WriteBatch;
 use super::bounds::prefix_end;
 use super::inner::{check_key, Db};
 use super::locks::{LockTable, TXN_LOCKS_MAX};
-use crate::{CommitError, Durability, Error, Result};
+use crate::{CommitError, Durability, Error, ReadError, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -78,11 +78,11 @@ impl Txn {
     }
 
     /// Locks (`tree`, `key`) exclusively until commit or abort; a no-op when held already.
-    pub fn lock(&mut self, tree: &str, key: &[u8]) -> Result<()> {
+    pub fn lock(&mut self, tree: &str, key: &[u8]) -> Result<(), CommitError> {
         self.db.inner.check_open()?;
         check_key(key)?;
         if self.held.len() >= TXN_LOCKS_MAX {
-            return Err(Error::TooManyLocks { max: TXN_LOCKS_MAX });
+            return Err(CommitError::TooManyLocks { max: TXN_LOCKS_MAX });
         }
         if self.locks.lock(self.owner, tree, key, self.lock_timeout)? {
             self.held.push((tree.to_string(), key.to_vec()));
@@ -93,7 +93,7 @@ impl Txn {
     }
 
     /// The value of `key`: this transaction's write if it wrote one, else the committed value.
-    pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>, ReadError> {
         check_key(key)?;
         if let Some(w) = self.writes.get(tree).and_then(|t| t.get(key)) {
             // Buffered only by `put`/`delete`, which checked the name: commit will take it.
@@ -108,11 +108,15 @@ impl Txn {
 
     /// `lock` then `get`: the value, which no other locking transaction changes until this
     /// one ends.
-    pub fn get_for_update(&mut self, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_for_update(
+        &mut self,
+        tree: &str,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>, CommitError> {
         self.lock(tree, key)?;
         // The value read below stays ours only while the lock is held until commit.
         debug_assert!(self.held.iter().any(|(t, k)| t == tree && k == key), "{tree} unlocked");
-        self.get(tree, key)
+        Ok(self.get(tree, key).map_err(Error::from)?)
     }
 
     /// Buffers a put (sizes checked now, so commit refuses nothing for them).
