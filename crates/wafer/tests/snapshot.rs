@@ -29,8 +29,9 @@ fn key(i: u64) -> Vec<u8> {
 fn consistent_across_trees(out_of_place: bool) {
     let db = open(out_of_place, 32 << 20, Options::test_min().with_buffer_pool_bytes(64 * 4096));
     let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let writer = {
-        let (db, stop) = (db.clone(), stop.clone());
+        let (db, stop, written) = (db.clone(), stop.clone(), written.clone());
         std::thread::spawn(move || {
             let mut step = 0u64;
             while !stop.load(Ordering::Relaxed) && step < 200_000 {
@@ -42,10 +43,20 @@ fn consistent_across_trees(out_of_place: bool) {
                 b.put("left", b"step", &v).put("right", b"step", &v);
                 db.write(&b).unwrap();
                 step += 1;
+                written.store(step, Ordering::Relaxed);
             }
             step
         })
     };
+    // The snapshots below are taken while the writer writes: wait for its first batch, so a
+    // loaded machine that has not scheduled it yet does not leave them nothing to race
+    // (bounded: 10 s).
+    for _ in 0..10_000 {
+        if written.load(Ordering::Relaxed) > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     for _ in 0..50 {
         let snap = db.snapshot().unwrap();
         let left = snap.tree("left").get(b"step").unwrap();
