@@ -78,15 +78,5 @@ where
     }
 }
 
-/// The engine's per-operation errors join the one `Wafer` variant, kept whole.
-impl From<wafer::CommitError> for Error {
-    fn from(e: wafer::CommitError) -> Self {
-        Error::Wafer(e.into())
-    }
-}
-
-impl From<wafer::ReadError> for Error {
-    fn from(e: wafer::ReadError) -> Self {
-        Error::Wafer(e.into())
-    }
-}
+// The engine's per-operation errors join the one `Wafer` variant, kept whole.
+wafer::from_operation_errors!(Error, Error::Wafer);

@@ -59,18 +59,8 @@ pub enum DumpError {
     NotEmpty(Vec<String>),
 }
 
-/// The per-operation errors of the calls a dump makes, kept whole as the umbrella error.
-impl From<crate::ReadError> for DumpError {
-    fn from(e: crate::ReadError) -> Self {
-        DumpError::Db(e.into())
-    }
-}
-
-impl From<crate::CommitError> for DumpError {
-    fn from(e: crate::CommitError) -> Self {
-        DumpError::Db(e.into())
-    }
-}
+// The per-operation errors of the calls a dump makes, kept whole as the umbrella error.
+crate::from_operation_errors!(DumpError, DumpError::Db);
 
 impl From<DumpError> for Error {
     fn from(e: DumpError) -> Error {

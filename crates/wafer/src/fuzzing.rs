@@ -475,13 +475,7 @@ pub fn valid_inputs(target: &str) -> Vec<Vec<u8>> {
         }
         "blob_ref" => {
             let r = crate::blob::BlobRef { first: 40, len_bytes: 9000, seq: 7, crc: 3, clock: 2 };
-            let mut v1 = vec![crate::blob::format::TAG_BLOB, 1];
-            for field in [r.first, r.len_bytes, u64::from(r.seq)] {
-                v1.extend_from_slice(&field.to_le_bytes());
-            }
-            v1.extend_from_slice(&r.crc.to_le_bytes());
-            v1.extend_from_slice(&r.clock.to_le_bytes());
-            vec![r.encode(), v1, crate::blob::encode_inline(b"inline")]
+            vec![r.encode(), r.encode_v1(0), crate::blob::encode_inline(b"inline")]
         }
         "map_snapshot" => {
             let mut map = PageMap::new();

@@ -165,15 +165,5 @@ pub enum TpccError {
     Inconsistent(String),
 }
 
-/// The engine's per-operation errors join the one `Engine` variant, kept whole.
-impl From<wafer::CommitError> for TpccError {
-    fn from(e: wafer::CommitError) -> Self {
-        TpccError::Engine(e.into())
-    }
-}
-
-impl From<wafer::ReadError> for TpccError {
-    fn from(e: wafer::ReadError) -> Self {
-        TpccError::Engine(e.into())
-    }
-}
+// The engine's per-operation errors join the one `Engine` variant, kept whole.
+wafer::from_operation_errors!(TpccError, TpccError::Engine);

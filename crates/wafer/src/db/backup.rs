@@ -77,7 +77,7 @@ impl Db {
     pub fn backup_to(&self, path: impl AsRef<Path>) -> Result<BackupTotals> {
         let path = path.as_ref();
         let text = path.as_os_str().to_string_lossy();
-        if text.ends_with(std::path::MAIN_SEPARATOR) || text.ends_with('/') || path.is_dir() {
+        if text.chars().last().is_some_and(std::path::is_separator) || path.is_dir() {
             // Else the temporary file would land inside that directory, named after nothing.
             return Err(Error::Open(OpenError::NotAFilePath { what: text.into_owned() }));
         }

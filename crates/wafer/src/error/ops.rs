@@ -5,6 +5,25 @@
 //! [`StorageError`] embedded in each enum instead of being repeated.
 use super::{Corruption, DeviceError, Error, OutOfSpaceError, WalError};
 
+/// `impl From<CommitError>` and `From<ReadError>` for a caller's error type that holds a
+/// [`Error`] in one tuple variant: `wafer::from_operation_errors!(MyError, MyError::Engine);`.
+/// Both go through `Error` whole, so `?` works on writes and reads alike.
+#[macro_export]
+macro_rules! from_operation_errors {
+    ($target:ty, $variant:path) => {
+        impl From<$crate::CommitError> for $target {
+            fn from(e: $crate::CommitError) -> Self {
+                $variant(e.into())
+            }
+        }
+        impl From<$crate::ReadError> for $target {
+            fn from(e: $crate::ReadError) -> Self {
+                $variant(e.into())
+            }
+        }
+    };
+}
+
 /// The storage beneath an operation failed: the device, the log, a corrupt structure, or a
 /// buffer pool too small for the work. Messages are those of the matching [`Error`] variants.
 #[derive(Debug, thiserror::Error)]

@@ -67,18 +67,8 @@ pub enum DriverError {
     Mismatch { key: u64 },
 }
 
-/// The engine's per-operation errors join the one `Engine` variant, kept whole.
-impl From<wafer::CommitError> for DriverError {
-    fn from(e: wafer::CommitError) -> Self {
-        DriverError::Engine(e.into())
-    }
-}
-
-impl From<wafer::ReadError> for DriverError {
-    fn from(e: wafer::ReadError) -> Self {
-        DriverError::Engine(e.into())
-    }
-}
+// The engine's per-operation errors join the one `Engine` variant, kept whole.
+wafer::from_operation_errors!(DriverError, DriverError::Engine);
 
 /// The engine on one emulated SSD, and what it needs to check its reads.
 pub struct Driver {
