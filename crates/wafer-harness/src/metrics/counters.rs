@@ -34,6 +34,11 @@ pub struct CounterSnapshot {
     pub blob_pages_read: u64,
     /// Of `blob_pages_read`: answered by the cache of stored bytes, no device read.
     pub blob_cache_hits: u64,
+    /// What only the log knows of `wal_bytes`: records appended, their payload bytes (record
+    /// and block headers left out), and the unused tails of blocks closed by a flush.
+    pub wal_records: u64,
+    pub wal_payload_bytes: u64,
+    pub wal_padding_bytes: u64,
     /// Bytes the DB read from the data device.
     pub db_read_bytes: u64,
     /// False when no flash counters exist (a real file device): SSD and total WAF are null.
@@ -159,6 +164,9 @@ impl CounterSnapshot {
             blob_gc_pages: d(self.blob_gc_pages, earlier.blob_gc_pages),
             blob_pages_read: d(self.blob_pages_read, earlier.blob_pages_read),
             blob_cache_hits: d(self.blob_cache_hits, earlier.blob_cache_hits),
+            wal_records: d(self.wal_records, earlier.wal_records),
+            wal_payload_bytes: d(self.wal_payload_bytes, earlier.wal_payload_bytes),
+            wal_padding_bytes: d(self.wal_padding_bytes, earlier.wal_padding_bytes),
             db_read_bytes: d(self.db_read_bytes, earlier.db_read_bytes),
             flash_measured: self.flash_measured && earlier.flash_measured,
             flash_host_bytes: d(self.flash_host_bytes, earlier.flash_host_bytes),

@@ -32,6 +32,14 @@ pub struct BytesByPurpose {
     /// Of `blob_pages_read`: those the store's cache of stored bytes answered.
     #[serde(default)]
     pub blob_cache_hits: u64,
+    /// Of `wal`: records appended (a count), their payload bytes, and the unused tails of
+    /// blocks a flush closed.
+    #[serde(default)]
+    pub wal_records: u64,
+    #[serde(default)]
+    pub wal_payload: u64,
+    #[serde(default)]
+    pub wal_padding: u64,
     pub db_read: u64,
     pub flash_host: u64,
     pub ssd_gc: u64,
@@ -186,6 +194,9 @@ impl Figures {
             blob_gc_pages: d.blob_gc_pages,
             blob_pages_read: d.blob_pages_read,
             blob_cache_hits: d.blob_cache_hits,
+            wal_records: d.wal_records,
+            wal_payload: d.wal_payload_bytes,
+            wal_padding: d.wal_padding_bytes,
             db_read: d.db_read_bytes,
             flash_host: d.flash_host_bytes,
             ssd_gc: d.ssd_gc_bytes,

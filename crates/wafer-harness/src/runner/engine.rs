@@ -407,6 +407,11 @@ impl KvTarget for EngineTarget {
         s.logical_user_bytes = stats.logical.user();
         s.buffer_hits = stats.pool.hits;
         s.buffer_misses = stats.pool.misses;
+        if let Some(w) = stats.wal {
+            s.wal_records = w.records_appended;
+            s.wal_payload_bytes = w.payload_bytes_appended;
+            s.wal_padding_bytes = w.padding_bytes;
+        }
         if let Some(b) = stats.blobs {
             s.blob_pages_read = b.pages_read;
             s.blob_cache_hits = b.cache_hits;
