@@ -447,25 +447,26 @@ impl DbInner {
 
     /// A stored value read by an iterator as the user's value. A blob replaced since the
     /// iterator read its leaf is looked up again (the key's current value, as any read of the
-    /// latest state would see it); a key deleted meanwhile yields an empty value.
+    /// latest state would see it); a key deleted meanwhile is None, and the iterator passes
+    /// over it as a scan begun a moment later would (it never held an empty value).
     pub(super) fn resolve_stored(
         &self,
         core: &TreeCore,
         key: &[u8],
         stored: Vec<u8>,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<Option<Vec<u8>>> {
         // Iterators resolve values only of a database whose values are tagged.
         debug_assert!(self.blobs.get().is_some(), "a stored value resolved without blobs");
         let mut stored = stored;
         let mut last = None;
         for _ in 0..blob::READ_ATTEMPTS {
             let r = match decode_stored(&stored) {
-                Ok(Stored::Inline(v)) => return Ok(v.to_vec()),
+                Ok(Stored::Inline(v)) => return Ok(Some(v.to_vec())),
                 Ok(Stored::Blob(r)) => r,
                 Err(e) => return Err(Corruption::StoredValue(e).into()),
             };
             if let Some(v) = self.read_blob(&r)? {
-                return Ok(v);
+                return Ok(Some(v));
             }
             if last == Some(r) {
                 break;
@@ -474,7 +475,7 @@ impl DbInner {
             self.count_read_retry();
             match core.get(self.env(), key)? {
                 Some(v) => stored = v,
-                None => return Ok(Vec::new()),
+                None => return Ok(None),
             }
         }
         Err(Corruption::KeyBlob.into())

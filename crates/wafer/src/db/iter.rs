@@ -11,6 +11,16 @@ use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Arc;
 
+/// Keys deleted under an iterator it passes over in one call at most: far more than a range
+/// can lose to deletes in one step, and a bound on a loop that must end.
+const SKIPS_MAX: u64 = 1 << 32;
+
+/// An entry decoded, or a key to pass over.
+enum Decoded {
+    Entry(Option<Result<Entry>>),
+    Skip,
+}
+
 #[derive(Debug)]
 pub struct Iter {
     db: Arc<DbInner>,
@@ -95,28 +105,46 @@ impl Iter {
         Ok(batch)
     }
 
-    /// The entry as the user sees it: the stored value decoded, a blob read.
-    fn decoded(&mut self, entry: Option<Result<Entry>>) -> Option<Result<Entry>> {
+    /// The entry as the user sees it: the stored value decoded, a blob read. `Skip`: the key
+    /// was deleted after its leaf was read and before its blob could be.
+    fn decoded(&mut self, entry: Option<Result<Entry>>) -> Decoded {
         if !self.decode {
-            return entry;
+            return Decoded::Entry(entry);
         }
         // The catalog (no core, no snapshot) holds untagged entries: it is never decoded.
         debug_assert!(self.core.is_some() || self.at.is_some(), "the catalog decoded");
-        let (k, v) = match entry? {
-            Ok(e) => e,
-            Err(e) => return Some(Err(e)),
+        let (k, v) = match entry {
+            None => return Decoded::Entry(None),
+            Some(Ok(e)) => e,
+            Some(Err(e)) => return Decoded::Entry(Some(Err(e))),
         };
-        let resolved = match &self.at {
-            Some(at) => at.resolve(v),
-            None => {
-                let core = self.core.clone()?;
-                self.db.resolve_stored(&core, &k, v)
-            }
+        let resolved = match (&self.at, &self.core) {
+            (Some(at), _) => at.resolve(v).map(Some),
+            (None, Some(core)) => self.db.resolve_stored(core, &k, v),
+            (None, None) => return Decoded::Entry(None),
         };
         match resolved {
-            Ok(v) => Some(Ok((k, v))),
-            Err(e) => self.fail(e),
+            Ok(Some(v)) => Decoded::Entry(Some(Ok((k, v)))),
+            Ok(None) => Decoded::Skip,
+            Err(e) => Decoded::Entry(self.fail(e)),
         }
+    }
+
+    /// The next entry from `step` (the front or the back), decoded, passing over keys
+    /// deleted under the iterator. Each pass consumes an entry of the range, so the range's
+    /// end bounds the loop; the count only guards against a bug that stops consuming.
+    fn next_decoded(
+        &mut self,
+        step: fn(&mut Iter) -> Option<Result<Entry>>,
+    ) -> Option<Result<Entry>> {
+        for _ in 0..SKIPS_MAX {
+            let e = step(self);
+            match self.decoded(e) {
+                Decoded::Entry(out) => return out,
+                Decoded::Skip => {}
+            }
+        }
+        Some(Err(crate::Corruption::IteratorStalled.into()))
     }
 
     fn fail(&mut self, e: crate::Error) -> Option<Result<Entry>> {
@@ -184,8 +212,7 @@ impl Iter {
 impl Iterator for Iter {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
     fn next(&mut self) -> Option<Self::Item> {
-        let e = self.next_entry();
-        let out = self.decoded(e);
+        let out = self.next_decoded(Iter::next_entry);
         // Decoding hands back the key it was given: the front narrowed to exactly that key.
         debug_assert!(match &out {
             Some(Ok((k, _))) => matches!(&self.bounds.lo, Bound::Excluded(lo) if lo == k),
@@ -197,8 +224,7 @@ impl Iterator for Iter {
 
 impl DoubleEndedIterator for Iter {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let e = self.next_back_entry();
-        let out = self.decoded(e);
+        let out = self.next_decoded(Iter::next_back_entry);
         // Decoding hands back the key it was given: the back narrowed to exactly that key.
         debug_assert!(match &out {
             Some(Ok((k, _))) => matches!(&self.bounds.hi, Bound::Excluded(hi) if hi == k),

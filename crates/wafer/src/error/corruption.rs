@@ -55,6 +55,8 @@ pub enum Corruption {
     SnapshotBlob,
     #[error("the blob of a key fails its checks on every read")]
     KeyBlob,
+    #[error("an iterator passed over more deleted keys in one step than a range can hold")]
+    IteratorStalled,
     #[error("a blob operation on a database without a blob space")]
     NoBlobSpace,
     #[error("a stored blob reference does not name allocated blob pages: {reason}")]
