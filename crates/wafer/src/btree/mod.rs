@@ -182,13 +182,15 @@ impl TreeCore {
         let _ = self.leaf_read(env, key);
     }
 
-    /// Fast path under the shared structure latch.
+    /// Fast path under the shared structure latch. `keep_old`: `Done` carries the value the
+    /// key held, read under the same leaf latch as the put.
     fn try_put_shared(
         &self,
         env: Env<'_>,
         key: &[u8],
         value: &[u8],
         cached_only: bool,
+        keep_old: bool,
     ) -> Result<PutShared> {
         let _s = self.shared();
         self.check_live()?;
@@ -206,20 +208,44 @@ impl TreeCore {
         if node::free_bytes(g.bytes()) < needed && node::search(g.bytes(), key).is_err() {
             return Ok(PutShared::Full);
         }
+        let old = match node::search(g.bytes(), key) {
+            Ok(i) if keep_old => Some(node::value(g.bytes(), i).to_vec()),
+            _ => None,
+        };
         if !node::leaf_put(g.bytes_mut(), key, value) {
             return Ok(PutShared::Full);
         }
         debug_assert!(node::search(g.bytes(), key).is_ok(), "a put that fit left no entry");
         let change = PageChange::LeafPut { tree_id: self.id, key, value };
         stamp(env.logger, &mut g, &change);
-        Ok(PutShared::Done)
+        Ok(PutShared::Done(old))
+    }
+
+    /// As [`TreeCore::put_cached`], but never splitting and handing back the value the key
+    /// held: the caller frees what that value named (a blob), and only the leaf latch that
+    /// changed the key can say what it replaced. A full leaf is `Full`, nothing changed: the
+    /// caller replaces under the exclusive latch.
+    pub fn replace_shared(
+        &self,
+        env: Env<'_>,
+        key: &[u8],
+        value: &[u8],
+        cached_only: bool,
+    ) -> Result<Replaced> {
+        // As in `put`: sizes are checked, with typed errors, before any tree sees them.
+        assert!(key.len() <= node::MAX_KEY_BYTES && value.len() <= node::MAX_VALUE_BYTES);
+        Ok(match self.try_put_shared(env, key, value, cached_only, true)? {
+            PutShared::Done(old) => Replaced::Done(old),
+            PutShared::Full => Replaced::Full,
+            PutShared::NotCached => Replaced::NotCached,
+        })
     }
 
     pub fn put(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<()> {
         // The database refuses larger ones with typed errors before any tree sees them.
         assert!(key.len() <= node::MAX_KEY_BYTES && value.len() <= node::MAX_VALUE_BYTES);
-        match self.try_put_shared(env, key, value, false)? {
-            PutShared::Done => Ok(()),
+        match self.try_put_shared(env, key, value, false, false)? {
+            PutShared::Done(_) => Ok(()),
             PutShared::Full | PutShared::NotCached => self.exclusive().put(env, key, value),
         }
     }
@@ -230,8 +256,8 @@ impl TreeCore {
     pub fn put_cached(&self, env: Env<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
         // As in `put`: sizes are checked, with typed errors, before any tree sees them.
         assert!(key.len() <= node::MAX_KEY_BYTES && value.len() <= node::MAX_VALUE_BYTES);
-        match self.try_put_shared(env, key, value, true)? {
-            PutShared::Done => Ok(true),
+        match self.try_put_shared(env, key, value, true, false)? {
+            PutShared::Done(_) => Ok(true),
             PutShared::NotCached => Ok(false),
             PutShared::Full => self.exclusive().put(env, key, value).map(|()| true),
         }
@@ -299,9 +325,21 @@ impl TreeCore {
     }
 }
 
+/// What [`TreeCore::replace_shared`] did.
+#[derive(Debug)]
+pub enum Replaced {
+    /// The key holds the new value; the value it held before, if any.
+    Done(Option<Vec<u8>>),
+    /// The leaf has no room: nothing changed, the exclusive path follows.
+    Full,
+    /// `cached_only` and a page on the way is not in the pool: nothing changed.
+    NotCached,
+}
+
 /// What the shared-latch put did.
 enum PutShared {
-    Done,
+    /// Done; the old value when asked for.
+    Done(Option<Vec<u8>>),
     /// The leaf has no room: a split under the exclusive latch follows.
     Full,
     /// `cached_only` and a page on the way is not in the pool: nothing changed.

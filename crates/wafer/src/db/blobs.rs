@@ -320,33 +320,38 @@ impl DbInner {
         g: &Exclusive<'_>,
         op: &StoredOp<'_>,
     ) -> Result<bool> {
-        let b = self.blob_state()?;
         debug_assert!(self.writer_held(), "a batch applies under the writer mutex");
         let old = g.get(env, op.key())?;
         match op {
-            StoredOp::Put { stored, run, .. } => {
-                g.put(env, op.key(), stored)?;
-                if let Some(run) = run {
-                    // `store_batch`'s pairing: the key names the very run the batch claims.
-                    debug_assert!(
-                        matches!(decode_stored(stored), Ok(Stored::Blob(r)) if r.page_range() == *run),
-                        "a claimed run {run:?} its stored value does not name"
-                    );
-                    b.lock_space().claim(run.clone());
-                }
-            }
+            StoredOp::Put { stored, .. } => g.put(env, op.key(), stored)?,
             StoredOp::Delete { .. } => {
                 if old.is_some() {
                     g.delete(env, op.key())?;
                 }
             }
         }
-        if let Some(old) = &old {
-            if let Ok(Stored::Blob(r)) = decode_stored(old) {
-                self.release_blob(&r)?;
-            }
-        }
+        self.settle_stored(op, old.as_deref())?;
         Ok(old.is_some())
+    }
+
+    /// Under the writer mutex, once `op` changed its key, which held `old`: the run a put
+    /// claims leaves the free extents, and the blob `old` named (if any) joins them.
+    pub(super) fn settle_stored(&self, op: &StoredOp<'_>, old: Option<&[u8]>) -> Result<()> {
+        let b = self.blob_state()?;
+        // The extent changes ride in this batch's commit record, which the mutex keeps ours.
+        debug_assert!(self.writer_held(), "a stored value settled outside its batch");
+        if let StoredOp::Put { stored, run: Some(run), .. } = op {
+            // `store_batch`'s pairing: the key names the very run the batch claims.
+            debug_assert!(
+                matches!(decode_stored(stored), Ok(Stored::Blob(r)) if r.page_range() == *run),
+                "a claimed run {run:?} its stored value does not name"
+            );
+            b.lock_space().claim(run.clone());
+        }
+        if let Some(Ok(Stored::Blob(r))) = old.map(decode_stored) {
+            self.release_blob(&r)?;
+        }
+        Ok(())
     }
 
     /// Under the writer mutex: the batch frees the blob `r` (its key no longer names it).

@@ -1022,12 +1022,7 @@ impl Tree {
         check_key(key)?;
         self.db.check_value(value)?;
         if self.db.blobs.get().is_some() {
-            let mut b = WriteBatch::new();
-            b.put(&self.name, key, value);
-            return Db { inner: self.db.clone() }
-                .write_tagged(&b, durability)
-                .map(|_| ())
-                .map_err(CommitError::from);
+            return self.put_tagged(key, value, durability).map_err(CommitError::from);
         }
         let estimate = log_estimate_bytes((key.len() + value.len()) as u64, 1);
         // Checked above: the value goes inline, in a leaf.
@@ -1040,6 +1035,40 @@ impl Tree {
             }
         })
         .map_err(CommitError::from)
+    }
+
+    /// A put in a tagged database: the value stored first (a blob written, or the value tagged
+    /// inline), then the key changed under the shared structure latch and its leaf's latch, as
+    /// untagged puts are, so that lookups elsewhere in the tree go on meanwhile. Only a full
+    /// leaf takes the tree's exclusive latch (a batch takes it always).
+    fn put_tagged(&self, key: &[u8], value: &[u8], durability: Durability) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(&self.name, key, value);
+        let stored = self.db.store_batch(&batch)?;
+        let [op @ blobs::StoredOp::Put { stored: bytes, .. }] = stored.as_slice() else {
+            // One put in, one stored put out (`store_batch` maps op to op).
+            unreachable!("a put stored as {} ops", stored.len());
+        };
+        let estimate = log_estimate_bytes((key.len() + bytes.len()) as u64, 3);
+        let applied = self.write_cached_first(durability, estimate, key, |env, cached_only| {
+            match self.core.replace_shared(env, key, bytes, cached_only)? {
+                crate::btree::Replaced::NotCached => Ok(None),
+                crate::btree::Replaced::Done(old) => {
+                    self.db.settle_stored(op, old.as_deref()).map(Some)
+                }
+                crate::btree::Replaced::Full => {
+                    let g = self.core.exclusive();
+                    self.core.check_live()?;
+                    self.db.apply_stored(env, &g, op).map(|_| Some(()))
+                }
+            }
+        });
+        // As in a batch: a poisoned database is recovered by a reopen; otherwise nothing
+        // claimed the run, which goes back.
+        if applied.is_err() && !self.db.poisoned.load(Ordering::Relaxed) {
+            self.db.abandon_runs(&stored);
+        }
+        applied
     }
 
     /// With a WAL, writes apply one batch at a time under the writer mutex, so a device read
