@@ -284,6 +284,8 @@ impl Layout {
 
     /// Whole zones of this layout inside a device of `device_capacity_bytes`.
     pub fn zones_within(&self, device_capacity_bytes: u64) -> u32 {
+        // Zones are laid out a stride apart: a layout of no stride has no zones to count.
+        debug_assert!(self.space.zone_stride_bytes > 0, "a layout with a zone stride of 0");
         let start = self.space.data_offset_bytes;
         let fit = device_capacity_bytes.saturating_sub(start) / self.space.zone_stride_bytes;
         u32::try_from(fit).unwrap_or(u32::MAX).min(self.zone_count_max)
