@@ -83,6 +83,12 @@ impl SpaceCounters {
         (bytes > 0).then(|| self.gc_victim_live_bytes as f64 / bytes as f64)
     }
     pub fn since(&self, earlier: &SpaceCounters) -> SpaceCounters {
+        // Cumulative counts: an earlier reading of the same space is never ahead of this one.
+        debug_assert!(
+            earlier.gc_victims <= self.gc_victims
+                && earlier.gc_victim_slots <= self.gc_victim_slots,
+            "space counters went backwards"
+        );
         let mut d = *self;
         for (i, slots) in d.issued_slots.iter_mut().enumerate() {
             *slots = slots.saturating_sub(earlier.issued_slots[i]);
