@@ -279,7 +279,10 @@ impl Layout {
         // A file created smaller than the fewest zones GC needs starts at those: the store
         // extends it before the first write.
         let fewest = full.zones_for_pages(2).ok_or(OptionsError::NoDataZone { layout_bytes })?;
-        full.with_zone_count(full.zones_within(device_capacity_bytes).max(fewest))
+        let layout = full.with_zone_count(full.zones_within(device_capacity_bytes).max(fewest))?;
+        // At least the fewest zones: room for the two page ids a store starts from.
+        debug_assert!(layout.page_capacity >= 2, "{} page ids", layout.page_capacity);
+        Ok(layout)
     }
 
     /// Whole zones of this layout inside a device of `device_capacity_bytes`.
