@@ -277,6 +277,8 @@ impl PageMap {
     pub fn clear(&mut self, pid: PageId) -> Option<Location> {
         let old = self.get(pid)?;
         self.entries[pid as usize] = UNMAPPED;
+        // `pid` was mapped, so counted: the count drops by one and stays below the span.
+        debug_assert!(self.mapped > 0 && self.mapped <= self.pid_span(), "{}", self.mapped);
         self.mapped -= 1;
         Some(old)
     }

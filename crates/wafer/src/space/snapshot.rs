@@ -487,7 +487,10 @@ fn read_entries(bytes: &[u8], header: &SnapshotHeader) -> Result<Vec<u64>, Snaps
             }
             frame.extend_from_slice(payload);
         }
-        return unpack_entries(&frame, span);
+        let entries = unpack_entries(&frame, span)?;
+        // As the unpacked path below: one entry per page id of the span, for `decode` to check.
+        debug_assert_eq!(entries.len(), span, "packed entries of another span");
+        return Ok(entries);
     }
     let mut entries = Vec::with_capacity(span);
     for (i, block) in blocks {

@@ -81,6 +81,12 @@ impl Space {
             model.block_compensation();
             return None;
         };
+        // GC takes these as victims: full zones, none with a reservation in flight.
+        let takeable = |z: &ZoneId| {
+            let zone = self.zones.get(*z);
+            zone.state() == ZoneState::Full && zone.pending_slots() == 0
+        };
+        debug_assert!(zones.iter().all(takeable), "compensation victims {zones:?}");
         let valid: u64 = zones.iter().map(|z| u64::from(self.zones.get(*z).valid_slots())).sum();
         model.compensated(valid);
         Some(VictimChoice { zones, purpose: WritePurpose::Compensation, dest_group: gc_group })
