@@ -6,6 +6,9 @@ directories that hand data between components, and the longest functions.
 Rough by design (a line scanner, not a parser): test modules (`#[cfg(test)]` to the end of the
 file, files named *tests*.rs) are skipped, and a function's length runs from its `fn` line to
 the line where its braces balance.
+
+Usage: codebase-counts.py [N]         the counts, and the N longest functions (10 by default)
+       codebase-counts.py --missing DIR   each function in DIR (e.g. db) without an assertion
 """
 import re
 import sys
@@ -62,7 +65,26 @@ def private_modules():
     return set(re.findall(r"^(?:pub\((?:crate|super)\)\s+)?mod\s+(\w+);", lib, re.M))
 
 
+def missing(directory):
+    """`file:line name` of each function under `directory` (a seam directory) without an assertion."""
+    base = ROOT / directory.strip("/")
+    rows = []
+    for path in sorted(base.rglob("*.rs")):
+        if "tests" in path.name or "fuzzing" in path.name:
+            continue
+        rel = path.relative_to(ROOT)
+        for name, line, _length, asserts in functions(source_lines(path)):
+            if asserts == 0:
+                rows.append(f"{rel}:{line} {name}")
+    for row in rows:
+        print(row)
+    print(f"{len(rows)} functions without an assertion in {directory.strip('/')}/")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--missing":
+        missing(sys.argv[2])
+        return
     files = [p for p in ROOT.rglob("*.rs") if "tests" not in p.name and "fuzzing" not in p.name]
     private = private_modules()
     pub = crate = strings = 0

@@ -113,12 +113,17 @@ fn temp_path(path: &Path) -> PathBuf {
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut name = path.as_os_str().to_owned();
     name.push(format!(".backup-{}-{n}", std::process::id()));
-    PathBuf::from(name)
+    let temp = PathBuf::from(name);
+    // The copy is made under this name and removed after: never one of the target's names.
+    debug_assert!(temp != path && temp != wal_path(path), "{}", temp.display());
+    temp
 }
 
 /// Links the closed temporary pair to the target names (`link(2)` refuses an existing name),
 /// the WAL first; then makes the links durable.
 fn link_into_place(temp: &Path, path: &Path) -> Result<()> {
+    // `temp_path`'s hand-over: one directory, so one file system for `link(2)` and one sync.
+    debug_assert_eq!(temp.parent(), path.parent(), "backup linked across directories");
     let io = |op: &'static str| move |e: std::io::Error| exclusive::io_error(op, e);
     std::fs::hard_link(wal_path(temp), wal_path(path)).map_err(io("backup: link the WAL"))?;
     std::fs::hard_link(temp, path).map_err(io("backup: link the data file"))?;

@@ -27,6 +27,8 @@ pub struct BadEntry {
 }
 
 pub fn decode(v: &[u8]) -> Result<(u32, PageId), BadEntry> {
+    // The slices below cover the entry exactly: version, tree id, root.
+    const { assert!(ENTRY_BYTES == 1 + 4 + 8) };
     if v.len() != ENTRY_BYTES || v[0] != ENTRY_VERSION {
         return Err(BadEntry { len: v.len(), version: v.first().copied() });
     }
@@ -38,6 +40,8 @@ pub fn decode(v: &[u8]) -> Result<(u32, PageId), BadEntry> {
 }
 
 pub fn check_name(name: &str) -> crate::Result<()> {
+    // A name that passes is the catalog's key for its tree: it must be a key the tree takes.
+    const { assert!(TREE_NAME_MAX_BYTES <= crate::page::node::MAX_KEY_BYTES) };
     if name.is_empty() {
         return Err(crate::Error::InvalidTreeName(name.into(), "empty"));
     }

@@ -33,6 +33,8 @@ impl DbInner {
     }
 
     fn poison(&self) {
+        // Poison means memory ran ahead of the log; without a log there is nothing to be ahead of.
+        debug_assert!(self.wal.is_some(), "poisoned without a log");
         self.poisoned.store(true, Ordering::Relaxed);
     }
 

@@ -138,11 +138,22 @@ fn create_locked(path: &Path) -> Result<Option<File>> {
     });
     // The temporary name goes either way; the file lives on under `path` when linked.
     let removed = std::fs::remove_file(&temp).map_err(|e| io_error("remove", e));
-    match (linked?, removed) {
+    let out = match (linked?, removed) {
         (Some(true), Ok(())) => Ok(Some(file)),
         (Some(false), Ok(())) => Ok(None),
         (None, Ok(())) => create_then_lock(path),
         (_, Err(e)) => Err(e),
+    };
+    debug_assert!(created_empty(&out), "a created data file handed over with bytes in it");
+    out
+}
+
+/// Open formats what creation hands it: a file nobody has written a byte to (an open that
+/// finds it first fails to lock it and writes nothing). Checked in debug builds only.
+fn created_empty(out: &Result<Option<File>>) -> bool {
+    match out {
+        Ok(Some(file)) => file.metadata().is_ok_and(|m| m.len() == 0),
+        _ => true,
     }
 }
 
@@ -152,7 +163,11 @@ fn create_locked(path: &Path) -> Result<Option<File>> {
 fn create_then_lock(path: &Path) -> Result<Option<File>> {
     match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
         Ok(file) => match lock(&file, path) {
-            Ok(()) => Ok(Some(file)),
+            Ok(()) => {
+                let out = Ok(Some(file));
+                debug_assert!(created_empty(&out), "a created data file with bytes in it");
+                out
+            }
             Err(e) => {
                 let _ = std::fs::remove_file(path);
                 Err(e)

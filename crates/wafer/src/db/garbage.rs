@@ -45,6 +45,8 @@ pub(crate) fn decode(k: &[u8], v: &[u8]) -> Result<(PageId, u32), crate::Corrupt
     else {
         return Err(crate::Corruption::GarbageEntry { key_bytes: k.len(), value_bytes: v.len() });
     };
+    // The value is its version byte and the tree id, nothing more (`copy_from_slice` below).
+    const { assert!(ENTRY_BYTES == 1 + 4) };
     let mut id = [0u8; 4];
     id.copy_from_slice(&v[1..]);
     Ok((u64::from_be_bytes(k), u32::from_le_bytes(id)))

@@ -85,7 +85,16 @@ impl DbInner {
     /// Whether the database can store `value` (inline, or out of line with blobs).
     pub(super) fn check_value(&self, value: &[u8]) -> Result<()> {
         if let Some(b) = self.blobs.get() {
-            return b.goes_out_of_line(value.len()).map(|_| ());
+            let out_of_line = b.goes_out_of_line(value.len())?;
+            // A value that passes is stored inline (a leaf takes it) or as a blob (its length
+            // fits the blob format's length field).
+            debug_assert!(
+                value.len() <= MAX_VALUE_BYTES
+                    || (out_of_line && value.len() as u64 <= crate::blob::format::BLOB_MAX_BYTES),
+                "{} bytes accepted",
+                value.len()
+            );
+            return Ok(());
         }
         if value.len() > MAX_VALUE_BYTES {
             return Err(Error::ValueTooLarge { len: value.len(), max: MAX_VALUE_BYTES });

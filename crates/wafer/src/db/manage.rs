@@ -41,6 +41,9 @@ impl Tree {
         &self,
         range: R,
     ) -> Result<(), CommitError> {
+        // A handle names a tree of the catalog, never the catalog: its cut would detach the
+        // pages that name every other tree.
+        debug_assert_ne!(self.core.id, super::catalog::CATALOG_TREE_ID, "a cut of the catalog");
         let db = Db { inner: self.db.clone() };
         Ok(db.cut(self, &super::bounds::bounds_of(range), Then::Keep)?)
     }

@@ -717,6 +717,9 @@ impl Db {
         if self.inner.wal.is_none() {
             return self.flush();
         }
+        // With a log the checkpoint is the fuzzy one: a stop-the-world flush would need the
+        // tree latches `flush` takes, which this does not.
+        debug_assert!(self.inner.checkpointer.is_some(), "a log without its checkpointer");
         self.inner.check_writable()?;
         self.inner.checkpoint()
     }
@@ -794,6 +797,8 @@ impl Db {
         let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
         let _catalog = inner.catalog.exclusive();
         let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
+        // Without a log the checkpoint is the stop-the-world flush these latches are held for.
+        debug_assert!(inner.checkpointer.is_none(), "a checkpointer without a log");
         inner.checkpoint()
     }
 
@@ -919,6 +924,8 @@ impl Tree {
         key: &[u8],
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Option<R>, ReadError> {
+        // A user's handle: its values are decoded as stored values, which the catalog's are not.
+        debug_assert_ne!(self.core.id, catalog::CATALOG_TREE_ID, "a read of the catalog");
         self.db.check_open()?;
         self.check_live()?;
         check_key(key)?;
@@ -977,6 +984,8 @@ impl Tree {
     /// a blob is read one 4 KiB page at a time, each page checked, and the whole value's
     /// checksum at the end. A blob replaced while it is read ends the stream with an error.
     pub fn get_reader(&self, key: &[u8]) -> Result<Option<ValueReader>, ReadError> {
+        // As in `get_with`: the catalog's values are no stored values to stream.
+        debug_assert_ne!(self.core.id, catalog::CATALOG_TREE_ID, "a read of the catalog");
         self.db.check_open()?;
         self.check_live()?;
         check_key(key)?;
@@ -1138,6 +1147,8 @@ impl Tree {
 
     /// Entries as stored (tagged values undecoded): the engine's own trees.
     fn raw_iter(&self) -> Iter {
+        // Undecoded values are for the engine's own trees (named from NUL on), never a user's.
+        debug_assert!(self.name.starts_with('\0'), "raw iteration of {:?}", self.name);
         let all = crate::btree::Bounds { lo: Bound::Unbounded, hi: Bound::Unbounded };
         Iter::new_core_of(self.db.clone(), self.core.clone(), all)
     }

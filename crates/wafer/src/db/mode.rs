@@ -72,6 +72,9 @@ pub(super) fn has_conventional_superblock(device: &dyn Device) -> bool {
 }
 
 fn check_mode(stored: u8, wanted: WriteMode) -> Result<()> {
+    // The superblock holds the mode as its discriminant: the comparison below is meaningful
+    // only if that byte decodes back to the mode it encodes.
+    debug_assert_eq!(WriteMode::from_u8(wanted as u8), Some(wanted), "write mode encoding");
     match WriteMode::from_u8(stored) {
         Some(mode) if mode == wanted => Ok(()),
         Some(mode) => Err(OptionsError::WriteMode { stored: mode, wanted }.into()),

@@ -84,11 +84,14 @@ pub(super) fn file_sizes(path: &Path, wal_path: &Path, options: &Options) -> Res
             }
             // Existing files: a blank superblock may still be an interrupted creation, which
             // `classify` tells apart from a lost database.
-            Ok(FileSizes {
+            let sizes = FileSizes {
                 data_bytes: data_bytes / block * block,
                 wal_bytes: wal_bytes / block * block,
                 create: CreateMode::IfMissing,
-            })
+            };
+            // Rounding down to whole pages keeps the log's two header blocks.
+            debug_assert!(sizes.wal_bytes >= 2 * block, "{} WAL bytes", sizes.wal_bytes);
+            Ok(sizes)
         }
     }
 }

@@ -38,9 +38,14 @@ pub(crate) struct AppendSteps<'a> {
 impl Durable for AppendSteps<'_> {
     type Error = Error;
     fn try_append(&mut self) -> Result<Outcome> {
+        // The orchestrator runs under `writer`: the slots this reserves and the map entries it
+        // commits would race another writer's.
+        debug_assert!(self.inner.writer.try_lock().is_err(), "an append without the writer mutex");
         execute(self.inner, &self.append)
     }
     fn make_durable(&mut self) -> Result<()> {
+        // Under `writer` still: the zones released below are the ones this batch waits for.
+        debug_assert!(self.inner.writer.try_lock().is_err(), "a flush without the writer mutex");
         self.inner.make_durable()
     }
     fn out_of_space(&self) -> SpaceError {

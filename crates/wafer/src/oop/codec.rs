@@ -39,7 +39,7 @@ pub enum Compression {
 impl Compression {
     /// `none`, `lz4`, `zstd` (level 1, as CCZNS uses), `zstd:LEVEL` (1..=22) or `device`.
     pub fn parse(text: &str) -> Result<Compression, String> {
-        match text.trim() {
+        let parsed = match text.trim() {
             "none" => Ok(Compression::None),
             "device" => Ok(Compression::Device),
             "lz4" => Ok(Compression::Lz4),
@@ -52,7 +52,12 @@ impl Compression {
                     "compression `{text}` is not none, lz4, zstd, zstd:LEVEL (1..={ZSTD_LEVEL_MAX}) or device"
                 )),
             },
+        };
+        // The level goes to the zstd encoder, which takes 1..=22 only (the default included).
+        if let Ok(Compression::Zstd { level }) = parsed {
+            debug_assert!((1..=ZSTD_LEVEL_MAX).contains(&level), "zstd level {level} parsed");
         }
+        parsed
     }
 
     pub fn name(&self) -> String {

@@ -353,10 +353,18 @@ impl Collect for GcLoop<'_> {
         needs
     }
     fn gc_satisfied(&self) -> bool {
-        self.0.lock_state().space.gc_satisfied()
+        let st = self.0.lock_state();
+        let satisfied = st.space.gc_satisfied();
+        // `needs_gc`'s pair: "satisfied" ends the loop "needed" starts, so never both at once.
+        debug_assert!(!satisfied || !st.space.needs_gc(), "GC both satisfied and needed");
+        satisfied
     }
     fn zone_count(&self) -> u32 {
-        self.0.lock_state().space.zone_count()
+        let zones = self.0.lock_state().space.zone_count();
+        // The orchestrator bounds its loops by this: within what the layout sized metadata for,
+        // and at least one (its own assertion, on the other side of the hand-over).
+        debug_assert!(zones > 0 && zones <= self.0.layout.zone_count_max, "{zones} zones");
+        zones
     }
 }
 

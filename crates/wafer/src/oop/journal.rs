@@ -232,7 +232,10 @@ impl SliceDevice {
         if offset.checked_add(len).is_none_or(|end| end > self.len) {
             return Err(DeviceError::OutOfRange { offset, len, capacity_bytes: self.len });
         }
-        Ok(self.offset + offset)
+        let at = self.offset + offset;
+        // The inner device sees the access inside the slice `new` checked it holds.
+        debug_assert!(at >= self.offset && at + len <= self.offset + self.len, "{at}+{len}");
+        Ok(at)
     }
 }
 

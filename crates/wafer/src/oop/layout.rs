@@ -279,11 +279,16 @@ impl Layout {
         // A file created smaller than the fewest zones GC needs starts at those: the store
         // extends it before the first write.
         let fewest = full.zones_for_pages(2).ok_or(OptionsError::NoDataZone { layout_bytes })?;
-        full.with_zone_count(full.zones_within(device_capacity_bytes).max(fewest))
+        let layout = full.with_zone_count(full.zones_within(device_capacity_bytes).max(fewest))?;
+        // At least the fewest zones: room for the two page ids a store starts from.
+        debug_assert!(layout.page_capacity >= 2, "{} page ids", layout.page_capacity);
+        Ok(layout)
     }
 
     /// Whole zones of this layout inside a device of `device_capacity_bytes`.
     pub fn zones_within(&self, device_capacity_bytes: u64) -> u32 {
+        // Zones are laid out a stride apart: a layout of no stride has no zones to count.
+        debug_assert!(self.space.zone_stride_bytes > 0, "a layout with a zone stride of 0");
         let start = self.space.data_offset_bytes;
         let fit = device_capacity_bytes.saturating_sub(start) / self.space.zone_stride_bytes;
         u32::try_from(fit).unwrap_or(u32::MAX).min(self.zone_count_max)

@@ -102,19 +102,31 @@ impl Collect for ModelGc<'_> {
         Ok(true)
     }
     fn needs_gc(&self) -> bool {
-        self.space.needs_gc()
+        let needs = self.space.needs_gc();
+        // As the store's GC loop: "needed" and "satisfied" never hold at once, or a write
+        // would skip GC it needs.
+        debug_assert!(!needs || !self.space.gc_satisfied(), "GC both needed and satisfied");
+        needs
     }
     fn gc_satisfied(&self) -> bool {
-        self.space.gc_satisfied()
+        let satisfied = self.space.gc_satisfied();
+        debug_assert!(!satisfied || !self.space.needs_gc(), "GC both satisfied and needed");
+        satisfied
     }
     fn zone_count(&self) -> u32 {
-        self.space.zone_count()
+        let zones = self.space.zone_count();
+        // The orchestrator bounds its loops by this (and asserts it nonzero on its side).
+        debug_assert!(zones > 0, "a model space of no zones");
+        zones
     }
 }
 
 /// GC until satisfied on the model device.
 pub fn gc_until_satisfied(space: &mut Space, lsn: &mut Lsn) -> Result<u32, SpaceError> {
-    orchestrate::gc_until_satisfied(&mut ModelGc { space, lsn })
+    let r = orchestrate::gc_until_satisfied(&mut ModelGc { space: &mut *space, lsn });
+    // The orchestrator's bound: a cycle per zone at most.
+    debug_assert!(r.as_ref().map_or(true, |c| *c <= space.zone_count()), "{r:?} cycles");
+    r
 }
 
 /// A user batch on the model device, through the store's orchestration: GC first when free
@@ -136,6 +148,8 @@ pub fn write_described(
 ) -> Result<(), SpaceError> {
     let pids: Vec<PageId> = descs.iter().map(|d| d.pid).collect();
     let plan = space.plan_write(descs);
+    // `ModelBatch::commit` indexes the pages by the plan's order: it must cover every page.
+    debug_assert_eq!(plan.page_count() as usize, pids.len(), "a plan of another batch");
     let pids = &pids[..];
     let mut both = Both { gc: ModelGc { space, lsn }, pids, plan };
     orchestrate::write(&mut both).map(|_| ())

@@ -291,6 +291,11 @@ impl OutOfPlaceStore {
     pub fn gc_until_satisfied(&self) -> Result<u32> {
         let _w = self.inner.lock_writer();
         let r = super::gc::gc_until_satisfied(&self.inner);
+        // The orchestrator's bound: a cycle per zone at most (more would be GC feeding on itself).
+        debug_assert!(
+            r.as_ref().map_or(true, |c| *c <= self.inner.lock_state().space.zone_count()),
+            "{r:?} cycles"
+        );
         self.inner.poison(r)
     }
 
@@ -671,6 +676,10 @@ impl PageStore for OutOfPlaceStore {
         } else {
             super::gc::gc_until_satisfied(&self.inner)
         };
+        // Each loop's bound, in cycles: twice the zones for every zone, the zones otherwise.
+        let bound =
+            u64::from(self.inner.lock_state().space.zone_count()) * if every_zone { 2 } else { 1 };
+        debug_assert!(r.as_ref().map_or(true, |c| u64::from(*c) <= bound), "{r:?} cycles");
         self.inner.poison(r)
     }
 
@@ -708,12 +717,18 @@ struct Writing<'a> {
 impl Durable for Writing<'_> {
     type Error = Error;
     fn try_append(&mut self) -> Result<Outcome> {
+        // A batch and the GC that makes room for it act on one store.
+        debug_assert!(std::ptr::eq(self.append.inner, self.gc.0), "GC of another store");
         self.append.try_append()
     }
     fn make_durable(&mut self) -> Result<()> {
+        // A batch and the GC that makes room for it act on one store.
+        debug_assert!(std::ptr::eq(self.append.inner, self.gc.0), "GC of another store");
         self.append.make_durable()
     }
     fn out_of_space(&self) -> SpaceError {
+        // A batch and the GC that makes room for it act on one store.
+        debug_assert!(std::ptr::eq(self.append.inner, self.gc.0), "GC of another store");
         self.append.out_of_space()
     }
 }
@@ -721,15 +736,23 @@ impl Durable for Writing<'_> {
 impl Collect for Writing<'_> {
     type Error = Error;
     fn gc_cycle(&mut self) -> Result<bool> {
+        // A batch and the GC that makes room for it act on one store.
+        debug_assert!(std::ptr::eq(self.append.inner, self.gc.0), "GC of another store");
         self.gc.gc_cycle()
     }
     fn needs_gc(&self) -> bool {
+        // A batch and the GC that makes room for it act on one store.
+        debug_assert!(std::ptr::eq(self.append.inner, self.gc.0), "GC of another store");
         self.gc.needs_gc()
     }
     fn gc_satisfied(&self) -> bool {
+        // A batch and the GC that makes room for it act on one store.
+        debug_assert!(std::ptr::eq(self.append.inner, self.gc.0), "GC of another store");
         self.gc.gc_satisfied()
     }
     fn zone_count(&self) -> u32 {
+        // A batch and the GC that makes room for it act on one store.
+        debug_assert!(std::ptr::eq(self.append.inner, self.gc.0), "GC of another store");
         self.gc.zone_count()
     }
 }

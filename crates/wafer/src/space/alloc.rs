@@ -46,6 +46,8 @@ impl Space {
     /// Counts `slots` slots reserved for `from` as written for `to` instead (a GC chunk whose
     /// pages include dirty versions: those are the user write-backs they replace).
     pub fn reclassify_issue(&mut self, from: WritePurpose, to: WritePurpose, slots: u32) {
+        // Slots that change purpose: the same purpose, or none, would be a miscounted chunk.
+        debug_assert!(from != to && slots > 0, "{slots} slots from {from:?} to {to:?}");
         self.stats.reclassify_issue(from, to, u64::from(slots));
     }
 
@@ -266,6 +268,8 @@ impl Space {
     /// Why `zones_short` more empty zones are missing: the log (zones wait for durability), GC
     /// not run yet (a full zone has invalid slots), or live data (out of space).
     fn no_room_error(&self, slots: u32, zones_short: u32) -> SpaceError {
+        // `check_room` found the plan short of zones: the reasons below explain a shortfall.
+        debug_assert!(zones_short > 0, "no room for {slots} slots, yet no zone short");
         if self.pending_reset.len() as u32 >= zones_short {
             let lsn_needed = self
                 .pending_reset
@@ -290,6 +294,8 @@ impl Space {
 
     /// The final error for a batch of `needed_slots` that no GC or flush can make room for.
     pub fn out_of_space(&self, needed_slots: u64) -> SpaceError {
+        // The executors' side asserts it too: running out of space needs slots to place.
+        debug_assert!(needed_slots > 0, "out of space for no slots");
         SpaceError::OutOfSpace {
             needed_slots,
             free_slots: u64::from(self.empty_zone_count()) * u64::from(self.slots_per_zone()),
@@ -387,6 +393,8 @@ impl Space {
     /// The tree deallocated `pid` (record at `lsn`): its slot becomes invalid.
     pub fn free_pid(&mut self, pid: PageId, lsn: Lsn) -> Option<Location> {
         let old = self.map.clear(pid)?;
+        // The map and the zone table describe one space: the page's zone is one of its zones.
+        debug_assert!(old.zone < self.zones.len(), "page {pid} mapped to zone {}", old.zone);
         self.invalidate(pid, old, lsn);
         Some(old)
     }
@@ -423,6 +431,12 @@ impl Space {
 
     /// Device byte offset of a run's first slot.
     pub fn run_offset_bytes(&self, run: &SlotRun) -> u64 {
+        // The device write at this offset covers the run: some slots, all inside its zone.
+        debug_assert!(
+            run.slots > 0 && run.first_slot + run.slots <= self.slots_per_zone(),
+            "{run:?} in zones of {} slots",
+            self.slots_per_zone()
+        );
         self.offset_bytes(Location::new(run.zone, run.first_slot, 1))
     }
 }

@@ -206,13 +206,16 @@ impl Gdt {
                 _ => None,
             })
             .min_by(|a, b| a.1.total_cmp(&b.1));
-        match (closest, free) {
+        let chosen = match (closest, free) {
             (Some((g, distance)), _) if distance <= CLOSE_LOG2 => g,
             (_, Some(f)) => f,
             (Some((g, _)), None) => g,
             // Every group holds pages without an interval: the first takes it.
             (None, None) => groups.start,
-        }
+        };
+        // `choose` indexes the ranges by this: one of the groups it offered, the free one too.
+        debug_assert!(groups.contains(&chosen), "group {chosen} outside {groups:?}");
+        chosen
     }
 
     fn choose_tree(&self, tree: u32, groups: Range<u32>, free: Option<u32>) -> u32 {
@@ -222,23 +225,28 @@ impl Gdt {
                 _ => false,
             })
         };
-        if let Some(g) = holding(Some(tree)).or(free).or_else(|| holding(None)) {
-            return g;
-        }
-        // Only lifetime ranges: the coldest (longest mean lifetime) takes the page.
-        let coldest = groups.clone().max_by(|&a, &b| {
-            let mean = |g: u32| match self.ranges[g as usize] {
-                GroupRange::Life { sum, pages } => sum / pages as f64,
-                _ => f64::MAX,
-            };
-            mean(a).total_cmp(&mean(b))
+        let chosen = holding(Some(tree)).or(free).or_else(|| holding(None)).unwrap_or_else(|| {
+            // Only lifetime ranges: the coldest (longest mean lifetime) takes the page.
+            let coldest = groups.clone().max_by(|&a, &b| {
+                let mean = |g: u32| match self.ranges[g as usize] {
+                    GroupRange::Life { sum, pages } => sum / pages as f64,
+                    _ => f64::MAX,
+                };
+                mean(a).total_cmp(&mean(b))
+            });
+            coldest.unwrap_or(groups.start)
         });
-        coldest.unwrap_or(groups.start)
+        // As `choose_life`: one of the groups `choose` offered.
+        debug_assert!(groups.contains(&chosen), "group {chosen} outside {groups:?}");
+        chosen
     }
 
     /// The batch's groups fitted to whole slots (`group_pack`): pages of a group's emptiest
     /// slot move to a neighbouring range where that saves a slot; the ranges follow them.
     fn settle(&mut self, groups: &mut [u32], sizes: &[u16], keys: &[Key]) {
+        // One group, size and key per page of the batch: `group_pack` and `keys[page]` index
+        // all three by the same page number.
+        debug_assert!(groups.len() == sizes.len() && sizes.len() == keys.len(), "batch columns");
         let mut order: Vec<u32> = Vec::new();
         for &g in groups.iter() {
             if !order.contains(&g) {
@@ -408,14 +416,19 @@ impl PlacementPolicy for Gdt {
         _dest_group: u32,
         view: &PlacementView<'_>,
     ) -> WritePlan {
-        self.plan_copies(pages, Self::gc_groups(view.max_open_zones), view)
+        let plan = self.plan_copies(pages, Self::gc_groups(view.max_open_zones), view);
+        // GC's batch commits each page by the plan's order: it must cover the copies once.
+        debug_assert_eq!(plan.check(pages.len()), Ok(()), "a GC plan of another batch");
+        plan
     }
 
     /// The artifact's way: the pages coldest first, each to the user group whose range is
     /// closest, beside the user write-backs.
     fn plan_gc_with_user(&mut self, pages: &[PageId], view: &PlacementView<'_>) -> WritePlan {
         let users = 0..Self::gc_groups(view.max_open_zones).start;
-        self.plan_copies(pages, users, view)
+        let plan = self.plan_copies(pages, users, view);
+        debug_assert_eq!(plan.check(pages.len()), Ok(()), "a GC plan of another batch");
+        plan
     }
 
     fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}

@@ -48,11 +48,16 @@ fn emptiest_slot(members: &[usize], sizes: &[u16]) -> Option<Vec<usize>> {
         f.iter().map(|&(k, _)| u32::from(pack::footprint(own[k as usize]))).sum()
     };
     let emptiest = fills.iter().min_by_key(|f| used(f))?;
-    Some(emptiest.iter().map(|&(k, _)| members[k as usize]).collect())
+    let pages: Vec<usize> = emptiest.iter().map(|&(k, _)| members[k as usize]).collect();
+    // `settle` moves these to a neighbour: a slot of the packing holds at least one page.
+    debug_assert!(!pages.is_empty(), "an empty slot in a packing of {} pages", members.len());
+    Some(pages)
 }
 
 /// Whether moving `pages` from group `from` to `to` packs the two groups into fewer slots.
 fn saves_a_slot(groups: &[u32], sizes: &[u16], from: u32, to: u32, pages: &[usize]) -> bool {
+    // A move of some pages between two groups (`order` names each group once).
+    debug_assert!(from != to && !pages.is_empty(), "{} pages from {from} to {to}", pages.len());
     let sizes_of = |g: u32, with: bool| -> Vec<u16> {
         (0..groups.len())
             .filter(|i| {

@@ -115,24 +115,38 @@ impl Location {
             && offset_bytes.is_multiple_of(PACK_ALIGN_BYTES)
             && offset < SLOT_BYTES
             && size >= 1
-            && chunk_size_fits(offset, size);
-        valid.then_some(Location { zone, slot, offset_bytes, stored_bytes: feedback_bytes })
+            && chunk_size_fits(offset, size)
+            // As `unpack`: the map cannot hold a chunk crossing out of the last packable slot.
+            && !(offset + size > SLOT_BYTES && slot == SLOTS_PER_ZONE_LIMIT - 1);
+        let loc =
+            valid.then_some(Location { zone, slot, offset_bytes, stored_bytes: feedback_bytes });
+        // What passes is a location the map stores and reads back unchanged.
+        debug_assert!(loc.is_none_or(|l| Location::unpack(l.pack()) == Some(l)), "{loc:?}");
+        loc
     }
 
     /// Byte just past the page, counted from its slot's start (above 4096 when it crosses).
     /// Bytes the page takes in its zone: its size rounded up to the packing unit (a whole
     /// slot for an uncompressed page). Zone live-byte counts sum these.
     pub fn footprint_bytes(&self) -> u64 {
+        // Every constructor (and `unpack`) refuses a size of 0: a page takes some room.
+        debug_assert!(self.stored_bytes > 0, "a location of no bytes");
         u64::from(self.stored_bytes.div_ceil(PACK_ALIGN_BYTES) * PACK_ALIGN_BYTES)
     }
 
     pub fn end_bytes(&self) -> u64 {
-        u64::from(self.offset_bytes) + u64::from(self.stored_bytes)
+        let end = u64::from(self.offset_bytes) + u64::from(self.stored_bytes);
+        // `chunk_size_fits`: a page ends in its own slot or the next, never past it.
+        debug_assert!(end <= 2 * SLOT_BYTES, "a page ending at {end}");
+        end
     }
 
     /// The page runs on into the next slot (concatenated pages only).
     pub fn crosses(&self) -> bool {
-        self.end_bytes() > SLOT_BYTES
+        let crosses = self.end_bytes() > SLOT_BYTES;
+        // Only a page starting inside its slot runs on (a stored page is at most a slot).
+        debug_assert!(!crosses || self.offset_bytes > 0, "a page from offset 0 crosses");
+        crosses
     }
 
     /// The slots the page touches: its own, and the next one when it crosses.
@@ -143,20 +157,26 @@ impl Location {
     /// The page's bytes inside `slot` (offsets within that slot), or None if it does not
     /// touch it.
     pub fn range_in_slot(&self, slot: u32) -> Option<std::ops::Range<u64>> {
-        if slot == self.slot {
+        let range = if slot == self.slot {
             Some(u64::from(self.offset_bytes)..self.end_bytes().min(SLOT_BYTES))
         } else if slot == self.slot + 1 && self.crosses() {
             Some(0..self.end_bytes() - SLOT_BYTES)
         } else {
             None
-        }
+        };
+        // Readers copy these bytes out of a slot's buffer: some, and inside it.
+        debug_assert!(range.as_ref().is_none_or(|r| r.start < r.end && r.end <= SLOT_BYTES));
+        range
     }
 
     pub fn pack(self) -> u64 {
-        (u64::from(self.zone) << ZONE_SHIFT)
+        let raw = (u64::from(self.zone) << ZONE_SHIFT)
             | (u64::from(self.slot) << SLOT_SHIFT)
             | (u64::from(self.offset_bytes / PACK_ALIGN_BYTES) << SUB_SHIFT)
-            | u64::from(self.stored_bytes)
+            | u64::from(self.stored_bytes);
+        // The map stores only this: a location it cannot read back would lose its page.
+        debug_assert_eq!(Location::unpack(raw), Some(self), "{self:?} does not round-trip");
+        raw
     }
 
     /// The location a packed value names, or None for `UNMAPPED` and any malformed value
@@ -178,12 +198,16 @@ impl Location {
         {
             return None;
         }
-        Some(Location {
+        let loc = Location {
             zone: zone as u32,
             slot: slot as u32,
             offset_bytes: offset as u16,
             stored_bytes: size as u16,
-        })
+        };
+        // The field widths keep an offset inside its slot (7 bits of 32-byte units), which
+        // `slots` and `range_in_slot` rely on; no input can place it past.
+        debug_assert!(u64::from(loc.offset_bytes) < SLOT_BYTES, "{raw:#x}");
+        Some(loc)
     }
 }
 
@@ -214,6 +238,13 @@ impl PageMap {
 
     /// Page ids that have a location.
     pub fn mapped_count(&self) -> u64 {
+        // Counted in `set` and `clear`: never more than the ids that have an entry.
+        debug_assert!(
+            self.mapped <= self.pid_span(),
+            "{} mapped of {}",
+            self.mapped,
+            self.pid_span()
+        );
         self.mapped
     }
 
@@ -246,6 +277,8 @@ impl PageMap {
     pub fn clear(&mut self, pid: PageId) -> Option<Location> {
         let old = self.get(pid)?;
         self.entries[pid as usize] = UNMAPPED;
+        // `pid` was mapped, so counted: the count drops by one and stays below the span.
+        debug_assert!(self.mapped > 0 && self.mapped <= self.pid_span(), "{}", self.mapped);
         self.mapped -= 1;
         Some(old)
     }
@@ -367,6 +400,11 @@ impl ReverseMap {
 
     /// Forgets a zone's contents: every slot is free again (after a reset).
     pub fn reset_zone(&mut self, zone: ZoneId) {
+        // GC moved every page out before the reset (its slots went Dead): none is forgotten.
+        debug_assert!(
+            self.zone(zone).all(|e| !matches!(e, SlotEntry::Page(_) | SlotEntry::Shared)),
+            "zone {zone} reset with a page in it"
+        );
         let start = self.index(zone, 0);
         self.slots[start..start + self.slots_per_zone as usize].fill(SLOT_FREE);
         self.shared[zone as usize].clear();
@@ -384,6 +422,13 @@ impl ReverseMap {
 
     /// Makes a slot shared (its side entry starts as `entry`).
     pub(super) fn set_shared(&mut self, zone: ZoneId, slot: u32, entry: SharedSlot) {
+        // A slot becomes shared once (reserved, or in recovery free or one page so far), never
+        // over a pack whose side entry this would replace, nor a dead slot before its reset.
+        let was = self.get(zone, slot);
+        debug_assert!(
+            !matches!(was, SlotEntry::Shared | SlotEntry::Dead),
+            "{zone}/{slot}: {was:?}"
+        );
         self.set(zone, slot, SlotEntry::Shared);
         self.shared[zone as usize].insert(slot, entry);
     }
@@ -464,7 +509,8 @@ mod tests {
     fn reverse_map_keeps_sentinels_apart_from_pages() {
         let mut rev = ReverseMap::new(2, 4);
         assert_eq!(rev.get(1, 3), SlotEntry::Free);
-        for e in [SlotEntry::Reserved, SlotEntry::Dead, SlotEntry::Page(PAGE_ID_LIMIT - 1)] {
+        // Dead last: a zone is reset once GC moved its pages out (`reset_zone` asserts it).
+        for e in [SlotEntry::Reserved, SlotEntry::Page(PAGE_ID_LIMIT - 1), SlotEntry::Dead] {
             rev.set(1, 3, e);
             assert_eq!(rev.get(1, 3), e);
         }

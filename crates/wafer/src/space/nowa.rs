@@ -231,10 +231,13 @@ impl SsdModel {
     /// resetting it frees a unit; u32::MAX for a zone the model does not know.
     pub fn sharing(&self, zone: ZoneId) -> u32 {
         let Some(span) = self.spans[zone as usize] else { return u32::MAX };
-        (span.first_unit..=span.last_unit)
+        let fewest = (span.first_unit..=span.last_unit)
             .filter_map(|u| self.unit_live.get(&u).copied())
             .min()
-            .unwrap_or(u32::MAX)
+            .unwrap_or(u32::MAX);
+        // A tracked unit holds data of some zone not reset, this one included: never 0 live.
+        debug_assert!(fewest > 0, "zone {zone} spans a unit with no live zone");
+        fewest
     }
 
     /// Rule 2: the zones whose reset frees the cheapest partly dead unit, if one is worth it
@@ -290,6 +293,8 @@ impl SsdModel {
     fn forget_ancient(&mut self) {
         let now = self.stream_slots / self.options.unit_slots;
         let Some((&oldest, _)) = self.unit_live.first_key_value() else { return };
+        // Units are numbered along the stream: none tracked lies ahead of where it is now.
+        debug_assert!(oldest <= now, "unit {oldest} ahead of the stream's {now}");
         if now - oldest > TRACKED_UNITS_MAX {
             self.unit_live.remove(&oldest);
         }

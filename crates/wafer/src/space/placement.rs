@@ -144,6 +144,11 @@ pub struct EdtCounters {
 
 impl EdtCounters {
     pub fn since(&self, earlier: &EdtCounters) -> EdtCounters {
+        // Cumulative counts: an earlier reading of the same counters is never ahead of this.
+        debug_assert!(
+            earlier.predictions <= self.predictions && earlier.within_2x <= self.within_2x,
+            "EDT counters went backwards"
+        );
         EdtCounters {
             predictions: self.predictions.saturating_sub(earlier.predictions),
             within_2x: self.within_2x.saturating_sub(earlier.within_2x),
@@ -171,11 +176,14 @@ pub trait PlacementPolicy: std::fmt::Debug + Send + Sync {
         dest_group: u32,
         _view: &PlacementView<'_>,
     ) -> WritePlan {
+        // A plan of no pages is one empty stretch, which `WritePlan::check` refuses.
+        debug_assert!(!pages.is_empty(), "a GC plan for no pages");
         WritePlan::single(pages.len() as u32, dest_group)
     }
     /// The plan for GC's copies of `pages` mixed into the user write stream (the artifact's
     /// `gc_with_user`): user groups only. By default all to user group 0.
     fn plan_gc_with_user(&mut self, pages: &[PageId], _view: &PlacementView<'_>) -> WritePlan {
+        debug_assert!(!pages.is_empty(), "a GC plan for no pages");
         WritePlan::single(pages.len() as u32, 0)
     }
     /// `zone` opens for `group` (the space chooses its FDP handle: `Space::fdp_hint`).

@@ -62,6 +62,8 @@ impl Space {
             z.write_ptr_slots = slots_per_zone;
         }
         space.map = map;
+        // Recovery hands the store a space as consistent as one kept incrementally.
+        debug_assert_eq!(space.check_invariants(), Ok(()), "a rebuilt space");
         Ok((space, to_reset))
     }
 }

@@ -122,7 +122,12 @@ pub fn encode(
     slots_per_zone: u32,
     nowa: Option<&NoWaSnapshot>,
 ) -> Vec<u8> {
-    encode_as(map, lsn, (zone_count, slots_per_zone), nowa, true)
+    let out = encode_as(map, lsn, (zone_count, slots_per_zone), nowa, true);
+    // The snapshot areas are sized by these counts: a longer snapshot would overrun its area.
+    let spans = nowa.map_or(0, |n| nowa_block_count(n.spans.len() as u64));
+    let blocks_max = block_count(map.pid_span()) + spans;
+    debug_assert!(out.len() as u64 <= blocks_max * BLOCK_BYTES as u64, "{} bytes", out.len());
+    out
 }
 
 /// [`encode`], packing the entries only when `pack` says so (tests cover both layouts).
@@ -433,7 +438,10 @@ pub fn decode(
             Some(NoWaSnapshot { stream_slots, spans: decode_spans(bytes, &header, entry_blocks)? })
         }
     };
-    Ok(MapSnapshot { header, map: PageMap::from_raw_entries(entries), nowa })
+    let map = PageMap::from_raw_entries(entries);
+    // The map counts its own mapped entries: the same ones the checks above counted.
+    debug_assert_eq!(map.mapped_count(), mapped, "mapped entries recounted");
+    Ok(MapSnapshot { header, map, nowa })
 }
 
 /// Opens entries block `index` of the snapshot `header` describes, checking its kind and that
@@ -479,7 +487,10 @@ fn read_entries(bytes: &[u8], header: &SnapshotHeader) -> Result<Vec<u64>, Snaps
             }
             frame.extend_from_slice(payload);
         }
-        return unpack_entries(&frame, span);
+        let entries = unpack_entries(&frame, span)?;
+        // As the unpacked path below: one entry per page id of the span, for `decode` to check.
+        debug_assert_eq!(entries.len(), span, "packed entries of another span");
+        return Ok(entries);
     }
     let mut entries = Vec::with_capacity(span);
     for (i, block) in blocks {

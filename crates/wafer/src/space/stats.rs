@@ -22,6 +22,8 @@ pub struct GcRecord {
 
 impl GcRecord {
     pub fn valid_ratio(&self) -> f64 {
+        // Recorded from a zone's counts: its valid slots are some of its slots.
+        debug_assert!(self.valid_slots <= self.slots_per_zone, "{self:?}");
         f64::from(self.valid_slots) / f64::from(self.slots_per_zone)
     }
 }
@@ -74,15 +76,25 @@ impl SpaceCounters {
     }
     /// Mean valid ratio of the GC victims (the driver of DB WAF: 1 / (1 - ratio)).
     pub fn mean_victim_valid_ratio(&self) -> Option<f64> {
+        // Each victim adds its valid slots and all its slots: a ratio within 0..=1.
+        debug_assert!(self.gc_victim_valid_slots <= self.gc_victim_slots, "{self:?}");
         (self.gc_victim_slots > 0)
             .then(|| self.gc_victim_valid_slots as f64 / self.gc_victim_slots as f64)
     }
     /// Mean share of the victims' bytes still live (per page, not per slot).
     pub fn mean_victim_live_ratio(&self) -> Option<f64> {
         let bytes = self.gc_victim_slots * super::map::SLOT_BYTES;
+        // A victim's live bytes fit in its slots.
+        debug_assert!(self.gc_victim_live_bytes <= bytes, "{self:?}");
         (bytes > 0).then(|| self.gc_victim_live_bytes as f64 / bytes as f64)
     }
     pub fn since(&self, earlier: &SpaceCounters) -> SpaceCounters {
+        // Cumulative counts: an earlier reading of the same space is never ahead of this one.
+        debug_assert!(
+            earlier.gc_victims <= self.gc_victims
+                && earlier.gc_victim_slots <= self.gc_victim_slots,
+            "space counters went backwards"
+        );
         let mut d = *self;
         for (i, slots) in d.issued_slots.iter_mut().enumerate() {
             *slots = slots.saturating_sub(earlier.issued_slots[i]);

@@ -66,15 +66,23 @@ impl Zone {
     }
     /// Live bytes in slots, rounded up: what greedy compares (the copies GC would pack).
     pub fn live_slots(&self) -> u32 {
-        self.live_bytes.div_ceil(SLOT_BYTES) as u32
+        let slots = self.live_bytes.div_ceil(SLOT_BYTES) as u32;
+        // Live bytes sit in valid slots, or in shared ones still waiting for their last page.
+        debug_assert!(slots <= self.valid_slots + self.pending_slots, "{self:?}");
+        slots
     }
     /// What GC taking the zone frees, in slots: the written ones less its live bytes' worth
     /// (at least its invalid slots, as live bytes never exceed the valid slots).
     pub fn reclaimable_slots(&self) -> u32 {
+        // Victim policies rank zones by this: it must not wrap for a zone whose accounting
+        // drifted (pending and live slots are written slots).
+        debug_assert!(self.pending_slots + self.live_slots() <= self.write_ptr_slots, "{self:?}");
         self.write_ptr_slots - self.pending_slots - self.live_slots()
     }
     /// Written slots that hold no current page: overwritten, freed or abandoned.
     pub fn invalid_slots(&self) -> u32 {
+        // Valid and pending slots are written ones: the write pointer covers them.
+        debug_assert!(self.valid_slots + self.pending_slots <= self.write_ptr_slots, "{self:?}");
         self.write_ptr_slots - self.valid_slots - self.pending_slots
     }
     pub fn erase_count(&self) -> u32 {
@@ -128,6 +136,8 @@ impl ZoneTable {
     }
 
     pub fn len(&self) -> u32 {
+        // Zone ids are packed into map entries: the table never outgrows what they can name.
+        debug_assert!(self.zones.len() <= super::map::ZONE_COUNT_LIMIT as usize, "zones");
         self.zones.len() as u32
     }
     pub fn is_empty(&self) -> bool {

@@ -9,6 +9,8 @@ use crate::space::zone::{Zone, ZoneId};
 pub(super) fn score(z: &Zone, now: u64, slots_per_zone: f64) -> f64 {
     // Per page: what GC would copy (a packed slot with one live page costs that page).
     let u = z.live_bytes() as f64 / (slots_per_zone * crate::space::map::SLOT_BYTES as f64);
+    // The zone table's live bytes fit the zone: a utilisation past 1 would score negative.
+    debug_assert!((0.0..=1.0).contains(&u), "utilisation {u} of {z:?}");
     // +1: a zone written at this very tick still has a positive age.
     let age = (now.saturating_sub(z.last_write_clock()) + 1) as f64;
     if z.live_bytes() == 0 {

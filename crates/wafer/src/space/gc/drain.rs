@@ -27,6 +27,12 @@ pub struct GcCycle {
 impl Space {
     /// Victims whose survivors the buffer pool holds.
     pub fn draining_zone_count(&self) -> u32 {
+        // `plan_cycle` hands no more victims over than the queue's bound.
+        debug_assert!(
+            self.draining.len() <= DRAINING_ZONES_MAX,
+            "{} draining",
+            self.draining.len()
+        );
         self.draining.len() as u32
     }
 
@@ -43,6 +49,8 @@ impl Space {
             return self.plan_drain().map(|plan| GcCycle { plan, hand_over: false });
         }
         if let Some(plan) = self.plan_gc() {
+            // The cycle's progress is its victims: a plan names at least one.
+            debug_assert!(!plan.zones.is_empty(), "a GC plan without a victim");
             return Some(GcCycle { plan, hand_over: pool });
         }
         self.plan_drain().map(|plan| GcCycle { plan, hand_over: false })

@@ -118,6 +118,9 @@ pub struct VictimChoice {
 impl VictimChoice {
     /// `zone`'s valid pages copied back to the view's GC group.
     pub fn copyback(zone: ZoneId, view: &SpaceView<'_>) -> VictimChoice {
+        // GC takes a full zone with no reservation in flight: a candidate, or a sparse one.
+        let z = view.zones.get(zone);
+        debug_assert!(is_candidate(z) || is_sparse(z), "victim {zone}: {z:?}");
         VictimChoice { zones: vec![zone], purpose: WritePurpose::GcCopy, dest_group: view.gc_group }
     }
 }

@@ -13,17 +13,25 @@ use crate::space::Space;
 impl Space {
     /// Free zones for GC's purpose: empty ones plus those only waiting for the log.
     pub fn free_zone_count(&self) -> u32 {
-        self.empty_zone_count() + self.pending_reset_zone_count()
+        let free = self.empty_zone_count() + self.pending_reset_zone_count();
+        // Empty and pending-reset zones are two disjoint sets of this space's zones.
+        debug_assert!(free <= self.zones.len(), "{free} free of {} zones", self.zones.len());
+        free
     }
 
     /// Free zones as GC's targets count them: with victims draining through the buffer pool
     /// (`gc_in_pool`) those too, as the artifact resets them at once (`drain.rs`).
     pub(super) fn gc_target_zone_count(&self) -> u32 {
-        self.free_zone_count() + self.draining_zone_count()
+        let target = self.free_zone_count() + self.draining_zone_count();
+        // Draining victims are neither empty nor waiting for a reset: still within the zones.
+        debug_assert!(target <= self.zones.len(), "{target} of {} zones", self.zones.len());
+        target
     }
 
     /// GC should run: free zones fell below `gc_free_zones_low`, or NoWA must compensate.
     pub fn needs_gc(&self) -> bool {
+        // Validated with the options: GC runs from below `low` until `high`, so low <= high.
+        debug_assert!(self.options.gc_free_zones_low <= self.options.gc_free_zones_high);
         self.gc_target_zone_count() < self.options.gc_free_zones_low
             || self.nowa_wants_compensation()
     }
@@ -73,6 +81,12 @@ impl Space {
             model.block_compensation();
             return None;
         };
+        // GC takes these as victims: full zones, none with a reservation in flight.
+        let takeable = |z: &ZoneId| {
+            let zone = self.zones.get(*z);
+            zone.state() == ZoneState::Full && zone.pending_slots() == 0
+        };
+        debug_assert!(zones.iter().all(takeable), "compensation victims {zones:?}");
         let valid: u64 = zones.iter().map(|z| u64::from(self.zones.get(*z).valid_slots())).sum();
         model.compensated(valid);
         Some(VictimChoice { zones, purpose: WritePurpose::Compensation, dest_group: gc_group })
@@ -246,6 +260,8 @@ impl Space {
                 model.reset(*zone);
             }
         }
+        // The caller trims these before writing them again: each is empty now, and queued once.
+        debug_assert!(released.iter().all(|z| self.zones.get(*z).state() == ZoneState::Empty));
         released
     }
 }
