@@ -1,6 +1,6 @@
 //! The append executor: carries out one write plan. Pack each write group's pages into slots
 //! (best-fit decreasing when they are compressed and packing is on, concatenated across slot
-//! boundaries when they are compressed blob pages or packing is off, else one page per slot),
+//! boundaries when they are compressed and packing is off, else one page per slot),
 //! reserve the slots (all or nothing), write each slot run as one sequential device write
 //! (split only where the slots' purpose changes), sync, log one map record per page, commit. It never runs GC and never flushes the
 //! journal: when the space has no room it reports why ([`Outcome`]) and changes nothing, and
@@ -98,17 +98,6 @@ impl Append<'_> {
         assert!(self.survivors.is_empty() || (self.survivors.len() == n && self.gc_from.is_none()));
     }
 
-    /// Compressed pages run end to end across slot ends: with packing off, and for blob
-    /// pages always. A blob page is read alone, never for a neighbour, and most are of one
-    /// size (one value's chunk): best fit leaves the same gap at every slot's end (about a
-    /// tenth of a slot for 1 KB values), where end to end one page in eight or so crosses
-    /// into the next slot and is read as one two-slot read.
-    pub(super) fn concatenates(&self) -> bool {
-        // GC moves blob pages under its own purpose: they are packed then, as any page.
-        debug_assert!(self.purpose != WritePurpose::Blob || self.gc_from.is_none());
-        !self.packing || self.purpose == WritePurpose::Blob
-    }
-
     /// Each group's pages cut into slots: the slot plan to reserve (one stretch per group, in
     /// slots) and, slot by slot in its order, the pages starting in each (batch index, offset).
     /// `room(group)`: slots left in the group's open zone, for the concatenated layout, which
@@ -125,9 +114,9 @@ impl Append<'_> {
             let sizes: Vec<u16> =
                 indices.iter().map(|&i| self.stored_bytes(i as usize).len() as u16).collect();
             let compressed = sizes.iter().any(|&s| usize::from(s) < PAGE_SIZE);
-            let local = match (compressed, self.concatenates()) {
-                (true, false) => pack::best_fit_decreasing(&sizes),
-                (true, true) => {
+            let local = match (compressed, self.packing) {
+                (true, true) => pack::best_fit_decreasing(&sizes),
+                (true, false) => {
                     let before = used.iter().find(|(g, _)| *g == stretch.group).map_or(0, |u| u.1);
                     let left = room_left(room(stretch.group), before, slots_per_zone);
                     pack::concatenate(&sizes, left, slots_per_zone)
@@ -293,7 +282,7 @@ fn fill_runs(
                 let size = bytes.len() as u16;
                 let slot = run.first_slot + i;
                 let loc = Location::concatenated(run.zone, slot, offset, size);
-                assert!(a.concatenates() || !loc.crosses(), "packing crossed a slot's end");
+                assert!(!a.packing || !loc.crosses(), "packing crossed a slot's end");
 
                 targets.push((index as usize, loc));
             }
