@@ -184,7 +184,7 @@ fn the_oldest_snapshot_expires_at_the_bound() {
     assert!(stats.expired >= 1, "{stats:?}");
     assert!(matches!(old.tree("t").get(&key(1)), Err(wafer::ReadError::SnapshotExpired)));
     let scan: Result<Vec<_>, _> = old.tree("t").iter().collect();
-    assert!(matches!(scan, Err(Error::SnapshotExpired)));
+    assert!(matches!(scan, Err(wafer::ReadError::SnapshotExpired)));
     match new.tree("t").get(&key(1000)) {
         Ok(v) => assert_eq!(v, Some(vec![2u8; 100])),
         Err(e) => assert!(matches!(e, wafer::ReadError::SnapshotExpired), "{e}"),
