@@ -267,7 +267,7 @@ impl KvReader {
         let state = lock(&self.state);
         let tree = self.db.tree(data_tree(state.generation))?;
         let pairs = tree.prefix(prefix.as_bytes()).take(limit);
-        Ok(pairs.collect::<wafer::Result<_>>()?)
+        Ok(pairs.collect::<std::result::Result<_, wafer::ReadError>>()?)
     }
 
     /// Every pair with `start <= key < end` (no `end`: to the last key), in key order, up to
@@ -283,7 +283,7 @@ impl KvReader {
         let tree = self.db.tree(data_tree(state.generation))?;
         let hi = end.map_or(Bound::Unbounded, |e| Bound::Excluded(e.as_bytes()));
         let pairs = tree.range::<&[u8], _>((Bound::Included(start.as_bytes()), hi)).take(limit);
-        Ok(pairs.collect::<wafer::Result<_>>()?)
+        Ok(pairs.collect::<std::result::Result<_, wafer::ReadError>>()?)
     }
 }
 

@@ -132,7 +132,8 @@ pub struct Options {
     /// shared `flock`, refused while a writer holds them, and refusing writers while held),
     /// and nothing is ever written to them. A database a crash left is recovered in memory
     /// (`device::Overlay`), so its files stay byte for byte as they were. Every write returns
-    /// `Error::ReadOnly`.
+    /// `CommitError::ReadOnly`; `Db::flush`, `sync`, `checkpoint` and `collect_garbage` return
+    /// `MaintenanceError::ReadOnly`.
     pub read_only: bool,
 }
 

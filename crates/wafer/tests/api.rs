@@ -229,7 +229,7 @@ fn write_error_is_typed_and_poisons_writes() {
         "{err}"
     );
     assert!(matches!(t.put(b"x", b"y"), Err(wafer::CommitError::Poisoned)));
-    assert!(matches!(db.close(), Err(Error::Poisoned)));
+    assert!(matches!(db.close(), Err(wafer::MaintenanceError::Poisoned)));
 }
 
 #[test]

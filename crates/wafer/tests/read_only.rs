@@ -57,7 +57,7 @@ fn crashed_database_reads_without_writing(out_of_place: bool) {
     assert!(matches!(t.put(b"x", b"y"), Err(wafer::CommitError::ReadOnly)));
     assert!(matches!(ro.tree("new"), Err(wafer::CommitError::ReadOnly)));
     assert!(matches!(ro.drop_tree("t"), Err(wafer::CommitError::ReadOnly)));
-    assert!(matches!(ro.checkpoint(), Err(Error::ReadOnly)));
+    assert!(matches!(ro.checkpoint(), Err(wafer::MaintenanceError::ReadOnly)));
     let snap = ro.snapshot().unwrap();
     assert_eq!(snap.tree("t").iter().count(), 1000);
     let writer = Db::open(&path, options(out_of_place));

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use wafer::device::MemoryDevice;
-use wafer::{Db, Error, Options, WriteBatch};
+use wafer::{Db, Options, WriteBatch};
 
 fn open(out_of_place: bool, data_bytes: u64, options: Options) -> Db {
     let mut o = options;
@@ -184,7 +184,7 @@ fn the_oldest_snapshot_expires_at_the_bound() {
     assert!(stats.expired >= 1, "{stats:?}");
     assert!(matches!(old.tree("t").get(&key(1)), Err(wafer::ReadError::SnapshotExpired)));
     let scan: Result<Vec<_>, _> = old.tree("t").iter().collect();
-    assert!(matches!(scan, Err(Error::SnapshotExpired)));
+    assert!(matches!(scan, Err(wafer::ReadError::SnapshotExpired)));
     match new.tree("t").get(&key(1000)) {
         Ok(v) => assert_eq!(v, Some(vec![2u8; 100])),
         Err(e) => assert!(matches!(e, wafer::ReadError::SnapshotExpired), "{e}"),
@@ -253,10 +253,16 @@ fn a_backup_beside_a_writer_opens_on_its_own_and_checks_clean() {
     writer.join().unwrap();
     assert_eq!(totals.trees, 2);
     let err = db.backup_to(&target).unwrap_err();
-    assert!(matches!(err, Error::Open(wafer::OpenError::AlreadyExists { .. })), "{err}");
+    assert!(
+        matches!(err, wafer::MaintenanceError::Open(wafer::OpenError::AlreadyExists { .. })),
+        "{err}"
+    );
     for not_a_file in [format!("{}/", dir.join("new").display()), dir.display().to_string()] {
         let err = db.backup_to(&not_a_file).unwrap_err();
-        assert!(matches!(err, Error::Open(wafer::OpenError::NotAFilePath { .. })), "{err}");
+        assert!(
+            matches!(err, wafer::MaintenanceError::Open(wafer::OpenError::NotAFilePath { .. })),
+            "{err}"
+        );
     }
     db.close().unwrap();
     let copy = Db::open(&target, o.with_create(wafer::CreateMode::Never)).unwrap();

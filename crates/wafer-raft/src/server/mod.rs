@@ -55,6 +55,10 @@ pub enum ServerError {
     Raft(String),
 }
 
+// `shutdown` closes the database: `?` on its `MaintenanceError` (and on the other
+// per-operation errors) keeps the engine's error whole under `Wafer`.
+wafer::from_operation_errors!(ServerError, ServerError::Wafer);
+
 /// One node's settings.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {

@@ -10,7 +10,7 @@
 use super::{exclusive, wal_path, Db};
 use crate::error::OpenError;
 use crate::options::CreateMode;
-use crate::{Error, Result, Snapshot, WriteBatch};
+use crate::{MaintenanceError, Result, Snapshot, WriteBatch};
 use std::path::{Path, PathBuf};
 
 /// A copy batch holds at most this many bytes of keys and values (fewer when the target's log
@@ -30,11 +30,12 @@ pub struct BackupTotals {
 
 impl Snapshot {
     /// Copies every tree of the view into `dest`, which must hold no trees, in batches of
-    /// bounded size (durability `None`: the caller syncs or closes `dest`).
-    pub fn copy_to(&self, dest: &Db) -> Result<BackupTotals> {
+    /// bounded size (durability `None`: the caller syncs or closes `dest`). A `dest` holding
+    /// trees is refused with [`MaintenanceError::NotEmpty`].
+    pub fn copy_to(&self, dest: &Db) -> Result<BackupTotals, MaintenanceError> {
         let existing = dest.tree_names()?;
         if !existing.is_empty() {
-            return Err(Error::NotEmpty { trees: existing });
+            return Err(MaintenanceError::NotEmpty { trees: existing });
         }
         let mut totals = BackupTotals::default();
         for name in self.tree_names() {
@@ -73,32 +74,34 @@ impl Db {
     /// Writes a consistent copy of the database to a new database at `path` (its WAL at
     /// `<path>.wal`), from a snapshot, while writes go on. Neither file may exist. The copy
     /// uses this database's options (write mode, sizes, blobs). See the module docs for what a
-    /// crash part way leaves.
-    pub fn backup_to(&self, path: impl AsRef<Path>) -> Result<BackupTotals> {
+    /// crash part way leaves. A target that names a directory or an existing file is refused
+    /// with [`MaintenanceError::Open`] (`OpenError::NotAFilePath`, `OpenError::AlreadyExists`).
+    pub fn backup_to(&self, path: impl AsRef<Path>) -> Result<BackupTotals, MaintenanceError> {
         let path = path.as_ref();
         let text = path.as_os_str().to_string_lossy();
         if text.chars().last().is_some_and(std::path::is_separator) || path.is_dir() {
             // Else the temporary file would land inside that directory, named after nothing.
-            return Err(Error::Open(OpenError::NotAFilePath { what: text.into_owned() }));
+            return Err(OpenError::NotAFilePath { what: text.into_owned() }.into());
         }
         let target_wal = wal_path(path);
         for p in [path, target_wal.as_path()] {
             if p.exists() {
-                return Err(Error::Open(OpenError::AlreadyExists {
-                    what: p.display().to_string(),
-                }));
+                return Err(OpenError::AlreadyExists { what: p.display().to_string() }.into());
             }
         }
         let snap = self.snapshot()?;
         let temp = temp_path(path);
         let options = self.inner.options.clone().with_create(CreateMode::New);
-        let copied = Db::open(&temp, options).and_then(|dest| {
+        let copied = Db::open(&temp, options).map_err(MaintenanceError::from).and_then(|dest| {
             let totals = snap.copy_to(&dest)?;
             dest.close()?;
             Ok(totals)
         });
         drop(snap);
-        let linked = copied.and_then(|totals| link_into_place(&temp, path).map(|()| totals));
+        let linked = copied.and_then(|totals| {
+            link_into_place(&temp, path).map_err(MaintenanceError::from)?;
+            Ok(totals)
+        });
         // The temporary names go either way (after a link, the target holds the files).
         let _ = std::fs::remove_file(wal_path(&temp));
         let _ = std::fs::remove_file(&temp);

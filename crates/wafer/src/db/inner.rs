@@ -67,7 +67,8 @@ pub struct Db {
     pub(super) inner: Arc<DbInner>,
 }
 
-/// A named tree. Operations on a closed database return [`Error::Closed`].
+/// A named tree. Operations on a closed database return `Closed` ([`crate::CommitError::Closed`],
+/// [`crate::ReadError::Closed`]).
 #[derive(Debug, Clone)]
 pub struct Tree {
     pub(super) db: Arc<DbInner>,

@@ -6,7 +6,7 @@ use super::view::At;
 use crate::btree::scan_bounds::{above_lo, below_hi};
 use crate::btree::{Bounds, TreeCore};
 use crate::page::node::Entry;
-use crate::Result;
+use crate::{ReadError, Result};
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -209,8 +209,10 @@ impl Iter {
     }
 }
 
+/// Items are [`ReadError`]s, as for the other reads: the internal `crate::Result` converts
+/// here, where an entry becomes an item.
 impl Iterator for Iter {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
+    type Item = std::result::Result<(Vec<u8>, Vec<u8>), ReadError>;
     fn next(&mut self) -> Option<Self::Item> {
         let out = self.next_decoded(Iter::next_entry);
         // Decoding hands back the key it was given: the front narrowed to exactly that key.
@@ -218,7 +220,7 @@ impl Iterator for Iter {
             Some(Ok((k, _))) => matches!(&self.bounds.lo, Bound::Excluded(lo) if lo == k),
             _ => true,
         });
-        out
+        out.map(|r| r.map_err(ReadError::from))
     }
 }
 
@@ -230,6 +232,6 @@ impl DoubleEndedIterator for Iter {
             Some(Ok((k, _))) => matches!(&self.bounds.hi, Bound::Excluded(hi) if hi == k),
             _ => true,
         });
-        out
+        out.map(|r| r.map_err(ReadError::from))
     }
 }

@@ -50,7 +50,9 @@ use crate::options::{CreateMode, Options};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
 use crate::wal::{Durability, WalStatsSnapshot};
-use crate::{CheckError, CommitError, Corruption, Limit, OptionsError, ReadError};
+use crate::{
+    CheckError, CommitError, Corruption, Limit, MaintenanceError, OptionsError, ReadError,
+};
 use crate::{Error, Result};
 use batch::log_estimate_bytes;
 use bounds::{bounds_of, prefix_bounds};
@@ -713,7 +715,7 @@ impl Db {
 
     /// Runs a checkpoint now: with a WAL a fuzzy one (writes run on meanwhile) that bounds
     /// recovery and truncates the log; without one, as [`Db::flush`].
-    pub fn checkpoint(&self) -> Result<()> {
+    pub fn checkpoint(&self) -> Result<(), MaintenanceError> {
         if self.inner.wal.is_none() {
             return self.flush();
         }
@@ -721,7 +723,7 @@ impl Db {
         // tree latches `flush` takes, which this does not.
         debug_assert!(self.inner.checkpointer.is_some(), "a log without its checkpointer");
         self.inner.check_writable()?;
-        self.inner.checkpoint()
+        Ok(self.inner.checkpoint()?)
     }
 
     pub fn stats(&self) -> DbStats {
@@ -777,7 +779,7 @@ impl Db {
     /// Out-of-place mode: runs DB GC now - until the free-zone target is met, or with
     /// `every_zone` on every zone holding an invalid page - and returns the cycles run. In place
     /// there is nothing to collect (0).
-    pub fn collect_garbage(&self, every_zone: bool) -> Result<u32> {
+    pub fn collect_garbage(&self, every_zone: bool) -> Result<u32, MaintenanceError> {
         self.inner.check_writable()?;
         let cycles = self.inner.pool.store().collect_garbage(every_zone)?;
         // In place there are no zones to collect: any cycle there is a store mixup.
@@ -788,31 +790,31 @@ impl Db {
     /// Writes every dirty page and the superblock, and syncs: after `flush` returns, a reopen
     /// finds everything written so far. With a WAL this is a fuzzy checkpoint (writers go on);
     /// without one it waits for operations in flight and holds writers off meanwhile.
-    pub fn flush(&self) -> Result<()> {
+    pub fn flush(&self) -> Result<(), MaintenanceError> {
         let inner = &self.inner;
         inner.check_writable()?;
         if inner.wal.is_some() {
-            return inner.checkpoint();
+            return Ok(inner.checkpoint()?);
         }
         let map = inner.trees.read().unwrap_or_else(|e| e.into_inner());
         let _catalog = inner.catalog.exclusive();
         let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();
         // Without a log the checkpoint is the stop-the-world flush these latches are held for.
         debug_assert!(inner.checkpointer.is_none(), "a checkpointer without a log");
-        inner.checkpoint()
+        Ok(inner.checkpoint()?)
     }
 
     /// Makes every batch committed so far durable with one log flush (blobs they name first),
     /// without a checkpoint: what a writer using `Durability::None` calls now and then to bound
     /// what a crash may lose. Without a log, as [`Db::flush`].
-    pub fn sync(&self) -> Result<()> {
+    pub fn sync(&self) -> Result<(), MaintenanceError> {
         let inner = &self.inner;
         inner.check_writable()?;
         match &inner.wal {
             Some(logger) => {
                 let committed = logger.committed();
                 let wal = logger.wal()?;
-                wal.flush()?;
+                wal.flush().map_err(Error::from)?;
                 // What writers using `Durability::None` count on: every commit so far is durable.
                 debug_assert!(committed == 0 || wal.durable_lsn().0 > committed, "{committed}");
                 Ok(())
@@ -821,16 +823,17 @@ impl Db {
         }
     }
 
-    /// Flushes as [`Db::flush`] and closes. Tree handles still around fail with
-    /// [`Error::Closed`] afterwards. Dropping a `Db` without closing it writes nothing more.
-    pub fn close(self) -> Result<()> {
+    /// Flushes as [`Db::flush`] and closes. Tree handles still around fail with `Closed`
+    /// afterwards ([`CommitError::Closed`], [`ReadError::Closed`]). Dropping a `Db` without
+    /// closing it writes nothing more.
+    pub fn close(self) -> Result<(), MaintenanceError> {
         let inner = &self.inner;
         if inner.closed.swap(true, Ordering::AcqRel) {
-            return Err(Error::Closed);
+            return Err(MaintenanceError::Closed);
         }
         let map = inner.trees.write().unwrap_or_else(|e| e.into_inner());
         if inner.poisoned.load(Ordering::Relaxed) || inner.pool.is_poisoned() {
-            return Err(Error::Poisoned);
+            return Err(MaintenanceError::Poisoned);
         }
         if inner.options.read_only {
             // Nothing of a read-only open may reach the files.
@@ -840,7 +843,7 @@ impl Db {
             // Writers that got past their `closed` check finish first (checkpoint takes the
             // writer mutex); later ones see `closed`.
             inner.checkpoint()?;
-            logger.wal()?.flush()?;
+            logger.wal()?.flush().map_err(Error::from)?;
         } else {
             let _catalog = inner.catalog.exclusive();
             let _trees: Vec<Exclusive<'_>> = map.values().map(|t| t.exclusive()).collect();

@@ -157,9 +157,12 @@ impl Txn {
                 None => Box::new(std::iter::empty()),
                 Some(t) => {
                     let it = t.range::<Vec<u8>, _>((lo.clone(), hi.clone()));
+                    // The merge runs on `crate::Result`: the items' `ReadError` goes back whole.
+                    let back =
+                        |r: std::result::Result<Entry, crate::ReadError>| r.map_err(Into::into);
                     match direction {
-                        Direction::Ascending => Box::new(it),
-                        Direction::Descending => Box::new(it.rev()),
+                        Direction::Ascending => Box::new(it.map(back)),
+                        Direction::Descending => Box::new(it.rev().map(back)),
                     }
                 }
             };

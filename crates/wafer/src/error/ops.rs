@@ -3,11 +3,12 @@
 //! that propagates with `?` into `wafer::Result` keeps working. Failures of the storage below
 //! (device, WAL, corruption, the buffer pool) are shared by every operation: they live in one
 //! [`StorageError`] embedded in each enum instead of being repeated.
-use super::{Corruption, DeviceError, Error, OutOfSpaceError, WalError};
+use super::{Corruption, DeviceError, Error, OpenError, OutOfSpaceError, WalError};
 
-/// `impl From<CommitError>` and `From<ReadError>` for a caller's error type that holds a
-/// [`Error`] in one tuple variant: `wafer::from_operation_errors!(MyError, MyError::Engine);`.
-/// Both go through `Error` whole, so `?` works on writes and reads alike.
+/// `impl From<CommitError>`, `From<ReadError>` and `From<MaintenanceError>` for a caller's
+/// error type that holds a [`Error`] in one tuple variant:
+/// `wafer::from_operation_errors!(MyError, MyError::Engine);`. Each goes through `Error` whole,
+/// so `?` works on writes, reads and maintenance calls alike.
 #[macro_export]
 macro_rules! from_operation_errors {
     ($target:ty, $variant:path) => {
@@ -18,6 +19,11 @@ macro_rules! from_operation_errors {
         }
         impl From<$crate::ReadError> for $target {
             fn from(e: $crate::ReadError) -> Self {
+                $variant(e.into())
+            }
+        }
+        impl From<$crate::MaintenanceError> for $target {
+            fn from(e: $crate::MaintenanceError) -> Self {
                 $variant(e.into())
             }
         }
@@ -231,6 +237,85 @@ impl From<CheckError> for Error {
     }
 }
 
+/// Why a maintenance call failed: `Db::flush`, `sync`, `checkpoint`, `collect_garbage`,
+/// `close`, `backup_to` and `Snapshot::copy_to`. Every variant but `Storage` is a clean
+/// refusal the caller acts on.
+#[derive(Debug, thiserror::Error)]
+pub enum MaintenanceError {
+    /// The database was closed (for `close`: closed already).
+    #[error("database is closed")]
+    Closed,
+    /// An earlier failed write poisoned the database: reopen it.
+    #[error("database is poisoned by an earlier failed write (an I/O error, or a buffer pool too small for a batch) and refuses writes until reopened")]
+    Poisoned,
+    /// The database was opened with `Options::read_only`: it writes nothing.
+    #[error("database is open read-only")]
+    ReadOnly,
+    /// The device holds no more pages (a checkpoint, a GC cycle, or a backup's copy).
+    #[error("out of space: {0}")]
+    OutOfSpace(#[from] OutOfSpaceError),
+    /// A backup's snapshot outlived the versions kept for it: back up again.
+    #[error("snapshot expired: writers since it began changed more pages than the database keeps for snapshots (Options::snapshot_bytes_max)")]
+    SnapshotExpired,
+    /// A backup's target refused: `OpenError::NotAFilePath` for a directory,
+    /// `OpenError::AlreadyExists` for an existing file, or the open of the copy refused.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// `Snapshot::copy_to` into a database that already holds these trees.
+    #[error("copy of a snapshot into a database with trees {trees:?}")]
+    NotEmpty { trees: Vec<String> },
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<Error> for MaintenanceError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Closed => Self::Closed,
+            Error::Poisoned => Self::Poisoned,
+            Error::ReadOnly => Self::ReadOnly,
+            Error::OutOfSpace(e) => Self::OutOfSpace(e),
+            Error::SnapshotExpired => Self::SnapshotExpired,
+            Error::Open(e) => Self::Open(e),
+            Error::NotEmpty { trees } => Self::NotEmpty { trees },
+            other => Self::Storage(other.into()),
+        }
+    }
+}
+
+impl From<MaintenanceError> for Error {
+    fn from(e: MaintenanceError) -> Self {
+        match e {
+            MaintenanceError::Closed => Error::Closed,
+            MaintenanceError::Poisoned => Error::Poisoned,
+            MaintenanceError::ReadOnly => Error::ReadOnly,
+            MaintenanceError::OutOfSpace(e) => Error::OutOfSpace(e),
+            MaintenanceError::SnapshotExpired => Error::SnapshotExpired,
+            MaintenanceError::Open(e) => Error::Open(e),
+            MaintenanceError::NotEmpty { trees } => Error::NotEmpty { trees },
+            MaintenanceError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<Corruption> for MaintenanceError {
+    fn from(c: Corruption) -> Self {
+        Self::Storage(StorageError::Corruption(c))
+    }
+}
+
+impl From<ReadError> for MaintenanceError {
+    fn from(e: ReadError) -> Self {
+        Error::from(e).into()
+    }
+}
+
+impl From<CommitError> for MaintenanceError {
+    fn from(e: CommitError) -> Self {
+        Error::from(e).into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +337,8 @@ mod tests {
             || Error::Corruption(Corruption::ReadingWriteDeclined),
             || Error::PoolExhausted { page_id: 1, frames: 2, attempts: 3 },
             || Error::NotEmpty { trees: vec!["a".into()] },
+            || Error::OutOfSpace(OutOfSpaceError::NoGrowth),
+            || Error::Open(OpenError::NotAFilePath { what: "d/".into() }),
         ]
     }
 
@@ -270,6 +357,9 @@ mod tests {
             let check = CheckError::from(make());
             assert_eq!(check.to_string(), before);
             assert_eq!(Error::from(check).to_string(), before);
+            let maintenance = MaintenanceError::from(make());
+            assert_eq!(maintenance.to_string(), before);
+            assert_eq!(Error::from(maintenance).to_string(), before);
             let storage = StorageError::from(make());
             assert_eq!(storage.to_string(), before);
             assert_eq!(Error::from(storage).to_string(), before);
@@ -292,5 +382,23 @@ mod tests {
         assert!(matches!(torn, ReadError::Storage(StorageError::Corruption(_))), "{torn}");
         let page = CommitError::from(Error::CorruptPage { page_id: 4, reason: "crc".into() });
         assert!(matches!(page, CommitError::Storage(StorageError::CorruptPage { .. })));
+        assert!(matches!(MaintenanceError::from(Error::Closed), MaintenanceError::Closed));
+        assert!(matches!(MaintenanceError::from(Error::Poisoned), MaintenanceError::Poisoned));
+        assert!(matches!(MaintenanceError::from(Error::ReadOnly), MaintenanceError::ReadOnly));
+        let not_a_file = Error::Open(OpenError::NotAFilePath { what: "d/".into() });
+        assert!(matches!(
+            MaintenanceError::from(not_a_file),
+            MaintenanceError::Open(OpenError::NotAFilePath { .. })
+        ));
+        let not_empty = MaintenanceError::from(Error::NotEmpty { trees: vec!["a".into()] });
+        assert!(matches!(not_empty, MaintenanceError::NotEmpty { .. }), "{not_empty}");
+        let redo = MaintenanceError::from(Error::Redo { lsn: 1, page_id: 2, reason: "x".into() });
+        assert!(matches!(redo, MaintenanceError::Storage(StorageError::Other(_))), "{redo}");
+        let back = Error::from(MaintenanceError::from(Error::Redo {
+            lsn: 1,
+            page_id: 2,
+            reason: "x".into(),
+        }));
+        assert!(matches!(back, Error::Redo { lsn: 1, page_id: 2, .. }), "{back}");
     }
 }
