@@ -90,6 +90,15 @@ impl Shared {
         }
     }
 
+    /// Counts the calling worker out of `running` when the guard drops, however the worker
+    /// ends: the coordinator waits for the count to reach zero, and a worker the target
+    /// panicked in would otherwise keep it up until the phase's time limit.
+    pub fn running_guard(&self) -> RunningGuard<'_> {
+        // Paired with the drop: a guard for a worker the phase never counted in would wrap.
+        debug_assert!(self.running.load(Ordering::Acquire) > 0, "a worker nobody counted");
+        RunningGuard(self)
+    }
+
     pub fn fail(&self, error: WorkerError) {
         let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
@@ -104,5 +113,18 @@ impl Shared {
 
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Acquire)
+    }
+}
+
+/// See [`Shared::running_guard`]. A panicking worker also stops the others.
+#[derive(Debug)]
+pub struct RunningGuard<'a>(&'a Shared);
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop.store(true, Ordering::Release);
+        }
+        self.0.running.fetch_sub(1, Ordering::Release);
     }
 }

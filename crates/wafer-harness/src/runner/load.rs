@@ -50,6 +50,7 @@ pub fn load(
         for (thread_id, mut generator) in (0..spec.threads).zip(generators) {
             let shared = &shared;
             scope.spawn(move || {
+                let _running = shared.running_guard();
                 let rng = Rng::for_thread(spec.seed ^ LOAD_SEED_SALT, u64::from(thread_id));
                 let worker = LoadWorker { target, values: &values, shared };
                 if spec.load_batch > 1 {
@@ -57,7 +58,6 @@ pub fn load(
                 } else {
                     worker.singles(&mut generator, rng);
                 }
-                shared.running.fetch_sub(1, Ordering::Release);
             });
         }
         let began = Instant::now();

@@ -82,6 +82,7 @@ pub fn run_phase(
         for (thread_id, mut generator) in (0..spec.threads).zip(generators) {
             let (shared, inserts, values, gates) = (&shared, &inserts, &values, &gates);
             handles.push(scope.spawn(move || {
+                let _running = shared.running_guard();
                 let mut rng = Rng::for_thread(spec.seed, u64::from(thread_id));
                 let mut histograms = OpHistograms::new();
                 let mut buf = Vec::new();
@@ -110,7 +111,6 @@ pub fn run_phase(
                         histograms.record(op.kind(), latency_ns);
                     }
                 }
-                shared.running.fetch_sub(1, Ordering::Release);
                 histograms
             }));
         }
@@ -118,11 +118,16 @@ pub fn run_phase(
         // Whatever happened, stop the workers before leaving the scope.
         shared.stop.store(true, Ordering::Release);
         let mut merged = OpHistograms::new();
+        // Every handle joined, panicked or not: the scope panics over any left unjoined.
+        let mut panicked = false;
         for handle in handles {
             match handle.join() {
                 Ok(h) => merged.merge(&h),
-                Err(_) => return Err(RunError::WorkerPanicked),
+                Err(_) => panicked = true,
             }
+        }
+        if panicked {
+            return Err(RunError::WorkerPanicked);
         }
         coordinated?;
         Ok(merged)

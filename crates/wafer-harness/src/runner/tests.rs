@@ -265,6 +265,8 @@ fn warmup_longer_than_the_run_is_an_error() {
 struct Failing {
     inner: MemTarget,
     writes_left: std::sync::atomic::AtomicI64,
+    /// Panic instead of returning an error once the writes run out (an engine bug).
+    panics: bool,
 }
 
 impl KvTarget for Failing {
@@ -273,6 +275,7 @@ impl KvTarget for Failing {
     }
     fn update(&self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
         if self.writes_left.fetch_sub(1, std::sync::atomic::Ordering::Relaxed) <= 0 {
+            assert!(!self.panics, "the engine under test panicked");
             return Err(TargetError::new("update", "device full"));
         }
         self.inner.update(key, value)
@@ -299,10 +302,25 @@ fn target_errors_end_the_run() {
     let target = Failing {
         inner: MemTarget::new(1 << 20),
         writes_left: std::sync::atomic::AtomicI64::new(100),
+        panics: false,
     };
     let s = spec(Workload::A, 100, Stop::Duration(Duration::from_secs(3600)));
     let e = run(&target, &s, serde_json::json!({}), &mut Silent).unwrap_err();
     assert!(e.to_string().contains("device full"), "{e}");
+}
+
+/// A target that panics under every worker ends the phase at once with `WorkerPanicked`; the
+/// coordinator used to wait for the phase's time limit (here an hour) for workers long gone.
+#[test]
+fn a_target_that_panics_ends_the_run() {
+    let target = Failing {
+        inner: MemTarget::new(1 << 20),
+        writes_left: std::sync::atomic::AtomicI64::new(100),
+        panics: true,
+    };
+    let s = spec(Workload::A, 100, Stop::Duration(Duration::from_secs(3600)));
+    let e = run(&target, &s, serde_json::json!({}), &mut Silent).unwrap_err();
+    assert!(matches!(e, crate::runner::RunError::WorkerPanicked), "{e}");
 }
 
 /// Counts the batches a load hands over and their records, and remembers every record.
