@@ -208,10 +208,11 @@ impl TreeCore {
         if node::free_bytes(g.bytes()) < needed && node::search(g.bytes(), key).is_err() {
             return Ok(PutShared::Full);
         }
-        let old = match node::search(g.bytes(), key) {
-            Ok(i) if keep_old => Some(node::value(g.bytes(), i).to_vec()),
-            _ => None,
-        };
+        // Searched only when asked for: a plain put (the hot path) searches in `leaf_put` alone.
+        let old = keep_old
+            .then(|| node::search(g.bytes(), key).ok())
+            .flatten()
+            .map(|i| node::value(g.bytes(), i).to_vec());
         if !node::leaf_put(g.bytes_mut(), key, value) {
             return Ok(PutShared::Full);
         }
