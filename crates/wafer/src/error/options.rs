@@ -63,13 +63,6 @@ pub enum OptionsError {
     FillPercent { value: u32, max: u32 },
     #[error("out-of-place: fdp placement needs a device that reports FDP handles")]
     FdpWithoutHandles,
-    /// Compressed pages laid end to end follow each group's own zone; NoWA may route a group
-    /// into another zone, where a page would cross the end of what was reserved.
-    #[error(
-        "out-of-place: packing off (compressed pages concatenated across slots) with NoWA is \
-         not supported; turn packing on or NoWA off"
-    )]
-    ConcatenatedWithNoWa,
     #[error("out-of-place: device of {capacity_bytes} bytes has no data area")]
     NoDataArea { capacity_bytes: u64 },
     #[error(

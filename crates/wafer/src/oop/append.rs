@@ -1,6 +1,6 @@
 //! The append executor: carries out one write plan. Pack each write group's pages into slots
 //! (best-fit decreasing when they are compressed and packing is on, concatenated across slot
-//! boundaries when they are compressed and packing is off, else one page per slot),
+//! boundaries when they are compressed blob pages or packing is off, else one page per slot),
 //! reserve the slots (all or nothing), write each slot run as one sequential device write
 //! (split only where the slots' purpose changes), sync, log one map record per page, commit. It never runs GC and never flushes the
 //! journal: when the space has no room it reports why ([`Outcome`]) and changes nothing, and
@@ -98,15 +98,28 @@ impl Append<'_> {
         assert!(self.survivors.is_empty() || (self.survivors.len() == n && self.gc_from.is_none()));
     }
 
+    /// Compressed pages run end to end across slot ends: with packing off, and for blob
+    /// pages always. A blob page is read alone, never for a neighbour, and most are of one
+    /// size (one value's chunk): best fit leaves the same gap at every slot's end (about a
+    /// tenth of a slot for 1 KB values), where end to end one page in eight or so crosses
+    /// into the next slot and is read as one two-slot read.
+    pub(super) fn concatenates(&self) -> bool {
+        // GC moves blob pages under its own purpose: they are packed then, as any page.
+        debug_assert!(self.purpose != WritePurpose::Blob || self.gc_from.is_none());
+        !self.packing || self.purpose == WritePurpose::Blob
+    }
+
     /// Each group's pages cut into slots: the slot plan to reserve (one stretch per group, in
     /// slots) and, slot by slot in its order, the pages starting in each (batch index, offset).
-    /// `room(group)`: slots left in the group's open zone, for the concatenated layout, which
-    /// must not run a page across a zone's end.
-    fn slots(&self, room: impl Fn(u32) -> u32, slots_per_zone: u32) -> (WritePlan, Vec<SlotFill>) {
+    /// `rooms(earlier, group, slots_max)`: the runs a stretch of `group` after the `earlier`
+    /// ones will be reserved as ([`crate::space::Space::stretch_rooms`]), for the concatenated
+    /// layout, which must not run a page across a run's end.
+    fn slots(
+        &self,
+        rooms: impl Fn(&[GroupRun], u32, u32) -> Vec<u32>,
+    ) -> (WritePlan, Vec<SlotFill>) {
         let mut fills: Vec<SlotFill> = Vec::with_capacity(self.pages.len());
         let mut groups = Vec::with_capacity(self.plan.groups.len());
-        // Room used by earlier stretches of this plan, by group (a plan may name one twice).
-        let mut used: Vec<(u32, u64)> = Vec::new();
         let mut next = 0usize;
         for stretch in &self.plan.groups {
             let indices = &self.plan.order[next..next + stretch.pages as usize];
@@ -114,19 +127,14 @@ impl Append<'_> {
             let sizes: Vec<u16> =
                 indices.iter().map(|&i| self.stored_bytes(i as usize).len() as u16).collect();
             let compressed = sizes.iter().any(|&s| usize::from(s) < PAGE_SIZE);
-            let local = match (compressed, self.packing) {
-                (true, true) => pack::best_fit_decreasing(&sizes),
-                (true, false) => {
-                    let before = used.iter().find(|(g, _)| *g == stretch.group).map_or(0, |u| u.1);
-                    let left = room_left(room(stretch.group), before, slots_per_zone);
-                    pack::concatenate(&sizes, left, slots_per_zone)
+            let local = match (compressed, self.concatenates()) {
+                (true, false) => pack::best_fit_decreasing(&sizes),
+                (true, true) => {
+                    // The layout never needs more slots than pages (`pack::concatenate`).
+                    pack::concatenate(&sizes, &rooms(&groups, stretch.group, stretch.pages))
                 }
                 (false, _) => pack::one_per_slot(sizes.len()),
             };
-            match used.iter_mut().find(|(g, _)| *g == stretch.group) {
-                Some(u) => u.1 += local.len() as u64,
-                None => used.push((stretch.group, local.len() as u64)),
-            }
             groups.push(GroupRun { group: stretch.group, pages: local.len() as u32 });
             fills.extend(local.into_iter().map(|fill| {
                 fill.into_iter().map(|(k, offset)| (indices[k as usize], offset)).collect()
@@ -179,20 +187,6 @@ impl SlotPages {
     }
 }
 
-/// Slots left in a zone whose stretch began with `room_slots` left, after `used_slots` more.
-fn room_left(room_slots: u32, used_slots: u64, slots_per_zone: u32) -> u32 {
-    assert!(room_slots <= slots_per_zone && slots_per_zone >= 1);
-    if used_slots <= u64::from(room_slots) {
-        return room_slots - used_slots as u32;
-    }
-    let into_last = ((used_slots - u64::from(room_slots)) % u64::from(slots_per_zone)) as u32;
-    if into_last == 0 {
-        0
-    } else {
-        slots_per_zone - into_last
-    }
-}
-
 /// Carries out `a` with host-side packing: see the module comment. `Done { all_committed:
 /// false }`: a GC copy was dropped because its page moved. Not for `compression = device`
 /// (device_append.rs; append_steps.rs picks).
@@ -223,8 +217,9 @@ type Reserved = (Vec<SlotRun>, Vec<SlotFill>, Vec<WritePurpose>);
 /// slots holding only dirty versions GC wrote as the user write-back they replace.
 fn reserve(inner: &Inner, a: &Append<'_>) -> std::result::Result<Reserved, SpaceError> {
     let mut st = inner.lock_state();
-    let slots_per_zone = st.space.slots_per_zone();
-    let (slot_plan, fills) = a.slots(|group| st.space.room_slots(group), slots_per_zone);
+    let rooms =
+        |earlier: &[GroupRun], group, slots_max| st.space.stretch_rooms(earlier, group, slots_max);
+    let (slot_plan, fills) = a.slots(rooms);
     let runs = st.space.reserve_plan(&slot_plan, a.purpose)?;
     let slots = runs.iter().flat_map(|r| (0..r.slots).map(move |i| (r.zone, r.first_slot + i)));
     let touching = a.touching(&fills);
@@ -282,7 +277,7 @@ fn fill_runs(
                 let size = bytes.len() as u16;
                 let slot = run.first_slot + i;
                 let loc = Location::concatenated(run.zone, slot, offset, size);
-                assert!(!a.packing || !loc.crosses(), "packing crossed a slot's end");
+                assert!(a.concatenates() || !loc.crosses(), "packing crossed a slot's end");
 
                 targets.push((index as usize, loc));
             }

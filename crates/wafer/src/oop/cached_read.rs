@@ -14,13 +14,14 @@ use crate::{Error, Result};
 const ATTEMPTS_MAX: usize = 16;
 
 /// Where page `pid` lies, the zone's erase count, or None when the cache does not serve it
-/// (unmapped, stored raw, or crossing a slot's end: the plain read path handles those).
+/// (unmapped, or stored raw: the plain read path handles those). A compressed page that
+/// crosses a slot's end (a blob page, or any page with packing off) is cached as any other.
 fn cacheable(inner: &Inner, pid: PageId) -> Option<(Location, StoredKey, u64)> {
     // The superblock is not in the map: its reads take their own path in `read_page`.
     debug_assert_ne!(pid, crate::page::meta::META_PAGE_ID, "the superblock read cached");
     let st = inner.lock_state();
     let loc = st.space.location(pid)?;
-    if loc.crosses() || usize::from(loc.stored_bytes) >= PAGE_SIZE {
+    if usize::from(loc.stored_bytes) >= PAGE_SIZE {
         return None;
     }
     let erase_count = st.space.zones().get(loc.zone).erase_count();
@@ -66,7 +67,8 @@ pub(super) fn read(
     Err(crate::Corruption::PageKeptMoving { page_id: pid }.into())
 }
 
-/// The stored bytes of `pid` at `loc` (inside one slot), read from the device into `out`.
+/// The stored bytes of `pid` at `loc`, read from the device into `out`: its slot, or the two
+/// it crosses, in one read.
 fn read_stored(
     inner: &Inner,
     pid: PageId,
@@ -74,15 +76,17 @@ fn read_stored(
     slot_start: u64,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    assert!(!loc.crosses(), "{loc:?} is inside one slot");
-    inner.codec.note_read(1);
-    let mut slot = AlignedBuf::zeroed(PAGE_SIZE);
+    // Only compressed pages come here (`cacheable`): at most a slot's bytes, so two at most.
+    debug_assert!(usize::from(loc.stored_bytes) < PAGE_SIZE, "{loc:?} stored raw");
+    let slots: u64 = if loc.crosses() { 2 } else { 1 };
+    inner.codec.note_read(slots);
+    let mut slot = AlignedBuf::zeroed(slots as usize * PAGE_SIZE);
     inner.device.read_at(slot_start, &mut slot)?;
     let start = usize::from(loc.offset_bytes);
     let end = start + usize::from(loc.stored_bytes);
     let bytes = slot.get(start..end).ok_or_else(|| Error::CorruptPage {
         page_id: pid,
-        reason: format!("map location {loc:?} runs past its slot"),
+        reason: format!("map location {loc:?} runs past its slots"),
     })?;
     out.clear();
     out.extend_from_slice(bytes);

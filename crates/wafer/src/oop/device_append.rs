@@ -121,8 +121,7 @@ struct Step {
     device_zone: u32,
 }
 
-/// Reserves the worst case for up to `pages` pages in the room of `group`'s open zone (a
-/// fresh zone's when it has none).
+/// Reserves the worst case for up to `pages` pages in the first zone `group`'s route takes.
 fn reserve_step(
     inner: &Inner,
     zoned: &dyn Zoned,
@@ -131,11 +130,10 @@ fn reserve_step(
     purpose: crate::device::WritePurpose,
 ) -> Result<Step> {
     let mut st = inner.lock_state();
-    let room = match st.space.room_slots(group) {
-        0 => st.space.slots_per_zone(),
-        room => room,
-    };
-    let take = pages.min(room);
+    // The first run of the route the space would take: the group's open zone, else the zone
+    // it opens or NoWA sends it to.
+    let take = st.space.stretch_rooms(&[], group, pages)[0];
+    assert!(take >= 1 && take <= pages, "a step of {take} of {pages} pages");
     let runs = st.space.reserve_plan(&WritePlan::single(take, group), purpose)?;
     assert_eq!(runs.len(), 1, "a step within one zone's room took {runs:?}");
     let run = runs[0];

@@ -70,13 +70,6 @@ fn check_layout_options(o: &OutOfPlaceOptions) -> Result<()> {
     if o.fdp && o.placement_handles == 0 {
         return Err(OptionsError::FdpWithoutHandles.into());
     }
-    let host_compressed = !matches!(
-        o.compression,
-        super::codec::Compression::None | super::codec::Compression::Device
-    );
-    if o.nowa && !o.packing && host_compressed {
-        return Err(OptionsError::ConcatenatedWithNoWa.into());
-    }
     if o.gc_batch_pages == 0 {
         let (option, limit) = ("out_of_place.gc_batch_pages", Limit::AtLeast(1));
         return Err(OptionsError::OutOfRange { option, value: 0, limit }.into());
@@ -553,26 +546,6 @@ pub fn journal_bytes_on_log(data_capacity_bytes: u64, log_capacity_bytes: u64) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Packing off lays compressed pages end to end by each group's own zone, which NoWA's
-    /// routing does not keep to: the combination is refused up front, not met by a panic.
-    #[test]
-    fn packing_off_with_nowa_is_refused_and_either_alone_is_not() {
-        let mut o = OutOfPlaceOptions::production();
-        o.compression = super::super::codec::Compression::Lz4;
-        o.zone_bytes = 64 * SLOT_BYTES;
-        for (nowa, packing, refused) in
-            [(true, false, true), (true, true, false), (false, false, false)]
-        {
-            o.nowa = nowa;
-            o.packing = packing;
-            let r = check_layout_options(&o);
-            let is_refusal =
-                matches!(r, Err(crate::Error::InvalidOptions(OptionsError::ConcatenatedWithNoWa)));
-            assert_eq!(is_refusal, refused, "nowa {nowa} packing {packing}: {r:?}");
-            assert_eq!(r.is_ok(), !refused, "nowa {nowa} packing {packing}: {r:?}");
-        }
-    }
 
     #[test]
     fn zones_are_aligned_and_areas_do_not_overlap() {

@@ -28,8 +28,12 @@ pub(crate) struct StoredKey {
 
 impl StoredKey {
     pub(crate) fn new(loc: Location, erase_count: u32) -> StoredKey {
-        // Only a page inside one slot has stored bytes of its own to cache.
-        debug_assert!(!loc.crosses() && loc.stored_bytes > 0, "{loc:?} is not cacheable");
+        // A page's start names it within its zone's life, crossing a slot's end or not; a
+        // page stored raw (a whole slot) is never cached, nor a location with nothing in it.
+        debug_assert!(
+            loc.stored_bytes > 0 && usize::from(loc.stored_bytes) < crate::page::PAGE_SIZE,
+            "{loc:?} is not cacheable"
+        );
         StoredKey { zone: loc.zone, erase_count, slot: loc.slot, offset_bytes: loc.offset_bytes }
     }
 }

@@ -5,7 +5,7 @@
 //! write each). Reservation and commit are apart because the page data must be durable before
 //! the map record that points at it (000 sec. 6.2): reserve, write, sync, log, commit.
 use super::map::{Location, PageId, SharedSlot, SlotEntry, SlotPages};
-use super::placement::WritePlan;
+use super::placement::{GroupRun, WritePlan};
 use super::zone::{Lsn, ZoneId, ZoneState};
 use super::{Space, SpaceError};
 use crate::device::WritePurpose;
@@ -168,6 +168,26 @@ impl Space {
             .map_or(0, |z| self.slots_per_zone() - self.zones.get(z).write_ptr_slots());
         assert!(room <= self.slots_per_zone());
         room
+    }
+
+    /// The runs a stretch of `group` placed after `earlier` would be cut into, in slots, if it
+    /// took `slots_max` slots: the room of each zone the route goes through (the last cut to
+    /// what is left). A stretch of fewer slots takes a prefix of the same runs, since the route
+    /// leaves a zone only once it is full. The concatenated layout lays pages out by them, so
+    /// that no page crosses a run's end wherever NoWA sends the group.
+    pub fn stretch_rooms(&self, earlier: &[GroupRun], group: u32, slots_max: u32) -> Vec<u32> {
+        assert!((1..=BATCH_SLOTS_MAX).contains(&slots_max), "a stretch of {slots_max} slots");
+        // Routing reads only the stretches, never the order.
+        let plan_of = |groups: Vec<GroupRun>| WritePlan { order: Vec::new(), groups };
+        let (before, _) = self.route(&plan_of(earlier.to_vec()));
+        let mut groups = earlier.to_vec();
+        groups.push(GroupRun { group, pages: slots_max });
+        let (routes, _) = self.route(&plan_of(groups));
+        // The earlier stretches route as they did alone: routing never looks ahead.
+        debug_assert_eq!(routes[..before.len()], before[..]);
+        let rooms: Vec<u32> = routes[before.len()..].iter().map(|r| r.take).collect();
+        assert_eq!(rooms.iter().map(|r| u64::from(*r)).sum::<u64>(), u64::from(slots_max));
+        rooms
     }
 
     /// Empty zones the plan would open (its routes that open one).

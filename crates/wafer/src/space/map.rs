@@ -43,9 +43,9 @@ pub const ZONE_COUNT_LIMIT: u32 = (1 << ZONE_BITS) - 1;
 
 /// Where a page version lives: a slot of a zone, where in the slot it starts, and how many
 /// bytes it takes. A packed page never crosses its slot's end (000 sec. 3.2): it is read with
-/// one aligned 4 KiB read. Only with packing off are compressed pages concatenated: such a page
-/// may continue into the next slot of the same zone (never further: a page is at most 4 KiB),
-/// and costs two 4 KiB reads, the read amplification packing exists to avoid.
+/// one aligned 4 KiB read. With packing off compressed pages are concatenated, and blob pages
+/// always are (`oop/append.rs`): such a page may continue into the next slot of the same zone
+/// (never further: a page is at most 4 KiB) and is read with one two-slot read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Location {
     pub zone: ZoneId,
@@ -141,7 +141,7 @@ impl Location {
         end
     }
 
-    /// The page runs on into the next slot (packing off only).
+    /// The page runs on into the next slot (concatenated pages only).
     pub fn crosses(&self) -> bool {
         let crosses = self.end_bytes() > SLOT_BYTES;
         // Only a page starting inside its slot runs on (a stored page is at most a slot).

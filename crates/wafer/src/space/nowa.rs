@@ -418,6 +418,12 @@ mod tests {
         let a = space.reserve_batch(4, 0, USER).unwrap();
         assert_ne!(a[0].zone, b[0].zone);
         assert_eq!(space.open_zone_count(), 1, "group 0's zone is full");
+        // What the concatenated layout lays blob pages out by: group 1's zone's room (3
+        // slots), then a zone of the next group; after a stretch of group 1 took two of those
+        // slots, one.
+        assert_eq!(space.stretch_rooms(&[], 0, 5), vec![3, 2]);
+        let group_1 = crate::space::GroupRun { group: 1, pages: 2 };
+        assert_eq!(space.stretch_rooms(&[group_1], 0, 3), vec![1, 2]);
         let redirected = space.reserve_batch(2, 0, USER).unwrap();
         assert_eq!(redirected, vec![SlotRun { zone: b[0].zone, first_slot: 1, slots: 2 }]);
         let next = space.reserve_batch(2, 0, USER).unwrap();

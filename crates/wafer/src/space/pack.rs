@@ -46,31 +46,44 @@ pub fn best_fit_decreasing(sizes: &[u16]) -> Vec<SlotFill> {
     fills
 }
 
-/// Packing off, with compressed pages (000's comparison for packing): the pages in the given
-/// order, end to end at [`PACK_ALIGN_BYTES`], so a page may run on into the next slot and
-/// costs two reads. Never past a zone's end: where the next page would cross into another
-/// zone, the rest of the zone stays empty. `room_slots` is what is left of the zone the stretch
-/// starts in (0: it starts a fresh zone); every later zone holds `slots_per_zone`. A slot may
+/// Compressed pages end to end (packing off, 000's comparison for packing; and blob pages):
+/// in the given order, at [`PACK_ALIGN_BYTES`], so a page may run on into the next slot and is
+/// read with one two-slot read. Never past a run's end: `run_slots` are the runs the stretch
+/// will be reserved as (each in one zone, from [`crate::space::Space::stretch_rooms`]), and where
+/// the next page would cross into the next run, the rest of the run stays empty. A slot may
 /// hold no page start (only the tail of one that crosses into it).
-pub fn concatenate(sizes: &[u16], room_slots: u32, slots_per_zone: u32) -> Vec<SlotFill> {
+///
+/// The layout never takes more slots than pages: a page starts at the latest at the slot its
+/// index names, since a skipped tail is shorter than the page that skipped it. So runs of
+/// `sizes.len()` slots in all always hold it.
+pub fn concatenate(sizes: &[u16], run_slots: &[u32]) -> Vec<SlotFill> {
     assert!(sizes.len() <= PACK_PAGES_MAX, "{} pages to pack", sizes.len());
-    assert!(slots_per_zone >= 1 && room_slots <= slots_per_zone);
-    let first = if room_slots == 0 { slots_per_zone } else { room_slots };
-    let mut zone_end_bytes = u64::from(first) * SLOT_BYTES;
+    let total_slots: u64 = run_slots.iter().map(|r| u64::from(*r)).sum();
+    assert!(total_slots >= sizes.len() as u64, "{run_slots:?} for {} pages", sizes.len());
+    let mut run_ends = run_slots.iter().scan(0u64, |end, r| {
+        *end += u64::from(*r) * SLOT_BYTES;
+        Some(*end)
+    });
+    let mut run_end_bytes = run_ends.next().unwrap_or(0);
     let mut at_bytes = 0u64;
     let mut fills: Vec<SlotFill> = Vec::new();
     for (i, &size) in sizes.iter().enumerate() {
-        if at_bytes + u64::from(size) > zone_end_bytes {
-            at_bytes = zone_end_bytes;
-            zone_end_bytes += u64::from(slots_per_zone) * SLOT_BYTES;
+        // Bound: each pass moves to the next run, and there are `run_slots.len()` of them.
+        for _ in 0..run_slots.len() {
+            if at_bytes + u64::from(size) <= run_end_bytes {
+                break;
+            }
+            at_bytes = run_end_bytes;
+            run_end_bytes = run_ends.next().unwrap_or(run_end_bytes);
         }
-        assert!(at_bytes + u64::from(size) <= zone_end_bytes, "a page fits an empty slot");
+        assert!(at_bytes + u64::from(size) <= run_end_bytes, "page {i} fits no run");
         let slot = (at_bytes / SLOT_BYTES) as usize;
         fills.resize_with(fills.len().max(slot + 1), Vec::new);
         fills[slot].push((i as u32, (at_bytes % SLOT_BYTES) as u16));
         at_bytes += u64::from(footprint(size));
     }
     fills.resize_with(at_bytes.div_ceil(SLOT_BYTES) as usize, Vec::new);
+    assert!(fills.len() <= sizes.len(), "{} slots for {} pages", fills.len(), sizes.len());
     fills
 }
 
@@ -125,20 +138,18 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
-        /// Concatenated pages: every page once, in order, back to back except at a zone's end,
-        /// crossing at most into the next slot and never into the next zone.
+        /// Concatenated pages: every page once, in order, back to back except at a run's end,
+        /// crossing at most into the next slot and never into the next run, in no more slots
+        /// than pages. Runs as routing cuts them: any sizes, summing to one slot per page.
         #[test]
-        fn concatenation_crosses_slots_but_never_zones(
+        fn concatenation_crosses_slots_but_never_runs(
             sizes in proptest::collection::vec(1u16..=4096, 0..200),
-            slots_per_zone in 1u32..8,
-            room in 0u32..8,
+            runs in proptest::collection::vec(1u32..8, 0..40),
         ) {
-            let room = room.min(slots_per_zone);
-            let fills = concatenate(&sizes, room, slots_per_zone);
-            let first = if room == 0 { slots_per_zone } else { room };
-            let zone_of = |slot: u64| if slot < u64::from(first) { 0 } else {
-                1 + (slot - u64::from(first)) / u64::from(slots_per_zone)
-            };
+            let run_slots = runs_for(&runs, sizes.len() as u32);
+            let fills = concatenate(&sizes, &run_slots);
+            let ends: Vec<u64> = run_slots.iter().scan(0u64, |e, r| { *e += u64::from(*r); Some(*e) }).collect();
+            let run_of = |slot: u64| ends.iter().position(|e| slot < *e);
             let mut next = 0u32;
             let mut end_bytes = 0u64;
             for (s, fill) in fills.iter().enumerate() {
@@ -148,25 +159,44 @@ mod tests {
                     let start = s as u64 * SLOT_BYTES + u64::from(offset);
                     prop_assert!(start >= end_bytes, "overlap");
                     let end = start + u64::from(sizes[i as usize]);
-                    prop_assert_eq!(zone_of(start / SLOT_BYTES), zone_of((end - 1) / SLOT_BYTES));
+                    prop_assert!(run_of(start / SLOT_BYTES).is_some());
+                    prop_assert_eq!(run_of(start / SLOT_BYTES), run_of((end - 1) / SLOT_BYTES));
                     prop_assert!((end - 1) / SLOT_BYTES <= start / SLOT_BYTES + 1);
                     end_bytes = start + u64::from(footprint(sizes[i as usize]));
                 }
             }
             prop_assert_eq!(next as usize, sizes.len());
             prop_assert_eq!(fills.len() as u64, end_bytes.div_ceil(SLOT_BYTES));
+            prop_assert!(fills.len() <= sizes.len());
         }
     }
 
+    /// Runs of the given sizes, then as many more of the last size as it takes, the whole cut
+    /// to `slots` slots: the shape `Space::stretch_rooms` hands out.
+    fn runs_for(runs: &[u32], slots: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut left = slots;
+        let mut sizes = runs.iter().copied().chain(std::iter::repeat(*runs.last().unwrap_or(&4)));
+        while left > 0 {
+            let r = sizes.next().unwrap_or(4).min(left);
+            out.push(r);
+            left -= r;
+        }
+        out
+    }
+
     #[test]
-    fn concatenated_pages_cross_slots_and_pad_at_the_zone_end() {
+    fn concatenated_pages_cross_slots_and_pad_at_the_run_end() {
         // 3000 + 3000 bytes: the second page crosses into slot 1. A third of 3000 would cross
-        // the zone's end (2 slots): it starts the next zone.
-        let fills = concatenate(&[3000, 3000, 3000], 2, 4);
+        // the first run's end (2 slots): it starts the next run.
+        let fills = concatenate(&[3000, 3000, 3000], &[2, 1]);
         assert_eq!(fills, vec![vec![(0, 0), (1, 3008)], vec![], vec![(2, 0)]]);
-        // Room 0: a fresh zone of 4 slots takes all three.
-        let fills = concatenate(&[3000, 3000, 3000], 0, 4);
+        // One run of 3 slots takes all three.
+        let fills = concatenate(&[3000, 3000, 3000], &[3]);
         assert_eq!(fills, vec![vec![(0, 0), (1, 3008)], vec![(2, 6016 - 4096)], vec![]]);
+        // A run of one slot between two: the page that would cross it starts after it.
+        let fills = concatenate(&[3000, 3000, 3000, 100], &[1, 1, 2]);
+        assert_eq!(fills, vec![vec![(0, 0)], vec![(1, 0)], vec![(2, 0), (3, 3008)]]);
     }
 
     #[test]

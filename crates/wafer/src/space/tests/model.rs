@@ -86,11 +86,20 @@ impl Harness {
         group: u32,
         purpose: WritePurpose,
     ) -> Result<Vec<SlotRun>, SpaceError> {
-        let runs = match self.space.reserve_batch(n, group, purpose) {
+        // The rooms the concatenated layout goes by are the runs reserved, NoWA's detours into
+        // other groups' zones included.
+        let reserve = |space: &mut Space| {
+            let rooms = space.stretch_rooms(&[], group, n);
+            let runs = space.reserve_batch(n, group, purpose)?;
+            let slots: Vec<u32> = runs.iter().map(|r| r.slots).collect();
+            assert_eq!(rooms, slots, "stretch rooms differ from the reserved runs");
+            Ok(runs)
+        };
+        let runs = match reserve(&mut self.space) {
             Err(SpaceError::AwaitingDurability { lsn_needed }) => {
                 assert!(lsn_needed <= self.lsn);
                 self.flush(self.lsn);
-                self.space.reserve_batch(n, group, purpose)
+                reserve(&mut self.space)
             }
             other => other,
         }?;
