@@ -45,7 +45,7 @@ use crate::btree::{Env, Exclusive, TreeCore};
 use crate::buffer::PoolStats;
 use crate::device::{Counted, Device, FileDevice};
 use crate::durable::{RecoveryStats, WalLogger};
-use crate::error::OpenError;
+use crate::error::{DbOpenError, OpenError};
 use crate::options::{CreateMode, Options};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
@@ -199,13 +199,14 @@ impl Db {
     /// `options.file_capacity_bytes`, a new WAL `options.wal_capacity_bytes`. Existing files keep
     /// their sizes (so a truncated file is reported, not silently re-extended), and any state
     /// that is not a database (an empty data file, a zeroed superblock beside a WAL with
-    /// commits, a foreign file) is an [`Error::Open`] naming the file, before anything is
-    /// written (docs/internals/recovery.md, "Creation").
+    /// commits, a foreign file) is a [`DbOpenError::Refused`] naming the file, before anything
+    /// is written (docs/internals/recovery.md, "Creation"). Its other variants say what else
+    /// stopped the open: options refused, a missing WAL, no space, the storage beneath.
     ///
     /// Both files stay locked (`flock`, exclusive) until the last handle of this `Db` is
     /// dropped: another open of them, in any process or this one, fails with
     /// [`OpenError::Locked`](crate::OpenError::Locked) before it reads a byte.
-    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db, DbOpenError> {
         let path = path.as_ref();
         let wal_path = wal_path(path);
         if options.read_only {
@@ -239,14 +240,14 @@ impl Db {
             Err(e) => {
                 // The devices are dropped; files this open created go, while still locked.
                 acquired.remove_if_created(path, &wal_path);
-                Err(e)
+                Err(e.into())
             }
         }
     }
 
     /// [`Db::open`] with `Options::read_only`: shared locks, and both files behind an
     /// [`crate::device::Overlay`], so recovery runs in memory and nothing reaches the files.
-    fn open_read_only(path: &Path, wal_path: &Path, options: Options) -> Result<Db> {
+    fn open_read_only(path: &Path, wal_path: &Path, options: Options) -> Result<Db, DbOpenError> {
         let Some(locks) = exclusive::acquire_shared(path, wal_path)? else {
             return Err(OpenError::Missing { what: path.display().to_string() }.into());
         };
@@ -294,7 +295,7 @@ impl Db {
     /// durable only after [`Db::flush`] or [`Db::close`], and a crash loses everything since.
     /// For benchmarks of the data path alone. A database created with a WAL is refused (its log
     /// holds commits).
-    pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db> {
+    pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db, DbOpenError> {
         let db = Db::open_with_logger(device, options, None)?;
         // What `flush` and `close` take this Db for: no log, so no fuzzy checkpoints.
         debug_assert!(db.inner.wal.is_none(), "open_on came back with a log");
@@ -310,7 +311,7 @@ impl Db {
         data: Arc<dyn Device>,
         wal: Arc<dyn Device>,
         options: Options,
-    ) -> Result<Db> {
+    ) -> Result<Db, DbOpenError> {
         let how = How::devices(&options);
         let db = Db::open_inner(data, Some(wal), options, None, how)?;
         // The log device given is the log used: every batch from here on is logged.
@@ -323,7 +324,7 @@ impl Db {
         device: Arc<dyn Device>,
         options: Options,
         logger: Option<Arc<dyn PageLogger>>,
-    ) -> Result<Db> {
+    ) -> Result<Db, DbOpenError> {
         let how = How::devices(&options);
         let db = Db::open_inner(device, None, options, logger, how)?;
         // No log device, no log: data is durable only through `flush`.
