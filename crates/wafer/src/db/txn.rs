@@ -141,7 +141,8 @@ impl Txn {
     }
 
     /// Up to `limit` entries of `tree` with keys in `lo..hi`, in `direction`, this
-    /// transaction's writes merged over the committed entries (its deletes hide them).
+    /// transaction's writes merged over the committed entries (its deletes hide them). A read:
+    /// its errors are a [`ReadError`]'s.
     pub fn scan(
         &self,
         tree: &str,
@@ -149,20 +150,17 @@ impl Txn {
         hi: Bound<&[u8]>,
         direction: Direction,
         limit: usize,
-    ) -> Result<Vec<Entry>> {
+    ) -> Result<Vec<Entry>, ReadError> {
         let owned = |b: Bound<&[u8]>| b.map(|k| k.to_vec());
         let (lo, hi) = (owned(lo), owned(hi));
-        let committed: Box<dyn Iterator<Item = Result<Entry>>> =
+        let committed: Box<dyn Iterator<Item = Result<Entry, ReadError>>> =
             match self.db.existing_tree(tree)? {
                 None => Box::new(std::iter::empty()),
                 Some(t) => {
                     let it = t.range::<Vec<u8>, _>((lo.clone(), hi.clone()));
-                    // The merge runs on `crate::Result`: the items' `ReadError` goes back whole.
-                    let back =
-                        |r: std::result::Result<Entry, crate::ReadError>| r.map_err(Into::into);
                     match direction {
-                        Direction::Ascending => Box::new(it.map(back)),
-                        Direction::Descending => Box::new(it.rev().map(back)),
+                        Direction::Ascending => Box::new(it),
+                        Direction::Descending => Box::new(it.rev()),
                     }
                 }
             };
@@ -185,7 +183,7 @@ impl Txn {
         prefix: &[u8],
         direction: Direction,
         limit: usize,
-    ) -> Result<Vec<Entry>> {
+    ) -> Result<Vec<Entry>, ReadError> {
         let end = prefix_end(prefix);
         // The scan's range is not inverted: its end lies above the prefix.
         debug_assert!(end.as_deref().is_none_or(|e| e > prefix));
@@ -250,11 +248,11 @@ impl Drop for Txn {
 /// Merges the committed entries with the transaction's writes (which win on equal keys),
 /// in `direction`, up to `limit` entries.
 fn merge<'a>(
-    committed: Box<dyn Iterator<Item = Result<Entry>> + 'a>,
+    committed: Box<dyn Iterator<Item = Result<Entry, ReadError>> + 'a>,
     mine: MineIter<'a>,
     direction: Direction,
     limit: usize,
-) -> Result<Vec<Entry>> {
+) -> Result<Vec<Entry>, ReadError> {
     let mut committed = committed.peekable();
     let mut mine = mine.peekable();
     let mut out = Vec::new();
