@@ -196,12 +196,16 @@ impl Txn {
 
     /// Whether the transaction has buffered no write.
     pub fn is_read_only(&self) -> bool {
+        // `lock` refuses past the limit: a transaction never holds more.
+        debug_assert!(self.held.len() <= TXN_LOCKS_MAX, "{} locks held", self.held.len());
         self.writes.values().all(|t| t.is_empty())
     }
 
     /// Applies every buffered write as one atomic batch (durable as the database's
     /// `options.durability` says), then releases the locks.
     pub fn commit(self) -> Result<(), CommitError> {
+        // The batch is applied with this owner's locks held: an owner the table handed out.
+        debug_assert_ne!(self.owner, 0, "a commit without a lock owner");
         let durability = self.db.inner.options.durability;
         self.commit_with(durability)
     }
@@ -234,7 +238,10 @@ impl Txn {
     }
 
     /// Discards the buffered writes and releases the locks (as dropping does).
-    pub fn abort(self) {}
+    pub fn abort(self) {
+        // Dropping releases this owner's locks: at most the limit, all of them its own.
+        debug_assert!(self.held.len() <= TXN_LOCKS_MAX, "{} locks held", self.held.len());
+    }
 }
 
 impl Drop for Txn {
