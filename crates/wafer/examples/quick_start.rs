@@ -27,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = Db::open(&path, options.clone())?;
     assert!(matches!(
         Db::open(&path, options),
-        Err(wafer::Error::Open(wafer::OpenError::Locked { .. }))
+        Err(wafer::DbOpenError::Refused(wafer::OpenError::Locked { .. }))
     ));
     assert_eq!(db.tree("customers")?.get(b"ada")?.as_deref(), Some(&b"order-2"[..]));
     // The figures an application exports: JSON, or Prometheus text for its /metrics handler.

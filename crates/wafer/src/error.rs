@@ -14,7 +14,7 @@ pub use crate::space::{SnapshotError, SpaceError};
 pub use crate::wal::WalError;
 pub use corruption::Corruption;
 pub use limit::Limit;
-pub use ops::{CheckError, CommitError, MaintenanceError, ReadError, StorageError};
+pub use ops::{CheckError, CommitError, DbOpenError, MaintenanceError, ReadError, StorageError};
 pub use options::OptionsError;
 pub use out_of_space::OutOfSpaceError;
 

@@ -76,8 +76,8 @@ pub use db::{
     BatchOp, Db, DbStats, Direction, Iter, Snapshot, SnapshotTree, Tree, Txn, WriteBatch,
 };
 pub use error::{
-    CheckError, CommitError, Corruption, Error, Limit, MaintenanceError, OpenError, OptionsError,
-    OutOfSpaceError, ReadError, Result, StorageError,
+    CheckError, CommitError, Corruption, DbOpenError, Error, Limit, MaintenanceError, OpenError,
+    OptionsError, OutOfSpaceError, ReadError, Result, StorageError,
 };
 pub use options::{CreateMode, Options, WriteMode};
 pub use wal::Durability;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use wafer::device::{Device, DeviceError, MemoryDevice, ReadOp, WriteOp, WritePurpose};
 use wafer::internals::page::{self, PAGE_SIZE};
-use wafer::{Db, Error, Options, OutOfSpaceError, WriteBatch};
+use wafer::{Db, Options, OutOfSpaceError, WriteBatch};
 
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
@@ -247,7 +247,10 @@ fn garbage_superblock_is_refused() {
     dev.write_at(0, &[0xabu8; PAGE_SIZE], WritePurpose::Metadata).unwrap();
     let err = Db::open_on(dev, plain()).unwrap_err();
     // Not a database at all (no magic): refused as such before anything is written.
-    assert!(matches!(err, Error::Open(wafer::OpenError::NotWaferDatabase { .. })), "{err}");
+    assert!(
+        matches!(err, wafer::DbOpenError::Refused(wafer::OpenError::NotWaferDatabase { .. })),
+        "{err}"
+    );
 }
 
 #[test]

@@ -329,7 +329,7 @@ fn open(devices: &Devices, trip: &Arc<Trip>) -> wafer::Result<Db> {
         }
         None => d,
     };
-    Db::open_on_devices(data, w, options())
+    Ok(Db::open_on_devices(data, w, options())?)
 }
 
 type Model = BTreeMap<(String, Vec<u8>), Vec<u8>>;

@@ -67,7 +67,7 @@ fn open(data: &Arc<FaultDevice>, wal: &Arc<FaultDevice>, target: u64) -> wafer::
         Arc::new(Trip { count: AtomicU64::new(0), target, devices: [data.clone(), wal.clone()] });
     let d = Arc::new(TripDevice { inner: data.clone(), trip: trip.clone() });
     let w = Arc::new(TripDevice { inner: wal.clone(), trip });
-    Db::open_on_devices(d, w, options())
+    Ok(Db::open_on_devices(d, w, options())?)
 }
 
 fn key(t: u64, i: u64) -> Vec<u8> {

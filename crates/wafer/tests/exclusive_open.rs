@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use wafer::{Db, Durability, Error, OpenError, Options};
+use wafer::{Db, DbOpenError, Durability, OpenError, Options};
 
 fn options(out_of_place: bool) -> Options {
     let o = Options::test_min().with_durability(Durability::Sync).with_blobs(100);
@@ -27,7 +27,7 @@ fn temp_path(name: &str) -> PathBuf {
 fn child(path: &str, action: &str, out_of_place: bool) {
     match (action, Db::open(path, options(out_of_place))) {
         ("try", Ok(_)) => println!("child: opened"),
-        ("try", Err(Error::Open(OpenError::Locked { path }))) => {
+        ("try", Err(DbOpenError::Refused(OpenError::Locked { path }))) => {
             println!("child: locked {}", path.display())
         }
         ("try", Err(e)) => println!("child: other error {e}"),
@@ -81,7 +81,7 @@ fn held_database_is_refused_to_another_process(name: &str, out_of_place: bool) {
     assert_eq!(std::fs::read(wafer::db::wal_path(&path)).unwrap(), wal_before, "child wrote");
     // In this process too: a second Db on the same files is another writer.
     let err = Db::open(&path, options(out_of_place)).unwrap_err();
-    assert!(matches!(err, Error::Open(OpenError::Locked { .. })), "{err}");
+    assert!(matches!(err, DbOpenError::Refused(OpenError::Locked { .. })), "{err}");
     assert_eq!(db.tree("t").unwrap().get(b"parent").unwrap().as_deref(), Some(&b"value"[..]));
     db.close().unwrap();
     // Closed and dropped: the lock went with it.
@@ -100,7 +100,7 @@ fn killed_holder_leaves_no_lock(name: &str, out_of_place: bool) {
     let (line, mut child) = spawn(name, &path, "hold");
     assert_eq!(line, "child: holding");
     let err = Db::open(&path, options(out_of_place)).unwrap_err();
-    assert!(matches!(err, Error::Open(OpenError::Locked { .. })), "{err}");
+    assert!(matches!(err, DbOpenError::Refused(OpenError::Locked { .. })), "{err}");
     child.kill().unwrap();
     child.wait().unwrap();
     let db = Db::open(&path, options(out_of_place)).unwrap();
@@ -147,7 +147,7 @@ fn racing_creations_make_one_database() {
     }
     for round in 0..20 {
         let path = temp_path(&format!("race{round}"));
-        let outcomes: Vec<Result<Db, Error>> = std::thread::scope(|s| {
+        let outcomes: Vec<Result<Db, DbOpenError>> = std::thread::scope(|s| {
             let a = s.spawn(|| Db::open(&path, options(round % 2 == 1)));
             let b = s.spawn(|| Db::open(&path, options(round % 2 == 1)));
             vec![a.join().unwrap(), b.join().unwrap()]
@@ -156,7 +156,10 @@ fn racing_creations_make_one_database() {
         assert!(opened == 1, "round {round}: {opened} opens held the database at once");
         for o in &outcomes {
             if let Err(e) = o {
-                assert!(matches!(e, Error::Open(OpenError::Locked { .. })), "round {round}: {e}");
+                assert!(
+                    matches!(e, DbOpenError::Refused(OpenError::Locked { .. })),
+                    "round {round}: {e}"
+                );
             }
         }
         drop(outcomes);

@@ -11,7 +11,7 @@ use wafer::internals::page::{self, PAGE_SIZE};
 use wafer::options::{GcZones, OutOfPlaceOptions};
 use wafer::stats::IoStats;
 use wafer::stats::OutOfPlaceStats;
-use wafer::{Db, Error, Options, OptionsError, OutOfSpaceError, WriteMode};
+use wafer::{Db, DbOpenError, Options, OptionsError, OutOfSpaceError, WriteMode};
 use wafer_testkit::Rng;
 
 fn seed(default: u64) -> u64 {
@@ -56,7 +56,7 @@ fn a_database_refuses_to_open_in_the_other_mode() {
     assert!(
         matches!(
             &err,
-            Error::InvalidOptions(OptionsError::WriteMode { stored: WriteMode::InPlace, .. })
+            DbOpenError::InvalidOptions(OptionsError::WriteMode { stored: WriteMode::InPlace, .. })
         ),
         "{err}"
     );
@@ -69,7 +69,10 @@ fn a_database_refuses_to_open_in_the_other_mode() {
     assert!(
         matches!(
             &err,
-            Error::InvalidOptions(OptionsError::WriteMode { stored: WriteMode::OutOfPlace, .. })
+            DbOpenError::InvalidOptions(OptionsError::WriteMode {
+                stored: WriteMode::OutOfPlace,
+                ..
+            })
         ),
         "{err}"
     );
@@ -628,11 +631,11 @@ fn zns(zones: u32, capacity_blocks: u64, open: u32) -> Arc<EmuDevice> {
 #[test]
 fn zoned_devices_without_a_conventional_region_are_refused_with_a_reason() {
     let err = Db::open_on(zns(24, 0, 4), Options::test_min().out_of_place()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(OptionsError::ZonedWithoutVolume)), "{err}");
+    assert!(matches!(&err, DbOpenError::InvalidOptions(OptionsError::ZonedWithoutVolume)), "{err}");
     let volume =
         Arc::new(ZonedVolume::new(Arc::new(MemoryDevice::new(1 << 20)), zns(24, 0, 4)).unwrap());
     let err = Db::open_on(volume, Options::test_min()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(OptionsError::ZonedInPlace)), "{err}");
+    assert!(matches!(&err, DbOpenError::InvalidOptions(OptionsError::ZonedInPlace)), "{err}");
 }
 
 /// Options for a ZNS volume: DB zones are the device's (zone size from its report), the
@@ -720,13 +723,19 @@ fn device_compression_is_refused_where_the_device_cannot_do_it() {
         Arc::new(ZonedVolume::new(Arc::new(MemoryDevice::new(512 << 10)), zns).unwrap())
     };
     let err = Db::open_on(volume(zns(24, 0, 4)), device_compression_options()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(OptionsError::DeviceDoesNotCompress)), "{err}");
+    assert!(
+        matches!(&err, DbOpenError::InvalidOptions(OptionsError::DeviceDoesNotCompress)),
+        "{err}"
+    );
     let err = Db::open_on(volume(cczns(24, 4, 1)), device_compression_options()).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(OptionsError::ChunkAlign { .. })), "{err}");
+    assert!(matches!(&err, DbOpenError::InvalidOptions(OptionsError::ChunkAlign { .. })), "{err}");
     let mut options = Options::test_min().out_of_place();
     options.out_of_place.compression = wafer::options::Compression::Device;
     let err = Db::open_on(Arc::new(MemoryDevice::new(4 << 20)), options).unwrap_err();
-    assert!(matches!(&err, Error::InvalidOptions(OptionsError::DeviceDoesNotCompress)), "{err}");
+    assert!(
+        matches!(&err, DbOpenError::InvalidOptions(OptionsError::DeviceDoesNotCompress)),
+        "{err}"
+    );
     Db::open_on(volume(cczns(24, 4, 64)), device_compression_options()).unwrap().close().unwrap();
 }
 
@@ -738,7 +747,7 @@ fn zns_open_zone_limit_is_respected() {
     options.out_of_place.open_zones = 3;
     let err = Db::open_on(Arc::new(volume), options).unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidOptions(OptionsError::ZnsOpenZones { limit: 2, .. })),
+        matches!(&err, DbOpenError::InvalidOptions(OptionsError::ZnsOpenZones { limit: 2, .. })),
         "{err}"
     );
 }
@@ -1095,7 +1104,10 @@ fn evictions_keep_the_clean_frame_reserve_for_gc() {
     assert!(
         matches!(
             &err,
-            Error::InvalidOptions(OptionsError::OutOfRange { option: "clean_reserve_percent", .. })
+            DbOpenError::InvalidOptions(OptionsError::OutOfRange {
+                option: "clean_reserve_percent",
+                ..
+            })
         ),
         "{err}"
     );

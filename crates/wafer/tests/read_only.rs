@@ -2,7 +2,7 @@
 //! Read-only opens: shared with each other, never beside a writer, and never writing a byte,
 //! even when the database needs recovery (it runs in memory).
 use std::path::{Path, PathBuf};
-use wafer::{Db, Error, OpenError, Options, WriteBatch};
+use wafer::{Db, DbOpenError, OpenError, Options, WriteBatch};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("wafer-read-only-{}-{name}", std::process::id()));
@@ -61,14 +61,14 @@ fn crashed_database_reads_without_writing(out_of_place: bool) {
     let snap = ro.snapshot().unwrap();
     assert_eq!(snap.tree("t").iter().count(), 1000);
     let writer = Db::open(&path, options(out_of_place));
-    assert!(matches!(writer, Err(Error::Open(OpenError::Locked { .. }))), "{writer:?}");
+    assert!(matches!(writer, Err(DbOpenError::Refused(OpenError::Locked { .. }))), "{writer:?}");
     drop(snap);
     ro.close().unwrap();
     drop(again);
     assert_eq!(digest(&path), before, "a read-only open wrote to the files");
     let db = Db::open(&path, options(out_of_place)).unwrap();
     let reader = Db::open(&path, options(out_of_place).read_only());
-    assert!(matches!(reader, Err(Error::Open(OpenError::Locked { .. }))), "{reader:?}");
+    assert!(matches!(reader, Err(DbOpenError::Refused(OpenError::Locked { .. }))), "{reader:?}");
     assert_eq!(db.tree("t").unwrap().iter().count(), 1000);
     assert!(db.check().unwrap().is_clean());
     db.close().unwrap();
@@ -89,7 +89,7 @@ fn a_crashed_database_opens_read_only_without_a_write_out_of_place() {
 fn a_read_only_open_never_creates() {
     let d = dir("missing");
     let r = Db::open(d.join("none"), options(false).read_only());
-    assert!(matches!(r, Err(Error::Open(OpenError::Missing { .. }))), "{r:?}");
+    assert!(matches!(r, Err(DbOpenError::Refused(OpenError::Missing { .. }))), "{r:?}");
     assert!(!d.join("none").exists() && !wafer::db::wal_path(&d.join("none")).exists());
     let _ = std::fs::remove_dir_all(&d);
 }

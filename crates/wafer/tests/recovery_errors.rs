@@ -6,7 +6,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use wafer::error::SizeMismatch;
 use wafer::error::WalError;
-use wafer::{CreateMode, Db, Durability, Error, OpenError, Options};
+use wafer::{CreateMode, Db, DbOpenError, Durability, OpenError, Options, StorageError};
 
 fn options() -> Options {
     let mut o = Options::test_min();
@@ -58,7 +58,10 @@ fn corrupt_record_in_the_middle_of_the_log_is_an_error() {
     f.write_all_at(&[0xA5; 16], (2 + 60) * 4096 + 200).unwrap();
     drop(f);
     let err = Db::open(&path, options()).unwrap_err();
-    assert!(matches!(err, Error::Wal(WalError::CorruptRecord { .. })), "{err}");
+    assert!(
+        matches!(err, DbOpenError::Storage(StorageError::Wal(WalError::CorruptRecord { .. }))),
+        "{err}"
+    );
     assert!(err.to_string().contains("corrupt WAL at lsn"), "{err}");
     cleanup(&path, &wal);
 }
@@ -94,12 +97,21 @@ fn truncated_wal_file_is_an_error() {
     f.set_len(64 * 4096).unwrap();
     drop(f);
     let err = Db::open(&path, options()).unwrap_err();
-    assert!(matches!(err, Error::Wal(WalError::Truncated { .. })), "{err}");
+    assert!(
+        matches!(err, DbOpenError::Storage(StorageError::Wal(WalError::Truncated { .. }))),
+        "{err}"
+    );
     let f = std::fs::OpenOptions::new().write(true).open(&wal).unwrap();
     f.set_len(100).unwrap();
     drop(f);
     let err = Db::open(&path, options()).unwrap_err();
-    assert!(matches!(err, Error::Wal(WalError::Truncated { actual_bytes: 100, .. })), "{err}");
+    assert!(
+        matches!(
+            err,
+            DbOpenError::Storage(StorageError::Wal(WalError::Truncated { actual_bytes: 100, .. }))
+        ),
+        "{err}"
+    );
     cleanup(&path, &wal);
 }
 
@@ -108,7 +120,7 @@ fn missing_wal_file_is_an_error() {
     let (path, wal) = crashed_db("missing");
     std::fs::remove_file(&wal).unwrap();
     let err = Db::open(&path, options()).unwrap_err();
-    assert!(matches!(err, Error::WalFileMissing { .. }), "{err}");
+    assert!(matches!(err, DbOpenError::WalFileMissing { .. }), "{err}");
     assert!(err.to_string().contains("missing"), "{err}");
     assert!(!wal.exists(), "opening must not create an empty log in its place");
     cleanup(&path, &wal);
@@ -122,7 +134,7 @@ fn truncated_data_file_is_an_error() {
     drop(f);
     let err = Db::open(&path, options()).unwrap_err();
     assert!(
-        matches!(&err, Error::Open(OpenError::SizeMismatch { what, detail: SizeMismatch::Truncated { .. } })
+        matches!(&err, DbOpenError::Refused(OpenError::SizeMismatch { what, detail: SizeMismatch::Truncated { .. } })
             if what.contains("wafer-err-data")),
         "{err}"
     );
@@ -151,7 +163,7 @@ fn empty_data_file_beside_a_wal_is_refused_and_left_alone() {
     let wal_before = contents(&wal);
     let err = Db::open(&path, options()).unwrap_err();
     assert!(
-        matches!(&err, Error::Open(OpenError::EmptyDataFile { what, .. }) if what.contains("wafer-err-empty")),
+        matches!(&err, DbOpenError::Refused(OpenError::EmptyDataFile { what, .. }) if what.contains("wafer-err-empty")),
         "{err}"
     );
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "nothing written to the data file");
@@ -174,7 +186,7 @@ fn zeroed_superblock_beside_a_wal_with_commits_is_refused() {
         let (data_before, wal_before) = (contents(&path), contents(&wal));
         let err = Db::open(&path, options()).unwrap_err();
         assert!(
-            matches!(&err, Error::Open(OpenError::BlankSuperblock { what, .. }) if what.contains("wafer-err-zero")),
+            matches!(&err, DbOpenError::Refused(OpenError::BlankSuperblock { what, .. }) if what.contains("wafer-err-zero")),
             "clean_close {clean_close}: {err}"
         );
         assert!(contents(&path) == data_before && contents(&wal) == wal_before, "files untouched");
@@ -193,7 +205,7 @@ fn a_file_that_is_not_a_database_is_refused_untouched() {
     std::fs::write(&path, &text).unwrap();
     std::fs::write(&wal, &text).unwrap();
     let err = Db::open(&path, options()).unwrap_err();
-    assert!(matches!(&err, Error::Open(OpenError::NotWaferDatabase { .. })), "{err}");
+    assert!(matches!(&err, DbOpenError::Refused(OpenError::NotWaferDatabase { .. })), "{err}");
     assert!(contents(&path) == text && contents(&wal) == text, "files untouched");
     // The same bytes on a device without a WAL.
     let dev =
@@ -203,7 +215,7 @@ fn a_file_that_is_not_a_database_is_refused_untouched() {
         .unwrap();
     let err = Db::open_on(dev, options()).unwrap_err();
     assert!(
-        matches!(&err, Error::Open(OpenError::NotWaferDatabase { what, .. }) if what == "data device"),
+        matches!(&err, DbOpenError::Refused(OpenError::NotWaferDatabase { what, .. }) if what == "data device"),
         "{err}"
     );
     cleanup(&path, &wal);
@@ -215,13 +227,13 @@ fn create_modes_are_explicit() {
     let wal = wafer::db::wal_path(&path);
     cleanup(&path, &wal);
     let err = Db::open(&path, options().with_create(CreateMode::Never)).unwrap_err();
-    assert!(matches!(&err, Error::Open(OpenError::Missing { .. })), "{err}");
+    assert!(matches!(&err, DbOpenError::Refused(OpenError::Missing { .. })), "{err}");
     assert!(!path.exists() && !wal.exists(), "Never creates nothing");
     let db = Db::open(&path, options().with_create(CreateMode::New)).unwrap();
     db.tree("t").unwrap().put(b"k", b"v").unwrap();
     db.close().unwrap();
     let err = Db::open(&path, options().with_create(CreateMode::New)).unwrap_err();
-    assert!(matches!(&err, Error::Open(OpenError::AlreadyExists { .. })), "{err}");
+    assert!(matches!(&err, DbOpenError::Refused(OpenError::AlreadyExists { .. })), "{err}");
     let db = Db::open(&path, options().with_create(CreateMode::Never)).unwrap();
     assert_eq!(db.tree("t").unwrap().get(b"k").unwrap(), Some(b"v".to_vec()));
     assert!(db.check().unwrap().is_clean());
@@ -229,14 +241,14 @@ fn create_modes_are_explicit() {
     // The WAL without its data file: not a creation.
     std::fs::remove_file(&path).unwrap();
     let err = Db::open(&path, options()).unwrap_err();
-    assert!(matches!(&err, Error::Open(OpenError::DataFileMissing { .. })), "{err}");
+    assert!(matches!(&err, DbOpenError::Refused(OpenError::DataFileMissing { .. })), "{err}");
     assert!(!path.exists(), "no data file created beside a foreign log");
     cleanup(&path, &wal);
     // Devices: a blank one is formatted only when the options allow creation.
     let dev = std::sync::Arc::new(wafer::device::MemoryDevice::new(4 << 20));
     let err = Db::open_on(dev.clone(), options().with_create(CreateMode::Never)).unwrap_err();
-    assert!(matches!(&err, Error::Open(OpenError::Missing { .. })), "{err}");
+    assert!(matches!(&err, DbOpenError::Refused(OpenError::Missing { .. })), "{err}");
     Db::open_on(dev.clone(), options()).unwrap().close().unwrap();
     let err = Db::open_on(dev, options().with_create(CreateMode::New)).unwrap_err();
-    assert!(matches!(&err, Error::Open(OpenError::AlreadyExists { .. })), "{err}");
+    assert!(matches!(&err, DbOpenError::Refused(OpenError::AlreadyExists { .. })), "{err}");
 }

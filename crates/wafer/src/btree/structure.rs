@@ -15,6 +15,9 @@ impl StructureVersion {
     /// The version to validate against, None while a change runs.
     pub(super) fn begin(&self) -> Option<u64> {
         let v = self.0.load(Ordering::Acquire);
+        // Each change adds two: a counter that wrapped would validate a read against a version
+        // an earlier change already used.
+        debug_assert!(v < u64::MAX - 1, "structure version {v} about to wrap");
         v.is_multiple_of(2).then_some(v)
     }
 

@@ -105,7 +105,11 @@ impl std::ops::Index<usize> for PageTable {
     /// pages they hold latched, so a miss is a bug.
     fn index(&self, id: usize) -> &Entry {
         match self.get(id as u64) {
-            Some(e) => e,
+            Some(e) => {
+                // `get` finds entries only below the published length (paired with `grow_to`).
+                debug_assert!((id as u64) < self.len(), "entry {id} past length {}", self.len());
+                e
+            }
             None => panic!("page id {id} beyond the page table's {} ids", self.len()),
         }
     }

@@ -50,12 +50,18 @@ pub struct PageVersions {
 
 impl PageVersions {
     pub fn new(bytes_max: u64) -> PageVersions {
-        PageVersions {
+        let versions = PageVersions {
             inner: Mutex::default(),
             newest: AtomicU64::new(0),
             last_epoch: AtomicU64::new(0),
             bytes_max,
-        }
+        };
+        // The writers' fast path reads `newest == 0` as "no snapshot": a new pool starts
+        // with none live and none expired.
+        let g = versions.lock();
+        debug_assert!(g.live.is_empty() && g.kept_pages == 0, "{g:?}");
+        drop(g);
+        versions
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

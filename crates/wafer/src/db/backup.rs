@@ -91,6 +91,9 @@ impl Db {
         }
         let snap = self.snapshot()?;
         let temp = temp_path(path);
+        // The copy is made beside the target, never over it: linking it into place is the
+        // only step that writes the target's names.
+        assert_ne!(temp.as_path(), path, "a backup's temporary name is its target");
         let options = self.inner.options.clone().with_create(CreateMode::New);
         let copied = Db::open(&temp, options).map_err(MaintenanceError::from).and_then(|dest| {
             let totals = snap.copy_to(&dest)?;

@@ -69,7 +69,11 @@ fn seq_seed() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     // Distinct per process and per open, so a blob id reused across a crash names another seq.
-    nanos ^ (u64::from(std::process::id()) << 40)
+    let seed = nanos ^ (u64::from(std::process::id()) << 40);
+    // The process id lands in the top bits, the clock's nanoseconds below: a pid of 0 (none
+    // runs as such) would leave the seed to the clock alone.
+    debug_assert!(std::process::id() != 0, "no process runs with id 0");
+    seed
 }
 
 impl BlobState {
@@ -95,7 +99,13 @@ impl BlobState {
     }
 
     pub fn lock_space(&self) -> std::sync::MutexGuard<'_, BlobSpace> {
-        self.space.lock().unwrap_or_else(|e| e.into_inner())
+        let space = self.space.lock().unwrap_or_else(|e| e.into_inner());
+        // What the log room of a fold is sized by (`fold_bytes`): at most three tree changes
+        // per extent change pending, whatever the last holder left.
+        debug_assert!(
+            space.fold_ops_bound() <= 3 * (space.since_fold().len() + space.batch_changes())
+        );
+        space
     }
 
     /// Whether a value of `len` bytes is stored out of line; Err when it cannot be stored.
@@ -120,7 +130,7 @@ impl BlobState {
     pub fn stats(&self) -> BlobStats {
         let c = &self.counters;
         let space = self.lock_space();
-        BlobStats {
+        let stats = BlobStats {
             blobs_written: c.blobs_written.load(Ordering::Relaxed),
             value_bytes_written: c.value_bytes_written.load(Ordering::Relaxed),
             pages_written: c.pages_written.load(Ordering::Relaxed),
@@ -131,18 +141,25 @@ impl BlobState {
             gated_pages: space.gated_pages(),
             read_retries: c.read_retries.load(Ordering::Relaxed),
             folds: c.folds.load(Ordering::Relaxed),
-        }
+        };
+        // Free and gated pages are page ids of one device: their sum is a page count.
+        debug_assert!(stats.free_pages.checked_add(stats.gated_pages).is_some(), "{stats:?}");
+        stats
     }
 }
 
 /// Log bytes a fold of at most `ops` tree changes takes, with slack for the splits' images.
 fn fold_ops_bytes(ops: usize) -> u64 {
+    // A fold's records come from one batch's changes: far below a count whose bytes wrap.
+    debug_assert!((ops as u64) < u64::MAX / (2 * FOLD_RECORD_BYTES), "{ops} fold ops");
     ops as u64 * FOLD_RECORD_BYTES + 4 * (PAGE_SIZE as u64 + 64)
 }
 
 /// Log bytes a fold of `changes` extent changes may take at most: each moves at most three
 /// extents, each a tree record of at most [`FOLD_RECORD_BYTES`] (its share of leaf splits in).
 fn fold_bytes(changes: usize) -> u64 {
+    // Three ops per change (free-tree delete, insert, and the extent's record) must not wrap.
+    debug_assert!(changes <= usize::MAX / 3, "{changes} extent changes");
     fold_ops_bytes(3 * changes)
 }
 /// The blob a stored value names (None: an inline value), for code that frees values it
@@ -162,7 +179,10 @@ pub(super) fn blob_of(stored: &[u8]) -> Result<Option<BlobRef>> {
 /// Log bytes freeing `blobs` blobs in one batch adds: an extent change each in the commit
 /// record, and a fold of them all (a batch that frees many folds).
 pub(super) fn release_log_bytes(blobs: usize) -> u64 {
-    blobs as u64 * crate::durable::record::EXTENT_OP_BYTES_MAX as u64 + fold_bytes(blobs)
+    let ops = blobs as u64 * crate::durable::record::EXTENT_OP_BYTES_MAX as u64;
+    // Releasing no blob needs no extent record, only the fold's fixed room.
+    debug_assert!(blobs > 0 || ops == 0);
+    ops + fold_bytes(blobs)
 }
 
 /// A free-extent tree change in the log: the record (a 16-byte entry put or deleted, about

@@ -44,7 +44,10 @@ impl StoredOp<'_> {
 
 impl DbInner {
     pub(super) fn blob_state(&self) -> Result<&BlobState> {
-        self.blobs.get().map(|b| &**b).ok_or(Error::Corruption(Corruption::NoBlobSpace))
+        let state = self.blobs.get().map(|b| &**b);
+        // The free-extent tree is an engine tree of its own, never the catalog (tree 0).
+        debug_assert!(state.is_none_or(|b| b.tree.id != 0), "blob free tree is the catalog");
+        state.ok_or(Error::Corruption(Corruption::NoBlobSpace))
     }
 
     /// Opens the gates of freed runs whose commits are durable; out of place their pages leave
@@ -305,6 +308,8 @@ impl DbInner {
     fn previous_clock(&self, tree: &str, key: &[u8]) -> u64 {
         let core = self.trees.read().unwrap_or_else(|e| e.into_inner()).get(tree).cloned();
         let Some(core) = core else { return 0 };
+        // The map holds the catalog's entries, never the catalog itself (tree 0).
+        debug_assert_ne!(core.id, 0, "tree {tree} resolved to the catalog");
         let found = core.get_with(self.env(), key, |v| match decode_stored(v) {
             Ok(Stored::Blob(r)) => r.clock,
             _ => 0,
@@ -549,6 +554,8 @@ struct BlobStream {
 
 impl ValueReader {
     pub(super) fn inline(bytes: Vec<u8>) -> ValueReader {
+        // Inline values are the bytes of one leaf cell: larger ones go out of line.
+        debug_assert!(bytes.len() <= crate::page::node::MAX_VALUE_BYTES, "{}", bytes.len());
         ValueReader { len_bytes: bytes.len() as u64, source: Source::Inline { bytes, pos: 0 } }
     }
     pub(super) fn blob(db: Arc<DbInner>, r: BlobRef) -> ValueReader {
@@ -577,6 +584,8 @@ impl ValueReader {
 }
 
 fn io_error(msg: String) -> std::io::Error {
+    // A reader's caller sees only this message: it must say what failed.
+    debug_assert!(!msg.is_empty(), "an I/O error without a message");
     std::io::Error::other(msg)
 }
 

@@ -4,15 +4,31 @@ use crate::btree::Bounds;
 use std::ops::{Bound, RangeBounds};
 
 fn owned_bound<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<Vec<u8>> {
-    match b {
+    let owned = match b {
         Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
         Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
         Bound::Unbounded => Bound::Unbounded,
-    }
+    };
+    // The hand-over: the iterator gets the caller's bound, its kind and bytes, unchanged.
+    debug_assert!(match (b, &owned) {
+        (Bound::Included(k), Bound::Included(o)) | (Bound::Excluded(k), Bound::Excluded(o)) => {
+            k.as_ref() == o.as_slice()
+        }
+        (Bound::Unbounded, Bound::Unbounded) => true,
+        _ => false,
+    });
+    owned
 }
 
 pub(super) fn bounds_of<K: AsRef<[u8]>, R: RangeBounds<K>>(range: R) -> Bounds {
-    Bounds { lo: owned_bound(range.start_bound()), hi: owned_bound(range.end_bound()) }
+    let bounds =
+        Bounds { lo: owned_bound(range.start_bound()), hi: owned_bound(range.end_bound()) };
+    // Each end stays the end it was: an unbounded start is not taken for an unbounded end.
+    debug_assert_eq!(
+        matches!(bounds.lo, Bound::Unbounded),
+        matches!(range.start_bound(), Bound::Unbounded)
+    );
+    bounds
 }
 
 /// The keys starting with `prefix`.

@@ -21,6 +21,8 @@ pub struct Violation {
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Every violation says what is wrong; the page is context only.
+        debug_assert!(!self.message.is_empty(), "a violation without a message");
         match self.page_id {
             Some(pid) => write!(f, "page {pid}: {}", self.message),
             None => f.write_str(&self.message),
@@ -45,6 +47,8 @@ pub struct CheckReport {
 
 impl CheckReport {
     pub fn is_clean(&self) -> bool {
+        // The walk counts the catalog as a tree: a report of a walk that ran has one at least.
+        debug_assert!(self.trees > 0 || !self.violations.is_empty() || self.tree_pages == 0);
         self.violations.is_empty()
     }
 }
@@ -56,6 +60,8 @@ impl std::fmt::Display for CheckReport {
             "{} trees, {} tree pages, {} free pages, {} entries, high water {} pages: ",
             self.trees, self.tree_pages, self.free_pages, self.entries, self.high_water_pages
         )?;
+        // Entries are counted in the leaves the walk read: none without a page read.
+        debug_assert!(self.entries == 0 || self.tree_pages > 0, "entries in no page: {self:?}");
         if self.is_clean() {
             return f.write_str("clean");
         }

@@ -96,10 +96,16 @@ impl Checkpointer {
     }
 
     fn lock_state(&self) -> MutexGuard<'_, CkptState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        // The interval's due check subtracts from `last_at`: it lies in the past.
+        debug_assert!(st.last_at <= Instant::now(), "last checkpoint in the future");
+        st
     }
 
     pub fn lock_writer(&self) -> MutexGuard<'_, ()> {
+        // Lock order: the checkpoint's state, then the writer mutex (a necessary condition:
+        // std names no owner). The other order would deadlock against a writer's checkpoint.
+        debug_assert!(self.state.try_lock().is_err(), "writer mutex taken outside a checkpoint");
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -188,7 +194,10 @@ impl Checkpointer {
     /// Whether the LSN redo would start from is no later than what the log holds durably.
     fn checkpoint_lsn_durable(&self) -> bool {
         let Ok(wal) = self.logger.wal() else { return true };
-        self.last_lsn.load(Ordering::Acquire) <= wal.durable_lsn().0
+        let durable = wal.durable_lsn().0;
+        // The log makes durable only what it appended.
+        debug_assert!(durable <= wal.next_lsn().0, "durable lsn {durable} past the log's end");
+        self.last_lsn.load(Ordering::Acquire) <= durable
     }
 
     fn checkpoint_locked(&self, st: &mut CkptState) -> Result<()> {
@@ -300,6 +309,8 @@ impl Drop for CheckpointThread {
 }
 
 fn run(cp: &Checkpointer) {
+    // `check_options` refused a zero trigger: with it, the thread would never find one due.
+    debug_assert!(cp.log_bytes > 0, "a checkpoint thread with no log trigger");
     while !cp.signal.wait() {
         let mut st = cp.lock_state();
         // A foreground checkpoint (a writer short of log room, `Db::checkpoint`) may have run

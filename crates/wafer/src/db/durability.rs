@@ -162,6 +162,8 @@ impl DbInner {
     /// Whether the writer mutex is held, by this thread or another (std's mutex names no
     /// owner, so a necessary condition only); always true without a log, which has no mutex.
     pub(super) fn writer_held(&self) -> bool {
+        // Open's hand-over: a log comes with its checkpointer, whose writer mutex this is.
+        debug_assert_eq!(self.wal.is_some(), self.checkpointer.is_some());
         self.wal.is_none() || self.writer.try_lock().is_err()
     }
 

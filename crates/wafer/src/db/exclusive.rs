@@ -112,6 +112,8 @@ pub(super) fn acquire_shared(path: &Path, wal_path: &Path) -> Result<Option<File
 }
 
 fn open_existing(path: &Path) -> Result<Option<File>> {
+    // An empty path would open the working directory's entry, never a database file.
+    debug_assert!(!path.as_os_str().is_empty(), "lock of an unnamed file");
     match OpenOptions::new().read(true).write(true).open(path) {
         Ok(f) => Ok(Some(f)),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
@@ -152,7 +154,12 @@ fn create_locked(path: &Path) -> Result<Option<File>> {
 /// finds it first fails to lock it and writes nothing). Checked in debug builds only.
 fn created_empty(out: &Result<Option<File>>) -> bool {
     match out {
-        Ok(Some(file)) => file.metadata().is_ok_and(|m| m.len() == 0),
+        Ok(Some(file)) => {
+            let meta = file.metadata();
+            // A created database file is a regular file, never a directory or a device.
+            debug_assert!(meta.as_ref().is_ok_and(|m| m.is_file()), "{meta:?}");
+            meta.is_ok_and(|m| m.len() == 0)
+        }
         _ => true,
     }
 }
@@ -181,19 +188,28 @@ fn create_then_lock(path: &Path) -> Result<Option<File>> {
 /// Tells apart the temporary names of opens in one process.
 fn creation_counter() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // A wrapped counter would hand two opens the same temporary name.
+    debug_assert!(n < u64::MAX, "creation counter wrapped");
+    n
 }
 
 fn lock(file: &File, path: &Path) -> Result<()> {
+    // `flock` of a directory succeeds and protects nothing: only files are locked.
+    debug_assert!(file.metadata().is_ok_and(|m| m.is_file()), "lock of {}", path.display());
     locked(file.try_lock(), path)
 }
 
 fn lock_shared(file: &File, path: &Path) -> Result<()> {
+    // `flock` of a directory succeeds and protects nothing: only files are locked.
+    debug_assert!(file.metadata().is_ok_and(|m| m.is_file()), "lock of {}", path.display());
     locked(file.try_lock_shared(), path)
 }
 
 /// A lock attempt's outcome: held by another open is [`OpenError::Locked`].
 fn locked(attempt: std::result::Result<(), TryLockError>, path: &Path) -> Result<()> {
+    // `OpenError::Locked` names this path to the caller: it must name a file.
+    debug_assert!(!path.as_os_str().is_empty(), "a lock error naming no file");
     match attempt {
         Ok(()) => Ok(()),
         Err(TryLockError::WouldBlock) => {
@@ -204,6 +220,8 @@ fn locked(attempt: std::result::Result<(), TryLockError>, path: &Path) -> Result
 }
 
 pub(super) fn io_error(op: &'static str, source: std::io::Error) -> Error {
+    // The message says which step failed: "open to lock", "lock", "create", "remove".
+    debug_assert!(!op.is_empty(), "an I/O error naming no step: {source}");
     Error::Device(crate::device::DeviceError::Io { op, offset: 0, source })
 }
 

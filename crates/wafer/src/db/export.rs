@@ -65,6 +65,8 @@ impl DbStats {
     /// Without one it does nothing.
     pub fn publish_metrics(&self) {
         for s in self.samples() {
+            // Every gauge is the engine's own: an exporter's filter on the prefix keeps all.
+            debug_assert!(s.name.starts_with(METRIC_PREFIX), "{}", s.name);
             match s.index {
                 Some(i) => metrics::gauge!(s.name, "index" => i.to_string()).set(s.value),
                 None => metrics::gauge!(s.name).set(s.value),
@@ -100,7 +102,12 @@ fn flatten(v: &Value, name: &str, index: Option<usize>, depth: usize, out: &mut 
 
 /// A metric name part: `[a-zA-Z0-9_]`, anything else as `_`.
 fn sanitize(key: &str) -> String {
-    key.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    let name: String =
+        key.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    // One ASCII byte per character: a multi-byte character becomes one `_`, never bytes a
+    // Prometheus name refuses.
+    debug_assert_eq!(name.len(), key.chars().count(), "{key}");
+    name
 }
 
 #[cfg(test)]

@@ -71,6 +71,8 @@ pub(super) fn record(
 
 /// Log bytes recording `entries` detached roots takes at most.
 pub(super) fn record_log_bytes(entries: usize) -> u64 {
+    // One batch's garbage entries: far below a count whose log bytes wrap.
+    debug_assert!((entries as u64) < u64::MAX / (2 * ENTRY_LOG_BYTES), "{entries} entries");
     entries as u64 * ENTRY_LOG_BYTES + 4 * crate::btree::IMAGE_RECORD_BYTES_MAX
 }
 

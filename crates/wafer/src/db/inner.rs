@@ -77,6 +77,8 @@ pub struct Tree {
 }
 
 pub(super) fn check_key(key: &[u8]) -> Result<()> {
+    // A key that passes fits a leaf cell beside the largest inline value.
+    const { assert!(MAX_KEY_BYTES + MAX_VALUE_BYTES < crate::page::PAGE_SIZE) };
     if key.len() > MAX_KEY_BYTES {
         return Err(Error::KeyTooLarge { len: key.len(), max: MAX_KEY_BYTES });
     }
@@ -106,6 +108,8 @@ impl DbInner {
 
 impl DbInner {
     pub(super) fn env(&self) -> Env<'_> {
+        // Every operation's pages come from this pool: one without frames holds none.
+        debug_assert!(self.pool.page_capacity() > 0, "an environment over an empty pool");
         Env {
             pool: &self.pool,
             logger: &*self.logger,
@@ -126,6 +130,11 @@ impl DbInner {
         thread
     }
     pub(super) fn check_open(&self) -> Result<()> {
+        // `open_inner` turned off a read-only open's writing threads: they stay off.
+        debug_assert!(
+            !self.options.read_only
+                || !(self.options.background_write_back || self.options.background_checkpoint)
+        );
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }

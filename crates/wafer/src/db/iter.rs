@@ -137,6 +137,8 @@ impl Iter {
         &mut self,
         step: fn(&mut Iter) -> Option<Result<Entry>>,
     ) -> Option<Result<Entry>> {
+        // No tries would report a stall without a step taken.
+        const { assert!(SKIPS_MAX > 0) };
         for _ in 0..SKIPS_MAX {
             let e = step(self);
             match self.decoded(e) {

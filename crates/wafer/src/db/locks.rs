@@ -88,7 +88,11 @@ impl LockTable {
 
     #[cfg(test)]
     pub(crate) fn held_count(&self) -> usize {
-        self.held.lock().unwrap_or_else(|e| e.into_inner()).len()
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        // Holders are owners `new_owner` handed out: never 0, never past the last one.
+        let last = self.next_owner.load(Ordering::Relaxed);
+        debug_assert!(held.values().all(|&o| o != 0 && o <= last), "{held:?}");
+        held.len()
     }
 }
 

@@ -50,6 +50,8 @@ impl Tree {
 
     /// Removes every entry of the tree, atomically; the tree stays, empty.
     pub fn clear(&self) -> Result<(), CommitError> {
+        // A handle never names the catalog (tree 0): clearing it would forget every tree.
+        debug_assert_ne!(self.core.id, 0, "clear of the catalog through {}", self.name);
         self.delete_range::<&[u8], _>(..)
     }
 }

@@ -45,7 +45,7 @@ use crate::btree::{Env, Exclusive, TreeCore};
 use crate::buffer::PoolStats;
 use crate::device::{Counted, Device, FileDevice};
 use crate::durable::{RecoveryStats, WalLogger};
-use crate::error::OpenError;
+use crate::error::{DbOpenError, OpenError};
 use crate::options::{CreateMode, Options};
 use crate::page::{NoopLogger, PageKind, PageLogger, PAGE_SIZE};
 use crate::stats::{IoSnapshot, IoStats};
@@ -156,7 +156,10 @@ struct How {
 
 impl How {
     fn devices(options: &Options) -> How {
-        How { create: options.create, names: open::Names::devices(), io_stats: None }
+        let how = How { create: options.create, names: open::Names::devices(), io_stats: None };
+        // Errors tell the two devices apart by these names.
+        debug_assert_ne!(how.names.data, how.names.wal);
+        how
     }
 }
 
@@ -199,13 +202,14 @@ impl Db {
     /// `options.file_capacity_bytes`, a new WAL `options.wal_capacity_bytes`. Existing files keep
     /// their sizes (so a truncated file is reported, not silently re-extended), and any state
     /// that is not a database (an empty data file, a zeroed superblock beside a WAL with
-    /// commits, a foreign file) is an [`Error::Open`] naming the file, before anything is
-    /// written (docs/internals/recovery.md, "Creation").
+    /// commits, a foreign file) is a [`DbOpenError::Refused`] naming the file, before anything
+    /// is written (docs/internals/recovery.md, "Creation"). Its other variants say what else
+    /// stopped the open: options refused, a missing WAL, no space, the storage beneath.
     ///
     /// Both files stay locked (`flock`, exclusive) until the last handle of this `Db` is
     /// dropped: another open of them, in any process or this one, fails with
     /// [`OpenError::Locked`](crate::OpenError::Locked) before it reads a byte.
-    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db, DbOpenError> {
         let path = path.as_ref();
         let wal_path = wal_path(path);
         if options.read_only {
@@ -239,14 +243,14 @@ impl Db {
             Err(e) => {
                 // The devices are dropped; files this open created go, while still locked.
                 acquired.remove_if_created(path, &wal_path);
-                Err(e)
+                Err(e.into())
             }
         }
     }
 
     /// [`Db::open`] with `Options::read_only`: shared locks, and both files behind an
     /// [`crate::device::Overlay`], so recovery runs in memory and nothing reaches the files.
-    fn open_read_only(path: &Path, wal_path: &Path, options: Options) -> Result<Db> {
+    fn open_read_only(path: &Path, wal_path: &Path, options: Options) -> Result<Db, DbOpenError> {
         let Some(locks) = exclusive::acquire_shared(path, wal_path)? else {
             return Err(OpenError::Missing { what: path.display().to_string() }.into());
         };
@@ -294,7 +298,7 @@ impl Db {
     /// durable only after [`Db::flush`] or [`Db::close`], and a crash loses everything since.
     /// For benchmarks of the data path alone. A database created with a WAL is refused (its log
     /// holds commits).
-    pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db> {
+    pub fn open_on(device: Arc<dyn Device>, options: Options) -> Result<Db, DbOpenError> {
         let db = Db::open_with_logger(device, options, None)?;
         // What `flush` and `close` take this Db for: no log, so no fuzzy checkpoints.
         debug_assert!(db.inner.wal.is_none(), "open_on came back with a log");
@@ -310,7 +314,7 @@ impl Db {
         data: Arc<dyn Device>,
         wal: Arc<dyn Device>,
         options: Options,
-    ) -> Result<Db> {
+    ) -> Result<Db, DbOpenError> {
         let how = How::devices(&options);
         let db = Db::open_inner(data, Some(wal), options, None, how)?;
         // The log device given is the log used: every batch from here on is logged.
@@ -323,7 +327,7 @@ impl Db {
         device: Arc<dyn Device>,
         options: Options,
         logger: Option<Arc<dyn PageLogger>>,
-    ) -> Result<Db> {
+    ) -> Result<Db, DbOpenError> {
         let how = How::devices(&options);
         let db = Db::open_inner(device, None, options, logger, how)?;
         // No log device, no log: data is durable only through `flush`.
@@ -558,6 +562,8 @@ impl Db {
     /// readers see none or all of them. Sizes and names are checked before anything changes.
     /// A failure while applying (I/O, device full) poisons the database.
     pub fn write(&self, batch: &WriteBatch) -> Result<(), CommitError> {
+        // Open's hand-over: a log comes with its checkpointer (it makes log room for batches).
+        debug_assert_eq!(self.inner.wal.is_some(), self.inner.checkpointer.is_some());
         self.write_with(batch, self.inner.options.durability)
     }
 
@@ -863,7 +869,10 @@ impl Db {
 pub fn wal_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".wal");
-    PathBuf::from(name)
+    let wal = PathBuf::from(name);
+    // The log never names the data file: creating one would truncate the other.
+    debug_assert_ne!(wal.as_path(), path);
+    wal
 }
 
 fn check_options(options: &Options) -> Result<()> {
@@ -906,6 +915,14 @@ fn check_options(options: &Options) -> Result<()> {
         .into());
     }
     options.wal.validate()?;
+    // What the doublewrite store takes for granted: its area holds a header block and a
+    // whole eviction batch before the data.
+    debug_assert!(
+        !options.doublewrite
+            || options.write_mode != crate::options::WriteMode::InPlace
+            || options.data_offset_bytes
+                >= (1 + options.eviction_batch_pages as u64) * PAGE_SIZE as u64
+    );
     Ok(())
 }
 
@@ -917,6 +934,8 @@ impl Tree {
     }
 
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ReadError> {
+        // A handle never names the catalog (tree 0): its entries are the tree names.
+        debug_assert_ne!(self.core.id, 0, "tree {} is the catalog", self.name);
         self.get_with(key, <[u8]>::to_vec)
     }
 
@@ -943,6 +962,8 @@ impl Tree {
 
     /// Err([`Error::TreeDropped`]) once the tree behind this handle is dropped.
     fn check_live(&self) -> Result<()> {
+        // `TreeDropped` names the tree: every handle has a name (user trees pass check_name).
+        debug_assert!(!self.name.is_empty(), "a handle of tree {} without a name", self.core.id);
         self.core.check_live().map_err(|_| Error::TreeDropped(self.name.to_string()))
     }
 
@@ -1020,6 +1041,8 @@ impl Tree {
 
     /// Inserts or replaces; durable as the database's `options.durability` says.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<(), CommitError> {
+        // A handle never names the catalog (tree 0): its entries are the tree names.
+        debug_assert_ne!(self.core.id, 0, "tree {} is the catalog", self.name);
         self.put_with(key, value, self.db.options.durability)
     }
 
@@ -1054,6 +1077,8 @@ impl Tree {
     /// untagged puts are, so that lookups elsewhere in the tree go on meanwhile. Only a full
     /// leaf takes the tree's exclusive latch (a batch takes it always).
     fn put_tagged(&self, key: &[u8], value: &[u8], durability: Durability) -> Result<()> {
+        // `put_with` sends only tagged databases here: values are stored through blob space.
+        debug_assert!(self.db.blobs.get().is_some(), "a tagged put without blob space");
         let mut batch = WriteBatch::new();
         batch.put(&self.name, key, value);
         let stored = self.db.store_batch(&batch)?;
@@ -1115,6 +1140,8 @@ impl Tree {
 
     /// Removes `key`; Ok(true) when it was present.
     pub fn delete(&self, key: &[u8]) -> Result<bool, CommitError> {
+        // A handle never names the catalog (tree 0): its entries are the tree names.
+        debug_assert_ne!(self.core.id, 0, "tree {} is the catalog", self.name);
         self.delete_with(key, self.db.options.durability)
     }
 
@@ -1145,6 +1172,8 @@ impl Tree {
 
     /// Entries with keys in `range`, ascending; `.rev()` for descending.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
+        // A handle never names the catalog (tree 0): its entries are the tree names.
+        debug_assert_ne!(self.core.id, 0, "tree {} is the catalog", self.name);
         Iter::new(self.clone(), bounds_of(range))
     }
 
@@ -1158,12 +1187,17 @@ impl Tree {
 
     /// Every entry, ascending.
     pub fn iter(&self) -> Iter {
+        // A handle never names the catalog (tree 0): its entries are the tree names.
+        debug_assert_ne!(self.core.id, 0, "tree {} is the catalog", self.name);
         let all = crate::btree::Bounds { lo: Bound::Unbounded, hi: Bound::Unbounded };
         Iter::new(self.clone(), all)
     }
 
     /// Entries whose key starts with `prefix`, ascending; `.rev()` for descending.
     pub fn prefix(&self, prefix: &[u8]) -> Iter {
-        Iter::new(self.clone(), prefix_bounds(prefix))
+        let bounds = prefix_bounds(prefix);
+        // The hand-over: the iterator starts at the prefix itself, included.
+        debug_assert!(matches!(&bounds.lo, Bound::Included(p) if p.as_slice() == prefix));
+        Iter::new(self.clone(), bounds)
     }
 }

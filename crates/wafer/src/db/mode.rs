@@ -68,6 +68,8 @@ pub(super) fn open_store(
 /// Whether the superblock's block is conventional: always on a conventional device, on a
 /// zoned one only in a leading conventional zone (a [`crate::device::ZonedVolume`]).
 pub(super) fn has_conventional_superblock(device: &dyn Device) -> bool {
+    // Conventional zones lead the device: never more of them than zones.
+    debug_assert!(device.zoned().is_none_or(|z| z.conventional_zones() <= z.zone_count()));
     device.zoned().is_none_or(|z| z.conventional_zones() > 0)
 }
 

@@ -21,7 +21,10 @@ pub(super) struct Names {
 
 impl Names {
     pub fn devices() -> Names {
-        Names { data: "data device".into(), wal: "WAL device".into() }
+        let names = Names { data: "data device".into(), wal: "WAL device".into() };
+        // Documented in `OpenError`: a device is named by its role, a file by its path.
+        debug_assert!(names.data.ends_with("device") && names.wal.ends_with("device"));
+        names
     }
 }
 
@@ -44,11 +47,14 @@ pub(super) struct FileSizes {
 /// A new pair of files spans the options' capacities, in whole pages.
 pub(super) fn new_file_sizes(options: &Options) -> FileSizes {
     let block = PAGE_SIZE as u64;
-    FileSizes {
+    let sizes = FileSizes {
         data_bytes: options.file_capacity_bytes / block * block,
         wal_bytes: options.wal_capacity_bytes / block * block,
         create: CreateMode::New,
-    }
+    };
+    // Rounded down to whole pages, by less than one: a new file never exceeds what was asked.
+    debug_assert!(sizes.data_bytes + block > options.file_capacity_bytes);
+    sizes
 }
 
 /// Checks the data file and its WAL before either is opened (opening creates and extends).
@@ -151,6 +157,8 @@ pub(super) fn read_superblock(
 }
 
 fn doublewrite_header(device: &dyn Device) -> Result<bool> {
+    // Read after the superblock behind the doublewrite area: the device holds both blocks.
+    debug_assert!(device.capacity_bytes() >= 2 * PAGE_SIZE as u64);
     let mut block = AlignedBuf::zeroed(PAGE_SIZE);
     device.read_at(0, &mut block)?;
     Ok(get_u64(&block, 4) == crate::buffer::doublewrite::MAGIC)

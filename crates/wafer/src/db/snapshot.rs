@@ -92,16 +92,23 @@ impl SnapshotTree {
 
     /// Entries with keys in `range`, ascending; `.rev()` for descending.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
+        // A snapshot's trees come from its catalog: never the catalog itself (tree 0).
+        debug_assert!(self.core.as_ref().is_none_or(|c| c.id != 0));
         self.iter_in(bounds_of(range))
     }
 
     pub fn iter(&self) -> Iter {
+        // A snapshot's trees come from its catalog: never the catalog itself (tree 0).
+        debug_assert!(self.core.as_ref().is_none_or(|c| c.id != 0));
         self.range::<&[u8], _>(..)
     }
 
     /// Entries whose key starts with `prefix`, ascending; `.rev()` for descending.
     pub fn prefix(&self, prefix: &[u8]) -> Iter {
-        self.iter_in(prefix_bounds(prefix))
+        let bounds = prefix_bounds(prefix);
+        // The hand-over: the iterator starts at the prefix itself, included.
+        debug_assert!(matches!(&bounds.lo, std::ops::Bound::Included(p) if p.as_slice() == prefix));
+        self.iter_in(bounds)
     }
 
     fn iter_in(&self, bounds: Bounds) -> Iter {

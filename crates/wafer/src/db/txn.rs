@@ -141,7 +141,8 @@ impl Txn {
     }
 
     /// Up to `limit` entries of `tree` with keys in `lo..hi`, in `direction`, this
-    /// transaction's writes merged over the committed entries (its deletes hide them).
+    /// transaction's writes merged over the committed entries (its deletes hide them). A read:
+    /// its errors are a [`ReadError`]'s.
     pub fn scan(
         &self,
         tree: &str,
@@ -149,20 +150,17 @@ impl Txn {
         hi: Bound<&[u8]>,
         direction: Direction,
         limit: usize,
-    ) -> Result<Vec<Entry>> {
+    ) -> Result<Vec<Entry>, ReadError> {
         let owned = |b: Bound<&[u8]>| b.map(|k| k.to_vec());
         let (lo, hi) = (owned(lo), owned(hi));
-        let committed: Box<dyn Iterator<Item = Result<Entry>>> =
+        let committed: Box<dyn Iterator<Item = Result<Entry, ReadError>>> =
             match self.db.existing_tree(tree)? {
                 None => Box::new(std::iter::empty()),
                 Some(t) => {
                     let it = t.range::<Vec<u8>, _>((lo.clone(), hi.clone()));
-                    // The merge runs on `crate::Result`: the items' `ReadError` goes back whole.
-                    let back =
-                        |r: std::result::Result<Entry, crate::ReadError>| r.map_err(Into::into);
                     match direction {
-                        Direction::Ascending => Box::new(it.map(back)),
-                        Direction::Descending => Box::new(it.rev().map(back)),
+                        Direction::Ascending => Box::new(it),
+                        Direction::Descending => Box::new(it.rev()),
                     }
                 }
             };
@@ -185,7 +183,7 @@ impl Txn {
         prefix: &[u8],
         direction: Direction,
         limit: usize,
-    ) -> Result<Vec<Entry>> {
+    ) -> Result<Vec<Entry>, ReadError> {
         let end = prefix_end(prefix);
         // The scan's range is not inverted: its end lies above the prefix.
         debug_assert!(end.as_deref().is_none_or(|e| e > prefix));
@@ -198,12 +196,16 @@ impl Txn {
 
     /// Whether the transaction has buffered no write.
     pub fn is_read_only(&self) -> bool {
+        // `lock` refuses past the limit: a transaction never holds more.
+        debug_assert!(self.held.len() <= TXN_LOCKS_MAX, "{} locks held", self.held.len());
         self.writes.values().all(|t| t.is_empty())
     }
 
     /// Applies every buffered write as one atomic batch (durable as the database's
     /// `options.durability` says), then releases the locks.
     pub fn commit(self) -> Result<(), CommitError> {
+        // The batch is applied with this owner's locks held: an owner the table handed out.
+        debug_assert_ne!(self.owner, 0, "a commit without a lock owner");
         let durability = self.db.inner.options.durability;
         self.commit_with(durability)
     }
@@ -236,7 +238,10 @@ impl Txn {
     }
 
     /// Discards the buffered writes and releases the locks (as dropping does).
-    pub fn abort(self) {}
+    pub fn abort(self) {
+        // Dropping releases this owner's locks: at most the limit, all of them its own.
+        debug_assert!(self.held.len() <= TXN_LOCKS_MAX, "{} locks held", self.held.len());
+    }
 }
 
 impl Drop for Txn {
@@ -250,11 +255,11 @@ impl Drop for Txn {
 /// Merges the committed entries with the transaction's writes (which win on equal keys),
 /// in `direction`, up to `limit` entries.
 fn merge<'a>(
-    committed: Box<dyn Iterator<Item = Result<Entry>> + 'a>,
+    committed: Box<dyn Iterator<Item = Result<Entry, ReadError>> + 'a>,
     mine: MineIter<'a>,
     direction: Direction,
     limit: usize,
-) -> Result<Vec<Entry>> {
+) -> Result<Vec<Entry>, ReadError> {
     let mut committed = committed.peekable();
     let mut mine = mine.peekable();
     let mut out = Vec::new();

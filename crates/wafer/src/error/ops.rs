@@ -3,12 +3,13 @@
 //! that propagates with `?` into `wafer::Result` keeps working. Failures of the storage below
 //! (device, WAL, corruption, the buffer pool) are shared by every operation: they live in one
 //! [`StorageError`] embedded in each enum instead of being repeated.
-use super::{Corruption, DeviceError, Error, OpenError, OutOfSpaceError, WalError};
+use super::{Corruption, DeviceError, Error, OpenError, OptionsError, OutOfSpaceError, WalError};
 
-/// `impl From<CommitError>`, `From<ReadError>` and `From<MaintenanceError>` for a caller's
+/// `impl From<CommitError>`, `From<ReadError>`, `From<MaintenanceError>` and `From<DbOpenError>`
+/// for a caller's
 /// error type that holds a [`Error`] in one tuple variant:
 /// `wafer::from_operation_errors!(MyError, MyError::Engine);`. Each goes through `Error` whole,
-/// so `?` works on writes, reads and maintenance calls alike.
+/// so `?` works on opens, writes, reads and maintenance calls alike.
 #[macro_export]
 macro_rules! from_operation_errors {
     ($target:ty, $variant:path) => {
@@ -24,6 +25,11 @@ macro_rules! from_operation_errors {
         }
         impl From<$crate::MaintenanceError> for $target {
             fn from(e: $crate::MaintenanceError) -> Self {
+                $variant(e.into())
+            }
+        }
+        impl From<$crate::DbOpenError> for $target {
+            fn from(e: $crate::DbOpenError) -> Self {
                 $variant(e.into())
             }
         }
@@ -316,6 +322,79 @@ impl From<CommitError> for MaintenanceError {
     }
 }
 
+/// A backup opens its copy: the copy's refusals are the backup's.
+impl From<DbOpenError> for MaintenanceError {
+    fn from(e: DbOpenError) -> Self {
+        Error::from(e).into()
+    }
+}
+
+/// Why `Db::open` (and `open_on`, `open_on_devices`, `open_with_logger`) returned no database.
+/// `Refused` and `InvalidOptions` come before anything is written; the others may interrupt a
+/// creation or a recovery, which the next open repeats.
+#[derive(Debug, thiserror::Error)]
+pub enum DbOpenError {
+    /// The files or devices given are no database this open may use (missing, already there,
+    /// locked by another open, truncated, foreign): see [`OpenError`].
+    #[error(transparent)]
+    Refused(#[from] OpenError),
+    /// The options are refused, or disagree with the database's own (its write mode, its WAL).
+    #[error("invalid options: {0}")]
+    InvalidOptions(#[from] OptionsError),
+    /// The data file exists but its WAL file does not: opening without the log would lose
+    /// acknowledged commits.
+    #[error("WAL file {path} of an existing database is missing")]
+    WalFileMissing { path: std::path::PathBuf },
+    /// Creating, repairing or recovering the database needed pages the device does not hold.
+    #[error("out of space: {0}")]
+    OutOfSpace(#[from] OutOfSpaceError),
+    /// A background thread the options ask for could not be started.
+    #[error("{thread}: no thread: {source}")]
+    Spawn { thread: &'static str, source: std::io::Error },
+    /// The storage failed beneath the open: the device, the log, or corruption found while
+    /// reading the superblock or replaying the log (a failed redo is `Storage(Other(Redo))`).
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<Error> for DbOpenError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Open(e) => Self::Refused(e),
+            Error::InvalidOptions(e) => Self::InvalidOptions(e),
+            Error::WalFileMissing { path } => Self::WalFileMissing { path },
+            Error::OutOfSpace(e) => Self::OutOfSpace(e),
+            Error::Spawn { thread, source } => Self::Spawn { thread, source },
+            other => Self::Storage(other.into()),
+        }
+    }
+}
+
+impl From<DbOpenError> for Error {
+    fn from(e: DbOpenError) -> Self {
+        match e {
+            DbOpenError::Refused(e) => Error::Open(e),
+            DbOpenError::InvalidOptions(e) => Error::InvalidOptions(e),
+            DbOpenError::WalFileMissing { path } => Error::WalFileMissing { path },
+            DbOpenError::OutOfSpace(e) => Error::OutOfSpace(e),
+            DbOpenError::Spawn { thread, source } => Error::Spawn { thread, source },
+            DbOpenError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<Corruption> for DbOpenError {
+    fn from(c: Corruption) -> Self {
+        Self::Storage(StorageError::Corruption(c))
+    }
+}
+
+impl From<DeviceError> for DbOpenError {
+    fn from(e: DeviceError) -> Self {
+        Self::Storage(StorageError::Device(e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,6 +418,9 @@ mod tests {
             || Error::NotEmpty { trees: vec!["a".into()] },
             || Error::OutOfSpace(OutOfSpaceError::NoGrowth),
             || Error::Open(OpenError::NotAFilePath { what: "d/".into() }),
+            || Error::WalFileMissing { path: "db.wal".into() },
+            || Error::InvalidOptions(OptionsError::WalDeviceMissing),
+            || Error::Spawn { thread: "t", source: std::io::ErrorKind::OutOfMemory.into() },
         ]
     }
 
@@ -360,6 +442,9 @@ mod tests {
             let maintenance = MaintenanceError::from(make());
             assert_eq!(maintenance.to_string(), before);
             assert_eq!(Error::from(maintenance).to_string(), before);
+            let open = DbOpenError::from(make());
+            assert_eq!(open.to_string(), before);
+            assert_eq!(Error::from(open).to_string(), before);
             let storage = StorageError::from(make());
             assert_eq!(storage.to_string(), before);
             assert_eq!(Error::from(storage).to_string(), before);
@@ -399,6 +484,26 @@ mod tests {
             page_id: 2,
             reason: "x".into(),
         }));
+        assert!(matches!(back, Error::Redo { lsn: 1, page_id: 2, .. }), "{back}");
+    }
+
+    /// What an open can fail with comes out typed: the refusal, the options, the missing WAL;
+    /// a failed redo stays whole under `Storage` and converts back unchanged.
+    #[test]
+    fn open_errors_are_typed() {
+        let locked = Error::Open(OpenError::Locked { path: "db".into() });
+        assert!(matches!(
+            DbOpenError::from(locked),
+            DbOpenError::Refused(OpenError::Locked { .. })
+        ));
+        let options = DbOpenError::from(Error::InvalidOptions(OptionsError::WalDeviceMissing));
+        assert!(matches!(options, DbOpenError::InvalidOptions(_)), "{options}");
+        let wal = DbOpenError::from(Error::WalFileMissing { path: "db.wal".into() });
+        assert!(matches!(wal, DbOpenError::WalFileMissing { .. }), "{wal}");
+        let torn = DbOpenError::from(Corruption::ReadingWriteDeclined);
+        assert!(matches!(torn, DbOpenError::Storage(StorageError::Corruption(_))), "{torn}");
+        let redo = Error::Redo { lsn: 1, page_id: 2, reason: "x".into() };
+        let back = Error::from(DbOpenError::from(redo));
         assert!(matches!(back, Error::Redo { lsn: 1, page_id: 2, .. }), "{back}");
     }
 }

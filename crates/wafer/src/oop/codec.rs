@@ -74,6 +74,11 @@ impl Compression {
 
     /// The host compresses pages (LZ4 or ZSTD).
     pub fn on_host(&self) -> bool {
+        // Levels come from `parse` (1..=22): the encoder refuses any other.
+        debug_assert!(
+            !matches!(self, Compression::Zstd { level } if !(1..=ZSTD_LEVEL_MAX).contains(level)),
+            "{self:?}"
+        );
         matches!(self, Compression::Lz4 | Compression::Zstd { .. })
     }
 }
@@ -133,6 +138,8 @@ pub fn encode(c: Compression, page: &PageBuf) -> Option<Vec<u8>> {
 
 /// Decodes a stored page (`stored.len()` is the map's size) into `out`.
 pub fn decode(stored: &[u8], out: &mut PageBuf) -> Result<(), DecodeError> {
+    // On the device the tag byte alone tells the codecs apart.
+    const { assert!(TAG_LZ4 != TAG_ZSTD) };
     if stored.len() == PAGE_SIZE {
         out.copy_from_slice(stored);
         return Ok(());
@@ -216,6 +223,8 @@ impl CodecCounters {
     pub fn decode(&self, stored: &[u8], out: &mut PageBuf) -> Result<(), DecodeError> {
         let started = Instant::now();
         let r = decode(stored, out);
+        // A raw page (stored whole) always decodes: only compressed forms can be refused.
+        debug_assert!(r.is_ok() || stored.len() != PAGE_SIZE, "a raw page refused: {r:?}");
         self.decompress_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         r
     }
@@ -235,6 +244,9 @@ impl CodecCounters {
 
     pub fn snapshot(&self) -> CodecStats {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let slot_bytes = get(&self.slot_bytes);
+        // Slots are appended whole: their bytes count in pages.
+        debug_assert!(slot_bytes.is_multiple_of(PAGE_SIZE as u64), "{slot_bytes} slot bytes");
         CodecStats {
             pages_in: get(&self.pages_in),
             bytes_stored: get(&self.bytes_stored),
@@ -242,7 +254,7 @@ impl CodecCounters {
             decompress_ns: get(&self.decompress_ns),
             page_reads: get(&self.page_reads),
             device_reads: get(&self.device_reads),
-            slot_bytes: get(&self.slot_bytes),
+            slot_bytes,
             packed_bytes: get(&self.packed_bytes),
         }
     }

@@ -28,6 +28,8 @@ const MAP_UNIT_BYTES: u32 = crate::space::PACK_ALIGN_BYTES as u32;
 
 /// Refuses `compression = device` on a device that cannot carry it out, with what it needs.
 pub(super) fn check_device(compression: Compression, caps: &DeviceCapabilities) -> Result<()> {
+    // Every length is a multiple of 0 only when 0: a zero unit would accept any alignment.
+    const { assert!(MAP_UNIT_BYTES > 0) };
     if compression != Compression::Device {
         return Ok(());
     }

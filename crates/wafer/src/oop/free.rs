@@ -88,6 +88,8 @@ pub struct FreePages {
 
 /// The header of a sealed free page whose body is all zeros, or None if `p` is anything else.
 pub fn free_header(p: &PageBuf) -> Option<[u8; HEADER_BYTES]> {
+    // A free page is its header and a body of zeros: the body is not empty.
+    const { assert!(HEADER_BYTES < PAGE_SIZE) };
     if page::kind(p) != Some(PageKind::Free) || p[HEADER_BYTES..].iter().any(|b| *b != 0) {
         return None;
     }
@@ -98,9 +100,13 @@ pub fn free_header(p: &PageBuf) -> Option<[u8; HEADER_BYTES]> {
 
 impl FreePages {
     pub fn count(&self) -> usize {
+        // The superblock is never freed: freeing it would unmap the database's root.
+        debug_assert!(!self.headers.contains_key(&page::meta::META_PAGE_ID));
         self.headers.len()
     }
     pub fn pids(&self) -> impl Iterator<Item = PageId> + '_ {
+        // The superblock is never freed: freeing it would unmap the database's root.
+        debug_assert!(!self.headers.contains_key(&page::meta::META_PAGE_ID));
         self.headers.keys().copied()
     }
     pub fn insert(&mut self, pid: PageId, header: [u8; HEADER_BYTES]) {

@@ -261,6 +261,8 @@ impl Device for SliceDevice {
         self.inner.write_batch(&shifted)
     }
     fn sync(&self) -> Result<(), DeviceError> {
+        // The slice lies inside its device: syncing the device covers every byte of it.
+        debug_assert!(self.offset + self.len <= self.inner.capacity_bytes());
         self.inner.sync()
     }
     fn trim(&self, offset: u64, len: u64) -> Result<(), DeviceError> {

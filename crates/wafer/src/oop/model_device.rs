@@ -54,6 +54,8 @@ impl Durable for ModelBatch<'_> {
         }
     }
     fn make_durable(&mut self) -> Result<(), SpaceError> {
+        // `commit` indexes the pages by the plan's order: the plan covers the batch.
+        debug_assert_eq!(self.plan.page_count() as usize, self.pids.len(), "plan and batch");
         self.space.release_ready(*self.lsn);
         Ok(())
     }
@@ -136,6 +138,8 @@ pub fn write_batch(space: &mut Space, pids: &[PageId], lsn: &mut Lsn) -> Result<
         .iter()
         .map(|p| crate::space::PageDesc::plain(*p, WritePurpose::UserEviction))
         .collect();
+    // The hand-over: one description per page, in the caller's order.
+    debug_assert!(descs.iter().map(|d| d.pid).eq(pids.iter().copied()));
     write_described(space, &descs, lsn)
 }
 
@@ -180,9 +184,13 @@ impl Both<'_> {
 impl Durable for Both<'_> {
     type Error = SpaceError;
     fn try_append(&mut self) -> Result<Outcome, SpaceError> {
+        // `commit` indexes the pages by the plan's order: the plan covers the batch.
+        debug_assert_eq!(self.plan.page_count() as usize, self.pids.len(), "plan and batch");
         self.batch().try_append()
     }
     fn make_durable(&mut self) -> Result<(), SpaceError> {
+        // `commit` indexes the pages by the plan's order: the plan covers the batch.
+        debug_assert_eq!(self.plan.page_count() as usize, self.pids.len(), "plan and batch");
         self.batch().make_durable()
     }
     fn out_of_space(&self) -> SpaceError {
@@ -195,15 +203,24 @@ impl Durable for Both<'_> {
 impl Collect for Both<'_> {
     type Error = SpaceError;
     fn gc_cycle(&mut self) -> Result<bool, SpaceError> {
+        // GC between a batch's attempts moves other pages: the batch's plan is unchanged.
+        debug_assert_eq!(self.plan.page_count() as usize, self.pids.len(), "plan and batch");
         self.gc.gc_cycle()
     }
     fn needs_gc(&self) -> bool {
+        // Thresholds are counts of zones: a space without any would always need GC.
+        debug_assert!(self.gc.zone_count() > 0, "a model space without zones");
         self.gc.needs_gc()
     }
     fn gc_satisfied(&self) -> bool {
+        // Thresholds are counts of zones: a space without any could never be satisfied.
+        debug_assert!(self.gc.zone_count() > 0, "a model space without zones");
         self.gc.gc_satisfied()
     }
     fn zone_count(&self) -> u32 {
-        self.gc.zone_count()
+        let zones = self.gc.zone_count();
+        // GC thresholds and victims are zones: a model space has some.
+        debug_assert!(zones > 0, "a model space without zones");
+        zones
     }
 }

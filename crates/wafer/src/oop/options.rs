@@ -39,11 +39,14 @@ impl GcZoneCounts {
     /// unit it takes (without it, a dense database such as Table 1's "- comp." row has one
     /// or two empty zones, compensation finds no room most of the time, and the SSD copies).
     pub fn with_room(self, zones: u32) -> GcZoneCounts {
-        GcZoneCounts {
+        let counts = GcZoneCounts {
             free_low: self.free_low.saturating_add(zones),
             free_high: self.free_high.saturating_add(zones),
             reserve: self.reserve,
-        }
+        };
+        // Both thresholds move together: GC still stops at or above where it starts.
+        debug_assert!(self.free_low > self.free_high || counts.free_low <= counts.free_high);
+        counts
     }
 }
 
@@ -146,7 +149,7 @@ impl OutOfPlaceOptions {
     /// exhaustion (one zone per cycle), 95% fill cap, background GC, free-page headers for at
     /// most 5% of the page ids.
     pub fn production() -> OutOfPlaceOptions {
-        OutOfPlaceOptions {
+        let o = OutOfPlaceOptions {
             zone_bytes: 0,
             zones_per_gc_unit: 1,
             max_fill_percent: 95,
@@ -166,13 +169,17 @@ impl OutOfPlaceOptions {
             gc_unit_bytes: 0,
             ssd_spare_bytes: 0,
             artifact: crate::space::ArtifactOptions::default(),
-        }
+        };
+        // Defaults the option checks accept: zones left free to write into, GC batches of
+        // pages, and room for one open zone per stream at least.
+        debug_assert!(o.max_fill_percent < 100 && o.gc_batch_pages > 0 && o.open_zones > 0);
+        o
     }
 
     /// Zones of 4 pages, GC between 3 and 5 free zones, small GC batches, no background
     /// thread: tests hit zone boundaries, GC and its edge cases within a few hundred writes.
     pub fn test_min() -> OutOfPlaceOptions {
-        OutOfPlaceOptions {
+        let o = OutOfPlaceOptions {
             zone_bytes: 4 * 4096,
             zones_per_gc_unit: 1,
             max_fill_percent: 90,
@@ -192,7 +199,12 @@ impl OutOfPlaceOptions {
             gc_unit_bytes: 0,
             ssd_spare_bytes: 0,
             artifact: crate::space::ArtifactOptions::default(),
-        }
+        };
+        // Zones of whole 4 KiB slots, and GC that stops above where it starts.
+        debug_assert!(o.zone_bytes.is_multiple_of(4096) && o.zone_bytes > 0);
+        debug_assert!(matches!(o.gc_zones, GcZones::Fixed { free_low, free_high, .. }
+            if free_low < free_high));
+        o
     }
 }
 
@@ -221,13 +233,18 @@ impl OutOfPlaceOptions {
             (true, Some(fdp)) => fdp.handles,
             _ => self.placement_handles,
         };
+        // Settled: no "ask the device" zero is left in the sizes the layout divides by.
+        debug_assert!(zone_bytes > 0 && gc_unit_bytes > 0, "{zone_bytes} {gc_unit_bytes}");
         OutOfPlaceOptions { zone_bytes, gc_unit_bytes, ssd_spare_bytes, placement_handles, ..self }
     }
 }
 
 impl Default for OutOfPlaceOptions {
     fn default() -> OutOfPlaceOptions {
-        OutOfPlaceOptions::production()
+        let o = OutOfPlaceOptions::production();
+        // The default asks the device for its zone size: `for_device` settles it.
+        debug_assert_eq!(o.zone_bytes, 0);
+        o
     }
 }
 

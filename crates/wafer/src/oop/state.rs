@@ -81,12 +81,23 @@ impl Inner {
         pages
     }
     pub fn lock_state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        // The next snapshot area indexes `area_lsn`: one of the two areas.
+        debug_assert!(st.next_area < 2, "snapshot area {}", st.next_area);
+        st
     }
     pub fn lock_writer(&self) -> MutexGuard<'_, ()> {
+        // Writers append map changes to the journal: it made durable only what it holds.
+        debug_assert!(self.journal.durable_lsn() <= self.journal.next_lsn());
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
     pub fn check_poisoned(&self) -> Result<()> {
+        // A growable file grows only up to its layout: the device never outgrew it.
+        debug_assert!(
+            self.layout_bytes == 0 || self.device.capacity_bytes() <= self.layout_bytes,
+            "device beyond its layout of {} bytes",
+            self.layout_bytes
+        );
         if self.poisoned.load(Ordering::Relaxed) {
             return Err(Error::Poisoned);
         }
@@ -99,6 +110,12 @@ impl Inner {
                 self.poisoned.store(true, Ordering::Relaxed);
             }
         }
+        // Only "no space" leaves the store usable: any other error refuses the writes after it.
+        debug_assert!(
+            r.is_ok()
+                || matches!(r, Err(Error::OutOfSpace(_)))
+                || self.poisoned.load(Ordering::Relaxed)
+        );
         r
     }
 
@@ -211,6 +228,8 @@ impl Inner {
 
     /// The pool GC reads through, if bound and alive.
     pub fn gc_cache(&self) -> Option<Arc<dyn GcPageCache>> {
+        // GC reads pages by id through the pool: ids 0 and 1 exist in every layout.
+        debug_assert!(self.page_capacity.load(Ordering::Acquire) > 1);
         self.gc_cache.get().and_then(Weak::upgrade)
     }
 }

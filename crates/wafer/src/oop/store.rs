@@ -56,6 +56,8 @@ impl OutOfPlaceStore {
         options: OutOfPlaceOptions,
         journal: Option<Arc<dyn Device>>,
     ) -> Result<OutOfPlaceStore> {
+        // The superblock sits at `data_offset_bytes`: a page boundary (`check_options`).
+        debug_assert!(data_offset_bytes.is_multiple_of(PAGE_SIZE as u64), "{data_offset_bytes}");
         Self::open_growable(device, data_offset_bytes, options, journal, None)
     }
 
@@ -283,7 +285,13 @@ impl OutOfPlaceStore {
 
     pub fn stats(&self) -> OutOfPlaceStats {
         let st = self.inner.lock_state();
-        super::stats_of(&self.inner, &st)
+        let stats = super::stats_of(&self.inner, &st);
+        // Counted under one lock: each kind of zone is among the zones.
+        debug_assert!(
+            stats.zones_empty <= stats.zone_count && stats.zones_open <= stats.zone_count,
+            "{stats:?}"
+        );
+        stats
     }
 
     /// Runs GC cycles until the free-zone target is met or no victim remains (what the
@@ -302,6 +310,8 @@ impl OutOfPlaceStore {
     /// Checks the space manager's invariants and that every free page is unmapped.
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
         let st = self.inner.lock_state();
+        // Free pages are page ids: never more of them than ids.
+        debug_assert!(st.free.count() as u64 <= self.inner.page_capacity());
         st.space.check_invariants()?;
         if let Some(pid) = st.free.pids().find(|p| st.space.location(*p).is_some()) {
             return Err(format!("free page {pid} is still mapped"));
@@ -459,6 +469,8 @@ impl Drop for OutOfPlaceStore {
         *self.inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.inner.wake.notify_all();
         if let Some(h) = self.background.take() {
+            // The one background thread this store spawns is its GC thread.
+            debug_assert_eq!(h.thread().name(), Some("wafer-gc"));
             // The GC thread may hold the last reference to the pool (an upgraded `gc_cache`),
             // which owns this store: then this drop runs on that thread, which must not join
             // itself; it sees `shutdown` and returns once its cycle ends.
@@ -509,6 +521,11 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn stop_background(&self) {
+        // The GC thread would wait here for the writer mutex its own cycle holds.
+        debug_assert!(
+            self.background.as_ref().is_none_or(|h| h.thread().id() != std::thread::current().id()),
+            "the GC thread stopping itself"
+        );
         *self.inner.shutdown.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.inner.wake.notify_all();
         // A cycle in flight holds `writer`: once we hold it, it is done, and the thread checks
@@ -517,7 +534,10 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn check_space(&self) -> Vec<String> {
-        self.check_invariants().err().into_iter().collect()
+        let violations: Vec<String> = self.check_invariants().err().into_iter().collect();
+        // A failed check says what failed: `Db::check` reports these messages alone.
+        debug_assert!(violations.iter().all(|v| !v.is_empty()), "{violations:?}");
+        violations
     }
 
     fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()> {
@@ -605,12 +625,17 @@ impl PageStore for OutOfPlaceStore {
             .collect();
         // One location per page id in a batch: a page twice would map only its later copy
         // while both count as valid in their zones.
-        debug_assert!(distinct_pids(pages), "a write batch names a page twice");
+        check_distinct_pids(pages);
         let r = self.write_pages(pages, stored, purpose, survivors);
         self.inner.poison(r)
     }
 
     fn sync(&self) -> Result<()> {
+        // A growable file grows only up to its layout: the device never outgrew it.
+        debug_assert!(
+            self.inner.layout_bytes == 0
+                || self.inner.device.capacity_bytes() <= self.inner.layout_bytes
+        );
         Ok(self.inner.device.sync()?)
     }
 
@@ -664,7 +689,10 @@ impl PageStore for OutOfPlaceStore {
     fn checkpoint(&self) -> Result<()> {
         self.inner.check_poisoned()?;
         let _w = self.inner.lock_writer();
+        let before = self.inner.lock_state().snapshots;
         let r = self.inner.write_snapshot();
+        // A checkpoint that returns Ok wrote a snapshot (the map is durable in it).
+        debug_assert!(r.is_err() || self.inner.lock_state().snapshots > before);
         self.inner.poison(r)
     }
 
@@ -690,19 +718,28 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn logical_bytes(&self) -> LogicalBytes {
-        self.inner.logical.snapshot()
+        let bytes = self.inner.logical.snapshot();
+        // Logical writes are whole pages, whatever the codec made of them.
+        debug_assert!(bytes.by_purpose.iter().all(|b| b.is_multiple_of(PAGE_SIZE as u64)));
+        bytes
     }
 
     fn out_of_place_stats(&self) -> Option<OutOfPlaceStats> {
-        Some(self.stats())
+        let stats = self.stats();
+        // A layout has zones, and each holds slots: no figure below is per nothing.
+        debug_assert!(stats.zone_count > 0 && stats.slots_per_zone > 0, "{stats:?}");
+        Some(stats)
     }
 }
 
-/// Whether no page id appears twice in `pages` (debug checks of write batches).
-fn distinct_pids(pages: &[(PageId, &PageBuf)]) -> bool {
+/// Asserts that no page id appears twice in `pages` (in debug builds only: it sorts).
+fn check_distinct_pids(pages: &[(PageId, &PageBuf)]) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
     let mut pids: Vec<PageId> = pages.iter().map(|(pid, _)| *pid).collect();
     pids.sort_unstable();
-    pids.windows(2).all(|w| w[0] != w[1])
+    debug_assert!(pids.windows(2).all(|w| w[0] != w[1]), "a write batch names a page twice");
 }
 
 const _: () = assert!(SLOT_BYTES == PAGE_SIZE as u64);
