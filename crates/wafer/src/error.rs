@@ -85,7 +85,30 @@ pub enum Error {
     NotEmpty { trees: Vec<String> },
     /// Redo could not apply a record to its page.
     #[error("recovery failed at WAL lsn {lsn} (page {page_id}): {reason}")]
-    Redo { lsn: u64, page_id: u64, reason: String },
+    Redo { lsn: u64, page_id: u64, reason: RedoFailure },
+}
+
+/// Why redo could not apply a log record to its page: the page and the log disagree.
+#[derive(Debug, Error)]
+pub enum RedoFailure {
+    /// The page could not be read (and the record is no full image that would replace it).
+    #[error("cannot load the page: {0}")]
+    LoadPage(Box<Error>),
+    /// A put or delete of tree `tree_id` found a page that is no leaf of that tree.
+    #[error("{op} a page that is no leaf of tree {tree_id}")]
+    NotALeaf { op: &'static str, tree_id: u32 },
+    /// A logged delete of a key the page does not hold.
+    #[error("deleted key is not in the page")]
+    DeletedKeyMissing,
+    /// A node rebuild of tree `tree_id` found a page of another tree.
+    #[error("rebuild of a page that is no node of tree {tree_id}")]
+    NotANode { tree_id: u32 },
+    /// A full page image that names another page.
+    #[error("image names page {named}")]
+    ImageOfAnotherPage { named: u64 },
+    /// The change did not apply to the page (see the page error inside).
+    #[error("{0}")]
+    Apply(Box<Error>),
 }
 
 /// The space manager's errors sorted by what they mean to the engine: bad options, no room

@@ -77,7 +77,7 @@ pub use db::{
 };
 pub use error::{
     CheckError, CommitError, Corruption, DbOpenError, Error, Limit, MaintenanceError, OpenError,
-    OptionsError, OutOfSpaceError, ReadError, Result, StorageError,
+    OptionsError, OutOfSpaceError, ReadError, RedoFailure, Result, StorageError,
 };
 pub use options::{CreateMode, Options, WriteMode};
 pub use wal::Durability;

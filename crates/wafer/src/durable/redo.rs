@@ -8,6 +8,7 @@
 use super::logger::WalLogger;
 use super::record::{self, EngineState, ExtentOp, Record};
 use crate::buffer::{BufferPool, PageMut, StoreRecovery};
+use crate::error::RedoFailure;
 use crate::page::{self, node, PageChange, PageId, PageKind};
 use crate::wal::{RecoveryReport, WalError, WalRecovery};
 use crate::{Error, Result};
@@ -123,13 +124,13 @@ fn pid_of(r: &Record) -> PageId {
 /// Applies one page record if the page does not have it yet; Ok(true) when applied.
 fn apply(pool: &BufferPool, lsn: u64, r: Record) -> Result<bool> {
     let pid = pid_of(&r);
-    let fail = |reason: String| Error::Redo { lsn, page_id: pid, reason };
+    let fail = |reason: RedoFailure| Error::Redo { lsn, page_id: pid, reason };
     let mut g: PageMut<'_> = match pool.write(pid) {
         Ok(g) => g,
         // A page allocated after the checkpoint may never have been written: its first record
         // is always its full image, which needs nothing from the device.
         Err(Error::CorruptPage { .. }) if matches!(r, Record::Image { .. }) => pool.create(pid)?,
-        Err(e) => return Err(fail(format!("cannot load the page: {e}"))),
+        Err(e) => return Err(fail(RedoFailure::LoadPage(Box::new(e)))),
     };
     if page::lsn(g.bytes()) >= lsn {
         return Ok(false);
@@ -142,32 +143,34 @@ fn apply(pool: &BufferPool, lsn: u64, r: Record) -> Result<bool> {
     let change = match &r {
         Record::Put { tree_id, key, value, .. } => {
             if !leaf_of(&g, *tree_id) {
-                return Err(fail(format!("put into a page that is no leaf of tree {tree_id}")));
+                return Err(fail(RedoFailure::NotALeaf { op: "put into", tree_id: *tree_id }));
             }
             PageChange::LeafPut { tree_id: *tree_id, key, value }
         }
         Record::Delete { tree_id, key, .. } => {
             if !leaf_of(&g, *tree_id) {
-                return Err(fail(format!("delete from a page that is no leaf of tree {tree_id}")));
+                return Err(fail(RedoFailure::NotALeaf { op: "delete from", tree_id: *tree_id }));
             }
             if node::search(g.bytes(), key).is_err() {
-                return Err(fail("deleted key is not in the page".into()));
+                return Err(fail(RedoFailure::DeletedKeyMissing));
             }
             PageChange::LeafDelete { tree_id: *tree_id, key }
         }
         Record::Rebuild { tree_id, insert, keep, .. } => {
             if page::tree_id(g.bytes()) != *tree_id {
-                return Err(fail(format!("rebuild of a page that is no node of tree {tree_id}")));
+                return Err(fail(RedoFailure::NotANode { tree_id: *tree_id }));
             }
             PageChange::NodeRebuild { tree_id: *tree_id, insert, keep: *keep }
         }
         Record::Image { page: image, .. } => {
             if page::page_id(image) != pid {
-                return Err(fail(format!("image names page {}", page::page_id(image))));
+                let named = page::page_id(image);
+                return Err(fail(RedoFailure::ImageOfAnotherPage { named }));
             }
             PageChange::Image { page: &image[..] }
         }
         Record::Commit(_) | Record::Checkpoint(_) | Record::Abort => unreachable!("not a page"),
     };
-    page::change::redo(g.bytes_mut(), pid, &change, lsn).map_err(|e| fail(e.to_string()))
+    page::change::redo(g.bytes_mut(), pid, &change, lsn)
+        .map_err(|e| fail(RedoFailure::Apply(Box::new(e))))
 }

@@ -3,7 +3,9 @@
 //! that propagates with `?` into `wafer::Result` keeps working. Failures of the storage below
 //! (device, WAL, corruption, the buffer pool) are shared by every operation: they live in one
 //! [`StorageError`] embedded in each enum instead of being repeated.
-use super::{Corruption, DeviceError, Error, OpenError, OptionsError, OutOfSpaceError, WalError};
+use super::{
+    Corruption, DeviceError, Error, OpenError, OptionsError, OutOfSpaceError, RedoFailure, WalError,
+};
 
 /// `impl From<CommitError>`, `From<ReadError>`, `From<MaintenanceError>` and `From<DbOpenError>`
 /// for a caller's
@@ -351,8 +353,11 @@ pub enum DbOpenError {
     /// A background thread the options ask for could not be started.
     #[error("{thread}: no thread: {source}")]
     Spawn { thread: &'static str, source: std::io::Error },
+    /// Recovery found a log record its page disagrees with: the database is corrupt.
+    #[error("recovery failed at WAL lsn {lsn} (page {page_id}): {reason}")]
+    Recovery { lsn: u64, page_id: u64, reason: RedoFailure },
     /// The storage failed beneath the open: the device, the log, or corruption found while
-    /// reading the superblock or replaying the log (a failed redo is `Storage(Other(Redo))`).
+    /// reading the superblock or replaying the log.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -365,6 +370,7 @@ impl From<Error> for DbOpenError {
             Error::WalFileMissing { path } => Self::WalFileMissing { path },
             Error::OutOfSpace(e) => Self::OutOfSpace(e),
             Error::Spawn { thread, source } => Self::Spawn { thread, source },
+            Error::Redo { lsn, page_id, reason } => Self::Recovery { lsn, page_id, reason },
             other => Self::Storage(other.into()),
         }
     }
@@ -378,6 +384,7 @@ impl From<DbOpenError> for Error {
             DbOpenError::WalFileMissing { path } => Error::WalFileMissing { path },
             DbOpenError::OutOfSpace(e) => Error::OutOfSpace(e),
             DbOpenError::Spawn { thread, source } => Error::Spawn { thread, source },
+            DbOpenError::Recovery { lsn, page_id, reason } => Error::Redo { lsn, page_id, reason },
             DbOpenError::Storage(e) => e.into(),
         }
     }
@@ -477,18 +484,19 @@ mod tests {
         ));
         let not_empty = MaintenanceError::from(Error::NotEmpty { trees: vec!["a".into()] });
         assert!(matches!(not_empty, MaintenanceError::NotEmpty { .. }), "{not_empty}");
-        let redo = MaintenanceError::from(Error::Redo { lsn: 1, page_id: 2, reason: "x".into() });
+        let reason = RedoFailure::DeletedKeyMissing;
+        let redo = MaintenanceError::from(Error::Redo { lsn: 1, page_id: 2, reason });
         assert!(matches!(redo, MaintenanceError::Storage(StorageError::Other(_))), "{redo}");
         let back = Error::from(MaintenanceError::from(Error::Redo {
             lsn: 1,
             page_id: 2,
-            reason: "x".into(),
+            reason: RedoFailure::DeletedKeyMissing,
         }));
         assert!(matches!(back, Error::Redo { lsn: 1, page_id: 2, .. }), "{back}");
     }
 
-    /// What an open can fail with comes out typed: the refusal, the options, the missing WAL;
-    /// a failed redo stays whole under `Storage` and converts back unchanged.
+    /// What an open can fail with comes out typed: the refusal, the options, the missing WAL,
+    /// a failed redo; each converts back unchanged.
     #[test]
     fn open_errors_are_typed() {
         let locked = Error::Open(OpenError::Locked { path: "db".into() });
@@ -502,8 +510,14 @@ mod tests {
         assert!(matches!(wal, DbOpenError::WalFileMissing { .. }), "{wal}");
         let torn = DbOpenError::from(Corruption::ReadingWriteDeclined);
         assert!(matches!(torn, DbOpenError::Storage(StorageError::Corruption(_))), "{torn}");
-        let redo = Error::Redo { lsn: 1, page_id: 2, reason: "x".into() };
-        let back = Error::from(DbOpenError::from(redo));
+        let redo = Error::Redo { lsn: 1, page_id: 2, reason: RedoFailure::NotANode { tree_id: 3 } };
+        let open = DbOpenError::from(redo);
+        assert!(matches!(open, DbOpenError::Recovery { lsn: 1, .. }), "{open}");
+        assert_eq!(
+            open.to_string(),
+            "recovery failed at WAL lsn 1 (page 2): rebuild of a page that is no node of tree 3"
+        );
+        let back = Error::from(open);
         assert!(matches!(back, Error::Redo { lsn: 1, page_id: 2, .. }), "{back}");
     }
 }

@@ -78,6 +78,11 @@ fn check_layout_options(o: &OutOfPlaceOptions) -> Result<()> {
         let (option, limit) = ("out_of_place.zone_bytes", Limit::MultipleOf(SLOT_BYTES));
         return Err(OptionsError::OutOfRange { option, value: o.zone_bytes, limit }.into());
     }
+    // What the layout divides by and sizes with: a whole number of slots per zone, a share of
+    // slots for page ids, a GC batch.
+    debug_assert!(
+        o.zone_bytes / SLOT_BYTES >= 1 && o.max_fill_percent >= 1 && o.gc_batch_pages >= 1
+    );
     Ok(())
 }
 
@@ -194,7 +199,17 @@ impl Layout {
         o: &OutOfPlaceOptions,
         journal_on_data: bool,
     ) -> Result<Layout> {
-        Layout::compute_for(device_capacity_bytes, data_offset_bytes, o, journal_on_data, None)
+        let layout = Layout::compute_for(
+            device_capacity_bytes,
+            data_offset_bytes,
+            o,
+            journal_on_data,
+            None,
+        )?;
+        // Everything it places lies on the device, after the offset it was given.
+        debug_assert!(layout.superblock_offset_bytes >= data_offset_bytes, "{layout:?}");
+        debug_assert!(layout.unused_bytes(device_capacity_bytes) <= device_capacity_bytes);
+        Ok(layout)
     }
 
     /// As [`Layout::compute`] on a device that reports `zones`: a zoned volume (docs/internals/oop.md
@@ -475,7 +490,12 @@ pub fn layout_bytes_on(
     if sb.iter().all(|b| *b == 0) {
         let capacity = device.capacity_bytes();
         let grows = max_file_bytes.filter(|max| *max > capacity);
-        return Ok(grows.map_or(0, |max| max / SLOT_BYTES * SLOT_BYTES));
+        let bytes = grows.map_or(0, |max| max / SLOT_BYTES * SLOT_BYTES);
+        // A file that grows is laid out for more than it holds now, in whole slots.
+        debug_assert!(
+            bytes == 0 || (bytes >= capacity - capacity % SLOT_BYTES && bytes % SLOT_BYTES == 0)
+        );
+        return Ok(bytes);
     }
     let mut page = [0u8; crate::page::PAGE_SIZE];
     page.copy_from_slice(&sb);
