@@ -493,7 +493,8 @@ pub fn layout_bytes_on(
         let bytes = grows.map_or(0, |max| max / SLOT_BYTES * SLOT_BYTES);
         // A file that grows is laid out for more than it holds now, in whole slots.
         debug_assert!(
-            bytes == 0 || (bytes >= capacity - capacity % SLOT_BYTES && bytes % SLOT_BYTES == 0)
+            bytes == 0
+                || (bytes >= capacity - capacity % SLOT_BYTES && bytes.is_multiple_of(SLOT_BYTES))
         );
         return Ok(bytes);
     }
