@@ -95,10 +95,15 @@ impl Stager {
     /// Writes every staged page and returns once they are durable in the store.
     pub fn flush(&self) -> Result<()> {
         let _one = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
-        let pids: Vec<PageId> = std::mem::take(&mut *self.lock_queue());
-        if pids.is_empty() {
+        let taken: Vec<PageId> = std::mem::take(&mut *self.lock_queue());
+        if taken.is_empty() {
             return Ok(());
         }
+        // Until the pages are durable they go back to the queue's head however this flush
+        // ends, a panic in the store included: a page left pending but queued nowhere would
+        // never be written, while records naming it reach the log.
+        let mut requeue = Requeue { stager: self, pids: Some(taken) };
+        let pids = requeue.pids.as_deref().unwrap_or_default();
         let pages: Vec<(PageId, StagedPage)> = {
             let pending = self.pending.read().unwrap_or_else(|e| e.into_inner());
             pids.iter().filter_map(|p| pending.get(p).map(|b| (*p, b.clone()))).collect()
@@ -113,19 +118,36 @@ impl Stager {
             .filter_map(|((pid, _), b)| b.try_into().ok().map(|b: &PageBuf| (*pid, b)))
             .collect();
         assert_eq!(batch.len(), pages.len(), "every staged page goes to the store");
-        if let Err(e) = self.store.write_blobs(&batch) {
-            // Back at the queue's head: the next flush (the log's hook) tries them again and
-            // fails as well, so no record naming them is written while they are not durable.
-            let mut queue = self.lock_queue();
-            let later = std::mem::replace(&mut *queue, pids);
-            queue.extend(later);
-            return Err(e);
-        }
+        // On failure `requeue` puts them back: the next flush (the log's hook) tries them
+        // again and fails as well, so no record naming them is written while they are not
+        // durable.
+        self.store.write_blobs(&batch)?;
+        let pids = requeue.pids.take().unwrap_or_default();
         let mut pending = self.pending.write().unwrap_or_else(|e| e.into_inner());
         for pid in &pids {
             pending.remove(pid);
         }
+        debug_assert!(pids.iter().all(|p| !pending.contains_key(p)), "a durable page stays staged");
         Ok(())
+    }
+}
+
+/// Staged ids a flush took from the queue: put back at its head when dropped still holding
+/// them (the write failed or panicked), so the next flush writes them first.
+struct Requeue<'a> {
+    stager: &'a Stager,
+    pids: Option<Vec<PageId>>,
+}
+
+impl Drop for Requeue<'_> {
+    fn drop(&mut self) {
+        let Some(pids) = self.pids.take() else { return };
+        // Taken under the flush lock, and only a flush takes from the queue: none of them
+        // can have been queued again meanwhile.
+        let mut queue = self.stager.lock_queue();
+        debug_assert!(!queue.iter().any(|p| pids.contains(p)), "a page queued twice");
+        let later = std::mem::replace(&mut *queue, pids);
+        queue.extend(later);
     }
 }
 
@@ -235,6 +257,47 @@ mod tests {
         // Without the thread the put that fills the stage writes it.
         s.stage(pages(5..9)).unwrap();
         assert_eq!(store.written.load(Ordering::SeqCst), 8);
+    }
+
+    /// A store that panics in a write (a bug below the stager) leaves the pages queued as a
+    /// failed write does: the next flush writes them, and a page is never staged twice.
+    #[test]
+    fn a_panicking_write_keeps_the_pages_for_the_next_flush() {
+        #[derive(Debug, Default)]
+        struct Panicking {
+            inner: Store,
+            panics: AtomicUsize,
+        }
+        impl PageStore for Panicking {
+            fn page_capacity(&self) -> u64 {
+                self.inner.page_capacity()
+            }
+            fn read_page(&self, pid: PageId, buf: &mut PageBuf) -> Result<()> {
+                self.inner.read_page(pid, buf)
+            }
+            fn write_batch(&self, pages: &[(PageId, &PageBuf)], p: WritePurpose) -> Result<()> {
+                if self.panics.swap(0, Ordering::SeqCst) > 0 {
+                    panic!("injected panic in the store");
+                }
+                self.inner.write_batch(pages, p)
+            }
+            fn sync(&self) -> Result<()> {
+                Ok(())
+            }
+            fn logical_bytes(&self) -> LogicalBytes {
+                LogicalBytes::default()
+            }
+        }
+        let store = Arc::new(Panicking { panics: AtomicUsize::new(1), ..Default::default() });
+        let s = Stager::new(store.clone(), 100);
+        s.stage(pages(1..4)).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.flush()));
+        assert!(caught.is_err(), "the store's panic reaches the caller");
+        assert!(s.get(2).is_some(), "the pages still wait");
+        s.stage(pages(4..6)).unwrap();
+        s.flush().unwrap();
+        assert_eq!(store.inner.written.load(Ordering::SeqCst), 5, "every page written once");
+        assert!((1..6).all(|p| s.get(p).is_none()), "written pages leave the stage");
     }
 
     #[test]
