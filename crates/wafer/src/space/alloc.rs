@@ -34,6 +34,8 @@ impl SlotRun {
 /// first when `opens` (for `group`, whose placement hint it takes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Route {
+    /// Index of the plan's stretch it belongs to.
+    stretch: u32,
     owner: u32,
     group: u32,
     take: u32,
@@ -177,15 +179,13 @@ impl Space {
     /// that no page crosses a run's end wherever NoWA sends the group.
     pub fn stretch_rooms(&self, earlier: &[GroupRun], group: u32, slots_max: u32) -> Vec<u32> {
         assert!((1..=BATCH_SLOTS_MAX).contains(&slots_max), "a stretch of {slots_max} slots");
-        // Routing reads only the stretches, never the order.
-        let plan_of = |groups: Vec<GroupRun>| WritePlan { order: Vec::new(), groups };
-        let (before, _) = self.route(&plan_of(earlier.to_vec()));
         let mut groups = earlier.to_vec();
         groups.push(GroupRun { group, pages: slots_max });
-        let (routes, _) = self.route(&plan_of(groups));
-        // The earlier stretches route as they did alone: routing never looks ahead.
-        debug_assert_eq!(routes[..before.len()], before[..]);
-        let rooms: Vec<u32> = routes[before.len()..].iter().map(|r| r.take).collect();
+        // Routing reads only the stretches, never the order; earlier stretches route as they
+        // would alone, since routing never looks ahead.
+        let (routes, _) = self.route(&WritePlan { order: Vec::new(), groups });
+        let last = earlier.len() as u32;
+        let rooms: Vec<u32> = routes.iter().filter(|r| r.stretch == last).map(|r| r.take).collect();
         assert_eq!(rooms.iter().map(|r| u64::from(*r)).sum::<u64>(), u64::from(slots_max));
         rooms
     }
@@ -207,7 +207,7 @@ impl Space {
         let mut room: Vec<u32> = (0..max_open).map(|g| self.room_slots(g)).collect();
         let mut group_left = self.nowa.as_ref().map(|m| m.group_zones_left());
         let mut routes = Vec::with_capacity(plan.groups.len() + 1);
-        for stretch in &plan.groups {
+        for (index, stretch) in plan.groups.iter().enumerate() {
             let group = (stretch.group % max_open) as usize;
             let mut left = stretch.pages;
             // Each pass fills one zone's room or opens one zone: bounded by the zones the
@@ -244,7 +244,15 @@ impl Space {
                 left -= take;
                 assert!(opens || !starts_group, "a group starts with a zone it opens");
                 let owner = owner as u32;
-                routes.push(Route { owner, group: stretch.group, take, opens, starts_group });
+                let index = index as u32;
+                routes.push(Route {
+                    stretch: index,
+                    owner,
+                    group: stretch.group,
+                    take,
+                    opens,
+                    starts_group,
+                });
             }
             assert_eq!(left, 0, "a stretch was not routed");
         }
