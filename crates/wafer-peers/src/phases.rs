@@ -255,18 +255,21 @@ struct Readings {
 
 /// Runs `phase` between two readings of the peer's host I/O, its own counters and, on an
 /// emulated SSD, of the device's counters (taken after a filesystem sync, so a phase's
-/// writeback is its own).
+/// writeback is its own; on the raw device, in pairs with the engine's: [`paired`]).
 fn measure<T>(
     peer: &dyn Peer,
     staged: Option<&EmuView>,
     phase: impl FnOnce() -> Result<T, PeerError>,
 ) -> Result<(T, Readings), PeerError> {
-    let flash_before = staged.map(|s| s.counters()).transpose()?;
+    let raw = staged.filter(|s| s.is_raw());
+    let flash_before = staged.filter(|s| !s.is_raw()).map(|s| s.counters()).transpose()?;
     let before = peer.host_io()?;
-    let engine_before = peer.target().counters();
+    let (engine_before, raw_before) = paired(peer, raw)?;
+    let flash_before = flash_before.or(raw_before);
     let kinds_before = peer.written_by_kind();
     let out = phase()?;
-    let engine = peer.target().counters().since(&engine_before);
+    let (engine_after, raw_end) = paired(peer, raw)?;
+    let engine = engine_after.since(&engine_before);
     let kinds = peer
         .written_by_kind()
         .into_iter()
@@ -276,9 +279,38 @@ fn measure<T>(
         })
         .collect();
     let after = peer.host_io()?;
-    let end = staged.map(|s| s.counters()).transpose()?;
+    let end = match raw_end {
+        Some(c) => Some(c),
+        None => staged.map(|s| s.counters()).transpose()?,
+    };
     let flash = end.as_ref().zip(flash_before.as_ref()).map(|(e, b)| e.since(b));
     Ok((out, Readings { io: before.until(&after), flash, end, engine, kinds }))
+}
+
+/// Readings of a raw device's counters taken back to back with the engine's.
+const PAIRED_TRIES: u32 = 8;
+
+/// The engine's counters and, on the raw device, the device's at the same moment: a reading of
+/// the device before and after the engine's that agree (else the last of [`PAIRED_TRIES`]).
+/// Only the engine writes there, so a background flush between two separate readings would
+/// land in the device's phase and not the engine's; paired, both count it in the same phase.
+fn paired(
+    peer: &dyn Peer,
+    raw: Option<&EmuView>,
+) -> Result<(CounterSnapshot, Option<Counters>), PeerError> {
+    let Some(view) = raw else {
+        return Ok((peer.target().counters(), None));
+    };
+    let mut device = view.counters()?;
+    for _ in 0..PAIRED_TRIES {
+        let engine = peer.target().counters();
+        let again = view.counters()?;
+        if again.host_write_bytes == device.host_write_bytes {
+            return Ok((engine, Some(again)));
+        }
+        device = again;
+    }
+    Ok((peer.target().counters(), Some(device)))
 }
 
 /// `zipf` for YCSB's (scrambled) zipfian, else the distribution's own name.
@@ -335,6 +367,10 @@ fn row(at: &Placement<'_>, setup: &PeerSetup, m: &Measured) -> Row {
 /// beyond them (0 when the page cache absorbed more than ext4 added: then the engine's parts
 /// are scaled down to the device's bytes), SSD GC what the flash programmed beyond the
 /// device's writes (GC copies and padding). Engines that count nothing by kind are one part.
+/// On the raw served device nothing but the engine writes, so its parts are scaled to the
+/// device's bytes either way and there is no filesystem part: what the device received beyond
+/// the engine's count of a phase is its background writes between the two readings at the
+/// phase's ends, the engine's own bytes.
 fn breakdown(
     engine: EngineKind,
     m: &Measured,
@@ -365,11 +401,15 @@ fn breakdown(
     if parts.is_empty() {
         out.insert("engine + filesystem".into(), per_op(device as f64));
     } else {
-        let scale = if mine > device { device as f64 / mine as f64 } else { 1.0 };
+        let raw = engine == EngineKind::WaferRaw;
+        let scale =
+            if mine > device || (raw && mine > 0) { device as f64 / mine as f64 } else { 1.0 };
         for (k, v) in parts.drain(..) {
             out.insert(k.into(), per_op(v as f64 * scale));
         }
-        out.insert("filesystem".into(), per_op(device.saturating_sub(mine) as f64));
+        if !raw {
+            out.insert("filesystem".into(), per_op(device.saturating_sub(mine) as f64));
+        }
     }
     out.insert("ssd gc".into(), per_op(flash.flash_bytes().saturating_sub(device) as f64));
     out
