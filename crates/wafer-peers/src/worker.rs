@@ -197,11 +197,26 @@ pub(crate) fn run_isolated(
                 engine: job.engine.name().to_string(),
                 phase: after,
                 message: format!(
-                    "the engine's process ended without a result ({how}); its log: {}",
-                    flashemu_fuse::child::log_tail(log)
+                    "the engine's process ended without a result ({how}); its log: {}{}",
+                    flashemu_fuse::child::log_tail(log),
+                    free_space_note(log)
                 ),
             })
         }
+    }
+}
+
+/// What was free on the filesystem holding the worker's log (and the host directories of its
+/// run): an engine that meets a full disk may abort without a word, its log unwritable too.
+fn free_space_note(log: &Path) -> String {
+    let dir = log.parent().unwrap_or(log);
+    match super::emu_device::fs_space(dir) {
+        Ok(space) => format!(
+            " ({} MiB free then on the filesystem holding {})",
+            space.avail_bytes >> 20,
+            dir.display()
+        ),
+        Err(e) => format!(" (free space unknown: {e})"),
     }
 }
 
