@@ -44,11 +44,11 @@ enum BenchCommand {
 /// Device and engine flags as `bench ycsb` has them.
 #[derive(Debug, Args)]
 pub struct TpccArgs {
-    /// Warehouses to load [default: 1].
+    /// Warehouses to load.
     #[arg(long, default_value_t = 1)]
     warehouses: u32,
     /// Table sizes per warehouse: spec (100,000 items, 3,000 customers per district) or mini
-    /// (1/100 of them, for quick runs) [default: spec].
+    /// (1/100 of them, for quick runs).
     #[arg(long, default_value = "spec")]
     cardinality: String,
     #[command(flatten)]

@@ -392,7 +392,7 @@ pub struct SpeedArgs {
     /// cache, 20 s phases; in memory 500k records of 16-byte keys and 100-byte values).
     #[arg(long, default_value = "issue")]
     scale: String,
-    /// Rounds, interleaved: round r starts every suite at engine r [default: 3].
+    /// Rounds, interleaved: round r starts every suite at engine r.
     #[arg(long, default_value_t = 3)]
     rounds: u32,
     /// Engines, comma-separated [default: wafer-in-place, wafer-out-of-place, wafer-oop-blobs,
@@ -406,7 +406,7 @@ pub struct SpeedArgs {
     #[arg(long)]
     duration: Option<String>,
     /// Records per atomic batch while loading, for every engine (a WriteBatch or one
-    /// transaction) [default: 1, single inserts].
+    /// transaction); 1 is single inserts.
     #[arg(long, value_name = "N", default_value_t = 1)]
     load_batch: u32,
     /// Directory for the engines' files [default: a new one under the temp directory].
