@@ -45,18 +45,25 @@ pub enum NoWaMode {
 
 impl NoWaMode {
     pub fn parse(text: &str) -> Result<NoWaMode, String> {
-        match text.trim().to_ascii_lowercase().as_str() {
+        let text = text.trim().to_ascii_lowercase();
+        let mode = match text.as_str() {
             "unit" => Ok(NoWaMode::Unit),
             "group" => Ok(NoWaMode::Group),
             other => Err(format!("unknown NoWA mode `{other}` (expected unit or group)")),
-        }
+        };
+        // Reports print `name`: a mode must parse only from the name it is reported by.
+        debug_assert!(mode.as_ref().is_ok_and(|m| m.name() == text) || mode.is_err(), "{text}");
+        mode
     }
 
     pub fn name(self) -> &'static str {
-        match self {
+        let name = match self {
             NoWaMode::Unit => "unit",
             NoWaMode::Group => "group",
-        }
+        };
+        // `parse` lowercases what it reads: a name with a capital could never be parsed back.
+        debug_assert!(name.bytes().all(|b| b.is_ascii_lowercase()), "mode {self:?} as {name}");
+        name
     }
 }
 
@@ -116,17 +123,43 @@ impl SsdModel {
     }
 
     pub fn options(&self) -> NoWaOptions {
+        // Checked at creation: units of no slots divide by zero, a budget of none compensates
+        // forever.
+        debug_assert!(self.options.unit_slots > 0 && self.options.budget_units > 0);
         self.options
+    }
+
+    /// Zones the model tracks (the space's zone table's size).
+    pub fn zone_count(&self) -> u32 {
+        // The group book is indexed by the same zone ids as the spans.
+        debug_assert_eq!(self.groups.zone_count() as usize, self.spans.len(), "group book size");
+        self.spans.len() as u32
     }
 
     /// Units holding data of a zone that is not reset.
     pub fn live_units(&self) -> u64 {
-        self.unit_live.len() as u64
+        let live = self.unit_live.len() as u64;
+        // Units are numbered along the stream: none tracked lies past the stream's end.
+        debug_assert!(
+            self.unit_live.last_key_value().is_none_or(|(&u, _)| u <= self.stream_units()),
+            "a live unit past the stream's {} units",
+            self.stream_units()
+        );
+        live
+    }
+
+    /// The unit the stream's next slot falls in.
+    fn stream_units(&self) -> u64 {
+        debug_assert!(self.options.unit_slots > 0, "{:?}", self.options);
+        self.stream_slots / self.options.unit_slots
     }
 
     /// More units are live than the SSD can hold without collecting one that holds data.
     pub fn over_budget(&self) -> bool {
-        self.live_units() > u64::from(self.options.budget_units)
+        let over = self.live_units() > u64::from(self.options.budget_units);
+        // A live unit holds data of some zone not reset: over budget, some zone has a span.
+        debug_assert!(!over || self.spans.iter().any(Option::is_some), "units live, no span");
+        over
     }
 
     /// Whether the live units would fit the budget once `zones` (emptied by GC, waiting for
@@ -152,25 +185,38 @@ impl SsdModel {
 
     /// (compensations, slots they chose to move) since creation.
     pub fn compensation_counts(&self) -> (u64, u64) {
+        // Slots are recorded only with a compensation (`compensated`).
+        debug_assert!(
+            self.compensations > 0 || self.compensation_slots == 0,
+            "{} slots in no compensation",
+            self.compensation_slots
+        );
         (self.compensations, self.compensation_slots)
     }
 
     /// Rule 1 (see [`super::alloc`]'s routing): zones the active group may still open before
     /// every one of them is full.
     pub fn group_zones_left(&self) -> u32 {
+        // A group is at most every zone: more left would let rule 1 open zones that are not.
+        debug_assert!(self.group_zones_left as usize <= self.spans.len(), "{self:?}");
         self.group_zones_left
     }
 
     pub fn set_group_zones_left(&mut self, zones: u32) {
+        // From the routing, which counts zones of this space.
+        debug_assert!(zones as usize <= self.spans.len(), "{zones} of {} zones", self.spans.len());
         self.group_zones_left = zones;
     }
 
     /// The zones opened together and group mode's throttle.
     pub fn groups(&self) -> &GroupBook {
+        debug_assert_eq!(self.groups.zone_count() as usize, self.spans.len(), "group book size");
         &self.groups
     }
 
     pub fn groups_mut(&mut self) -> &mut GroupBook {
+        // Only group mode's throttle is noted through this (unit mode never compensates so).
+        debug_assert_eq!(self.options.mode, NoWaMode::Group, "group book changed in unit mode");
         &mut self.groups
     }
 
@@ -208,6 +254,8 @@ impl SsdModel {
 
     /// `slots` written outside the zones (snapshots, superblock): they take stream room only.
     pub fn metadata(&mut self, slots: u64) {
+        // A metadata write takes at least a slot; none would be a caller counting bytes wrong.
+        debug_assert!(slots > 0, "a metadata write of no slots");
         self.stream_slots += slots;
     }
 
@@ -276,15 +324,27 @@ impl SsdModel {
 
     /// No compensation is worth it now: GC stops asking until a zone is reset.
     pub fn block_compensation(&mut self) {
+        // GC asks for a compensation only over budget, in unit mode (`nowa_compensation`).
+        debug_assert!(self.over_budget(), "compensation blocked within budget");
+        debug_assert_eq!(self.options.mode, NoWaMode::Unit, "group mode never blocks");
         self.blocked = true;
     }
 
     pub fn compensation_blocked(&self) -> bool {
+        // Only unit mode blocks; a blocked group-mode model would never be cleared by reason.
+        debug_assert!(!self.blocked || self.options.mode == NoWaMode::Unit, "{self:?}");
         self.blocked
     }
 
     /// Records a compensation of `slots` valid slots.
     pub fn compensated(&mut self, slots: u64) {
+        // A compensation moves valid slots the stream issued: more than it ever issued is a
+        // caller counting something else (bytes, or the zones' whole size).
+        debug_assert!(
+            slots <= self.stream_slots,
+            "{slots} slots of a {} stream",
+            self.stream_slots
+        );
         self.compensations += 1;
         self.compensation_slots += slots;
     }
@@ -302,13 +362,21 @@ impl SsdModel {
 
     /// Per zone, the units its current incarnation spans (for the snapshot), and the stream.
     pub fn spans(&self) -> impl Iterator<Item = (ZoneId, u64, u64)> + '_ {
-        self.spans
-            .iter()
-            .enumerate()
-            .filter_map(|(z, s)| s.map(|s| (z as ZoneId, s.first_unit, s.last_unit)))
+        self.spans.iter().enumerate().filter_map(|(z, s)| {
+            let s = (*s)?;
+            // `restore` drops a span whose units are out of order: the snapshot must not hold one.
+            debug_assert!(s.first_unit <= s.last_unit, "zone {z}: {s:?}");
+            Some((z as ZoneId, s.first_unit, s.last_unit))
+        })
     }
 
     pub fn stream_slots(&self) -> u64 {
+        // Saved with the spans: a span past the stream would come back as units never written.
+        debug_assert!(
+            self.spans.iter().flatten().all(|s| s.last_unit <= self.stream_units()),
+            "a span past the stream's {} units",
+            self.stream_units()
+        );
         self.stream_slots
     }
 

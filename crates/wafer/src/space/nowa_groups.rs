@@ -157,7 +157,20 @@ impl GroupBook {
             })
             .min_by_key(|(mean, id, _)| (*mean, *id));
         let (_, _, members) = best?;
-        cheapest_within_room(members, live, valid, room_slots)
+        let chosen = cheapest_within_room(members, live, valid, room_slots);
+        // GC takes these as victims: members of the one group, each Full, idle, not all valid.
+        debug_assert!(
+            chosen.as_ref().is_none_or(|c| c.iter().all(|z| members.contains(z) && eligible(z))),
+            "compensation {chosen:?} outside group {members:?}"
+        );
+        chosen
+    }
+
+    /// Zones the book covers (the space's zone table's size).
+    pub fn zone_count(&self) -> u32 {
+        // Each group holds at least one zone's incarnation or is the active one.
+        debug_assert!(self.groups.len() <= self.group_of.len(), "more groups than zones");
+        self.group_of.len() as u32
     }
 
     /// The group `zone`'s current incarnation opened in.
@@ -199,6 +212,11 @@ impl GroupCosts {
     /// `WillTriggerImbalance`; victims already taken still count, as there).
     pub fn leaves_members(&self, book: &GroupBook, zone: ZoneId) -> bool {
         let tally = book.group_of(zone).and_then(|id| self.by_group.get(&id));
+        // Tallied from this book during the same choice: the book has not changed since.
+        debug_assert!(
+            tally.is_none_or(|t| t.2 as usize == book.members_left(zone).len()),
+            "group costs of zone {zone} from another book"
+        );
         tally.is_some_and(|(_, _, left)| *left > 1)
     }
 
