@@ -103,6 +103,12 @@ impl Space {
 
     /// Draining zones, oldest first (invariant checks).
     pub(in crate::space) fn draining_zones(&self) -> impl Iterator<Item = ZoneId> + '_ {
+        // A draining zone stays a Victim until its last page moves (`finish_drained`).
+        debug_assert!(
+            self.draining.iter().all(|z| self.zones.get(*z).state() == ZoneState::Victim),
+            "a draining zone left the Victim state: {:?}",
+            self.draining
+        );
         self.draining.iter().copied()
     }
 }

@@ -46,17 +46,31 @@ impl SpaceView<'_> {
     /// How many live zones the victim `zone` leaves in its units (0 without NoWA or in group
     /// mode): greedy orders break near-ties by it.
     pub fn sharing(&self, zone: ZoneId) -> u32 {
+        // The model indexes its spans by zone: a victim beyond the table would panic there.
+        debug_assert!(zone < self.zones.len(), "zone {zone} beyond {} zones", self.zones.len());
         self.unit_model().map_or(0, |m| m.sharing(zone))
     }
 
     /// NoWA's model when it balances whole units.
     fn unit_model(&self) -> Option<&super::nowa::SsdModel> {
-        self.nowa.filter(|m| m.options().mode == NoWaMode::Unit)
+        let model = self.nowa.filter(|m| m.options().mode == NoWaMode::Unit);
+        // The model's spans and the view's zones are indexed alike: one table, one size.
+        debug_assert!(
+            model.is_none_or(|m| m.zone_count() == self.zones.len()),
+            "NoWA model of another zone table"
+        );
+        model
     }
 
     /// NoWA's zones opened together, when it balances groups.
     pub fn groups(&self) -> Option<&super::nowa_groups::GroupBook> {
-        self.nowa.filter(|m| m.options().mode == NoWaMode::Group).map(|m| m.groups())
+        let book = self.nowa.filter(|m| m.options().mode == NoWaMode::Group).map(|m| m.groups());
+        // Group costs look each candidate's group up by zone id: the book covers the table.
+        debug_assert!(
+            book.is_none_or(|b| b.zone_count() == self.zones.len()),
+            "group book of another zone table"
+        );
+        book
     }
 
     /// Victims in group mode's order (the artifact's `GreedyGC` with
@@ -94,12 +108,12 @@ impl SpaceView<'_> {
     /// slot with one live page costs that page, not the slot); with unit-mode NoWA in steps of
     /// 1/32 of a zone, so near-equal victims are told apart by [`SpaceView::sharing`].
     pub fn valid_rank(&self, zone: &Zone) -> u64 {
+        let zone_bytes = u64::from(self.zones.slots_per_zone()) * super::map::SLOT_BYTES;
+        // Live bytes fit the zone; else the steps below would pass 32 and rank past any zone.
+        debug_assert!(zone.live_bytes() <= zone_bytes, "{zone:?} over {zone_bytes} bytes");
         match self.unit_model() {
             None => zone.live_bytes(),
-            Some(_) => {
-                let zone_bytes = u64::from(self.zones.slots_per_zone()) * super::map::SLOT_BYTES;
-                zone.live_bytes() / (zone_bytes / 32).max(1)
-            }
+            Some(_) => zone.live_bytes() / (zone_bytes / 32).max(1),
         }
     }
 }
@@ -137,7 +151,11 @@ pub trait VictimPolicy: std::fmt::Debug + Send + Sync {
 /// A zone GC may take: Full, no reservation in flight, at least one invalid slot (taking a zone
 /// of only valid pages would copy a whole zone to free nothing).
 pub fn is_candidate(zone: &Zone) -> bool {
-    zone.state() == ZoneState::Full && zone.pending_slots() == 0 && zone.invalid_slots() > 0
+    let candidate =
+        zone.state() == ZoneState::Full && zone.pending_slots() == 0 && zone.invalid_slots() > 0;
+    // Taking a candidate frees something: fewer of its written slots are valid than written.
+    debug_assert!(!candidate || zone.valid_slots() < zone.write_ptr_slots(), "{zone:?}");
+    candidate
 }
 
 /// A zone of only valid slots whose live bytes fit in at most half of them: values committed
@@ -146,10 +164,13 @@ pub fn is_candidate(zone: &Zone) -> bool {
 /// any slot's worth: repacking leaves each slot's tail short of a page, and GC's own copies,
 /// written in small chunks, may be no denser than their victim.
 pub fn is_sparse(zone: &Zone) -> bool {
-    zone.state() == ZoneState::Full
+    let sparse = zone.state() == ZoneState::Full
         && zone.pending_slots() == 0
         && zone.invalid_slots() == 0
-        && 2 * u64::from(zone.live_slots()) <= u64::from(zone.write_ptr_slots())
+        && 2 * u64::from(zone.live_slots()) <= u64::from(zone.write_ptr_slots());
+    // Repacking a sparse zone must give slots back, or compaction would loop on it.
+    debug_assert!(!sparse || zone.reclaimable_slots() > 0, "{zone:?}");
+    sparse
 }
 
 /// The last resort when no zone holds an invalid slot and free zones run short: the sparse
@@ -184,12 +205,15 @@ pub enum VictimPolicyKind {
 
 impl VictimPolicyKind {
     pub fn name(self) -> &'static str {
-        match self {
+        let name = match self {
             VictimPolicyKind::Greedy => "greedy",
             VictimPolicyKind::CostBenefit => "cost-benefit",
             VictimPolicyKind::GreedyUntilZone => "greedy-until-zone",
             VictimPolicyKind::CostBenefitUntilZone => "cost-benefit-until-zone",
-        }
+        };
+        // Configuration matches names as typed, lowercased: one with a capital never matches.
+        debug_assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'), "{name}");
+        name
     }
 }
 

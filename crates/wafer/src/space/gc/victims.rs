@@ -38,13 +38,21 @@ impl Space {
 
     /// GC may stop: free zones reached `gc_free_zones_high` and NoWA needs no compensation.
     pub fn gc_satisfied(&self) -> bool {
-        self.gc_target_zone_count() >= self.options.gc_free_zones_high
-            && !self.nowa_wants_compensation()
+        let satisfied = self.gc_target_zone_count() >= self.options.gc_free_zones_high
+            && !self.nowa_wants_compensation();
+        // GC loops `while !gc_satisfied` after `needs_gc`: both at once would stop it at once.
+        debug_assert!(!satisfied || !self.needs_gc(), "GC both needed and satisfied");
+        satisfied
     }
 
     /// Unit mode only (group mode never adds a cycle): NoWA's model has more live units than
     /// the SSD holds and a compensation was not found impossible since the last zone reset.
     fn nowa_wants_compensation(&self) -> bool {
+        // The model's spans are indexed by this space's zone ids.
+        debug_assert!(
+            self.nowa.as_ref().is_none_or(|m| m.zone_count() == self.zones.len()),
+            "NoWA model of another zone table"
+        );
         self.nowa.as_ref().is_some_and(|m| {
             m.options().mode == NoWaMode::Unit && m.over_budget() && !m.compensation_blocked()
         })
@@ -56,6 +64,13 @@ impl Space {
     /// the next unit for one that is already dead.
     pub fn nowa_awaits_resets(&self) -> bool {
         let waiting = &self.pending_reset;
+        // The model counts the zones it is told leave: each must be waiting for its reset.
+        debug_assert!(
+            waiting
+                .iter()
+                .all(|z| { matches!(self.zones.get(*z).state(), ZoneState::PendingReset { .. }) }),
+            "pending-reset list out of step with the zone table: {waiting:?}"
+        );
         self.nowa_wants_compensation()
             && !waiting.is_empty()
             && self.nowa.as_ref().is_some_and(|m| m.within_budget_after_resets(waiting))
