@@ -2,7 +2,7 @@
 //! ratio (live bytes over the zone's bytes), age the space clock since the zone's last append. Old, cold zones are taken at higher
 //! utilisation than young, hot ones, which still lose pages on their own. A zone with u = 0
 //! costs nothing and is taken first.
-use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy};
+use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy, VictimPolicyKind};
 use crate::space::zone::{Zone, ZoneId};
 
 /// A zone's benefit / cost at space clock `now` (infinite for a zone with nothing valid).
@@ -25,12 +25,17 @@ pub struct CostBenefit;
 
 impl VictimPolicy for CostBenefit {
     fn name(&self) -> &'static str {
-        "cost-benefit"
+        let name = "cost-benefit";
+        // Configuration and reports spell the policy alike (the harness parses this name).
+        debug_assert_eq!(name, VictimPolicyKind::CostBenefit.name(), "policy name drifted");
+        name
     }
 
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
         let (zones, now) = (view.zones, view.clock);
         let slots = f64::from(zones.slots_per_zone());
+        // The score divides by the zone's bytes: a zone of no slots would score NaN.
+        debug_assert!(slots > 0.0, "zones of {slots} slots");
         let mut best: Option<(f64, ZoneId)> = None;
         for (id, z) in zones.iter().filter(|(_, z)| is_candidate(z)) {
             let score = score(z, now, slots);
@@ -39,6 +44,8 @@ impl VictimPolicy for CostBenefit {
                 best = Some((score, id));
             }
         }
+        // A NaN score, once best, would never be beaten (`>` is false): no zone may score it.
+        debug_assert!(best.is_none_or(|(s, _)| !s.is_nan()), "NaN benefit/cost: {best:?}");
         best.map(|(_, id)| VictimChoice::copyback(id, view))
     }
 }

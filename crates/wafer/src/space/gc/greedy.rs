@@ -2,7 +2,9 @@
 //! uncompressed pages; per page, not per slot, for packed ones); the least recently written
 //! on a tie, then the lowest id, so runs are deterministic. Optimal for uniform random writes
 //! (000 sec. 4.1); one O(zones) scan per choice (a few hundred zones at production scale).
-use super::{is_candidate, SpaceView, VictimChoice, VictimPolicy, VICTIMS_PER_CYCLE_MAX};
+use super::{
+    is_candidate, SpaceView, VictimChoice, VictimPolicy, VictimPolicyKind, VICTIMS_PER_CYCLE_MAX,
+};
 use crate::space::zone::{Zone, ZoneState};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -10,7 +12,10 @@ pub struct Greedy;
 
 impl VictimPolicy for Greedy {
     fn name(&self) -> &'static str {
-        "greedy"
+        let name = "greedy";
+        // Configuration and reports spell the policy alike (the harness parses this name).
+        debug_assert_eq!(name, VictimPolicyKind::Greedy.name(), "policy name drifted");
+        name
     }
 
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
@@ -58,10 +63,15 @@ pub enum VictimOrder {
 
 impl VictimPolicy for UntilZone {
     fn name(&self) -> &'static str {
-        match self.order {
-            VictimOrder::Greedy => "greedy-until-zone",
-            VictimOrder::CostBenefit => "cost-benefit-until-zone",
-        }
+        let (name, kind) = match self.order {
+            VictimOrder::Greedy => ("greedy-until-zone", VictimPolicyKind::GreedyUntilZone),
+            VictimOrder::CostBenefit => {
+                ("cost-benefit-until-zone", VictimPolicyKind::CostBenefitUntilZone)
+            }
+        };
+        // Configuration and reports spell the policy alike (the harness parses this name).
+        debug_assert_eq!(name, kind.name(), "policy name drifted");
+        name
     }
 
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
@@ -113,7 +123,21 @@ pub struct Burst;
 
 impl VictimPolicy for Burst {
     fn name(&self) -> &'static str {
-        "greedy-burst"
+        let name = "greedy-burst";
+        // No kind builds a burst (the artifact's `gc_burst` does): reports must not mistake
+        // it for a configurable policy.
+        debug_assert!(
+            ![
+                VictimPolicyKind::Greedy,
+                VictimPolicyKind::CostBenefit,
+                VictimPolicyKind::GreedyUntilZone,
+                VictimPolicyKind::CostBenefitUntilZone,
+            ]
+            .iter()
+            .any(|k| k.name() == name),
+            "burst named as a configurable policy"
+        );
+        name
     }
 
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {

@@ -15,5 +15,11 @@ pub const DRAIN_ROOM_ZONES_MAX: u32 = 8;
 
 /// The zones GC's targets are raised by with `gc_in_pool`, for `zone_count` zones.
 pub fn drain_room_zones(zone_count: u32) -> u32 {
-    (zone_count / 64).clamp(1, DRAIN_ROOM_ZONES_MAX)
+    let room = (zone_count / 64).clamp(1, DRAIN_ROOM_ZONES_MAX);
+    // The raise takes room from the data: past the floor of one zone, never more than 1/64.
+    debug_assert!(
+        room == 1 || u64::from(room) * 64 <= u64::from(zone_count),
+        "drain room {room} of {zone_count} zones"
+    );
+    room
 }
