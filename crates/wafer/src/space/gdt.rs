@@ -43,7 +43,10 @@ pub fn expected_deathtime(history: &[u64]) -> Option<u64> {
     let (newest, oldest) = (history[0], history[known - 1]);
     let interval = newest.saturating_sub(oldest) / (known as u64 - 1);
     // A page rewritten at the same clock tick still lives at least one tick.
-    Some(newest.saturating_add(interval.max(1)))
+    let edt = newest.saturating_add(interval.max(1));
+    // The death lies ahead of the newest write (lifetimes are log2'd: never zero or less).
+    debug_assert!(edt > newest || edt == u64::MAX, "EDT {edt} of {history:?}");
+    Some(edt)
 }
 
 /// How a page is grouped: by log2 of its expected remaining lifetime (EDT - now, at least one
@@ -59,6 +62,11 @@ enum Key {
 impl Key {
     /// Hottest first; pages without an interval after every lifetime, by tree.
     fn order(&self, other: &Key) -> std::cmp::Ordering {
+        // `total_cmp` sorts NaN past every lifetime: a NaN key would pass for the coldest.
+        debug_assert!(
+            [self, other].iter().all(|k| !matches!(k, Key::Life(l) if !l.is_finite())),
+            "keys {self:?} {other:?}"
+        );
         match (self, other) {
             (Key::Life(a), Key::Life(b)) => a.total_cmp(b),
             (Key::Life(_), Key::Tree(_)) => std::cmp::Ordering::Less,
@@ -100,11 +108,14 @@ pub(super) struct Gdt {
 impl Gdt {
     #[cfg(test)]
     pub(super) fn new() -> Gdt {
-        Gdt::with(super::ArtifactOptions::default())
+        let gdt = Gdt::with(super::ArtifactOptions::default());
+        // The tests of `new` are those of the header's write-clock histories, per page.
+        debug_assert!(!gdt.artifact.lsn_history && !gdt.artifact.batch_one_zone, "{gdt:?}");
+        gdt
     }
 
     pub(super) fn with(artifact: super::ArtifactOptions) -> Gdt {
-        Gdt {
+        let gdt = Gdt {
             ranges: Vec::new(),
             edt_by_pid: Vec::new(),
             now: 0,
@@ -112,7 +123,10 @@ impl Gdt {
             counters: EdtCounters::default(),
             artifact,
             lsn_history_by_pid: Vec::new(),
-        }
+        };
+        // `history_of` copies a header's history into an LSN history's array.
+        const { assert!(WRITE_HISTORY_LEN <= LSN_HISTORY_LEN) };
+        gdt
     }
 
     /// The page's write times, newest first, for this write-back: the header's 4 write-clock
@@ -137,6 +151,8 @@ impl Gdt {
             h.copy_within(0..LSN_HISTORY_LEN - 1, 1);
             h[0] = d.lsn;
         }
+        // The write-back being placed is the newest entry: EDT extrapolates from "now".
+        debug_assert!(d.lsn == 0 || h[0] == d.lsn, "page {}: {h:?} lacks LSN {}", d.pid, d.lsn);
         *h
     }
 
@@ -161,7 +177,10 @@ impl Gdt {
 
     /// log2 of the lifetime left until `edt` (at least one tick).
     fn life_key(&self, edt: u64) -> Key {
-        Key::Life((edt.saturating_sub(self.now).max(1) as f64).log2())
+        let life = (edt.saturating_sub(self.now).max(1) as f64).log2();
+        // At least one tick: ranges average these, and a negative or NaN mean misplaces pages.
+        debug_assert!(life.is_finite() && life >= 0.0, "life {life} of EDT {edt}");
+        Key::Life(life)
     }
 
     /// The group of `groups` a page of `key` goes to; its range takes the page.
@@ -293,6 +312,8 @@ impl Gdt {
             );
             c.abs_error_sum += now.abs_diff(predicted);
             c.observed_lifetime_sum += observed_life;
+            // Reported as a fraction of the predictions: it must stay within 0..=1.
+            debug_assert!(c.within_2x <= c.predictions, "{c:?}");
         }
         let edt = expected_deathtime(&history);
         if index < super::map::PAGE_ID_LIMIT as usize {
@@ -363,17 +384,25 @@ impl Gdt {
             .ok()
             .and_then(|i| self.edt_by_pid.get(i).copied())
             .unwrap_or(EDT_UNKNOWN);
-        match edt {
+        let key = match edt {
             EDT_UNKNOWN => Key::Tree(UNKNOWN_TREE),
             e if e <= self.now => self.life_key(self.now.saturating_add(self.now - e)),
             e => self.life_key(e),
-        }
+        };
+        // GC groups its copies apart from user trees: a lifetime, or the unknown "tree".
+        debug_assert!(matches!(key, Key::Life(_) | Key::Tree(UNKNOWN_TREE)), "{key:?}");
+        key
     }
 }
 
 impl PlacementPolicy for Gdt {
     fn name(&self) -> &'static str {
-        "gdt"
+        let name = "gdt";
+        // Configuration and reports spell the policy alike (the harness parses this name).
+        debug_assert_eq!(name, super::placement::PlacementKind::Gdt.name(), "name drifted");
+        // Per-page LSN histories exist only when the artifact asks for them (memory per page).
+        debug_assert!(self.artifact.lsn_history || self.lsn_history_by_pid.is_empty());
+        name
     }
 
     /// The batch sorted by EDT (pages without an interval after, by tree), each page to the
@@ -405,7 +434,10 @@ impl PlacementPolicy for Gdt {
     }
 
     fn gc_group(&self, view: &PlacementView<'_>) -> u32 {
-        Self::gc_groups(view.max_open_zones).start
+        let group = Self::gc_groups(view.max_open_zones).start;
+        // GC's groups are the last quarter: at least one user group lies before them.
+        debug_assert!(0 < group && group < view.max_open_zones, "GC group {group} of {view:?}");
+        group
     }
 
     /// The pages sorted coldest first, each to the GC group whose range is closest; the
@@ -431,10 +463,17 @@ impl PlacementPolicy for Gdt {
         plan
     }
 
-    fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}
+    fn zone_opened(&mut self, group: u32, _zone: ZoneId) {
+        // Zones open for the groups of a plan, which `refresh` sized the ranges for.
+        debug_assert!((group as usize) < self.ranges.len(), "group {group} of {:?}", self.ranges);
+    }
 
     fn edt_counters(&self) -> EdtCounters {
-        self.counters
+        let c = self.counters;
+        // Each scored prediction adds its observed lifetime: within-2x ones are among them.
+        debug_assert!(c.within_2x <= c.predictions, "{c:?}");
+        debug_assert!(c.predictions == 0 || c.observed_lifetime_sum > 0, "{c:?}");
+        c
     }
 }
 

@@ -33,14 +33,19 @@ pub struct PageDesc {
 impl PageDesc {
     /// An uncompressed page with no write history.
     pub fn plain(pid: PageId, purpose: WritePurpose) -> PageDesc {
-        PageDesc {
+        // The map names no page id past its limit: a write-back of one has no place to go.
+        debug_assert!(pid < super::map::PAGE_ID_LIMIT, "page id {pid}");
+        let desc = PageDesc {
             pid,
             purpose,
             write_history: [0; WRITE_HISTORY_LEN],
             tree: 0,
             stored_bytes: 4096,
             lsn: 0,
-        }
+        };
+        // Uncompressed: the page fills exactly one slot.
+        debug_assert_eq!(u64::from(desc.stored_bytes), super::map::SLOT_BYTES, "{desc:?}");
+        desc
     }
 }
 
@@ -88,6 +93,12 @@ impl WritePlan {
     }
 
     pub fn page_count(&self) -> u32 {
+        // Reservation takes this many slots and runs the stretches: they must agree.
+        debug_assert_eq!(
+            self.groups.iter().map(|g| u64::from(g.pages)).sum::<u64>(),
+            self.order.len() as u64,
+            "stretches do not cover the plan's order"
+        );
         self.order.len() as u32
     }
 
@@ -110,6 +121,8 @@ impl WritePlan {
                 _ => return Err(format!("batch index {i} missing or twice")),
             }
         }
+        // As many distinct indices below `pages` as pages: every one of the batch is written.
+        debug_assert!(seen.iter().all(|s| *s), "a batch index not covered");
         Ok(())
     }
 }
@@ -190,6 +203,8 @@ pub trait PlacementPolicy: std::fmt::Debug + Send + Sync {
     fn zone_opened(&mut self, group: u32, zone: ZoneId);
     /// Deathtime prediction accounting (zeros for policies that predict none).
     fn edt_counters(&self) -> EdtCounters {
+        // GDT predicts deaths: reporting zeros for it would hide its accuracy.
+        debug_assert_ne!(self.name(), PlacementKind::Gdt.name(), "GDT reports its own counters");
         EdtCounters::default()
     }
 }
@@ -211,16 +226,36 @@ pub enum PlacementKind {
 
 impl PlacementKind {
     pub fn name(self) -> &'static str {
-        match self {
+        let name = match self {
             PlacementKind::Separate => "separate",
             PlacementKind::Random { .. } => "random",
             PlacementKind::Gdt => "gdt",
-        }
+        };
+        // Configuration matches names as typed, lowercased: one with a capital never matches.
+        debug_assert!(name.bytes().all(|b| b.is_ascii_lowercase()), "{name}");
+        name
     }
 
     /// Open zones this policy needs at least (one user group and the GC group).
     pub fn min_open_zones(self) -> u32 {
-        2
+        let min = 2;
+        // With that few open zones the policy's GC group is still one of them, after a user
+        // group (options validate `max_open_zones` against this alone).
+        debug_assert!(
+            {
+                let room = [0; 2];
+                let view = PlacementView {
+                    clock: 0,
+                    max_open_zones: min,
+                    room_slots: &room,
+                    empty_zones: 0,
+                };
+                let gc = self.build().gc_group(&view);
+                0 < gc && gc < min
+            },
+            "{self:?} needs more than {min} open zones"
+        );
+        min
     }
 }
 
@@ -230,7 +265,10 @@ pub(super) struct Separate;
 
 impl PlacementPolicy for Separate {
     fn name(&self) -> &'static str {
-        "separate"
+        let name = "separate";
+        // Configuration and reports spell the policy alike (the harness parses this name).
+        debug_assert_eq!(name, PlacementKind::Separate.name(), "policy name drifted");
+        name
     }
     fn plan(&mut self, batch: &[PageDesc], _view: &PlacementView<'_>) -> WritePlan {
         assert!(!batch.is_empty());
@@ -240,7 +278,11 @@ impl PlacementPolicy for Separate {
         assert!(view.max_open_zones >= 2);
         1
     }
-    fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}
+    fn zone_opened(&mut self, group: u32, zone: ZoneId) {
+        // Groups are open zones and zones are named by locations: both within what they name.
+        debug_assert!(zone < super::map::ZONE_COUNT_LIMIT, "zone {zone}");
+        debug_assert!(group < super::map::ZONE_COUNT_LIMIT, "group {group}");
+    }
 }
 
 /// A random user group per batch; the last group for GC.
@@ -251,7 +293,10 @@ pub(super) struct Random {
 
 impl PlacementPolicy for Random {
     fn name(&self) -> &'static str {
-        "random"
+        let name = "random";
+        // Configuration and reports spell the policy alike (the harness parses this name).
+        debug_assert_eq!(name, PlacementKind::Random { seed: 0 }.name(), "policy name drifted");
+        name
     }
     fn plan(&mut self, batch: &[PageDesc], view: &PlacementView<'_>) -> WritePlan {
         assert!(!batch.is_empty());
@@ -271,7 +316,11 @@ impl PlacementPolicy for Random {
         let group = (self.rng.next_u64() % u64::from(user_groups)) as u32;
         WritePlan::single(pages.len() as u32, group)
     }
-    fn zone_opened(&mut self, _group: u32, _zone: ZoneId) {}
+    fn zone_opened(&mut self, group: u32, zone: ZoneId) {
+        // Groups are open zones and zones are named by locations: both within what they name.
+        debug_assert!(zone < super::map::ZONE_COUNT_LIMIT, "zone {zone}");
+        debug_assert!(group < super::map::ZONE_COUNT_LIMIT, "group {group}");
+    }
 }
 
 #[cfg(test)]
