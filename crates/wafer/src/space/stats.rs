@@ -62,7 +62,10 @@ impl SpaceCounters {
         let slots = self.issued_slots[purpose as usize];
         // The log, doublewrite and metadata areas lie outside the data zones (`check_room`).
         debug_assert!(
-            !outside_data_zones(purpose) || slots == 0,
+            !matches!(
+                purpose,
+                WritePurpose::Wal | WritePurpose::Doublewrite | WritePurpose::Metadata
+            ) || slots == 0,
             "{slots} {purpose:?} slots counted in the data zones"
         );
         slots
@@ -166,7 +169,11 @@ impl SpaceStats {
     pub(super) fn record_issue(&mut self, purpose: WritePurpose, slots: u64) {
         // A reservation's slots, for a purpose the data zones take (`check_room`).
         debug_assert!(
-            slots > 0 && !outside_data_zones(purpose),
+            slots > 0
+                && !matches!(
+                    purpose,
+                    WritePurpose::Wal | WritePurpose::Doublewrite | WritePurpose::Metadata
+                ),
             "{slots} slots issued for {purpose:?}"
         );
         self.counters.issued_slots[purpose as usize] += slots;
@@ -228,11 +235,6 @@ impl SpaceStats {
         debug_assert!(self.recent.len() <= RECENT_GC_MAX, "{} GC records", self.recent.len());
         self.recent.iter()
     }
-}
-
-/// Writes that go to their own areas, never to the data zones.
-fn outside_data_zones(purpose: WritePurpose) -> bool {
-    matches!(purpose, WritePurpose::Wal | WritePurpose::Doublewrite | WritePurpose::Metadata)
 }
 
 #[cfg(test)]
