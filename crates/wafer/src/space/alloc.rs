@@ -62,7 +62,14 @@ impl Space {
         group: u32,
         purpose: WritePurpose,
     ) -> Result<Vec<SlotRun>, SpaceError> {
-        self.reserve_plan(&WritePlan::single(slots, group), purpose)
+        let runs = self.reserve_plan(&WritePlan::single(slots, group), purpose)?;
+        // Tests write at these runs: each must lie inside its zone.
+        debug_assert!(
+            runs.iter().all(|r| r.slots > 0 && r.first_slot + r.slots <= self.slots_per_zone()),
+            "runs {runs:?} leave zones of {} slots",
+            self.slots_per_zone()
+        );
+        Ok(runs)
     }
 
     /// Reserves slots for every stretch of `plan`, written for `purpose`: the returned runs
@@ -98,6 +105,13 @@ impl Space {
     /// with it before reserving stretch by stretch.
     pub fn can_reserve(&self, plan: &WritePlan, purpose: WritePurpose) -> Result<(), SpaceError> {
         let (routes, _) = self.route(plan);
+        // The dry run must route every page `reserve_plan` would: a plan whose stretches do
+        // not cover its pages would pass here and fail there.
+        debug_assert_eq!(
+            routes.iter().map(|r| u64::from(r.take)).sum::<u64>(),
+            u64::from(plan.page_count()),
+            "routes of {plan:?}"
+        );
         self.check_room(plan, purpose, &routes)
     }
 
@@ -193,7 +207,10 @@ impl Space {
     /// Empty zones the plan would open (its routes that open one).
     pub(super) fn zones_needed(&self, plan: &WritePlan) -> u32 {
         let (routes, _) = self.route(plan);
-        routes.iter().filter(|r| r.opens).count() as u32
+        let zones = routes.iter().filter(|r| r.opens).count() as u32;
+        // Each zone a route opens takes at least one of the plan's pages.
+        debug_assert!(zones <= plan.page_count(), "{zones} zones for {plan:?}");
+        zones
     }
 
     /// Where each stretch of `plan` goes, without changing anything: the group's open zone,
@@ -406,6 +423,8 @@ impl Space {
     /// A packed slot whose last pending page just resolved: valid if a page of it is current,
     /// else dead. Nothing while pages are pending.
     fn settle_shared(&mut self, zone: ZoneId, slot: u32) {
+        // Callers just updated the slot's pages through `shared_mut`: it is still shared.
+        debug_assert_eq!(self.reverse.get(zone, slot), SlotEntry::Shared, "{zone}/{slot}");
         let Some(shared) = self.reverse.shared(zone, slot) else { return };
         if shared.pending > 0 {
             return;

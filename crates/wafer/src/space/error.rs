@@ -81,9 +81,23 @@ pub(super) fn invalid(
     limit: Limit,
     why: Option<&'static str>,
 ) -> SpaceError {
+    // An error must show a value its limit refuses. Limits naming another option may round
+    // (`validate`'s room for data is counted in zones), so only the plain ones are checked.
+    debug_assert!(
+        match limit {
+            Limit::AtLeast(min) => value < min,
+            Limit::AtMost(max) => value > max,
+            Limit::MultipleOf(unit) => unit > 0 && (value == 0 || !value.is_multiple_of(unit)),
+            Limit::Within { min, max } => min <= max && !(min..=max).contains(&value),
+            _ => true,
+        },
+        "option `{field}` = {value} reported against {limit}, which it meets"
+    );
     SpaceError::InvalidOptions { field, value, limit, why }
 }
 
 fn because(why: &Option<&'static str>) -> String {
+    // Shown after a colon: an empty reason would leave the message dangling.
+    debug_assert!(why.is_none_or(|w| !w.is_empty()), "an empty reason");
     why.map(|w| format!(": {w}")).unwrap_or_default()
 }

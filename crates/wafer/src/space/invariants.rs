@@ -47,13 +47,26 @@ impl Space {
                 self.map.mapped_count()
             ));
         }
-        self.check_map_against_reverse()
+        self.check_map_against_reverse()?;
+        // Each zone has one state and each list's length matched its state's count, so the
+        // lists hold distinct zones: a checker that passed anything else is itself wrong.
+        debug_assert!(
+            lists.empty.len() + lists.pending.len() + lists.open.len() <= self.zones.len() as usize,
+            "zone lists longer than the zone table passed the check"
+        );
+        Ok(())
     }
 
     /// The queues and lists hold each zone at most once, draining zones are victims with data
     /// left, and the open zones are within the limit. Returns the lists as sets for the
     /// per-zone checks.
     fn check_zone_lists(&self) -> Result<ZoneLists, String> {
+        // Groups index their open zone by `group % max_open_zones`: one entry per index.
+        debug_assert_eq!(
+            self.open_by_group.len(),
+            self.options.max_open_zones as usize,
+            "open zones by group sized apart from the options"
+        );
         let empty: HashSet<ZoneId> = self.empty.iter().copied().collect();
         let pending: HashSet<ZoneId> = self.pending_reset.iter().copied().collect();
         let open: HashSet<ZoneId> = self.open_by_group.iter().flatten().copied().collect();
@@ -90,6 +103,7 @@ impl Space {
     /// One zone: its counts match its reverse map, its live bytes match its pages, and its
     /// state matches its write pointer and the lists it is on. Returns its current page count.
     fn check_zone(&self, z: ZoneId, lists: &ZoneLists) -> Result<u64, String> {
+        debug_assert!(z < self.zones.len(), "zone {z} beyond {} zones", self.zones.len());
         let zone = self.zones.get(z);
         let SlotTally { pages, reserved, dead, page_count } = self.tally_slots(z)?;
         if zone.valid_slots() != pages || zone.pending_slots() != reserved {
@@ -131,6 +145,13 @@ impl Space {
                 zone.write_ptr_slots()
             ));
         }
+        // The pages counted are some of those whose footprints (32 bytes at least) made up the
+        // live bytes just matched: more of them would mean the tally counted a page twice.
+        debug_assert!(
+            page_count * u64::from(super::map::PACK_ALIGN_BYTES) <= zone.live_bytes(),
+            "zone {z}: {page_count} pages in {} live bytes",
+            zone.live_bytes()
+        );
         Ok(page_count)
     }
 
@@ -172,6 +193,12 @@ impl Space {
                 }
             }
         }
+        // Only slots below the write pointer were counted, each once.
+        debug_assert!(
+            t.pages + t.reserved + t.dead <= write_ptr,
+            "zone {z}: {} slots tallied below write pointer {write_ptr}",
+            t.pages + t.reserved + t.dead
+        );
         Ok(t)
     }
 
@@ -179,7 +206,9 @@ impl Space {
     /// covers.
     fn check_map_against_reverse(&self) -> Result<(), String> {
         let spz = self.slots_per_zone();
+        let mut visited = 0u64;
         for (pid, loc) in self.map.iter() {
+            visited += 1;
             let agrees = loc.slots().end <= spz
                 && loc.slots().all(|slot| match self.reverse.get(loc.zone, slot) {
                     SlotEntry::Page(p) => p == pid,
@@ -192,6 +221,9 @@ impl Space {
                 return Err(format!("page {pid} mapped at {loc:?}, reverse map disagrees"));
             }
         }
+        // `check_invariants` compared the zones with the map's count: the walk must have seen
+        // the same pages, or a mapped page went unchecked.
+        debug_assert_eq!(visited, self.map.mapped_count(), "map walk missed mapped pages");
         Ok(())
     }
 
@@ -226,6 +258,9 @@ impl Space {
         if ranges.windows(2).any(|w| w[0].1 > w[1].0) {
             return Err(format!("zone {z} slot {slot}: packed pages overlap: {ranges:?}"));
         }
+        // Disjoint ranges inside one slot: together they fit in it.
+        let bytes: u64 = ranges.iter().map(|(start, end)| end - start).sum();
+        debug_assert!(bytes <= super::map::SLOT_BYTES, "zone {z} slot {slot}: {bytes} bytes");
         Ok(starting)
     }
 }

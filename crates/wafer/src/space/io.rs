@@ -38,6 +38,12 @@ pub fn reset_written_zones<D: Device + ?Sized>(
     device: &D,
     space: &Space,
 ) -> Result<(), DeviceError> {
+    // A fresh space: every zone empty, so every device zone it resets holds no page of it.
+    debug_assert_eq!(
+        space.empty_zone_count(),
+        space.zone_count(),
+        "zones reset under a space that has written some"
+    );
     let Some(zoned) = device.zoned() else { return Ok(()) };
     let states = zone_states(zoned)?;
     for zone in 0..space.zone_count() {
@@ -54,6 +60,8 @@ pub fn reset_written_zones<D: Device + ?Sized>(
 /// append lands there and it stops holding one of the device's open or active zones. A conventional
 /// device needs nothing.
 pub fn finish_zones<D: Device + ?Sized>(device: &D, space: &Space) -> Result<(), DeviceError> {
+    // Right after recovery, which opens no zone: finishing an open one would strand appends.
+    debug_assert_eq!(space.open_zone_count(), 0, "zones finished while some are open");
     let Some(zoned) = device.zoned() else { return Ok(()) };
     let states = zone_states(zoned)?;
     for (zone, z) in space.zones().iter() {
@@ -73,6 +81,8 @@ pub fn finish_zones<D: Device + ?Sized>(device: &D, space: &Space) -> Result<(),
 /// Each device zone's condition by zone id, from one zone report (None: not reported, as a
 /// volume's conventional zones).
 fn zone_states(zoned: &dyn Zoned) -> Result<Vec<Option<ZoneCondition>>, DeviceError> {
+    // Space zones are device zones (`device_zone`): a space on this device needs one.
+    debug_assert!(zoned.zone_count() > 0, "a zoned device without zones");
     let mut states = vec![None; zoned.zone_count() as usize];
     for info in zoned.report_zones()? {
         if let Some(state) = states.get_mut(info.zone as usize) {
@@ -133,7 +143,10 @@ pub fn read_snapshot<D: Device + ?Sized>(
     }
     let mut bytes = vec![0u8; len as usize];
     device.read_at(offset, &mut bytes)?;
-    Ok(snapshot::decode(&bytes, zone_count, slots_per_zone)?)
+    let snap = snapshot::decode(&bytes, zone_count, slots_per_zone)?;
+    // What recovery replays onto: the decoder counted the map it built against its header.
+    debug_assert_eq!(snap.map.mapped_count(), snap.header.mapped_count, "decoded map count");
+    Ok(snap)
 }
 
 #[cfg(test)]

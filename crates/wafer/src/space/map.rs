@@ -151,7 +151,14 @@ impl Location {
 
     /// The slots the page touches: its own, and the next one when it crosses.
     pub fn slots(&self) -> std::ops::Range<u32> {
-        self.slot..self.slot + 1 + u32::from(self.crosses())
+        let crosses = self.crosses();
+        // `unpack` and the constructors refuse a crossing page in the last packable slot: the
+        // slot it runs on into is addressable.
+        debug_assert!(
+            self.slot + u32::from(crosses) < SLOTS_PER_ZONE_LIMIT,
+            "{self:?} runs past the last addressable slot"
+        );
+        self.slot..self.slot + 1 + u32::from(crosses)
     }
 
     /// The page's bytes inside `slot` (offsets within that slot), or None if it does not
@@ -216,6 +223,9 @@ impl Location {
 /// past the next one's, which only a chunk starting inside its slot can do (a stored chunk is
 /// at most 4096 bytes, so from offset 0 its padded end is the slot's end).
 fn chunk_size_fits(offset: u64, size: u64) -> bool {
+    // Both callers pass an offset inside the slot (`unpack`'s 7-bit field, `checked_chunk`'s
+    // check before this one), so what fits ends by the next slot's end.
+    debug_assert!(offset < SLOT_BYTES, "page offset {offset} past its slot");
     size <= SLOT_BYTES || (offset > 0 && offset + size <= 2 * SLOT_BYTES)
 }
 
@@ -228,11 +238,19 @@ pub struct PageMap {
 
 impl PageMap {
     pub fn new() -> PageMap {
+        // Grown entries are UNMAPPED: it must never read back as a location.
+        debug_assert_eq!(Location::unpack(UNMAPPED), None, "UNMAPPED decodes as a location");
         PageMap::default()
     }
 
     /// Page ids `0..pid_span()` have an entry (mapped or not).
     pub fn pid_span(&self) -> u64 {
+        // `set` refuses ids from PAGE_ID_LIMIT on, and the snapshot decoder the same.
+        debug_assert!(
+            self.entries.len() as u64 <= PAGE_ID_LIMIT,
+            "{} entries beyond the page id limit",
+            self.entries.len()
+        );
         self.entries.len() as u64
     }
 
@@ -285,14 +303,23 @@ impl PageMap {
 
     /// Every mapped page, in page id order.
     pub fn iter(&self) -> impl Iterator<Item = (PageId, Location)> + '_ {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter_map(|(pid, raw)| Location::unpack(*raw).map(|loc| (pid as PageId, loc)))
+        self.entries.iter().enumerate().filter_map(|(pid, raw)| {
+            let loc = Location::unpack(*raw);
+            // Skipping a malformed entry would drop its page from the snapshot and recovery.
+            debug_assert!(*raw == UNMAPPED || loc.is_some(), "page {pid}: entry {raw:#x}");
+            loc.map(|loc| (pid as PageId, loc))
+        })
     }
 
     /// The packed entries, for the snapshot encoder.
     pub(super) fn raw_entries(&self) -> &[u64] {
+        // The encoder writes the mapped count beside these entries; they must hold it.
+        debug_assert!(
+            self.mapped <= self.entries.len() as u64,
+            "{} mapped in {} entries",
+            self.mapped,
+            self.entries.len()
+        );
         &self.entries
     }
 
@@ -375,7 +402,13 @@ impl ReverseMap {
     }
 
     pub fn get(&self, zone: ZoneId, slot: u32) -> SlotEntry {
-        decode_slot(self.slots[self.index(zone, slot)])
+        let entry = decode_slot(self.slots[self.index(zone, slot)]);
+        // `set_shared` writes the entry with its side table's pages; callers read them next.
+        debug_assert!(
+            entry != SlotEntry::Shared || self.shared[zone as usize].contains_key(&slot),
+            "zone {zone} slot {slot} shared without its pages"
+        );
+        entry
     }
 
     pub fn set(&mut self, zone: ZoneId, slot: u32, entry: SlotEntry) {
@@ -395,6 +428,11 @@ impl ReverseMap {
     /// The entries of one zone, slot 0 first.
     pub fn zone(&self, zone: ZoneId) -> impl Iterator<Item = SlotEntry> + '_ {
         let start = self.index(zone, 0);
+        debug_assert!(
+            start + self.slots_per_zone as usize <= self.slots.len(),
+            "zone {zone} beyond the reverse map's {} slots",
+            self.slots.len()
+        );
         self.slots[start..start + self.slots_per_zone as usize].iter().map(|raw| decode_slot(*raw))
     }
 
@@ -412,7 +450,14 @@ impl ReverseMap {
 
     /// The pages of a packed slot (None unless the entry is `Shared`).
     pub fn shared(&self, zone: ZoneId, slot: u32) -> Option<&SharedSlot> {
-        self.shared.get(zone as usize)?.get(&slot)
+        let shared = self.shared.get(zone as usize)?.get(&slot);
+        // `unshare` and `reset_zone` drop the side entry with the Shared mark.
+        debug_assert!(
+            shared.is_none()
+                || decode_slot(self.slots[self.index(zone, slot)]) == SlotEntry::Shared,
+            "zone {zone} slot {slot} has pages but is not shared"
+        );
+        shared
     }
 
     pub(super) fn shared_mut(&mut self, zone: ZoneId, slot: u32) -> &mut SharedSlot {
@@ -447,7 +492,12 @@ fn decode_slot(raw: u64) -> SlotEntry {
         SLOT_RESERVED => SlotEntry::Reserved,
         SLOT_DEAD => SlotEntry::Dead,
         SLOT_SHARED => SlotEntry::Shared,
-        pid => SlotEntry::Page(pid),
+        pid => {
+            // `set` stores only ids below the limit; the values between it and the
+            // sentinels are never written.
+            debug_assert!(pid < PAGE_ID_LIMIT, "reverse entry {pid:#x} is no page id");
+            SlotEntry::Page(pid)
+        }
     }
 }
 

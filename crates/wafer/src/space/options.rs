@@ -41,14 +41,18 @@ pub struct ArtifactOptions {
 impl ArtifactOptions {
     /// Every artifact behaviour on.
     pub fn all() -> ArtifactOptions {
-        ArtifactOptions {
+        let all = ArtifactOptions {
             gc_burst: true,
             trim_off: true,
             gc_with_user: true,
             batch_one_zone: true,
             lsn_history: true,
             gc_in_pool: true,
-        }
+        };
+        // The harness's `artifact=off` is the default: `on` must differ from it, or the
+        // experiment compares a configuration with itself.
+        debug_assert_ne!(all, ArtifactOptions::default(), "every artifact behaviour off");
+        all
     }
 }
 
@@ -92,7 +96,7 @@ pub struct SpaceOptions {
 impl SpaceOptions {
     /// 16 MiB zones, 16 open zones as in 000 sec. 7.2, GC between 4 and 8 free zones.
     pub fn production(data_offset_bytes: u64, data_bytes: u64) -> SpaceOptions {
-        SpaceOptions {
+        let o = SpaceOptions {
             data_offset_bytes,
             data_bytes,
             zone_bytes: ZONE_BYTES_DEFAULT,
@@ -106,13 +110,24 @@ impl SpaceOptions {
             policy: VictimPolicyKind::Greedy,
             nowa: None,
             artifact: ArtifactOptions::default(),
-        }
+        };
+        // The preset's own fields pass `validate` whatever the caller's area: only its size
+        // may be refused (too small for the zones GC keeps free).
+        debug_assert!(
+            o.gc_reserve_zones < o.gc_free_zones_low
+                && o.gc_free_zones_low <= o.gc_free_zones_high
+                && o.zone_bytes.is_multiple_of(SLOT_BYTES)
+                && o.zone_bytes / SLOT_BYTES <= u64::from(SLOTS_PER_ZONE_LIMIT)
+                && o.max_open_zones >= o.placement.min_open_zones(),
+            "production preset inconsistent: {o:?}"
+        );
+        o
     }
 
     /// Tiny zones (4 slots), 32 of them, 2 open: tests reach zone boundaries, GC and
     /// out-of-space within a few hundred writes.
     pub fn test_min() -> SpaceOptions {
-        SpaceOptions {
+        let o = SpaceOptions {
             data_offset_bytes: 0,
             data_bytes: 32 * 4 * SLOT_BYTES,
             zone_bytes: 4 * SLOT_BYTES,
@@ -126,20 +141,34 @@ impl SpaceOptions {
             policy: VictimPolicyKind::Greedy,
             nowa: None,
             artifact: ArtifactOptions::default(),
-        }
+        };
+        // Tests build on it unchecked: it must be a space `Space::new` accepts.
+        debug_assert!(o.validate().is_ok(), "test_min preset invalid: {:?}", o.validate());
+        o
     }
 
     pub fn slots_per_zone(&self) -> u32 {
-        (self.zone_bytes / SLOT_BYTES) as u32
+        let slots = self.zone_bytes / SLOT_BYTES;
+        // `validate` bounds it far below u32; unchecked options must not truncate silently.
+        debug_assert!(u32::try_from(slots).is_ok(), "{slots} slots per zone");
+        slots as u32
     }
 
     pub fn zone_count(&self) -> u32 {
-        (self.data_bytes / self.zone_stride_bytes.max(1)) as u32
+        let zones = self.data_bytes / self.zone_stride_bytes.max(1);
+        // `validate` bounds it by ZONE_COUNT_LIMIT; unchecked options must not truncate.
+        debug_assert!(u32::try_from(zones).is_ok(), "{zones} zones");
+        zones as u32
     }
 
     /// The same options with zones of `zone_bytes` packed back to back (stride = size), as on
     /// every conventional device.
     pub fn with_zone_bytes(self, zone_bytes: u64) -> SpaceOptions {
+        // Callers pass a device's zone size: whole slots, or every slot offset is misaligned.
+        debug_assert!(
+            zone_bytes > 0 && zone_bytes.is_multiple_of(SLOT_BYTES),
+            "zone of {zone_bytes} bytes is not whole slots"
+        );
         SpaceOptions { zone_bytes, zone_stride_bytes: zone_bytes, ..self }
     }
 
@@ -156,6 +185,8 @@ impl SpaceOptions {
             };
             return Err(invalid("data_bytes", self.data_bytes, limit, Some("room for data")));
         }
+        // What `Space::new` sizes its tables by is the count checked here.
+        debug_assert_eq!(u64::from(self.zone_count()), zones, "zone count of {self:?}");
         Ok(())
     }
 
@@ -196,6 +227,11 @@ impl SpaceOptions {
             let why = Some("more zones than a location holds; use larger zones");
             return Err(invalid("data_bytes", self.data_bytes, limit, why));
         }
+        // Every zone (and so every slot) starts 4 KiB aligned: direct I/O needs it.
+        debug_assert!(
+            (self.data_offset_bytes + self.zone_stride_bytes).is_multiple_of(SLOT_BYTES),
+            "zones of {self:?} misaligned"
+        );
         Ok(zones)
     }
 
@@ -239,6 +275,13 @@ impl SpaceOptions {
                 return Err(invalid(field, 0, Limit::AtLeast(1), None));
             }
         }
+        // The order GC relies on: a reserve below the low mark, the low mark not above the high.
+        debug_assert!(
+            0 < self.gc_reserve_zones
+                && self.gc_reserve_zones < self.gc_free_zones_low
+                && self.gc_free_zones_low <= self.gc_free_zones_high,
+            "GC thresholds out of order: {self:?}"
+        );
         Ok(())
     }
 }

@@ -121,6 +121,12 @@ fn overlap_check(
     slot: u32,
     others: &[PageId],
 ) -> Result<(), SpaceError> {
+    // Both come from `place_recovered`, not from the map's bytes: the slot is one `pid`
+    // touches, and a slot already holding a page lists it.
+    debug_assert!(
+        loc.slots().contains(&slot) && !others.is_empty(),
+        "overlap check of page {pid} at {loc:?} in slot {slot} against {others:?}"
+    );
     let Some(mine) = loc.range_in_slot(slot) else { return Ok(()) };
     for other in others {
         let Some(o) = map.get(*other) else { continue };

@@ -104,12 +104,25 @@ pub struct MapSnapshot {
 
 /// Blocks a snapshot of a map spanning `pid_span` page ids takes, without NoWA blocks.
 pub fn block_count(pid_span: u64) -> u64 {
-    1 + pid_span.div_ceil(ENTRIES_PER_BLOCK as u64)
+    let entry_blocks = pid_span.div_ceil(ENTRIES_PER_BLOCK as u64);
+    // Snapshot areas are sized by this: the entries blocks hold the span, with none to spare.
+    debug_assert!(
+        entry_blocks.saturating_mul(ENTRIES_PER_BLOCK as u64) >= pid_span
+            && (entry_blocks == 0 || (entry_blocks - 1) * (ENTRIES_PER_BLOCK as u64) < pid_span),
+        "{entry_blocks} entries blocks for {pid_span} page ids"
+    );
+    1 + entry_blocks
 }
 
 /// Blocks NoWA's spans take for `zones` zones holding data.
 pub fn nowa_block_count(zones: u64) -> u64 {
-    zones.div_ceil(SPANS_PER_BLOCK as u64)
+    let blocks = zones.div_ceil(SPANS_PER_BLOCK as u64);
+    // Every zone's span has a record in them.
+    debug_assert!(
+        blocks.saturating_mul(SPANS_PER_BLOCK as u64) >= zones,
+        "{blocks} NoWA blocks for {zones} zones"
+    );
+    blocks
 }
 
 /// Encodes `map` at checkpoint `lsn` for a data area of `zone_count` x `slots_per_zone`, with
@@ -219,7 +232,14 @@ fn header_payload(
 
 /// Blocks a packed-entries frame of `bytes` takes.
 fn packed_block_count(bytes: usize) -> u64 {
-    bytes.div_ceil(PAYLOAD_BYTES) as u64
+    let blocks = bytes.div_ceil(PAYLOAD_BYTES);
+    // The frame's blocks hold it, the last one not empty (`read_entries` expects a short tail).
+    debug_assert!(
+        blocks.saturating_mul(PAYLOAD_BYTES) >= bytes
+            && (blocks == 0 || (blocks - 1) * PAYLOAD_BYTES < bytes),
+        "{blocks} blocks for a frame of {bytes} bytes"
+    );
+    blocks as u64
 }
 
 /// The entries as byte planes in one zstd frame (None when zstd fails, which it does only
@@ -234,7 +254,13 @@ fn pack_entries(entries: &[u64]) -> Option<Vec<u8>> {
             planes[byte * entries.len() + i] = value;
         }
     }
-    zstd::bulk::compress(&planes, PACK_LEVEL).ok()
+    let frame = zstd::bulk::compress(&planes, PACK_LEVEL).ok();
+    // What the snapshot keeps instead of the entries must give them back (O(n): debug only).
+    debug_assert!(
+        frame.as_ref().is_none_or(|f| unpack_entries(f, entries.len()).as_deref() == Ok(entries)),
+        "packed entries do not round-trip"
+    );
+    frame
 }
 
 /// The entries a packed frame holds, `span` of them; never panics on bytes. Reads the frame as
@@ -254,6 +280,12 @@ fn unpack_entries(frame: &[u8], span: usize) -> Result<Vec<u64>, SnapshotError> 
         return Err(bad("packed entries hold another number of entries than the page id span"));
     }
     let mut entries = vec![0u64; span];
+    // Checked length: exactly one plane per byte of an entry, so no byte is left out.
+    debug_assert!(
+        span == 0 || planes.chunks_exact(span).count() == 8,
+        "{} plane bytes for {span} entries",
+        planes.len()
+    );
     for (byte, plane) in planes.chunks_exact(span.max(1)).enumerate().take(8) {
         for (entry, value) in entries.iter_mut().zip(plane) {
             *entry |= u64::from(*value) << (8 * byte);
@@ -278,6 +310,8 @@ fn seal(block: &mut [u8], kind: u16, index: u32, count: u32, lsn: Lsn, payload: 
 }
 
 fn block_crc(block: &[u8]) -> u32 {
+    // Callers check the length first (`seal`, `open_block`): the crc field lies inside.
+    debug_assert_eq!(block.len(), BLOCK_BYTES, "crc of a block of {} bytes", block.len());
     let crc = crc32c::crc32c(&block[..CRC_AT]);
     let crc = crc32c::crc32c_append(crc, &[0u8; 4]);
     crc32c::crc32c_append(crc, &block[CRC_AT + 4..])
@@ -377,11 +411,19 @@ pub fn decode_header(block: &[u8]) -> Result<SnapshotHeader, SnapshotError> {
             reason: "block count does not match the page id span",
         });
     }
+    // What `decode` relies on, all refused above otherwise: the header block counts itself,
+    // and the entries it announces fit the span.
+    debug_assert!(
+        header.block_count >= 1 && header.mapped_count <= header.pid_span,
+        "{header:?} passed the checks"
+    );
     Ok(header)
 }
 
 /// Blocks after the header that hold the entries, packed or not.
 fn entry_block_count(header: &SnapshotHeader) -> u64 {
+    // Called only on a header whose span `decode_header` checked: `block_count` cannot wrap.
+    debug_assert!(header.pid_span <= PAGE_ID_LIMIT, "unchecked span {}", header.pid_span);
     match header.packed_bytes {
         0 => block_count(header.pid_span) - 1,
         // Bounded by PAGE_ID_LIMIT through the span check: no overflow on usize.
@@ -465,6 +507,12 @@ fn open_entries_block<'a>(
     if found.version != header.version {
         return Err(SnapshotError::BadBlock { block: index, reason: "block of another version" });
     }
+    // Entries follow the header (callers skip block 0); `open_block` bounded the payload.
+    debug_assert!(
+        index >= 1 && found.payload.len() <= PAYLOAD_BYTES,
+        "entries block {index} of {} bytes",
+        found.payload.len()
+    );
     Ok(found.payload)
 }
 
@@ -514,6 +562,11 @@ fn decode_spans(
     header: &SnapshotHeader,
     entry_blocks: usize,
 ) -> Result<Vec<(u32, u64, u64)>, SnapshotError> {
+    // `decode` reads spans only with NoWA on, after the header and at least its own block.
+    debug_assert!(
+        entry_blocks >= 1 && header.nowa_stream_slots.is_some(),
+        "NoWA spans read after {entry_blocks} blocks of {header:?}"
+    );
     let count = header.nowa_span_count as usize;
     let mut spans: Vec<(u32, u64, u64)> = Vec::with_capacity(count);
     for (i, block) in bytes.chunks_exact(BLOCK_BYTES).enumerate().skip(entry_blocks) {

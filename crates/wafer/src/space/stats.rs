@@ -59,20 +59,39 @@ pub struct SpaceCounters {
 
 impl SpaceCounters {
     pub fn slots(&self, purpose: WritePurpose) -> u64 {
-        self.issued_slots[purpose as usize]
+        let slots = self.issued_slots[purpose as usize];
+        // The log, doublewrite and metadata areas lie outside the data zones (`check_room`).
+        debug_assert!(
+            !matches!(
+                purpose,
+                WritePurpose::Wal | WritePurpose::Doublewrite | WritePurpose::Metadata
+            ) || slots == 0,
+            "{slots} {purpose:?} slots counted in the data zones"
+        );
+        slots
     }
     /// Slots written for the user: eviction and checkpoint write-back.
     pub fn user_slots(&self) -> u64 {
-        self.slots(WritePurpose::UserEviction) + self.slots(WritePurpose::UserCheckpoint)
+        let user =
+            self.slots(WritePurpose::UserEviction) + self.slots(WritePurpose::UserCheckpoint);
+        // A part of the total: DB WAF divides the total by it and must not fall below 1.
+        debug_assert!(user <= self.issued_total_slots(), "{user} user slots: {self:?}");
+        user
     }
     /// Every slot the DB issued to the data zones.
     pub fn issued_total_slots(&self) -> u64 {
-        self.issued_slots.iter().sum()
+        let total = self.issued_slots.iter().try_fold(0u64, |sum, n| sum.checked_add(*n));
+        // Counts of slots of one device: a sum past u64 means a counter wrapped.
+        debug_assert!(total.is_some(), "issued slots overflow: {:?}", self.issued_slots);
+        total.unwrap_or(u64::MAX)
     }
     /// DB WAF = issued slots / user slots; None before any user write.
     pub fn db_waf(&self) -> Option<f64> {
         let user = self.user_slots();
-        (user > 0).then(|| self.issued_total_slots() as f64 / user as f64)
+        let waf = (user > 0).then(|| self.issued_total_slots() as f64 / user as f64);
+        // Every user slot is issued: the DB never writes less than the user asked.
+        debug_assert!(waf.is_none_or(|w| w >= 1.0), "DB WAF {waf:?} below 1");
+        waf
     }
     /// Mean valid ratio of the GC victims (the driver of DB WAF: 1 / (1 - ratio)).
     pub fn mean_victim_valid_ratio(&self) -> Option<f64> {
@@ -119,6 +138,8 @@ impl SpaceCounters {
     /// it); None without victims.
     pub fn victim_valid_cdf(&self) -> Option<Vec<(f64, f64)>> {
         let total: u64 = self.gc_victim_valid_hist.iter().sum();
+        // `record_gc` bins each victim once (and `since` subtracts both alike).
+        debug_assert_eq!(total, self.gc_victims, "histogram disagrees with the victim count");
         if total == 0 {
             return None;
         }
@@ -131,7 +152,9 @@ impl SpaceCounters {
                 cumulative += n;
                 ((i + 1) as f64 / VALID_RATIO_BINS as f64, cumulative as f64 / total as f64)
             })
-            .collect();
+            .collect::<Vec<_>>();
+        // Cumulative shares end at every victim.
+        debug_assert_eq!(cdf.last().map(|(_, share)| *share), Some(1.0), "CDF short of 1");
         Some(cdf)
     }
 }
@@ -144,6 +167,15 @@ pub(super) struct SpaceStats {
 
 impl SpaceStats {
     pub(super) fn record_issue(&mut self, purpose: WritePurpose, slots: u64) {
+        // A reservation's slots, for a purpose the data zones take (`check_room`).
+        debug_assert!(
+            slots > 0
+                && !matches!(
+                    purpose,
+                    WritePurpose::Wal | WritePurpose::Doublewrite | WritePurpose::Metadata
+                ),
+            "{slots} slots issued for {purpose:?}"
+        );
         self.counters.issued_slots[purpose as usize] += slots;
     }
 
@@ -187,11 +219,20 @@ impl SpaceStats {
     }
 
     pub(super) fn counters(&self) -> SpaceCounters {
+        // The kept records are the latest victims: never more than were counted.
+        debug_assert!(
+            self.recent.len() as u64 <= self.counters.gc_victims,
+            "{} GC records of {} victims",
+            self.recent.len(),
+            self.counters.gc_victims
+        );
         self.counters
     }
 
     #[cfg(test)]
     pub(super) fn recent(&self) -> impl Iterator<Item = &GcRecord> + '_ {
+        // `record_gc` drops the oldest record at the bound.
+        debug_assert!(self.recent.len() <= RECENT_GC_MAX, "{} GC records", self.recent.len());
         self.recent.iter()
     }
 }

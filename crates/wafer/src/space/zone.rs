@@ -50,18 +50,49 @@ pub struct Zone {
 
 impl Zone {
     pub fn state(&self) -> ZoneState {
+        // GC finishes a victim only once it holds nothing; nothing lands in it until its reset.
+        debug_assert!(
+            !matches!(self.state, ZoneState::PendingReset { .. })
+                || (self.valid_slots == 0 && self.pending_slots == 0 && self.live_bytes == 0),
+            "zone awaiting reset still holds pages: {self:?}"
+        );
         self.state
     }
     pub fn write_ptr_slots(&self) -> u32 {
+        // Reset (or never written): appends start at slot 0.
+        debug_assert!(
+            self.state != ZoneState::Empty || self.write_ptr_slots == 0,
+            "empty zone with its write pointer at {}",
+            self.write_ptr_slots
+        );
         self.write_ptr_slots
     }
     pub fn valid_slots(&self) -> u32 {
+        // Valid slots were written: below the write pointer, beside the pending ones. Recovery
+        // counts pages into a zone while it is still Empty, before it marks the zone Full.
+        debug_assert!(
+            self.state == ZoneState::Empty
+                || self.valid_slots + self.pending_slots <= self.write_ptr_slots,
+            "more valid and pending slots than written: {self:?}"
+        );
         self.valid_slots
     }
     pub fn pending_slots(&self) -> u32 {
+        // Only `append` makes slots pending, and it moves the write pointer past them.
+        debug_assert!(
+            self.pending_slots <= self.write_ptr_slots,
+            "{} pending slots past the write pointer {}",
+            self.pending_slots,
+            self.write_ptr_slots
+        );
         self.pending_slots
     }
     pub fn live_bytes(&self) -> u64 {
+        // Live pages sit in valid slots, or in shared ones still waiting for their last page.
+        debug_assert!(
+            self.live_bytes <= u64::from(self.valid_slots + self.pending_slots) * SLOT_BYTES,
+            "live bytes beyond the zone's valid and pending slots: {self:?}"
+        );
         self.live_bytes
     }
     /// Live bytes in slots, rounded up: what greedy compares (the copies GC would pack).
@@ -86,17 +117,48 @@ impl Zone {
         self.write_ptr_slots - self.valid_slots - self.pending_slots
     }
     pub fn erase_count(&self) -> u32 {
+        // A reset clears the zone's LSN with its contents; wear is all that survives it.
+        debug_assert!(
+            self.state != ZoneState::Empty || self.invalidation_lsn_max == 0,
+            "empty zone remembers an invalidation at lsn {}",
+            self.invalidation_lsn_max
+        );
         self.erase_count
     }
     pub fn last_write_clock(&self) -> u64 {
+        // The clock counts every slot reserved, this zone's appends included, and is stamped
+        // after it advances. (Recovery loses clocks, but leaves no zone Open.)
+        debug_assert!(
+            self.state != ZoneState::Open
+                || self.last_write_clock >= u64::from(self.write_ptr_slots),
+            "open zone written at clock {} holds {} slots",
+            self.last_write_clock,
+            self.write_ptr_slots
+        );
         self.last_write_clock
     }
     pub fn invalidation_lsn_max(&self) -> Lsn {
+        // `finish_victim` waits for the latest invalidation; none can follow in PendingReset.
+        if let ZoneState::PendingReset { lsn_needed } = self.state {
+            debug_assert!(
+                lsn_needed >= self.invalidation_lsn_max,
+                "reset waits for lsn {lsn_needed}, before invalidation {}",
+                self.invalidation_lsn_max
+            );
+        }
         self.invalidation_lsn_max
     }
     /// The placement hint every write to this zone carries, chosen by the placement policy
     /// when the zone opened.
     pub fn placement(&self) -> Placement {
+        // The hint is chosen at open; a zone that was never opened carries none.
+        debug_assert!(
+            self.state != ZoneState::Empty
+                || self.erase_count > 0
+                || self.placement == Placement::None,
+            "never-opened zone with hint {:?}",
+            self.placement
+        );
         self.placement
     }
 }
@@ -142,22 +204,48 @@ impl ZoneTable {
         self.zones.len() as u32
     }
     pub fn is_empty(&self) -> bool {
+        // `new` makes at least one zone and `grow` never shrinks: callers may index zone 0.
+        debug_assert!(!self.zones.is_empty(), "a zone table without zones");
         self.zones.is_empty()
     }
     pub fn slots_per_zone(&self) -> u32 {
+        // A location names a slot in 23 bits: a larger zone would hold unaddressable slots.
+        debug_assert!(
+            (1..=super::map::SLOTS_PER_ZONE_LIMIT).contains(&self.slots_per_zone),
+            "{} slots per zone",
+            self.slots_per_zone
+        );
         self.slots_per_zone
     }
     pub fn get(&self, zone: ZoneId) -> &Zone {
-        &self.zones[zone as usize]
+        let z = &self.zones[zone as usize];
+        // `append` stops at the zone's end: a pointer past it would write into the next zone.
+        debug_assert!(
+            z.write_ptr_slots <= self.slots_per_zone,
+            "zone {zone}: write pointer {} past its {} slots",
+            z.write_ptr_slots,
+            self.slots_per_zone
+        );
+        z
     }
     pub fn iter(&self) -> impl Iterator<Item = (ZoneId, &Zone)> + '_ {
+        // Ids are the indices cast down: every index must fit a zone id.
+        debug_assert!(ZoneId::try_from(self.zones.len()).is_ok(), "{} zones", self.zones.len());
         self.zones.iter().enumerate().map(|(z, zone)| (z as ZoneId, zone))
     }
     pub fn count(&self, pred: impl Fn(&Zone) -> bool) -> u32 {
-        self.zones.iter().filter(|z| pred(z)).count() as u32
+        let n = self.zones.iter().filter(|z| pred(z)).count();
+        // The cast keeps the count: the table's zones fit a u32 (`len`).
+        debug_assert!(u32::try_from(n).is_ok(), "{n} zones counted");
+        n as u32
     }
 
     pub(super) fn get_mut(&mut self, zone: ZoneId) -> &mut Zone {
+        debug_assert!(
+            (zone as usize) < self.zones.len(),
+            "zone {zone} beyond the table's {} zones",
+            self.zones.len()
+        );
         &mut self.zones[zone as usize]
     }
 

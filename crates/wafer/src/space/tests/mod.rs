@@ -14,7 +14,10 @@ pub(crate) fn commit_runs(
     let mut pid = first_pid;
     for run in runs {
         for i in 0..run.slots {
-            space.commit(pid, run.location(i, 4096), lsn);
+            let loc = run.location(i, 4096);
+            space.commit(pid, loc, lsn);
+            // Tests then read pages back where they committed them.
+            assert_eq!(space.location(pid), Some(loc), "page {pid} not mapped where committed");
             pid += 1;
         }
     }

@@ -278,7 +278,7 @@ fn random_options(rng: &mut SplitMix64) -> SpaceOptions {
     let slots_per_zone = 2 + rng.below(7) as u32;
     let zone_count = 24 + rng.below(24) as u32;
     let max_open_zones = 2 + rng.below(3) as u32;
-    SpaceOptions {
+    let options = SpaceOptions {
         data_offset_bytes: 4096 * rng.below(4),
         data_bytes: u64::from(zone_count * slots_per_zone) * 4096,
         zone_bytes: u64::from(slots_per_zone) * 4096,
@@ -317,12 +317,21 @@ fn random_options(rng: &mut SplitMix64) -> SpaceOptions {
             gc_with_user: rng.below(4) == 0,
             ..crate::space::ArtifactOptions::default()
         },
-    }
+    };
+    // The run sizes its page ids by this geometry: the options must give the drawn zones.
+    assert_eq!(
+        (options.zone_count(), options.slots_per_zone()),
+        (zone_count, slots_per_zone),
+        "{options:?}"
+    );
+    options
 }
 
 impl Harness {
     /// One random action (GC first whenever the space needs it), then the full check.
     fn step(&mut self) {
+        // The flush below draws a durable LSN up to the last one handed out.
+        assert!(self.durable <= self.lsn, "durable {} past lsn {}", self.durable, self.lsn);
         let action = self.rng.below(100);
         if self.space.needs_gc() {
             let _ = self.gc();
@@ -387,7 +396,9 @@ fn space_matches_the_model_and_survives_crashes() {
 #[test]
 #[ignore = "long: cargo test -p wafer --release space::tests::model::long -- --ignored"]
 fn long_model_run() {
+    let mut compensations = 0;
     for case in 0..200u64 {
-        run(0x1_5ACE_0000 + case, 20_000);
+        compensations += run(0x1_5ACE_0000 + case, 20_000);
     }
+    assert!(compensations > 0, "no seed ran a NoWA compensation");
 }
