@@ -81,15 +81,16 @@ pub(super) fn invalid(
     limit: Limit,
     why: Option<&'static str>,
 ) -> SpaceError {
-    // An error must show a value its limit refuses. Limits naming another option may round
-    // (`validate`'s room for data is counted in zones), so only the plain ones are checked.
+    // An error must show a value its limit refuses, or it tells the user nothing to change.
     debug_assert!(
         match limit {
-            Limit::AtLeast(min) => value < min,
+            Limit::AtLeast(min) | Limit::NotBelow { value: min, .. } => value < min,
             Limit::AtMost(max) => value > max,
             Limit::MultipleOf(unit) => unit > 0 && (value == 0 || !value.is_multiple_of(unit)),
             Limit::Within { min, max } => min <= max && !(min..=max).contains(&value),
-            _ => true,
+            Limit::Below { value: bound, .. } => value >= bound,
+            Limit::Above { value: bound, .. } => value <= bound,
+            Limit::NotAbove { value: max, .. } => value > max,
         },
         "option `{field}` = {value} reported against {limit}, which it meets"
     );

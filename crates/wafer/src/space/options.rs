@@ -177,13 +177,12 @@ impl SpaceOptions {
         let zones = self.validate_geometry()?;
         self.validate_zone_roles()?;
         // Room for data: the free target and every open zone must leave at least one zone.
+        // Zones are whole strides, so the least data area is one more stride than them.
         let overhead = u64::from(self.gc_free_zones_high) + u64::from(self.max_open_zones);
         if zones <= overhead {
-            let limit = Limit::Above {
-                option: "(gc_free_zones_high + max_open_zones) zones",
-                value: overhead * self.zone_stride_bytes,
-            };
-            return Err(invalid("data_bytes", self.data_bytes, limit, Some("room for data")));
+            let limit = Limit::AtLeast((overhead + 1).saturating_mul(self.zone_stride_bytes));
+            let why = Some("room for data: gc_free_zones_high + max_open_zones + 1 whole zones");
+            return Err(invalid("data_bytes", self.data_bytes, limit, why));
         }
         // What `Space::new` sizes its tables by is the count checked here.
         debug_assert_eq!(u64::from(self.zone_count()), zones, "zone count of {self:?}");
@@ -205,12 +204,13 @@ impl SpaceOptions {
             let limit = Limit::AtMost(u64::from(SLOTS_PER_ZONE_LIMIT) * SLOT_BYTES);
             return Err(invalid("zone_bytes", self.zone_bytes, limit, Some("the largest zone")));
         }
-        if self.zone_stride_bytes < self.zone_bytes
-            || !self.zone_stride_bytes.is_multiple_of(SLOT_BYTES)
-        {
+        if self.zone_stride_bytes < self.zone_bytes {
             let limit = Limit::NotBelow { option: "zone_bytes", value: self.zone_bytes };
-            let why = Some("a multiple of 4096 as well");
-            return Err(invalid("zone_stride_bytes", self.zone_stride_bytes, limit, why));
+            return Err(invalid("zone_stride_bytes", self.zone_stride_bytes, limit, None));
+        }
+        if !self.zone_stride_bytes.is_multiple_of(SLOT_BYTES) {
+            let limit = Limit::MultipleOf(SLOT_BYTES);
+            return Err(invalid("zone_stride_bytes", self.zone_stride_bytes, limit, None));
         }
         if self.data_offset_bytes.checked_add(self.data_bytes).is_none() {
             let limit = Limit::AtMost(u64::MAX - self.data_offset_bytes);
@@ -328,5 +328,26 @@ mod tests {
             field_of(SpaceOptions { data_offset_bytes: u64::MAX - 4095, ..base }),
             "data_bytes"
         );
+    }
+
+    /// A data area of whole zones too few, plus part of one, is refused with the least size
+    /// that has room: a size above it, not one the area already exceeds.
+    #[test]
+    fn too_little_room_names_a_size_the_area_is_below() {
+        let base = SpaceOptions::test_min();
+        let overhead = u64::from(base.gc_free_zones_high + base.max_open_zones);
+        let data_bytes = overhead * base.zone_stride_bytes + base.zone_stride_bytes / 2;
+        let Err(SpaceError::InvalidOptions { field, value, limit, .. }) =
+            SpaceOptions { data_bytes, ..base }.validate()
+        else {
+            panic!("a data area of {overhead} zones and a half was accepted");
+        };
+        assert_eq!((field, value), ("data_bytes", data_bytes));
+        assert_eq!(limit, Limit::AtLeast((overhead + 1) * base.zone_stride_bytes));
+        let stride = SpaceOptions { zone_stride_bytes: base.zone_bytes + 100, ..base };
+        let Err(SpaceError::InvalidOptions { limit, .. }) = stride.validate() else {
+            panic!("a stride of whole zones and 100 bytes was accepted");
+        };
+        assert_eq!(limit, Limit::MultipleOf(SLOT_BYTES));
     }
 }
