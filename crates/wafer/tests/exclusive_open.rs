@@ -52,11 +52,15 @@ fn spawn(name: &str, path: &Path, action: &str) -> (String, std::process::Child)
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let line = BufReader::new(stdout)
-        .lines()
-        .map(|l| l.unwrap())
+    let mut lines = BufReader::new(stdout).lines();
+    let line = lines
+        .by_ref()
+        .map_while(Result::ok)
         .find_map(|l| l.find("child:").map(|at| l[at..].to_string()))
         .unwrap_or_default();
+    // The rest is read until the child exits: its test harness still reports on stdout, and a
+    // closed pipe made it print a broken-pipe error into this test's output.
+    std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
     (line, child)
 }
 
