@@ -12,10 +12,8 @@ pub struct Greedy;
 
 impl VictimPolicy for Greedy {
     fn name(&self) -> &'static str {
-        let name = "greedy";
-        // Configuration and reports spell the policy alike (the harness parses this name).
-        debug_assert_eq!(name, VictimPolicyKind::Greedy.name(), "policy name drifted");
-        name
+        // Configuration and reports spell the policy alike: one name, the kind's.
+        VictimPolicyKind::Greedy.name()
     }
 
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
@@ -63,15 +61,11 @@ pub enum VictimOrder {
 
 impl VictimPolicy for UntilZone {
     fn name(&self) -> &'static str {
-        let (name, kind) = match self.order {
-            VictimOrder::Greedy => ("greedy-until-zone", VictimPolicyKind::GreedyUntilZone),
-            VictimOrder::CostBenefit => {
-                ("cost-benefit-until-zone", VictimPolicyKind::CostBenefitUntilZone)
-            }
-        };
-        // Configuration and reports spell the policy alike (the harness parses this name).
-        debug_assert_eq!(name, kind.name(), "policy name drifted");
-        name
+        // Configuration and reports spell the policy alike: one name, the kind's.
+        match self.order {
+            VictimOrder::Greedy => VictimPolicyKind::GreedyUntilZone.name(),
+            VictimOrder::CostBenefit => VictimPolicyKind::CostBenefitUntilZone.name(),
+        }
     }
 
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
@@ -123,21 +117,8 @@ pub struct Burst;
 
 impl VictimPolicy for Burst {
     fn name(&self) -> &'static str {
-        let name = "greedy-burst";
-        // No kind builds a burst (the artifact's `gc_burst` does): reports must not mistake
-        // it for a configurable policy.
-        debug_assert!(
-            ![
-                VictimPolicyKind::Greedy,
-                VictimPolicyKind::CostBenefit,
-                VictimPolicyKind::GreedyUntilZone,
-                VictimPolicyKind::CostBenefitUntilZone,
-            ]
-            .iter()
-            .any(|k| k.name() == name),
-            "burst named as a configurable policy"
-        );
-        name
+        // Built by the artifact's `gc_burst`, never by a configured kind.
+        "greedy-burst"
     }
 
     fn choose(&self, view: &SpaceView<'_>) -> Option<VictimChoice> {
