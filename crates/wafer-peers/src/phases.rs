@@ -261,8 +261,8 @@ fn measure<T>(
     staged: Option<&EmuView>,
     phase: impl FnOnce() -> Result<T, PeerError>,
 ) -> Result<(T, Readings), PeerError> {
-    let raw = staged.filter(|s| s.is_raw());
-    let flash_before = staged.filter(|s| !s.is_raw()).map(|s| s.counters()).transpose()?;
+    let (raw, synced) = (staged.filter(|s| s.is_raw()), staged.filter(|s| !s.is_raw()));
+    let flash_before = synced.map(|s| s.counters()).transpose()?;
     let before = peer.host_io()?;
     let (engine_before, raw_before) = paired(peer, raw)?;
     let flash_before = flash_before.or(raw_before);
@@ -279,9 +279,9 @@ fn measure<T>(
         })
         .collect();
     let after = peer.host_io()?;
-    let end = match raw_end {
-        Some(c) => Some(c),
-        None => staged.map(|s| s.counters()).transpose()?,
+    let end = match synced {
+        Some(s) => Some(s.counters()?),
+        None => raw_end,
     };
     let flash = end.as_ref().zip(flash_before.as_ref()).map(|(e, b)| e.since(b));
     Ok((out, Readings { io: before.until(&after), flash, end, engine, kinds }))
